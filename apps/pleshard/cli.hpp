@@ -1,0 +1,21 @@
+#pragma once
+// Subcommand registration for the pleshard executable. Each add_* declares its options
+// and, when chosen, stores the action to run in `action`.
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+namespace pleshard::app {
+
+using Action = std::function<int()>;
+
+void add_ids_command(CLI::App& app, Action& action);
+void add_run_command(CLI::App& app, Action& action);
+void add_bench_command(CLI::App& app, Action& action);
+
+// Rank in MPI_COMM_WORLD; only rank 0 prints results.
+[[nodiscard]] int world_rank();
+
+}  // namespace pleshard::app

@@ -1,0 +1,62 @@
+// pleshard: one executable, one subcommand per job. Exit codes: 0 success, 2 bad usage,
+// 1 bad input or a failed run — the same on every rank.
+
+#include <cstdio>
+#include <exception>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include "cli.hpp"
+#include "core/collective.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+int run_cli(int argc, char** argv) {
+  using namespace pleshard;
+  CLI::App cli{"pleshard: hashed n-gram per-layer embedding (PLE) tables across ranks"};
+  cli.require_subcommand(1);
+  app::Action action;
+  app::add_ids_command(cli, action);
+  app::add_run_command(cli, action);
+  app::add_bench_command(cli, action);
+
+  const int rank = app::world_rank();
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) cli.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+  try {
+    return action();
+  } catch (const AgreedError& e) {
+    if (rank == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    // Only this rank knows: say which rank, then take the others down with it.
+    if (ranks > 1) {
+      std::fprintf(stderr, "pleshard: rank %d: error: %s\n", rank, e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::fprintf(stderr, "pleshard: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int code = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    code = run_cli(argc, argv);
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,35 @@
+# pleshard_add_test(NAME sources...): a GoogleTest executable run as one process.
+# pleshard_add_mpi_test(NAME sources... RANKS n... [WILL_FAIL]): one executable, one ctest
+# per rank count, launched through MPIEXEC_* with PROCESSORS and a TIMEOUT backstop.
+
+set(PLESHARD_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds (a backstop)")
+
+# Root in containers and 2-core machines need these to run more ranks than cores.
+set(PLESHARD_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING "Extra mpiexec flags for tests")
+
+function(pleshard_add_test name)
+  add_executable(${name} ${ARGN})
+  target_link_libraries(${name} PRIVATE pleshard_test_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1
+                                 ${PLESHARD_MPIEXEC_EXTRA_FLAGS} ${MPIEXEC_PREFLAGS}
+                                 $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${PLESHARD_TEST_TIMEOUT} PROCESSORS 1
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endfunction()
+
+function(pleshard_add_mpi_test name)
+  cmake_parse_arguments(arg "WILL_FAIL" "" "RANKS" ${ARGN})
+  add_executable(${name} ${arg_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE pleshard_test_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  foreach(ranks IN LISTS arg_RANKS)
+    add_test(NAME ${name}_np${ranks}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
+                     ${PLESHARD_MPIEXEC_EXTRA_FLAGS} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}_np${ranks} PROPERTIES
+      TIMEOUT ${PLESHARD_TEST_TIMEOUT} PROCESSORS ${ranks} WILL_FAIL ${arg_WILL_FAIL}
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  endforeach()
+endfunction()

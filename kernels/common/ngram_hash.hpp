@@ -1,0 +1,177 @@
+#pragma once
+// Bit-exact PLE n-gram hashing (DESIGN.md §2), shared by the host and CUDA kernels.
+// All arithmetic is 64-bit with wrap-around: products and XORs are done on uint64_t and
+// reinterpreted as int64_t, which is what signed wrap-around would give.
+
+#include <cstdint>
+
+#include "kernels/common/host_device.hpp"
+
+namespace pleshard::kernels {
+
+inline constexpr int k_hash_max_ngram_size = 16;
+inline constexpr int k_hash_max_heads = 128;
+
+inline constexpr std::uint64_t k_splitmix_gamma = 0x9E3779B97F4A7C15ull;
+inline constexpr std::uint64_t k_ple_layer_prime = 10007;
+
+PLESHARD_HD constexpr std::uint64_t splitmix64(std::uint64_t v) {
+  v += k_splitmix_gamma;
+  v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9ull;
+  v = (v ^ (v >> 27)) * 0x94D049BB133111EBull;
+  return v ^ (v >> 31);
+}
+
+// 128-bit products: a GNU extension that g++ and nvcc both provide.
+__extension__ using uint128_t = unsigned __int128;
+
+PLESHARD_HD constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, std::uint64_t m) {
+  return static_cast<std::uint64_t>(static_cast<uint128_t>(a) * b % m);
+}
+
+PLESHARD_HD constexpr std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent,
+                                            std::uint64_t m) {
+  std::uint64_t result = 1 % m;
+  base %= m;
+  while (exponent != 0) {
+    if (exponent & 1u) result = mul_mod(result, base, m);
+    base = mul_mod(base, base, m);
+    exponent >>= 1;
+  }
+  return result;
+}
+
+// Deterministic Miller–Rabin for every 64-bit n: trial division by the primes up to 37,
+// then the seven bases of Jim Sinclair's set, which have no common strong pseudoprime < 2^64.
+PLESHARD_HD constexpr bool is_prime_u64(std::uint64_t n) {
+  if (n < 2) return false;
+  constexpr std::uint64_t small[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37};
+  for (std::uint64_t p : small) {
+    if (n % p == 0) return n == p;
+  }
+  std::uint64_t d = n - 1;
+  int shifts = 0;
+  while ((d & 1u) == 0) {
+    d >>= 1;
+    ++shifts;
+  }
+  constexpr std::uint64_t bases[] = {2, 325, 9375, 28178, 450775, 9780504, 1795265022};
+  for (std::uint64_t a : bases) {
+    if (a % n == 0) continue;
+    std::uint64_t x = pow_mod(a, d, n);
+    if (x == 1 || x == n - 1) continue;
+    bool composite = true;
+    for (int i = 1; i < shifts; ++i) {
+      x = mul_mod(x, x, n);
+      if (x == n - 1) {
+        composite = false;
+        break;
+      }
+    }
+    if (composite) return false;
+  }
+  return true;
+}
+
+// Smallest prime strictly greater than p (p < the largest 64-bit prime).
+PLESHARD_HD constexpr std::uint64_t next_prime_above(std::uint64_t p) {
+  std::uint64_t candidate = p + 1;
+  if (candidate <= 2) return 2;
+  if ((candidate & 1u) == 0) ++candidate;
+  while (!is_prime_u64(candidate)) candidate += 2;
+  return candidate;
+}
+
+// Multiplier i (0..N-1) of PLE index d: odd, and at most (2^63-1)/vocab_size so that a
+// token below vocab_size times it cannot overflow.
+PLESHARD_HD constexpr std::int64_t layer_multiplier(std::int64_t seed, std::int64_t ple_index,
+                                                    int i, std::int64_t vocab_size) {
+  const std::uint64_t max_multiplier =
+      0x7FFFFFFFFFFFFFFFull / static_cast<std::uint64_t>(vocab_size);
+  const std::uint64_t half = max_multiplier / 2 > 1 ? max_multiplier / 2 : 1;
+  const std::uint64_t value = static_cast<std::uint64_t>(seed) +
+                              k_ple_layer_prime * static_cast<std::uint64_t>(ple_index) +
+                              k_splitmix_gamma * static_cast<std::uint64_t>(i + 1);
+  return static_cast<std::int64_t>(2 * (splitmix64(value) % half) + 1);
+}
+
+// Non-negative remainder, like Python's % for a positive modulus.
+PLESHARD_HD constexpr std::int64_t floor_mod(std::int64_t a, std::int64_t m) {
+  const std::int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+
+// Everything a kernel needs to hash one PLE layer; small enough to pass by value.
+struct NgramHashParams {
+  int ngram_size = 0;       // N: orders 2..N are hashed
+  int heads_per_ngram = 0;  // K: heads per order; H = (N - 1) * K
+  std::int64_t eos_token_id = 0;
+  std::int64_t multipliers[k_hash_max_ngram_size] = {};
+  std::int64_t head_sizes[k_hash_max_heads] = {};
+  std::int64_t head_offsets[k_hash_max_heads] = {};
+
+  [[nodiscard]] PLESHARD_HD constexpr int total_heads() const {
+    return (ngram_size - 1) * heads_per_ngram;
+  }
+};
+
+// A batch as device or host pointers: flat tokens, request boundaries (num_requests + 1
+// entries) and one context row of N-1 tokens per request, oldest first.
+struct NgramBatchView {
+  const std::int64_t* tokens = nullptr;
+  std::int64_t num_tokens = 0;
+  const std::int64_t* query_start_loc = nullptr;
+  std::int64_t num_requests = 0;
+  const std::int64_t* context = nullptr;
+};
+
+// Request owning flat token t: the last r with query_start_loc[r] <= t (empty requests
+// share a boundary with the next one and are skipped).
+PLESHARD_HD inline std::int64_t request_of_token(const NgramBatchView& batch, std::int64_t t) {
+  std::int64_t lo = 0;
+  std::int64_t hi = batch.num_requests;  // invariant: qsl[lo] <= t < qsl[hi]
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (batch.query_start_loc[mid] <= t) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The H ids of flat token t, written to ids[0..H). Predecessors come from the request's
+// own tokens, then from its context row; once a predecessor equal to EOS has been seen,
+// every older one counts as EOS.
+PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params,
+                                           const NgramBatchView& batch, std::int64_t t,
+                                           std::int64_t* ids) {
+  const int n_max = params.ngram_size;
+  const std::int64_t r = request_of_token(batch, t);
+  const std::int64_t begin = batch.query_start_loc[r];
+  const std::int64_t* context = batch.context + r * (n_max - 1);
+
+  std::uint64_t mix = static_cast<std::uint64_t>(batch.tokens[t]) *
+                      static_cast<std::uint64_t>(params.multipliers[0]);
+  bool after_eos = false;
+  for (int k = 1; k < n_max; ++k) {
+    const std::int64_t source = t - k;
+    std::int64_t token =
+        source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
+    if (after_eos) {
+      token = params.eos_token_id;
+    } else if (token == params.eos_token_id) {
+      after_eos = true;
+    }
+    mix ^= static_cast<std::uint64_t>(token) * static_cast<std::uint64_t>(params.multipliers[k]);
+    // mix now covers the n-gram of order k + 1.
+    const std::int64_t signed_mix = static_cast<std::int64_t>(mix);
+    const int first_head = (k - 1) * params.heads_per_ngram;
+    for (int h = first_head; h < first_head + params.heads_per_ngram; ++h) {
+      ids[h] = floor_mod(signed_mix, params.head_sizes[h]) + params.head_offsets[h];
+    }
+  }
+}
+
+}  // namespace pleshard::kernels

@@ -1,0 +1,134 @@
+#include "bench/hash_bench.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "bench/timing.hpp"
+#include "core/mpi_check.hpp"
+#include "hash/ple_layer_spec.hpp"
+#include "kernels/host/ngram_ids_host.hpp"
+#include "io/requests.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/ngram_ids_cuda.hpp"
+#endif
+
+namespace pleshard {
+
+TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens, std::uint64_t seed) {
+  SyntheticRequestsSpec spec;
+  spec.count = 1;
+  spec.min_tokens = 1;
+  spec.max_tokens = 512;
+  spec.vocab_size = config.vocab_size;
+  spec.seed = seed;
+  TokenBatch batch(config.ngram_size);
+  std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
+  std::int64_t made = 0;
+  while (made < tokens) {
+    std::vector<Request> one = make_synthetic_requests(spec);
+    ++spec.seed;
+    auto& request_tokens = one.front().tokens;
+    request_tokens.resize(static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(request_tokens.size()), tokens - made)));
+    // Alternate fresh requests (all-EOS context) with ones continuing earlier text.
+    if (spec.seed % 2 == 0) context = fresh_context(config.ngram_size, config.eos_token_id);
+    batch.add_request(request_tokens, context);
+    advance_context(context, request_tokens);
+    made += static_cast<std::int64_t>(request_tokens.size());
+  }
+  return batch;
+}
+
+namespace {
+
+std::int64_t count_mismatches(const std::vector<std::int64_t>& ids,
+                              const std::vector<std::int64_t>& reference) {
+  return static_cast<std::int64_t>(reference.size()) -
+         std::inner_product(ids.begin(), ids.end(), reference.begin(), std::int64_t{0},
+                            std::plus<>(), std::equal_to<>());
+}
+
+HashBenchResult reduce_result(MPI_Comm comm, HashBenchResult result) {
+  double seconds = result.seconds;
+  PLESHARD_MPI_CHECK(MPI_Allreduce(&seconds, &result.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  std::int64_t wrong = result.wrong;
+  PLESHARD_MPI_CHECK(MPI_Allreduce(&wrong, &result.wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+  return result;
+}
+
+}  // namespace
+
+std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& config,
+                                            const HashBenchOptions& options) {
+  int rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const kernels::NgramHashParams params = make_hash_params(derive_layer_spec(config, 0));
+  const int heads = config.total_heads();
+#if PLESHARD_HAVE_CUDA
+  const bool cuda = options.cuda && kernels::cuda_device_count() > 0;
+#endif
+
+  std::vector<HashBenchResult> results;
+  for (const std::int64_t tokens : options.batch_tokens) {
+    const TokenBatch batch = make_bench_batch(config, tokens, 1000 + static_cast<std::uint64_t>(rank));
+    std::vector<std::int64_t> reference(static_cast<std::size_t>(tokens * heads));
+    kernels::compute_ngram_ids_host(params, batch.view(), reference.data());
+
+    if (options.host) {
+      HashBenchResult r{"host", tokens, heads};
+      std::vector<std::int64_t> ids(reference.size(), -1);
+      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+      r.seconds = median_seconds(
+          [&] {
+            return host_seconds(
+                [&] { kernels::compute_ngram_ids_host(params, batch.view(), ids.data()); });
+          },
+          options.min_repeats, options.min_seconds, &r.repeats);
+      r.wrong = count_mismatches(ids, reference);
+      results.push_back(reduce_result(comm, r));
+    }
+#if PLESHARD_HAVE_CUDA
+    if (cuda) {
+      HashBenchResult r{"cuda", tokens, heads};
+      kernels::DeviceBuffer<std::int64_t> d_tokens(batch.tokens.size());
+      kernels::DeviceBuffer<std::int64_t> d_qsl(batch.query_start_loc.size());
+      kernels::DeviceBuffer<std::int64_t> d_context(batch.context.size());
+      kernels::DeviceBuffer<std::int64_t> d_ids(reference.size());
+      d_tokens.copy_from_host(std::span<const std::int64_t>(batch.tokens));
+      d_qsl.copy_from_host(std::span<const std::int64_t>(batch.query_start_loc));
+      d_context.copy_from_host(std::span<const std::int64_t>(batch.context));
+      PLESHARD_CUDA_CHECK(cudaMemset(d_ids.data(), 0xff, d_ids.bytes()));
+      const kernels::NgramBatchView view{d_tokens.data(), batch.num_tokens(), d_qsl.data(),
+                                         batch.num_requests(), d_context.data()};
+      cudaEvent_t begin = nullptr;
+      cudaEvent_t end = nullptr;
+      PLESHARD_CUDA_CHECK(cudaEventCreate(&begin));
+      PLESHARD_CUDA_CHECK(cudaEventCreate(&end));
+      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+      r.seconds = median_seconds(
+          [&] {
+            PLESHARD_CUDA_CHECK(cudaEventRecord(begin, nullptr));
+            kernels::compute_ngram_ids_cuda(params, view, d_ids.data(), nullptr);
+            PLESHARD_CUDA_CHECK(cudaEventRecord(end, nullptr));
+            PLESHARD_CUDA_CHECK(cudaEventSynchronize(end));
+            float ms = 0;
+            PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+            return ms * 1e-3;
+          },
+          options.min_repeats, options.min_seconds, &r.repeats);
+      PLESHARD_CUDA_CHECK(cudaEventDestroy(begin));
+      PLESHARD_CUDA_CHECK(cudaEventDestroy(end));
+      std::vector<std::int64_t> ids(reference.size());
+      d_ids.copy_to_host(std::span<std::int64_t>(ids));
+      PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
+      r.wrong = count_mismatches(ids, reference);
+      results.push_back(reduce_result(comm, r));
+    }
+#endif
+  }
+  return results;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,39 @@
+#include "core/collective.hpp"
+
+#include <vector>
+
+#include "core/mpi_check.hpp"
+
+namespace pleshard {
+
+void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
+  int rank = 0;
+  int size = 1;
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const int mine = failure != nullptr ? rank : size;
+  int first = size;
+  PLESHARD_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return;
+
+  std::string message = rank == first ? failure->what() : std::string();
+  int length = static_cast<int>(message.size());
+  PLESHARD_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  message.resize(static_cast<std::size_t>(length));
+  PLESHARD_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
+  throw AgreedError(message, first);
+}
+
+void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure) {
+  if (!failure) {
+    agree_on_failure(comm, nullptr);
+    return;
+  }
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    agree_on_failure(comm, &e);
+  }
+}
+
+}  // namespace pleshard

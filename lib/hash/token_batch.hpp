@@ -1,0 +1,46 @@
+#pragma once
+// A step's tokens laid out like vLLM (DESIGN.md §2): flat tokens, request boundaries and
+// one context row of N-1 tokens per request (oldest first).
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/common/ngram_hash.hpp"
+
+namespace pleshard {
+
+struct TokenBatch {
+  int context_width = 0;                          // N - 1
+  std::vector<std::int64_t> tokens;               // all requests' step tokens, concatenated
+  std::vector<std::int64_t> query_start_loc{0};   // num_requests + 1 boundaries
+  std::vector<std::int64_t> context;              // num_requests * context_width
+
+  explicit TokenBatch(int ngram_size = 2) : context_width(ngram_size - 1) {}
+
+  [[nodiscard]] std::int64_t num_requests() const {
+    return static_cast<std::int64_t>(query_start_loc.size()) - 1;
+  }
+  [[nodiscard]] std::int64_t num_tokens() const {
+    return static_cast<std::int64_t>(tokens.size());
+  }
+
+  // Appends a request; `request_context` must hold context_width tokens.
+  void add_request(std::span<const std::int64_t> step_tokens,
+                   std::span<const std::int64_t> request_context);
+
+  [[nodiscard]] kernels::NgramBatchView view() const;
+};
+
+// The context of a request that has seen no token yet: N-1 copies of EOS.
+[[nodiscard]] std::vector<std::int64_t> fresh_context(int ngram_size, std::int64_t eos_token_id);
+
+// Moves a request's context past one step: it becomes the last N-1 tokens of
+// (context, step_tokens), so the next step hashes exactly as if processed whole.
+void advance_context(std::span<std::int64_t> context, std::span<const std::int64_t> step_tokens);
+
+// Throws InputError naming `source` if the layout is inconsistent.
+void validate_batch(const TokenBatch& batch, const std::string& source);
+
+}  // namespace pleshard

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Set up, build, and run the whole test suite, then build a tiny consumer project
+# against the installed package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+echo "== consumer project against the installed package"
+rm -rf build/install build/consumer
+cmake --install build --prefix build/install >/dev/null
+log=build/consumer.log
+{ cmake -S tests/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" &&
+  cmake --build build/consumer; } >"$log" 2>&1 || { cat "$log" >&2; echo "consumer build failed" >&2; exit 1; }
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 build/consumer/consumer

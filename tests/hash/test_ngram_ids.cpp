@@ -1,0 +1,118 @@
+// The host kernel against the scalar reference on thousands of random batches, and
+// chunked processing against whole processing.
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "hash/ngram_ids.hpp"
+#include "hash/ple_layer_spec.hpp"
+#include "hash/random_batches.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+
+TEST(NgramIds, MatchTheReferenceOnRandomBatches) {
+  std::mt19937_64 rng(20261129);
+  int cases = 0;
+  for (int model = 0; model < 60; ++model) {
+    const ModelConfig config = random_config(rng);
+    const auto specs = derive_layer_specs(config);
+    for (int d = 0; d < config.num_ple_layers(); ++d) {
+      const auto layout = reference::layer_layout(config, d);
+      ASSERT_EQ(specs[d].head_sizes, layout.head_sizes);
+      for (int b = 0; b < 10; ++b, ++cases) {
+        const auto requests = random_requests(rng, config, 12, 40);
+        const auto expected = flatten(reference::ngram_ids(
+            layout, config.ngram_size, config.heads_per_ngram, config.eos_token_id, requests));
+        const auto ids = compute_ngram_ids(specs[d], to_batch(config, requests));
+        ASSERT_EQ(ids, expected) << "model " << model << " layer " << d << " batch " << b
+                                 << " N=" << config.ngram_size << " K=" << config.heads_per_ngram;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2400);
+}
+
+TEST(NgramIds, EosInTheContextHidesOlderTokens) {
+  std::mt19937_64 rng(7);
+  ModelConfig config = random_config(rng);
+  config.ngram_size = 4;
+  config.heads_per_ngram = 2;
+  config.ple_embed_dim = 16 * config.total_heads();
+  const auto spec = derive_layer_spec(config, 0);
+  const std::int64_t eos = config.eos_token_id;
+  // Context (a, EOS, b): for the first token, everything older than the EOS is EOS.
+  TokenBatch with_a(config.ngram_size), with_c(config.ngram_size);
+  const std::vector<std::int64_t> token{5};
+  with_a.add_request(token, std::vector<std::int64_t>{11, eos, 13});
+  with_c.add_request(token, std::vector<std::int64_t>{17, eos, 13});
+  EXPECT_EQ(compute_ngram_ids(spec, with_a), compute_ngram_ids(spec, with_c));
+  TokenBatch explicit_eos(config.ngram_size);
+  explicit_eos.add_request(token, std::vector<std::int64_t>{eos, eos, 13});
+  EXPECT_EQ(compute_ngram_ids(spec, with_a), compute_ngram_ids(spec, explicit_eos));
+}
+
+TEST(NgramIds, ChunkedProcessingEqualsWhole) {
+  std::mt19937_64 rng(99);
+  for (int model = 0; model < 40; ++model) {
+    const ModelConfig config = random_config(rng);
+    const auto spec = derive_layer_spec(config, static_cast<int>(rng() % 4));
+    const auto requests = random_requests(rng, config, 6, 200);
+    const auto whole = compute_ngram_ids(spec, to_batch(config, requests));
+
+    // Each request in random chunks, its context carried from chunk to chunk.
+    std::vector<std::int64_t> chunked;
+    for (const auto& request : requests) {
+      std::vector<std::int64_t> context = request.context;
+      std::size_t done = 0;
+      while (done < request.tokens.size()) {
+        const std::size_t take = std::min<std::size_t>(1 + rng() % 50, request.tokens.size() - done);
+        const std::span<const std::int64_t> chunk(request.tokens.data() + done, take);
+        TokenBatch step(config.ngram_size);
+        step.add_request(chunk, context);
+        const auto ids = compute_ngram_ids(spec, step);
+        chunked.insert(chunked.end(), ids.begin(), ids.end());
+        advance_context(context, chunk);
+        done += take;
+      }
+    }
+    ASSERT_EQ(chunked, whole) << "model " << model;
+  }
+}
+
+TEST(NgramIds, EmptyBatchGivesNoRows) {
+  std::mt19937_64 rng(1);
+  const ModelConfig config = random_config(rng);
+  TokenBatch batch(config.ngram_size);
+  EXPECT_TRUE(compute_ngram_ids(derive_layer_spec(config, 0), batch).empty());
+}
+
+TEST(AdvanceContext, KeepsTheLastTokens) {
+  std::vector<std::int64_t> context{1, 2, 3};
+  advance_context(context, std::vector<std::int64_t>{4});
+  EXPECT_EQ(context, (std::vector<std::int64_t>{2, 3, 4}));
+  advance_context(context, std::vector<std::int64_t>{5, 6, 7, 8});
+  EXPECT_EQ(context, (std::vector<std::int64_t>{6, 7, 8}));
+  advance_context(context, std::vector<std::int64_t>{});
+  EXPECT_EQ(context, (std::vector<std::int64_t>{6, 7, 8}));
+}
+
+TEST(ValidateBatch, RejectsInconsistentLayouts) {
+  TokenBatch batch(3);
+  batch.add_request(std::vector<std::int64_t>{1, 2}, std::vector<std::int64_t>{0, 0});
+  EXPECT_NO_THROW(validate_batch(batch, "b"));
+  TokenBatch bad = batch;
+  bad.query_start_loc.back() = 5;
+  EXPECT_THROW(validate_batch(bad, "b"), InputError);
+  bad = batch;
+  bad.context.pop_back();
+  EXPECT_THROW(validate_batch(bad, "b"), InputError);
+  EXPECT_THROW(batch.add_request(std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0}),
+               InputError);
+}
+
+}  // namespace

@@ -1,0 +1,135 @@
+// Batch JSON and request JSONL readers: accepted layouts and one-line errors naming the file.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_config.hpp"
+#include "core/error.hpp"
+#include "io/batch_json.hpp"
+#include "io/requests.hpp"
+
+namespace {
+
+using namespace pleshard;
+
+class IoFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("pleshard_test_io_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    config_ = parse_model_config(
+        nlohmann::json{{"vocab_size", 1000}, {"eos_token_id", 2}, {"num_hidden_layers", 2},
+                       {"ple_embed_dim", 32}, {"ngram_size", 3}, {"heads_per_ngram", 2},
+                       {"ple_layer_ids", {1}}},
+        "cfg");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  void expect_batch_error(const std::string& text, const std::string& fragment) {
+    const auto path = write("batch.json", text);
+    try {
+      (void)load_batch_json(path, config_);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
+      EXPECT_NE(message.find(fragment), std::string::npos) << message;
+    }
+  }
+
+  std::filesystem::path dir_;
+  ModelConfig config_;
+};
+
+TEST_F(IoFiles, BatchWithAndWithoutContext) {
+  const auto path = write("batch.json", R"({"requests": [
+      {"context": [7, 8], "tokens": [1, 2, 3]},
+      {"tokens": []},
+      {"tokens": [9223372036854775807]}]})");
+  const TokenBatch batch = load_batch_json(path, config_);
+  EXPECT_EQ(batch.tokens, (std::vector<std::int64_t>{1, 2, 3, 9223372036854775807}));
+  EXPECT_EQ(batch.query_start_loc, (std::vector<std::int64_t>{0, 3, 3, 4}));
+  EXPECT_EQ(batch.context, (std::vector<std::int64_t>{7, 8, 2, 2, 2, 2}));
+}
+
+TEST_F(IoFiles, BatchErrors) {
+  expect_batch_error("{\"requests\": [", "not valid JSON");
+  expect_batch_error("[]", "\"requests\"");
+  expect_batch_error(R"({"requests": [{"context": [1, 2]}]})", "requests[0]");
+  expect_batch_error(R"({"requests": [{"tokens": [1, 2.5]}]})", "requests[0].tokens[1] = 2.5");
+  expect_batch_error(R"({"requests": [{"tokens": [1, 18446744073709551615]}]})", "tokens[1]");
+  expect_batch_error(R"({"requests": [{"tokens": [1]}, {"tokens": [1], "context": [1]}]})",
+                     "requests[1].context: has 1 tokens, expected ngram_size - 1 = 2");
+  expect_batch_error(R"({"requests": [{"tokens": "abc"}]})", "requests[0].tokens");
+}
+
+TEST_F(IoFiles, MissingBatchFile) {
+  EXPECT_THROW((void)load_batch_json(dir_ / "absent.json", config_), InputError);
+}
+
+TEST_F(IoFiles, RequestsJsonl) {
+  const auto path = write("r.jsonl", "{\"id\":\"a\",\"tokens\":[1,2]}\n\n{\"id\":5,\"tokens\":[3]}\n{\"tokens\":[]}\n");
+  const auto requests = load_requests_jsonl(path);
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].id, "a");
+  EXPECT_EQ(requests[1].id, "5");
+  EXPECT_EQ(requests[2].id, "2");
+  EXPECT_EQ(requests[0].tokens, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(total_tokens(requests), 3);
+}
+
+TEST_F(IoFiles, RequestsJsonlErrorsNameFileAndLine) {
+  const auto path = write("r.jsonl", "{\"id\":\"a\",\"tokens\":[1,2]}\n{\"id\":\"b\",\"tokens\":[1,\"x\"]}\n");
+  try {
+    (void)load_requests_jsonl(path);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path.string() + ":2: tokens[1]", 0), 0u) << e.what();
+  }
+  const auto broken = write("b.jsonl", "{\"id\":\"a\",\"tokens\":[1,2]\n");
+  EXPECT_THROW((void)load_requests_jsonl(broken), InputError);
+  const auto no_tokens = write("c.jsonl", "{\"id\":\"a\"}\n");
+  EXPECT_THROW((void)load_requests_jsonl(no_tokens), InputError);
+}
+
+TEST(SyntheticRequests, DeterministicZipfLike) {
+  SyntheticRequestsSpec spec;
+  spec.count = 50;
+  spec.min_tokens = 10;
+  spec.max_tokens = 100;
+  spec.vocab_size = 5000;
+  const auto a = make_synthetic_requests(spec);
+  const auto b = make_synthetic_requests(spec);
+  ASSERT_EQ(a.size(), 50u);
+  std::int64_t low = 0;
+  std::int64_t all = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].tokens, b[i].tokens);
+    EXPECT_GE(a[i].tokens.size(), 10u);
+    EXPECT_LE(a[i].tokens.size(), 100u);
+    for (auto t : a[i].tokens) {
+      EXPECT_GE(t, 0);
+      EXPECT_LT(t, 5000);
+      low += t < 50;
+      ++all;
+    }
+  }
+  // Zipf with s = 1.1 over 5000 ranks puts well over a third of the mass on the first 1%.
+  EXPECT_GT(static_cast<double>(low) / static_cast<double>(all), 0.35);
+  spec.seed += 1;
+  EXPECT_NE(make_synthetic_requests(spec)[0].tokens, a[0].tokens);
+}
+
+}  // namespace

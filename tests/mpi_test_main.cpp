@@ -1,0 +1,50 @@
+// MPI-aware GoogleTest main: MPI, then Kokkos, then the tests, finalized in reverse.
+// Rank 0 prints the usual report; other ranks print only their failures. The exit code
+// is the maximum over ranks, so ctest fails when any rank fails.
+
+#include <cstdio>
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+namespace {
+
+class RankFailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
+                 result.file_name() != nullptr ? result.file_name() : "?", result.line_number(),
+                 result.message());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int result = 0;
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    testing::InitGoogleTest(&argc, argv);
+    if (rank != 0) {
+      auto& listeners = testing::UnitTest::GetInstance()->listeners();
+      delete listeners.Release(listeners.default_result_printer());
+      listeners.Append(new RankFailurePrinter(rank));
+    }
+    result = RUN_ALL_TESTS();
+  }
+  int worst = 0;
+  MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && worst != result)
+    std::fprintf(stderr, "pleshard tests: another rank failed (exit %d)\n", worst);
+  MPI_Finalize();
+  return worst;
+}

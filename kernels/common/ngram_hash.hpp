@@ -95,10 +95,31 @@ PLESHARD_HD constexpr std::int64_t layer_multiplier(std::int64_t seed, std::int6
   return static_cast<std::int64_t>(2 * (splitmix64(value) % half) + 1);
 }
 
-// Non-negative remainder, like Python's % for a positive modulus.
-PLESHARD_HD constexpr std::int64_t floor_mod(std::int64_t a, std::int64_t m) {
-  const std::int64_t r = a % m;
-  return r < 0 ? r + m : r;
+// High 64 bits of a 64x64-bit product.
+PLESHARD_HD inline std::uint64_t mul_high(std::uint64_t a, std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#else
+  return static_cast<std::uint64_t>((static_cast<uint128_t>(a) * b) >> 64);
+#endif
+}
+
+// x mod d without a 64-bit division (slow on GPUs and CPUs alike), for 1 <= d <= 2^63:
+// with reciprocal = floor((2^64 - 1) / d), mul_high(x, reciprocal) is floor(x / d) or one
+// less, so one conditional subtraction finishes the remainder.
+PLESHARD_HD constexpr std::uint64_t modulus_reciprocal(std::uint64_t d) { return ~0ull / d; }
+
+PLESHARD_HD inline std::uint64_t mod_u64(std::uint64_t x, std::uint64_t d, std::uint64_t reciprocal) {
+  const std::uint64_t r = x - mul_high(x, reciprocal) * d;
+  return r >= d ? r - d : r;
+}
+
+// Non-negative remainder of a signed value, like Python's % for a positive modulus.
+PLESHARD_HD inline std::int64_t floor_mod(std::int64_t a, std::uint64_t d, std::uint64_t reciprocal) {
+  if (a >= 0) return static_cast<std::int64_t>(mod_u64(static_cast<std::uint64_t>(a), d, reciprocal));
+  // |a| as unsigned is exact even for INT64_MIN.
+  const std::uint64_t r = mod_u64(0 - static_cast<std::uint64_t>(a), d, reciprocal);
+  return static_cast<std::int64_t>(r == 0 ? 0 : d - r);
 }
 
 // Everything a kernel needs to hash one PLE layer; small enough to pass by value.
@@ -109,6 +130,7 @@ struct NgramHashParams {
   std::int64_t multipliers[k_hash_max_ngram_size] = {};
   std::int64_t head_sizes[k_hash_max_heads] = {};
   std::int64_t head_offsets[k_hash_max_heads] = {};
+  std::uint64_t head_reciprocals[k_hash_max_heads] = {};  // modulus_reciprocal(head_sizes[h])
 
   [[nodiscard]] PLESHARD_HD constexpr int total_heads() const {
     return (ngram_size - 1) * heads_per_ngram;
@@ -169,7 +191,9 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params,
     const std::int64_t signed_mix = static_cast<std::int64_t>(mix);
     const int first_head = (k - 1) * params.heads_per_ngram;
     for (int h = first_head; h < first_head + params.heads_per_ngram; ++h) {
-      ids[h] = floor_mod(signed_mix, params.head_sizes[h]) + params.head_offsets[h];
+      ids[h] = floor_mod(signed_mix, static_cast<std::uint64_t>(params.head_sizes[h]),
+                         params.head_reciprocals[h]) +
+               params.head_offsets[h];
     }
   }
 }

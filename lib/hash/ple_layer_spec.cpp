@@ -82,6 +82,8 @@ kernels::NgramHashParams make_hash_params(const PleLayerSpec& spec) {
   for (std::size_t h = 0; h < spec.head_sizes.size(); ++h) {
     params.head_sizes[h] = spec.head_sizes[h];
     params.head_offsets[h] = spec.head_offsets[h];
+    params.head_reciprocals[h] =
+        kernels::modulus_reciprocal(static_cast<std::uint64_t>(spec.head_sizes[h]));
   }
   return params;
 }

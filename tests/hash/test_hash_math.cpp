@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "config/model_config.hpp"
@@ -151,6 +153,33 @@ TEST(Multipliers, AreOddAndBoundedByTheVocabulary) {
         EXPECT_LE(static_cast<std::uint64_t>(m), std::max<std::uint64_t>(bound, 1));
         EXPECT_EQ(m, pleshard::reference::multiplier(1234, d, i, vocab));
       }
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(FloorMod, MatchesWideDivisionOnEdgesAndRandomValues) {
+  using pleshard::kernels::floor_mod;
+  using pleshard::kernels::modulus_reciprocal;
+  __extension__ using int128 = __int128;
+  auto expected = [](std::int64_t a, std::uint64_t d) {
+    const int128 r = static_cast<int128>(a) % static_cast<int128>(d);
+    return static_cast<std::int64_t>(r < 0 ? r + static_cast<int128>(d) : r);
+  };
+  std::vector<std::uint64_t> divisors = {1, 2, 3, 97, 20000003, 4294967291ull, 4294967311ull,
+                                         9223372036854775783ull, 1ull << 63};
+  std::vector<std::int64_t> values = {0, 1, -1, 2, -2, INT64_MAX, INT64_MIN, INT64_MIN + 1,
+                                      INT64_MAX - 1};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200; ++i) divisors.push_back(1 + (rng() >> (rng() % 64)) % (1ull << 63));
+  for (int i = 0; i < 500; ++i) values.push_back(static_cast<std::int64_t>(rng()));
+  for (std::uint64_t d : divisors) {
+    const std::uint64_t reciprocal = modulus_reciprocal(d);
+    for (std::int64_t a : values) {
+      ASSERT_EQ(floor_mod(a, d, reciprocal), expected(a, d)) << a << " mod " << d;
     }
   }
 }

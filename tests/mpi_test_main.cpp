@@ -4,9 +4,10 @@
 
 #include <cstdio>
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include "core/kokkos_runtime.hpp"
 
 namespace {
 
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int result = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
+    pleshard::KokkosRuntime kokkos(argc, argv);
     testing::InitGoogleTest(&argc, argv);
     if (rank != 0) {
       auto& listeners = testing::UnitTest::GetInstance()->listeners();

@@ -3,13 +3,15 @@
 
 #include <cstdio>
 #include <exception>
+#include <string_view>
+#include <vector>
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
 
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/kokkos_runtime.hpp"
 
 namespace {
 
@@ -54,8 +56,12 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int code = 0;
   {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    code = run_cli(argc, argv);
+    pleshard::KokkosRuntime kokkos(argc, argv);
+    // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
+    std::vector<char*> args;
+    for (int i = 0; i < argc; ++i)
+      if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
+    code = run_cli(static_cast<int>(args.size()), args.data());
   }
   MPI_Finalize();
   return code;

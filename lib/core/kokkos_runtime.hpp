@@ -1,0 +1,15 @@
+#pragma once
+// Kokkos lifetime for executables: initialized from the --kokkos-* arguments only, so that
+// Kokkos never reacts to the program's own options (a bare --help prints Kokkos' help).
+
+namespace pleshard {
+
+class KokkosRuntime {
+ public:
+  KokkosRuntime(int argc, char** argv);
+  ~KokkosRuntime();
+  KokkosRuntime(const KokkosRuntime&) = delete;
+  KokkosRuntime& operator=(const KokkosRuntime&) = delete;
+};
+
+}  // namespace pleshard

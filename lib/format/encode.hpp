@@ -1,0 +1,30 @@
+#pragma once
+// Encoders used to make checkpoints. Conventions (as ModelOpt-style quantizers do):
+// - FP8: global scale = amax / 448; each value is x / global rounded to the nearest E4M3
+//   (ties to even), saturating at +-448.
+// - NVFP4: global scale = amax / (6 * 448); each block of 16 values gets the E4M3 scale
+//   nearest to block_amax / (6 * global); values are x / (block_scale * global) rounded to
+//   the nearest E2M1 (ties to even), saturating at +-6.
+// - An all-zero table (amax = 0) gets global scale 1 so that decoding stays finite.
+
+#include <cstdint>
+#include <span>
+
+#include "format/row_format.hpp"
+
+namespace pleshard {
+
+// Nearest E4M3 code (ties to even, saturating at 448; NaN to NaN).
+[[nodiscard]] std::uint8_t encode_e4m3(float x);
+// Nearest E2M1 nibble (ties to even, saturating at 6).
+[[nodiscard]] std::uint8_t encode_e2m1(float x);
+
+[[nodiscard]] float fp8_global_scale(float amax);
+[[nodiscard]] float nvfp4_global_scale(float amax);
+
+// Encodes one row of head_dim values. `row` has stored_row_bytes bytes and `scales`
+// scale_row_bytes bytes (nvfp4 only, else empty).
+void encode_row(RowFormat format, std::span<const float> values, float global_scale,
+                std::span<std::uint8_t> row, std::span<std::uint8_t> scales);
+
+}  // namespace pleshard

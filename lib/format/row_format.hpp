@@ -1,0 +1,38 @@
+#pragma once
+// Names of row formats and output dtypes, and how a table of one layer is described.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "config/model_config.hpp"
+#include "kernels/common/row_decode.hpp"
+
+namespace pleshard {
+
+using kernels::OutDtype;
+using kernels::RowFormat;
+
+[[nodiscard]] const char* to_string(RowFormat format);    // "f32", "bf16", "f16", "fp8", "nvfp4"
+[[nodiscard]] const char* to_string(OutDtype dtype);      // "float32", "bfloat16", "float16"
+// Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", ...).
+[[nodiscard]] RowFormat parse_row_format(std::string_view name);
+[[nodiscard]] OutDtype parse_out_dtype(std::string_view name);
+
+// The stored format a config implies for a quantized table; unquantized configs allow
+// f32, bf16 or f16 rows (the checkpoint decides).
+[[nodiscard]] bool format_matches_config(RowFormat format, TableQuantization quantization);
+
+// The shape of one PLE table as stored.
+struct TableLayout {
+  RowFormat format = RowFormat::bf16;
+  int head_dim = 0;
+  std::int64_t rows = 0;  // padded rows
+
+  [[nodiscard]] std::size_t row_bytes() const { return kernels::stored_row_bytes(format, head_dim); }
+  [[nodiscard]] std::size_t scale_bytes() const { return kernels::scale_row_bytes(format, head_dim); }
+  // Stored bytes per row, block scales included (FBGEMM's convention for GB/s).
+  [[nodiscard]] std::size_t bytes_per_row() const { return row_bytes() + scale_bytes(); }
+};
+
+}  // namespace pleshard

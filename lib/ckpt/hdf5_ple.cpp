@@ -1,0 +1,336 @@
+#include "ckpt/hdf5_ple.hpp"
+
+#include "io/detail/h5_handle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace pleshard::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using detail::H5Id;
+using detail::quiet_hdf5;
+
+H5Id check(hid_t id, herr_t (*close)(hid_t), const std::string& what) { return detail::h5_check(id, close, what); }
+void check(herr_t status, const std::string& what) { detail::h5_check(status, what); }
+
+bool is_hdf5_file(const std::string& path) {
+#if H5_VERSION_GE(1, 12, 0)
+  return H5Fis_accessible(path.c_str(), H5P_DEFAULT) > 0;
+#else
+  return H5Fis_hdf5(path.c_str()) > 0;
+#endif
+}
+
+std::string group_name(int d) { return "/ple/" + std::to_string(d); }
+
+void write_string_attribute(hid_t object, const char* name, const std::string& value) {
+  H5Id type = check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
+  check(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())), "H5Tset_size");
+  H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+  H5Id attr = check(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                    H5Aclose, std::string("cannot create attribute ") + name);
+  check(H5Awrite(attr.get(), type.get(), value.data()), std::string("cannot write attribute ") + name);
+}
+
+std::string read_string_attribute(hid_t object, const char* name, const std::string& where) {
+  if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
+  H5Id attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": cannot open attribute " + name);
+  H5Id type = check(H5Aget_type(attr.get()), H5Tclose, where + ": attribute " + name);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    throw InputError(where + ": attribute " + name + " is not a fixed-length string");
+  std::string value(H5Tget_size(type.get()), '\0');
+  check(H5Aread(attr.get(), type.get(), value.data()), where + ": cannot read attribute " + name);
+  value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
+  return value;
+}
+
+void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
+  H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
+  H5Id attr = check(H5Acreate2(object, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                    H5Aclose, std::string("cannot create attribute ") + name);
+  check(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), std::string("cannot write attribute ") + name);
+}
+
+std::int64_t read_int_attribute(hid_t object, const char* name, const std::string& where) {
+  if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
+  H5Id attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": attribute " + name);
+  std::int64_t value = 0;
+  check(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), where + ": cannot read attribute " + name);
+  return value;
+}
+
+void write_vector(hid_t group, const char* name, hid_t file_type, hid_t memory_type,
+                  const void* data, hsize_t count) {
+  H5Id space = check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
+  H5Id set = check(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Dclose, std::string("cannot create dataset ") + name);
+  check(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+        std::string("cannot write dataset ") + name);
+}
+
+std::vector<hsize_t> dims_of(hid_t set) {
+  H5Id space(H5Dget_space(set), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return dims;
+}
+
+// Rows per chunk: about 1 MiB of rows, so a rank's range touches few foreign chunks.
+hsize_t chunk_rows(std::size_t row_bytes, std::int64_t rows) {
+  const auto band = std::max<std::size_t>(1, (std::size_t{1} << 20) / std::max<std::size_t>(1, row_bytes));
+  return static_cast<hsize_t>(std::max<std::int64_t>(1, std::min<std::int64_t>(rows, static_cast<std::int64_t>(band))));
+}
+
+H5Id create_rows_dataset(hid_t group, const char* name, std::int64_t rows, std::size_t width) {
+  const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(width)};
+  H5Id space = check(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
+  H5Id plist = check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+  if (rows > 0 && width > 0) {
+    const hsize_t chunk[2] = {chunk_rows(width, rows), static_cast<hsize_t>(width)};
+    check(H5Pset_chunk(plist.get(), 2, chunk), "H5Pset_chunk");
+    check(H5Pset_fletcher32(plist.get()), "H5Pset_fletcher32");
+  }
+  return check(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+               H5Dclose, std::string("cannot create dataset ") + name);
+}
+
+void write_rows(hid_t set, std::int64_t begin, std::int64_t count, std::size_t width,
+                const std::uint8_t* data) {
+  if (count == 0 || width == 0) return;
+  H5Id file_space(H5Dget_space(set), H5Sclose);
+  const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
+  const hsize_t size[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(width)};
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr), "hyperslab");
+  H5Id memory_space = check(H5Screate_simple(2, size, nullptr), H5Sclose, "H5Screate_simple");
+  check(H5Dwrite(set, H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+        "H5Dwrite of a row band failed (disk full?)");
+}
+
+class Hdf5PleCheckpoint final : public PleCheckpoint {
+ public:
+  Hdf5PleCheckpoint(const fs::path& path, const ModelConfig& config, const CheckpointOptions& options) {
+    quiet_hdf5();
+    path_ = path.string();
+    H5Id fapl = check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
+    xfer_ = check(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate");
+#if PLESHARD_HDF5_PARALLEL
+    int ranks = 1;
+    MPI_Comm_size(options.comm, &ranks);
+    if (ranks > 1) {
+      check(H5Pset_fapl_mpio(fapl.get(), options.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+      check(H5Pset_dxpl_mpio(xfer_.get(), options.collective_io ? H5FD_MPIO_COLLECTIVE
+                                                                : H5FD_MPIO_INDEPENDENT),
+            "H5Pset_dxpl_mpio");
+    }
+#else
+    (void)options;
+#endif
+    if (!is_hdf5_file(path_))
+      throw InputError(path_ + ": not an HDF5 file");
+    file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
+
+    for (const auto& spec : derive_layer_specs(config)) {
+      const std::string where = path_ + ": " + group_name(spec.ple_index);
+      if (H5Lexists(file_.get(), "/ple", H5P_DEFAULT) <= 0 ||
+          H5Lexists(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT) <= 0)
+        throw InputError(where + ": group is missing");
+      H5Id group = check(H5Gopen2(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT),
+                         H5Gclose, where + ": cannot open group");
+      PleTableInfo info;
+      info.ple_index = spec.ple_index;
+      info.decoder_layer = spec.decoder_layer;
+      try {
+        info.layout.format = parse_row_format(read_string_attribute(group.get(), "format", where));
+      } catch (const InputError& e) {
+        throw InputError(where + ": " + e.what());
+      }
+      if (!format_matches_config(info.layout.format, config.quantization))
+        throw InputError(where + ": format " + to_string(info.layout.format) +
+                         " does not match ple_embedding_dtype = " + to_string(config.quantization));
+      info.layout.head_dim = static_cast<int>(read_int_attribute(group.get(), "head_dim", where));
+      if (info.layout.head_dim != spec.head_dim)
+        throw InputError(where + ": head_dim " + std::to_string(info.layout.head_dim) +
+                         ", the config gives " + std::to_string(spec.head_dim));
+      info.layout.rows = spec.padded_rows;
+
+      Table table;
+      table.weight = open_rows(group.get(), "weight", info.layout.rows, info.layout.row_bytes(), where);
+      if (info.layout.format == RowFormat::nvfp4)
+        table.scales = open_rows(group.get(), "weight_scale", info.layout.rows, info.layout.scale_bytes(), where);
+      if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
+        if (H5Lexists(group.get(), "global_scale", H5P_DEFAULT) <= 0)
+          throw InputError(where + "/global_scale: missing");
+        H5Id set = check(H5Dopen2(group.get(), "global_scale", H5P_DEFAULT), H5Dclose, where + "/global_scale");
+        check(H5Dread(set.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, &info.global_scale),
+              where + "/global_scale: cannot read");
+        if (!std::isfinite(info.global_scale))
+          throw InputError(where + "/global_scale: is " + std::to_string(info.global_scale));
+      }
+      read_buffer(group.get(), "layer_multipliers", spec.multipliers.size(), info.multipliers, where);
+      read_buffer(group.get(), "ngram_heads_vocab_sizes", spec.head_sizes.size(), info.head_sizes, where);
+      read_buffer(group.get(), "ngram_heads_offsets", spec.head_offsets.size(), info.head_offsets, where);
+      tables_.push_back(std::move(info));
+      sets_.push_back(std::move(table));
+    }
+  }
+
+  [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::hdf5; }
+
+  void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                 std::span<std::uint8_t> scales) const override {
+    const PleTableInfo& info = table(d);
+    const Table& table = sets_.at(static_cast<std::size_t>(d));
+    const std::string where = path_ + ": " + group_name(d);
+    if (begin < 0 || end > info.layout.rows || begin > end)
+      throw InputError(where + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") out of range");
+    read_band(table.weight.get(), begin, end, info.layout.row_bytes(), rows.data(), where + "/weight");
+    if (table.scales.valid())
+      read_band(table.scales.get(), begin, end, info.layout.scale_bytes(), scales.data(), where + "/weight_scale");
+  }
+
+ private:
+  struct Table {
+    H5Id weight;
+    H5Id scales;
+  };
+
+  static H5Id open_rows(hid_t group, const char* name, std::int64_t rows, std::size_t width,
+                        const std::string& where) {
+    if (H5Lexists(group, name, H5P_DEFAULT) <= 0) throw InputError(where + "/" + name + ": missing");
+    H5Id set = check(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose, where + "/" + name + ": cannot open");
+    const auto dims = dims_of(set.get());
+    if (dims.size() != 2 || dims[0] != static_cast<hsize_t>(rows) || dims[1] != width)
+      throw InputError(where + "/" + name + ": shape does not match [" + std::to_string(rows) +
+                       ", " + std::to_string(width) + "]");
+    H5Id type(H5Dget_type(set.get()), H5Tclose);
+    if (H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
+      throw InputError(where + "/" + name + ": expected u8 row bytes");
+    return set;
+  }
+
+  static void read_buffer(hid_t group, const char* name, std::size_t length,
+                          std::vector<std::int64_t>& out, const std::string& where) {
+    if (H5Lexists(group, name, H5P_DEFAULT) <= 0) return;  // optional
+    H5Id set = check(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose, where + "/" + name);
+    const auto dims = dims_of(set.get());
+    if (dims.size() != 1 || dims[0] != length)
+      throw InputError(where + "/" + name + ": expected " + std::to_string(length) + " values");
+    out.resize(length);
+    check(H5Dread(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
+          where + "/" + name + ": cannot read");
+  }
+
+  void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width,
+                 std::uint8_t* out, const std::string& where) const {
+    // Every rank takes part in a collective read, also with an empty selection.
+    H5Id file_space(H5Dget_space(set), H5Sclose);
+    const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
+    const hsize_t count[2] = {static_cast<hsize_t>(end - begin), static_cast<hsize_t>(width)};
+    H5Id memory_space = check(H5Screate_simple(2, count, nullptr), H5Sclose, "H5Screate_simple");
+    if (end > begin && width > 0) {
+      check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "hyperslab");
+    } else {
+      H5Sselect_none(file_space.get());
+      H5Sselect_none(memory_space.get());
+    }
+    check(H5Dread(set, H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), xfer_.get(), out),
+          where + ": cannot read rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+              ") (corrupted data: checksum mismatch, or a truncated file)");
+  }
+
+  H5Id file_;
+  H5Id xfer_;
+  std::vector<Table> sets_;
+};
+
+}  // namespace
+
+std::unique_ptr<PleCheckpoint> open_hdf5_checkpoint(const fs::path& path, const ModelConfig& config,
+                                                    const CheckpointOptions& options) {
+  return std::make_unique<Hdf5PleCheckpoint>(path, config, options);
+}
+
+ModelConfig read_hdf5_config(const fs::path& path) {
+  quiet_hdf5();
+  const std::string p = path.string();
+  if (!is_hdf5_file(p)) throw InputError(p + ": not an HDF5 file");
+  H5Id file = check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": cannot open HDF5 file");
+  const std::string text = read_string_attribute(file.get(), "config", p);
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(p + ": attribute config is not valid JSON: " + e.what());
+  }
+  return parse_model_config(document, p + " (config attribute)");
+}
+
+void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config,
+                           const std::vector<TableSource>& tables,
+                           const std::function<void(std::uint64_t)>& progress) {
+  quiet_hdf5();
+  const fs::path partial = path.string() + ".partial";
+  {
+    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                      H5Fclose, partial.string() + ": cannot create");
+    write_string_attribute(file.get(), "config", to_json(config).dump());
+    write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
+    H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "/ple");
+    std::uint64_t done = 0;
+    for (const auto& table : tables) {
+      const PleTableInfo& info = table.info;
+      H5Id group = check(H5Gcreate2(file.get(), group_name(info.ple_index).c_str(), H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
+                         H5Gclose, "cannot create " + group_name(info.ple_index));
+      write_string_attribute(group.get(), "format", to_string(info.layout.format));
+      write_int_attribute(group.get(), "head_dim", info.layout.head_dim);
+      write_int_attribute(group.get(), "decoder_layer", info.decoder_layer);
+      write_vector(group.get(), "global_scale", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, &info.global_scale, 1);
+      const auto write_buffer = [&](const char* name, const std::vector<std::int64_t>& values) {
+        if (!values.empty())
+          write_vector(group.get(), name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(), values.size());
+      };
+      write_buffer("layer_multipliers", info.multipliers);
+      write_buffer("ngram_heads_vocab_sizes", info.head_sizes);
+      write_buffer("ngram_heads_offsets", info.head_offsets);
+
+      const std::size_t row_bytes = info.layout.row_bytes();
+      const std::size_t scale_bytes = info.layout.scale_bytes();
+      H5Id weight = create_rows_dataset(group.get(), "weight", info.layout.rows, row_bytes);
+      H5Id scales;
+      if (scale_bytes != 0) scales = create_rows_dataset(group.get(), "weight_scale", info.layout.rows, scale_bytes);
+      // Bands of whole chunks, about 32 MiB each.
+      const auto chunk = static_cast<std::int64_t>(chunk_rows(row_bytes, info.layout.rows));
+      const std::int64_t band =
+          std::max<std::int64_t>(1, static_cast<std::int64_t>((32u << 20) / (row_bytes + scale_bytes)) / chunk) * chunk;
+      std::vector<std::uint8_t> rows_buffer;
+      std::vector<std::uint8_t> scales_buffer;
+      for (std::int64_t begin = 0; begin < info.layout.rows; begin += band) {
+        const std::int64_t end = std::min(info.layout.rows, begin + band);
+        const auto n = static_cast<std::size_t>(end - begin);
+        rows_buffer.resize(n * row_bytes);
+        scales_buffer.resize(n * scale_bytes);
+        table.rows(begin, end, rows_buffer, scales_buffer);
+        write_rows(weight.get(), begin, end - begin, row_bytes, rows_buffer.data());
+        if (scale_bytes != 0) write_rows(scales.get(), begin, end - begin, scale_bytes, scales_buffer.data());
+        done += n * (row_bytes + scale_bytes);
+        if (progress) progress(done);
+      }
+    }
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
+      throw SystemError(partial.string() + ": flush failed (disk full?)");
+  }
+  fs::rename(partial, path);
+}
+
+}  // namespace pleshard::detail

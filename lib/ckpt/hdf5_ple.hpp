@@ -1,0 +1,29 @@
+#pragma once
+// pleshard's native HDF5 checkpoint (DESIGN.md §4): the config JSON as a file attribute;
+// per PLE index d a group /ple/{d} with `weight` [padded_rows, row_bytes] (u8, chunked in
+// row bands, Fletcher32), `weight_scale` [padded_rows, head_dim/16] for nvfp4,
+// `global_scale`, the three hash buffers, and attributes format, head_dim, decoder_layer.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "ckpt/ple_checkpoint.hpp"
+
+namespace pleshard::detail {
+
+[[nodiscard]] std::unique_ptr<PleCheckpoint> open_hdf5_checkpoint(const std::filesystem::path& path,
+                                                                  const ModelConfig& config,
+                                                                  const CheckpointOptions& options);
+
+// The config JSON stored in a native checkpoint.
+[[nodiscard]] ModelConfig read_hdf5_config(const std::filesystem::path& path);
+
+// Writes a native checkpoint table by table in row bands (bounded memory).
+void write_hdf5_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
+                           const std::vector<TableSource>& tables,
+                           const std::function<void(std::uint64_t)>& progress);
+
+}  // namespace pleshard::detail

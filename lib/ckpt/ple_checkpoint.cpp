@@ -1,0 +1,114 @@
+#include "ckpt/ple_checkpoint.hpp"
+
+#include <algorithm>
+
+#include "ckpt/hdf5_ple.hpp"
+#include "ckpt/safetensors_ple.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace pleshard {
+
+namespace fs = std::filesystem;
+
+const char* to_string(CheckpointKind kind) {
+  return kind == CheckpointKind::hdf5 ? "hdf5" : "safetensors";
+}
+
+namespace {
+
+bool is_hdf5_path(const fs::path& path) {
+  const auto ext = path.extension();
+  return ext == ".h5" || ext == ".hdf5";
+}
+
+// A directory holding exactly one .h5 file stands for that file.
+fs::path single_hdf5_in(const fs::path& dir) {
+  fs::path found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!is_hdf5_path(entry.path())) continue;
+    if (!found.empty()) throw InputError(dir.string() + ": more than one .h5 file; name one");
+    found = entry.path();
+  }
+  return found;
+}
+
+}  // namespace
+
+std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const ModelConfig& config,
+                                                   const CheckpointOptions& options) {
+  if (!fs::exists(path)) throw InputError(path.string() + ": checkpoint not found");
+  if (fs::is_directory(path)) {
+    if (const fs::path h5 = single_hdf5_in(path); !h5.empty())
+      return detail::open_hdf5_checkpoint(h5, config, options);
+    return detail::open_safetensors_checkpoint(path, config, options);
+  }
+  if (is_hdf5_path(path)) return detail::open_hdf5_checkpoint(path, config, options);
+  if (path.extension() == ".safetensors") return detail::open_safetensors_checkpoint(path, config, options);
+  throw InputError(path.string() + ": expected a directory, a .safetensors or an .h5 file");
+}
+
+ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& config_path) {
+  if (!config_path.empty()) return load_model_config(config_path);
+  const fs::path dir = fs::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path();
+  if (fs::exists(dir / "config.json")) return load_model_config(dir / "config.json");
+  fs::path h5 = is_hdf5_path(checkpoint) ? checkpoint : fs::path();
+  if (h5.empty() && fs::is_directory(checkpoint)) h5 = single_hdf5_in(checkpoint);
+  if (!h5.empty() && fs::exists(h5)) return detail::read_hdf5_config(h5);
+  throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
+}
+
+PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table,
+                          const std::string& source) {
+  PleLayerSpec spec = derived;
+  const auto take = [&](const char* name, const std::vector<std::int64_t>& loaded,
+                        std::vector<std::int64_t>& target) {
+    if (loaded.empty() || loaded == target) return;
+    log_warning(source + ": PLE layer " + std::to_string(derived.ple_index) + ": checkpoint " +
+                name + " differ from the derived ones; using the checkpoint's");
+    target = loaded;
+  };
+  take("layer_multipliers", table.multipliers, spec.multipliers);
+  take("ngram_heads_vocab_sizes", table.head_sizes, spec.head_sizes);
+  take("ngram_heads_offsets", table.head_offsets, spec.head_offsets);
+  for (std::size_t h = 0; h < spec.head_sizes.size(); ++h) {
+    if (spec.head_sizes[h] <= 0 || spec.head_offsets[h] < 0 ||
+        spec.head_offsets[h] + spec.head_sizes[h] > spec.padded_rows)
+      throw InputError(source + ": PLE layer " + std::to_string(derived.ple_index) + ": head " +
+                       std::to_string(h) + " (offset " + std::to_string(spec.head_offsets[h]) +
+                       ", size " + std::to_string(spec.head_sizes[h]) + ") lies outside the " +
+                       std::to_string(spec.padded_rows) + " table rows");
+  }
+  return spec;
+}
+
+void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {
+  std::uint64_t total = 0;
+  for (const auto& t : tables_) total += static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();
+  std::uint64_t done = 0;
+  std::vector<std::uint8_t> rows;
+  std::vector<std::uint8_t> scales;
+  for (const auto& t : tables_) {
+    const auto band = std::max<std::int64_t>(1, static_cast<std::int64_t>((64u << 20) / t.layout.bytes_per_row()));
+    for (std::int64_t begin = 0; begin < t.layout.rows; begin += band) {
+      const std::int64_t end = std::min(t.layout.rows, begin + band);
+      rows.resize(static_cast<std::size_t>(end - begin) * t.layout.row_bytes());
+      scales.resize(static_cast<std::size_t>(end - begin) * t.layout.scale_bytes());
+      read_rows(t.ple_index, begin, end, rows, scales);
+      done += static_cast<std::uint64_t>(end - begin) * t.layout.bytes_per_row();
+      if (progress) progress(total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total));
+    }
+  }
+}
+
+void write_checkpoint(const fs::path& path, const ModelConfig& config,
+                      const std::vector<TableSource>& tables, const WriteOptions& options,
+                      const std::function<void(std::uint64_t)>& progress) {
+  if (options.kind == CheckpointKind::hdf5) {
+    detail::write_hdf5_checkpoint(path, config, tables, progress);
+  } else {
+    detail::write_safetensors_checkpoint(path, config, tables, options, progress);
+  }
+}
+
+}  // namespace pleshard

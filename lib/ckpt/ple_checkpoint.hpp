@@ -1,0 +1,109 @@
+#pragma once
+// PLE checkpoints (DESIGN.md §4): the vLLM safetensors layout and pleshard's native HDF5
+// layout behind one reader interface. Opening validates everything that can be checked
+// without reading the rows; read_rows copies any row range of one table.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "config/model_config.hpp"
+#include "format/row_format.hpp"
+#include "hash/ple_layer_spec.hpp"
+
+namespace pleshard {
+
+inline constexpr const char* k_default_layer_prefix =
+    "model.language_model.layers.{L}.ple.ple_embedding";
+
+// One PLE table as a checkpoint stores it.
+struct PleTableInfo {
+  int ple_index = 0;
+  int decoder_layer = 0;  // 1-based
+  TableLayout layout;     // rows = padded rows
+  float global_scale = 1.0f;
+  // Hash buffers; empty when the checkpoint does not carry them.
+  std::vector<std::int64_t> multipliers;
+  std::vector<std::int64_t> head_sizes;
+  std::vector<std::int64_t> head_offsets;
+};
+
+enum class CheckpointKind { safetensors, hdf5 };
+[[nodiscard]] const char* to_string(CheckpointKind kind);
+
+class PleCheckpoint {
+ public:
+  virtual ~PleCheckpoint() = default;
+
+  [[nodiscard]] virtual CheckpointKind kind() const = 0;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::vector<PleTableInfo>& tables() const { return tables_; }
+  [[nodiscard]] const PleTableInfo& table(int ple_index) const {
+    return tables_.at(static_cast<std::size_t>(ple_index));
+  }
+
+  // Copies rows [begin, end) of table `ple_index`: stored row bytes into `rows`, and for
+  // nvfp4 the block scales into `scales`. With HDF5 and MPI-IO, every rank of the
+  // communicator the checkpoint was opened with must call it for the same table together.
+  virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end,
+                         std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const = 0;
+
+  // Reads every row band and checks whatever the format can check (HDF5 checksums).
+  virtual void verify_data(const std::function<void(double)>& progress) const;
+
+ protected:
+  std::string path_;
+  std::vector<PleTableInfo> tables_;
+};
+
+struct CheckpointOptions {
+  std::string layer_prefix = k_default_layer_prefix;  // "{L}" is the 0-based decoder layer
+  MPI_Comm comm = MPI_COMM_SELF;  // ranks that read an HDF5 checkpoint collectively
+  bool collective_io = true;      // collective MPI-IO reads when HDF5 is parallel
+};
+
+// Produces rows [begin, end) of one table: stored row bytes and (nvfp4) block scales.
+using RowSource = std::function<void(std::int64_t begin, std::int64_t end,
+                                     std::span<std::uint8_t> rows, std::span<std::uint8_t> scales)>;
+
+struct TableSource {
+  PleTableInfo info;
+  RowSource rows;
+};
+
+struct WriteOptions {
+  CheckpointKind kind = CheckpointKind::safetensors;
+  int files = 1;  // safetensors: number of files the shards are spread over
+  std::string layer_prefix = k_default_layer_prefix;
+};
+
+// Writes a checkpoint with bounded memory, table by table in row bands. A safetensors
+// checkpoint is a directory (config.json beside the tensors); an HDF5 one is one file.
+// Nothing appears under a final name before it is complete.
+void write_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
+                      const std::vector<TableSource>& tables, const WriteOptions& options,
+                      const std::function<void(std::uint64_t bytes)>& progress = {});
+
+// A directory (safetensors files with or without model.safetensors.index.json, or one
+// .h5 file), a .safetensors file, or a .h5 file. Throws InputError naming file and tensor.
+[[nodiscard]] std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const std::filesystem::path& path,
+                                                                 const ModelConfig& config,
+                                                                 const CheckpointOptions& options = {});
+
+// The config of a checkpoint: `config_path` when given, else config.json beside the
+// checkpoint (in the directory, or beside the file), else the config stored in an .h5.
+[[nodiscard]] ModelConfig load_checkpoint_config(const std::filesystem::path& checkpoint,
+                                                 const std::filesystem::path& config_path = {});
+
+// The spec to hash with: the derived one, with the checkpoint's hash buffers taking
+// precedence where present (each difference is logged once).
+[[nodiscard]] PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table,
+                                        const std::string& source);
+
+}  // namespace pleshard

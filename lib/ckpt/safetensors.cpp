@@ -1,0 +1,226 @@
+#include "ckpt/safetensors.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+namespace {
+
+struct DtypeInfo {
+  StDtype dtype;
+  const char* name;
+  std::size_t size;
+};
+
+constexpr DtypeInfo k_dtypes[] = {
+    {StDtype::BOOL, "BOOL", 1}, {StDtype::U8, "U8", 1},      {StDtype::I8, "I8", 1},
+    {StDtype::U16, "U16", 2},   {StDtype::I16, "I16", 2},    {StDtype::F16, "F16", 2},
+    {StDtype::BF16, "BF16", 2}, {StDtype::U32, "U32", 4},    {StDtype::I32, "I32", 4},
+    {StDtype::F32, "F32", 4},   {StDtype::U64, "U64", 8},    {StDtype::I64, "I64", 8},
+    {StDtype::F64, "F64", 8},   {StDtype::F8_E4M3, "F8_E4M3", 1},
+    {StDtype::F8_E5M2, "F8_E5M2", 1},
+};
+
+const DtypeInfo* find_dtype(const std::string& name) {
+  for (const auto& d : k_dtypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+std::uint64_t read_le64(const std::uint8_t* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return false;
+  out = a * b;
+  return true;
+}
+
+}  // namespace
+
+const char* to_string(StDtype dtype) {
+  for (const auto& d : k_dtypes)
+    if (d.dtype == dtype) return d.name;
+  return "?";
+}
+
+std::size_t dtype_size(StDtype dtype) {
+  for (const auto& d : k_dtypes)
+    if (d.dtype == dtype) return d.size;
+  return 0;
+}
+
+std::string StTensor::shape_string() const {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path) {
+  const auto bytes = file_.bytes();
+  const std::string& p = file_.path();
+  if (bytes.size() < 8)
+    throw InputError(p + ": shorter than the 8-byte header length (" +
+                     std::to_string(bytes.size()) + " bytes)");
+  const std::uint64_t header_length = read_le64(bytes.data());
+  if (header_length > k_safetensors_max_header)
+    throw InputError(p + ": header length " + std::to_string(header_length) +
+                     " exceeds the 100 MB limit");
+  if (header_length > bytes.size() - 8)
+    throw InputError(p + ": header length " + std::to_string(header_length) +
+                     " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+  const std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), header_length);
+  if (header.empty() || header.front() != '{')
+    throw InputError(p + ": header does not begin with '{'");
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(p + ": header is not valid JSON: " + e.what());
+  }
+  if (!document.is_object()) throw InputError(p + ": header is not a JSON object");
+  data_start_ = 8 + header_length;
+  const std::uint64_t data_size = bytes.size() - data_start_;
+
+  for (const auto& [name, entry] : document.items()) {
+    const std::string where = p + ": tensor \"" + name + "\"";
+    if (name == "__metadata__") {
+      if (!entry.is_object()) throw InputError(p + ": __metadata__ is not an object");
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string())
+          throw InputError(p + ": __metadata__ value of \"" + key + "\" is not a string");
+        metadata_[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
+        !entry.contains("data_offsets"))
+      throw InputError(where + ": expected an object with dtype, shape and data_offsets");
+    StTensor t;
+    t.name = name;
+    const auto& dtype = entry["dtype"];
+    const DtypeInfo* info = dtype.is_string() ? find_dtype(dtype.get<std::string>()) : nullptr;
+    if (info == nullptr) throw InputError(where + ": unknown dtype " + dtype.dump());
+    t.dtype = info->dtype;
+    std::uint64_t elements = 1;
+    if (!entry["shape"].is_array()) throw InputError(where + ": shape is not a list");
+    for (const auto& dim : entry["shape"]) {
+      if (!dim.is_number_unsigned())
+        throw InputError(where + ": shape entry " + dim.dump() + " is not a non-negative integer");
+      const auto d = dim.get<std::uint64_t>();
+      if (d > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+          !checked_mul(elements, d, elements))
+        throw InputError(where + ": shape " + entry["shape"].dump() + " overflows");
+      t.shape.push_back(static_cast<std::int64_t>(d));
+    }
+    const auto& offsets = entry["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned())
+      throw InputError(where + ": data_offsets must be two non-negative integers");
+    t.begin = offsets[0].get<std::uint64_t>();
+    t.end = offsets[1].get<std::uint64_t>();
+    std::uint64_t expected_bytes = 0;
+    if (!checked_mul(elements, info->size, expected_bytes))
+      throw InputError(where + ": byte size of shape " + t.shape_string() + " overflows");
+    if (t.end < t.begin || t.end - t.begin != expected_bytes)
+      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +
+                       std::to_string(t.end) + "] hold " + std::to_string(t.end - t.begin) +
+                       " bytes, but " + info->name + " " + t.shape_string() + " needs " +
+                       std::to_string(expected_bytes));
+    tensors_.push_back(std::move(t));
+  }
+
+  std::vector<std::size_t> order(tensors_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(tensors_[a].begin, tensors_[a].end) < std::tie(tensors_[b].begin, tensors_[b].end);
+  });
+  std::uint64_t expected_begin = 0;
+  for (std::size_t i : order) {
+    const StTensor& t = tensors_[i];
+    if (t.begin != expected_begin)
+      throw InputError(p + ": tensor \"" + t.name + "\" starts at data offset " +
+                       std::to_string(t.begin) + ", expected " + std::to_string(expected_begin) +
+                       (t.begin < expected_begin ? " (overlaps the previous tensor)"
+                                                 : " (a hole in the data)"));
+    expected_begin = t.end;
+  }
+  if (expected_begin != data_size)
+    throw InputError(p + ": tensors cover " + std::to_string(expected_begin) +
+                     " data bytes but the file holds " + std::to_string(data_size) +
+                     (expected_begin > data_size ? " (truncated file)" : " (trailing bytes)"));
+  for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_[tensors_[i].name] = i;
+}
+
+const StTensor* SafetensorsFile::find(const std::string& name) const {
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::span<const std::uint8_t> SafetensorsFile::data(const StTensor& tensor) const {
+  return file_.bytes().subspan(data_start_ + tensor.begin, tensor.bytes());
+}
+
+void SafetensorsFile::will_need(const StTensor& tensor, std::uint64_t offset,
+                                std::uint64_t length) const {
+  file_.will_need(data_start_ + tensor.begin + offset, length);
+}
+
+void write_safetensors(const std::filesystem::path& path, const std::vector<StTensorSource>& tensors,
+                       const std::map<std::string, std::string>& metadata,
+                       const std::function<void(std::uint64_t)>& progress) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::uint64_t offset = 0;
+  std::vector<std::uint64_t> sizes;
+  for (const auto& t : tensors) {
+    std::uint64_t bytes = dtype_size(t.dtype);
+    for (auto d : t.shape) bytes *= static_cast<std::uint64_t>(d);
+    header[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
+    sizes.push_back(bytes);
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // keep the data area 8-byte aligned
+
+  const std::filesystem::path partial = path.string() + ".partial";
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(partial.string() + ": cannot create");
+  std::uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(text.size() >> (8 * i));
+  out.write(reinterpret_cast<const char*>(length), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+
+  constexpr std::size_t k_chunk_target = 16u << 20;
+  std::vector<std::uint8_t> buffer;
+  std::uint64_t done = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::size_t granule = std::max<std::size_t>(1, tensors[i].granule);
+    const std::size_t chunk = std::max(granule, k_chunk_target / granule * granule);
+    for (std::uint64_t at = 0; at < sizes[i]; at += chunk) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, sizes[i] - at));
+      buffer.resize(n);
+      tensors[i].fill(at, buffer);
+      out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(n));
+      done += n;
+      if (progress) progress(done);
+    }
+  }
+  out.close();
+  if (!out) throw SystemError(partial.string() + ": write failed (disk full?)");
+  std::filesystem::rename(partial, path);
+}
+
+}  // namespace pleshard

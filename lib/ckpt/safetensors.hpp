@@ -1,0 +1,76 @@
+#pragma once
+// safetensors files: a validating, memory-mapped reader and a streaming writer.
+// Validation follows the reference parser: header length <= 100 MB and inside the file,
+// header begins with '{' and is a JSON object, known dtypes only, byte sizes equal to
+// shape * dtype size (checked arithmetic), and tensors that tile the data area exactly
+// (sorted by offset: no overlap, no hole, nothing past the end).
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/mapped_file.hpp"
+
+namespace pleshard {
+
+enum class StDtype { BOOL, U8, I8, U16, I16, F16, BF16, U32, I32, F32, U64, I64, F64, F8_E4M3, F8_E5M2 };
+
+[[nodiscard]] const char* to_string(StDtype dtype);
+[[nodiscard]] std::size_t dtype_size(StDtype dtype);
+
+inline constexpr std::uint64_t k_safetensors_max_header = 100'000'000;
+
+struct StTensor {
+  std::string name;
+  StDtype dtype = StDtype::U8;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0;  // offsets within the data area
+  std::uint64_t end = 0;
+
+  [[nodiscard]] std::uint64_t bytes() const { return end - begin; }
+  [[nodiscard]] std::string shape_string() const;
+};
+
+class SafetensorsFile {
+ public:
+  // Maps and validates; throws InputError("<path>: ...") naming the tensor when one is bad.
+  explicit SafetensorsFile(const std::filesystem::path& path);
+
+  [[nodiscard]] const std::string& path() const { return file_.path(); }
+  [[nodiscard]] const std::vector<StTensor>& tensors() const { return tensors_; }
+  [[nodiscard]] const StTensor* find(const std::string& name) const;
+  [[nodiscard]] std::span<const std::uint8_t> data(const StTensor& tensor) const;
+  [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  void will_need(const StTensor& tensor, std::uint64_t offset, std::uint64_t length) const;
+
+ private:
+  MappedFile file_;
+  std::uint64_t data_start_ = 0;
+  std::vector<StTensor> tensors_;
+  std::map<std::string, std::size_t> by_name_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// One tensor to write: its bytes come from `fill(offset, chunk)`, called with offsets
+// that are multiples of `granule` bytes (a row) and chunks of whole granules.
+struct StTensorSource {
+  std::string name;
+  StDtype dtype = StDtype::U8;
+  std::vector<std::int64_t> shape;
+  std::size_t granule = 1;
+  std::function<void(std::uint64_t offset, std::span<std::uint8_t> chunk)> fill;
+};
+
+// Writes `tensors` in the given order with bounded memory. The file appears under its
+// name only once complete (written as <path>.partial, then renamed).
+// `progress(bytes_done)` is called after each chunk.
+void write_safetensors(const std::filesystem::path& path, const std::vector<StTensorSource>& tensors,
+                       const std::map<std::string, std::string>& metadata,
+                       const std::function<void(std::uint64_t)>& progress = {});
+
+}  // namespace pleshard

@@ -1,0 +1,434 @@
+#include "ckpt/safetensors_ple.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "ckpt/safetensors.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+
+namespace pleshard::detail {
+
+std::string layer_prefix(const std::string& pattern, int decoder_layer) {
+  std::string prefix = pattern;
+  const auto at = prefix.find("{L}");
+  if (at == std::string::npos) throw InputError("layer prefix \"" + pattern + "\" has no {L}");
+  return prefix.replace(at, 3, std::to_string(decoder_layer - 1));
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TensorRef {
+  const SafetensorsFile* file = nullptr;
+  const StTensor* tensor = nullptr;
+  [[nodiscard]] std::string where() const { return file->path() + ": tensor \"" + tensor->name + "\""; }
+};
+
+struct TableShards {
+  std::int64_t shard_rows = 0;
+  std::vector<TensorRef> weights;  // by shard index
+  std::vector<TensorRef> scales;   // nvfp4 block scales by shard index
+};
+
+// Every safetensors file of the checkpoint, with the index's promises checked.
+std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::string, std::string>& index) {
+  if (!fs::is_directory(path)) return {path};
+  const fs::path index_path = path / "model.safetensors.index.json";
+  std::vector<fs::path> files;
+  if (fs::exists(index_path)) {
+    std::ifstream in(index_path);
+    nlohmann::json document;
+    try {
+      document = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(index_path.string() + ": not valid JSON: " + e.what());
+    }
+    if (!document.is_object() || !document.contains("weight_map") || !document["weight_map"].is_object())
+      throw InputError(index_path.string() + ": expected an object with a \"weight_map\" object");
+    for (const auto& [name, file] : document["weight_map"].items()) {
+      if (!file.is_string())
+        throw InputError(index_path.string() + ": weight_map entry \"" + name + "\" is not a file name");
+      index[name] = file.get<std::string>();
+    }
+    std::vector<std::string> names;
+    for (const auto& [name, file] : index) names.push_back(file);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (const auto& name : names) {
+      if (!fs::exists(path / name))
+        throw InputError(index_path.string() + ": names file " + name + ", which does not exist");
+      files.push_back(path / name);
+    }
+    return files;
+  }
+  for (const auto& entry : fs::directory_iterator(path))
+    if (entry.path().extension() == ".safetensors") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(path.string() + ": no .safetensors files and no index");
+  return files;
+}
+
+class SafetensorsPleCheckpoint final : public PleCheckpoint {
+ public:
+  SafetensorsPleCheckpoint(const fs::path& path, const ModelConfig& config,
+                           const CheckpointOptions& options) {
+    path_ = path.string();
+    std::map<std::string, std::string> index;
+    for (const auto& file : checkpoint_files(path, index))
+      files_.push_back(std::make_unique<SafetensorsFile>(file));
+
+    std::map<std::string, TensorRef> tensors;
+    for (const auto& file : files_) {
+      for (const auto& t : file->tensors()) {
+        const TensorRef ref{file.get(), &t};
+        if (auto [it, fresh] = tensors.emplace(t.name, ref); !fresh)
+          throw InputError(ref.where() + ": also in " + it->second.file->path());
+        if (!index.empty()) {
+          const auto listed = index.find(t.name);
+          const std::string base = fs::path(file->path()).filename().string();
+          if (listed == index.end() || listed->second != base)
+            throw InputError(ref.where() + ": not listed for this file in model.safetensors.index.json");
+        }
+      }
+    }
+    for (const auto& [name, file] : index)
+      if (!tensors.contains(name))
+        throw InputError((fs::path(path) / file).string() + ": lacks tensor \"" + name +
+                         "\" that model.safetensors.index.json lists");
+
+    const auto specs = derive_layer_specs(config);
+    for (const auto& spec : specs) load_table(config, spec, options, tensors);
+  }
+
+  [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::safetensors; }
+
+  void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                 std::span<std::uint8_t> scales) const override {
+    const PleTableInfo& info = table(d);
+    const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
+    const std::size_t row_bytes = info.layout.row_bytes();
+    const std::size_t scale_bytes = info.layout.scale_bytes();
+    if (begin < 0 || end > info.layout.rows || begin > end ||
+        rows.size() < static_cast<std::size_t>(end - begin) * row_bytes ||
+        scales.size() < static_cast<std::size_t>(end - begin) * scale_bytes)
+      throw InputError(path_ + ": read_rows out of range");
+    for (std::int64_t row = begin; row < end;) {
+      const std::int64_t shard = row / shards.shard_rows;
+      const std::int64_t shard_begin = shard * shards.shard_rows;
+      const std::int64_t stop = std::min(end, shard_begin + shards.shard_rows);
+      const auto count = static_cast<std::size_t>(stop - row);
+      const auto local = static_cast<std::size_t>(row - shard_begin);
+      const std::size_t out = static_cast<std::size_t>(row - begin);
+      copy_rows(shards.weights[static_cast<std::size_t>(shard)], local, count, row_bytes,
+                rows.data() + out * row_bytes);
+      if (scale_bytes != 0)
+        copy_rows(shards.scales[static_cast<std::size_t>(shard)], local, count, scale_bytes,
+                  scales.data() + out * scale_bytes);
+      row = stop;
+    }
+  }
+
+ private:
+  static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count,
+                        std::size_t row_bytes, std::uint8_t* out) {
+    ref.file->will_need(*ref.tensor, first * row_bytes, count * row_bytes);
+    const auto data = ref.file->data(*ref.tensor);
+    std::memcpy(out, data.data() + first * row_bytes, count * row_bytes);
+  }
+
+  void load_table(const ModelConfig& config, const PleLayerSpec& spec,
+                  const CheckpointOptions& options, const std::map<std::string, TensorRef>& tensors) {
+    const std::string prefix = layer_prefix(options.layer_prefix, spec.decoder_layer) + ".";
+    const std::string shard_prefix = "ngram_embedding.shard_";
+    const bool nvfp4 = config.quantization == TableQuantization::nvfp4;
+    const bool fp8 = config.quantization == TableQuantization::fp8;
+    const std::int64_t parts = config.split_ngram_parts;
+
+    PleTableInfo info;
+    info.ple_index = spec.ple_index;
+    info.decoder_layer = spec.decoder_layer;
+    info.layout.head_dim = spec.head_dim;
+    info.layout.rows = spec.padded_rows;
+    TableShards shards;
+    shards.shard_rows = spec.shard_rows;
+    shards.weights.resize(static_cast<std::size_t>(parts));
+    shards.scales.resize(static_cast<std::size_t>(parts));
+    std::optional<TensorRef> unsharded;
+    std::optional<TensorRef> global;
+    bool format_known = false;
+
+    auto expect_shape = [](const TensorRef& ref, std::vector<std::int64_t> shape) {
+      if (ref.tensor->shape != shape) {
+        StTensor expected;
+        expected.shape = shape;
+        throw InputError(ref.where() + ": shape " + ref.tensor->shape_string() + ", expected " +
+                         expected.shape_string());
+      }
+    };
+    auto take_weight_dtype = [&](const TensorRef& ref) {
+      RowFormat f;
+      switch (ref.tensor->dtype) {
+        case StDtype::F32: f = RowFormat::f32; break;
+        case StDtype::BF16: f = RowFormat::bf16; break;
+        case StDtype::F16: f = RowFormat::f16; break;
+        case StDtype::F8_E4M3: f = RowFormat::fp8; break;
+        case StDtype::U8: f = RowFormat::nvfp4; break;
+        default:
+          throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
+                           " is not a PLE row format");
+      }
+      if (!format_matches_config(f, config.quantization))
+        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
+                         " does not match ple_embedding_dtype = " + to_string(config.quantization) +
+                         " (packed rows are never cast)");
+      if (format_known && f != info.layout.format)
+        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
+                         " differs from the other shards' " + to_string(info.layout.format));
+      info.layout.format = f;
+      format_known = true;
+    };
+    auto read_buffer = [&](const TensorRef& ref, std::size_t length, std::vector<std::int64_t>& out) {
+      if (ref.tensor->dtype != StDtype::I64)
+        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + ", expected I64");
+      expect_shape(ref, {static_cast<std::int64_t>(length)});
+      out.resize(length);
+      std::memcpy(out.data(), ref.file->data(*ref.tensor).data(), length * sizeof(std::int64_t));
+    };
+
+    for (auto it = tensors.lower_bound(prefix); it != tensors.end() && it->first.starts_with(prefix); ++it) {
+      const std::string name = it->first.substr(prefix.size());
+      const TensorRef& ref = it->second;
+      const std::string leaf = name.substr(name.rfind('.') + 1);
+      if (leaf.starts_with("hashstats_") || leaf == "token_lookup") continue;
+      if (name == "layer_multipliers") {
+        read_buffer(ref, static_cast<std::size_t>(spec.ngram_size), info.multipliers);
+      } else if (name == "ngram_heads_vocab_sizes") {
+        read_buffer(ref, static_cast<std::size_t>(spec.total_heads()), info.head_sizes);
+      } else if (name == "ngram_heads_offsets") {
+        read_buffer(ref, static_cast<std::size_t>(spec.total_heads()), info.head_offsets);
+      } else if (name == (nvfp4 ? "ngram_embedding.weight_scale_2" : "ngram_embedding.weight_scale") &&
+                 (fp8 || nvfp4)) {
+        global = ref;
+      } else if (name.starts_with(shard_prefix)) {
+        const std::string rest = name.substr(shard_prefix.size());
+        const auto dot = rest.find('.');
+        const std::string number = rest.substr(0, dot);
+        const std::string suffix = dot == std::string::npos ? "" : rest.substr(dot + 1);
+        if (number.empty() || number.size() > 9 ||
+            !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+            (suffix != "weight" && !(nvfp4 && suffix == "weight_scale"))) {
+          log_warning(ref.where() + ": not a PLE shard tensor; ignored");
+          continue;
+        }
+        const std::int64_t shard = std::stoll(number);
+        if (shard >= parts)
+          throw InputError(ref.where() + ": shard index " + std::to_string(shard) +
+                           " >= split_ngram_parts = " + std::to_string(parts));
+        const std::int64_t expected_rows =
+            std::max<std::int64_t>(0, std::min(spec.shard_rows, spec.padded_rows - shard * spec.shard_rows));
+        auto& slot = (suffix == "weight" ? shards.weights : shards.scales)[static_cast<std::size_t>(shard)];
+        if (slot.tensor != nullptr)
+          throw InputError(ref.where() + ": duplicate of shard " + std::to_string(shard) + " (" +
+                           slot.where() + ")");
+        if (suffix == "weight") {
+          take_weight_dtype(ref);
+          expect_shape(ref, {expected_rows, static_cast<std::int64_t>(info.layout.row_bytes() /
+                                                                      (dtype_size(ref.tensor->dtype)))});
+        } else {
+          if (ref.tensor->dtype != StDtype::F8_E4M3)
+            throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
+                             ", expected F8_E4M3 block scales (packed bytes are never cast)");
+          expect_shape(ref, {expected_rows, spec.head_dim / kernels::k_nvfp4_block});
+        }
+        slot = ref;
+      } else if (nvfp4 && (name == "ngram_embedding.weight" || name == "ngram_embedding.weight_scale")) {
+        throw InputError(ref.where() + ": NVFP4 tables must be stored as " + shard_prefix +
+                         "<i>.weight and .weight_scale shards, not unsharded");
+      } else if (name == "ngram_embedding.weight") {
+        take_weight_dtype(ref);
+        expect_shape(ref, {spec.padded_rows, static_cast<std::int64_t>(info.layout.row_bytes() /
+                                                                       dtype_size(ref.tensor->dtype))});
+        unsharded = ref;
+      } else {
+        log_warning(ref.where() + ": unexpected tensor under the PLE prefix; ignored");
+      }
+    }
+
+    const std::string layer = path_ + ": PLE layer " + std::to_string(spec.ple_index) +
+                              " (decoder layer " + std::to_string(spec.decoder_layer) + ", prefix " +
+                              prefix + ")";
+    if (!format_known) throw InputError(layer + ": no ngram_embedding tensors");
+    if (unsharded) {
+      if (std::any_of(shards.weights.begin(), shards.weights.end(), [](const TensorRef& r) { return r.tensor; }))
+        throw InputError(unsharded->where() + ": both sharded and unsharded tables present");
+      shards.shard_rows = spec.padded_rows;
+      shards.weights = {*unsharded};
+    } else {
+      for (std::int64_t i = 0; i < parts && i * spec.shard_rows < spec.padded_rows; ++i) {
+        const auto s = static_cast<std::size_t>(i);
+        if (shards.weights[s].tensor == nullptr)
+          throw InputError(layer + ": shard " + std::to_string(i) + " (rows " +
+                           std::to_string(i * spec.shard_rows) + "..) is missing: incomplete row coverage");
+        if (nvfp4 && shards.scales[s].tensor == nullptr)
+          throw InputError(layer + ": shard " + std::to_string(i) + " has no weight_scale");
+      }
+    }
+    if (fp8 || nvfp4) {
+      const char* name = nvfp4 ? "ngram_embedding.weight_scale_2" : "ngram_embedding.weight_scale";
+      if (!global) throw InputError(layer + ": global scale " + name + " is missing");
+      if (global->tensor->dtype != StDtype::F32 ||
+          (global->tensor->shape.size() > 1) ||
+          (global->tensor->shape.size() == 1 && global->tensor->shape[0] != 1))
+        throw InputError(global->where() + ": expected one F32 value, got " +
+                         to_string(global->tensor->dtype) + " " + global->tensor->shape_string());
+      std::memcpy(&info.global_scale, global->file->data(*global->tensor).data(), sizeof(float));
+      if (!std::isfinite(info.global_scale))
+        throw InputError(global->where() + ": global scale is " + std::to_string(info.global_scale));
+    }
+    tables_.push_back(std::move(info));
+    shards_.push_back(std::move(shards));
+  }
+
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<TableShards> shards_;
+};
+
+}  // namespace
+
+std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(const std::filesystem::path& path,
+                                                           const ModelConfig& config,
+                                                           const CheckpointOptions& options) {
+  return std::make_unique<SafetensorsPleCheckpoint>(path, config, options);
+}
+
+}  // namespace pleshard::detail
+
+namespace pleshard::detail {
+
+void write_safetensors_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
+                                  const std::vector<TableSource>& tables, const WriteOptions& options,
+                                  const std::function<void(std::uint64_t)>& progress) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path) && !fs::is_directory(path))
+    throw InputError(path.string() + ": exists and is not a directory");
+  fs::create_directories(path);
+  const int files = std::max(1, options.files);
+
+  // Every tensor in write order; shards are dealt to files in contiguous runs.
+  struct Planned {
+    int file;
+    StTensorSource source;
+  };
+  std::vector<Planned> planned;
+  const std::int64_t parts = config.split_ngram_parts;
+  for (const auto& table : tables) {
+    const PleTableInfo& info = table.info;
+    const std::string prefix = layer_prefix(options.layer_prefix, info.decoder_layer) + ".";
+    const std::size_t row_bytes = info.layout.row_bytes();
+    const std::size_t scale_bytes = info.layout.scale_bytes();
+    const std::int64_t shard_rows = (info.layout.rows + parts - 1) / parts;
+    const auto t = static_cast<std::int64_t>(&table - tables.data());
+    const auto file_of = [&](std::int64_t shard) {
+      return static_cast<int>((t * parts + shard) * files / (static_cast<std::int64_t>(tables.size()) * parts));
+    };
+    const auto buffer = [](const std::vector<std::int64_t>& values) {
+      return [values](std::uint64_t offset, std::span<std::uint8_t> chunk) {
+        std::memcpy(chunk.data(), reinterpret_cast<const std::uint8_t*>(values.data()) + offset, chunk.size());
+      };
+    };
+    if (!info.multipliers.empty())
+      planned.push_back({file_of(0), {prefix + "layer_multipliers", StDtype::I64,
+                                      {static_cast<std::int64_t>(info.multipliers.size())}, 8, buffer(info.multipliers)}});
+    if (!info.head_sizes.empty())
+      planned.push_back({file_of(0), {prefix + "ngram_heads_vocab_sizes", StDtype::I64,
+                                      {static_cast<std::int64_t>(info.head_sizes.size())}, 8, buffer(info.head_sizes)}});
+    if (!info.head_offsets.empty())
+      planned.push_back({file_of(0), {prefix + "ngram_heads_offsets", StDtype::I64,
+                                      {static_cast<std::int64_t>(info.head_offsets.size())}, 8, buffer(info.head_offsets)}});
+    if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
+      const float scale = info.global_scale;
+      planned.push_back({file_of(0), {prefix + (info.layout.format == RowFormat::nvfp4
+                                                    ? "ngram_embedding.weight_scale_2"
+                                                    : "ngram_embedding.weight_scale"),
+                                      StDtype::F32, {}, 4,
+                                      [scale](std::uint64_t, std::span<std::uint8_t> chunk) {
+                                        std::memcpy(chunk.data(), &scale, sizeof scale);
+                                      }}});
+    }
+    StDtype weight_dtype = StDtype::U8;
+    switch (info.layout.format) {
+      case RowFormat::f32: weight_dtype = StDtype::F32; break;
+      case RowFormat::bf16: weight_dtype = StDtype::BF16; break;
+      case RowFormat::f16: weight_dtype = StDtype::F16; break;
+      case RowFormat::fp8: weight_dtype = StDtype::F8_E4M3; break;
+      case RowFormat::nvfp4: weight_dtype = StDtype::U8; break;
+    }
+    for (std::int64_t shard = 0; shard < parts; ++shard) {
+      const std::int64_t first = shard * shard_rows;
+      const std::int64_t rows = std::max<std::int64_t>(0, std::min(shard_rows, info.layout.rows - first));
+      const std::string name = prefix + "ngram_embedding.shard_" + std::to_string(shard);
+      const RowSource source = table.rows;
+      // Rows come from the source once per band; the scales tensor re-reads its band.
+      const auto rows_of = [source, first, row_bytes, scale_bytes](bool want_scales) {
+        const std::size_t width = want_scales ? scale_bytes : row_bytes;
+        return [=](std::uint64_t offset, std::span<std::uint8_t> chunk) {
+          const auto begin = first + static_cast<std::int64_t>(offset / width);
+          const auto count = static_cast<std::int64_t>(chunk.size() / width);
+          std::vector<std::uint8_t> other(static_cast<std::size_t>(count) * (want_scales ? row_bytes : scale_bytes));
+          if (want_scales) {
+            source(begin, begin + count, other, chunk);
+          } else {
+            source(begin, begin + count, chunk, other);
+          }
+        };
+      };
+      planned.push_back({file_of(shard), {name + ".weight", weight_dtype,
+                                          {rows, static_cast<std::int64_t>(row_bytes / dtype_size(weight_dtype))},
+                                          row_bytes, rows_of(false)}});
+      if (scale_bytes != 0)
+        planned.push_back({file_of(shard), {name + ".weight_scale", StDtype::F8_E4M3,
+                                            {rows, static_cast<std::int64_t>(scale_bytes)}, scale_bytes, rows_of(true)}});
+    }
+  }
+
+  const auto file_name = [&](int f) {
+    if (files == 1) return std::string("model.safetensors");
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05d-of-%05d.safetensors", f + 1, files);
+    return std::string(name);
+  };
+  nlohmann::json weight_map = nlohmann::json::object();
+  std::uint64_t total_before = 0;
+  std::uint64_t total_bytes = 0;
+  for (int f = 0; f < files; ++f) {
+    std::vector<StTensorSource> sources;
+    for (const auto& p : planned)
+      if (p.file == f) {
+        sources.push_back(p.source);
+        weight_map[p.source.name] = file_name(f);
+      }
+    write_safetensors(path / file_name(f), sources, {{"format", "pt"}, {"producer", "pleshard"}},
+                      [&](std::uint64_t bytes) {
+                        total_bytes = total_before + bytes;
+                        if (progress) progress(total_bytes);
+                      });
+    total_before = total_bytes;
+  }
+  if (files > 1) {
+    const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}}, {"weight_map", weight_map}};
+    std::ofstream(path / "model.safetensors.index.json.partial") << index.dump(1) << "\n";
+    fs::rename(path / "model.safetensors.index.json.partial", path / "model.safetensors.index.json");
+  }
+  std::ofstream(path / "config.json.partial") << to_json(config).dump(1) << "\n";
+  fs::rename(path / "config.json.partial", path / "config.json");
+}
+
+}  // namespace pleshard::detail

@@ -1,0 +1,23 @@
+#pragma once
+// The vLLM safetensors PLE layout (read side): per-layer tensors under a prefix,
+// tables split into `split_ngram_parts` row shards.
+
+#include <memory>
+
+#include "ckpt/ple_checkpoint.hpp"
+
+namespace pleshard::detail {
+
+[[nodiscard]] std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(
+    const std::filesystem::path& path, const ModelConfig& config, const CheckpointOptions& options);
+
+// Writes the vLLM layout into directory `path`: split_ngram_parts shards per table spread
+// over `options.files` files (with model.safetensors.index.json when more than one).
+void write_safetensors_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
+                                  const std::vector<TableSource>& tables, const WriteOptions& options,
+                                  const std::function<void(std::uint64_t)>& progress);
+
+// The tensor-name prefix of a decoder layer (1-based) under `pattern` ("{L}" is 0-based).
+[[nodiscard]] std::string layer_prefix(const std::string& pattern, int decoder_layer);
+
+}  // namespace pleshard::detail

@@ -1,0 +1,31 @@
+#pragma once
+// Synthetic PLE tables of any size, generated row by row (so writing them needs bounded
+// memory) and reproducible from (seed, PLE index, row, column) alone.
+
+#include <cstdint>
+#include <vector>
+
+#include "ckpt/ple_checkpoint.hpp"
+
+namespace pleshard {
+
+// Values lie in (-k_synthetic_amax, k_synthetic_amax]: a sum of four uniforms, roughly
+// Gaussian with standard deviation 0.0115. The bound stands in for the table's amax when
+// choosing FP8/NVFP4 global scales, so tables are written in one pass.
+inline constexpr float k_synthetic_amax = 0.04f;
+
+[[nodiscard]] float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column);
+
+// One TableSource per PLE layer of `config`, stored as `format` (which must match the
+// config's ple_embedding_dtype), with the derived hash buffers.
+[[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format,
+                                                        std::uint64_t seed);
+
+// TableSources that read an open checkpoint (for conversion): bytes are copied, never
+// re-encoded.
+[[nodiscard]] std::vector<TableSource> checkpoint_tables(const PleCheckpoint& checkpoint);
+
+// The format a config implies when none is asked for: its quantization, else bf16.
+[[nodiscard]] RowFormat default_format(const ModelConfig& config);
+
+}  // namespace pleshard

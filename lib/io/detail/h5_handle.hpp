@@ -1,0 +1,48 @@
+#pragma once
+// RAII for HDF5 identifiers, and the small checked helpers the HDF5 writers share.
+
+#include <hdf5.h>
+
+#include <string>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace pleshard::detail {
+
+class H5Id {
+ public:
+  H5Id() = default;
+  H5Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  H5Id(H5Id&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
+  H5Id& operator=(H5Id&& o) noexcept {
+    std::swap(id_, o.id_);
+    std::swap(close_, o.close_);
+    return *this;
+  }
+  ~H5Id() {
+    if (id_ >= 0 && close_ != nullptr) close_(id_);
+  }
+  [[nodiscard]] hid_t get() const { return id_; }
+  [[nodiscard]] bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+// pleshard reports HDF5 failures by return value; HDF5's own error-stack printing is off.
+inline void quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+inline H5Id h5_check(hid_t id, herr_t (*close)(hid_t), const std::string& what) {
+  if (id < 0) throw InputError(what);
+  return H5Id(id, close);
+}
+
+inline void h5_check(herr_t status, const std::string& what) {
+  if (status < 0) throw InputError(what);
+}
+
+}  // namespace pleshard::detail

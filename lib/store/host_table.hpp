@@ -1,0 +1,39 @@
+#pragma once
+// The host storage tier: one table's row range held in host memory, looked up by the
+// Kokkos kernel. Ids outside the range give zero rows.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ckpt/ple_checkpoint.hpp"
+
+namespace pleshard {
+
+struct RowRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  [[nodiscard]] std::int64_t size() const { return end - begin; }
+};
+
+class HostTable {
+ public:
+  // Reads rows [range.begin, range.end) of table `ple_index` from the checkpoint.
+  HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range);
+
+  [[nodiscard]] kernels::TableView view() const;
+  [[nodiscard]] const TableLayout& layout() const { return layout_; }
+  [[nodiscard]] RowRange range() const { return range_; }
+
+  // out: ids.size() * head_dim elements of `dtype`.
+  void lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const;
+
+ private:
+  TableLayout layout_;
+  RowRange range_;
+  float global_scale_ = 1.0f;
+  std::vector<std::uint8_t> rows_;
+  std::vector<std::uint8_t> scales_;
+};
+
+}  // namespace pleshard

@@ -14,6 +14,8 @@ using Action = std::function<int()>;
 void add_ids_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, Action& action);
 void add_bench_command(CLI::App& app, Action& action);
+void add_ckpt_command(CLI::App& app, Action& action);
+void add_embed_command(CLI::App& app, Action& action);
 
 // Rank in MPI_COMM_WORLD; only rank 0 prints results.
 [[nodiscard]] int world_rank();

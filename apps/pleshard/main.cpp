@@ -22,6 +22,8 @@ int run_cli(int argc, char** argv) {
   app::Action action;
   app::add_ids_command(cli, action);
   app::add_run_command(cli, action);
+  app::add_embed_command(cli, action);
+  app::add_ckpt_command(cli, action);
   app::add_bench_command(cli, action);
 
   const int rank = app::world_rank();

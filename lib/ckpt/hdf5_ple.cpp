@@ -95,6 +95,7 @@ H5Id create_rows_dataset(hid_t group, const char* name, std::int64_t rows, std::
   const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(width)};
   H5Id space = check(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
   H5Id plist = check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+  check(H5Pset_obj_track_times(plist.get(), 0), "H5Pset_obj_track_times");  // reproducible bytes
   if (rows > 0 && width > 0) {
     const hsize_t chunk[2] = {chunk_rows(width, rows), static_cast<hsize_t>(width)};
     check(H5Pset_chunk(plist.get(), 2, chunk), "H5Pset_chunk");

@@ -28,11 +28,4 @@ void ProgressMeter::update(std::uint64_t done_bytes) {
                rate * 1e-9, rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
 }
 
-void ProgressMeter::finish() {
-  if (!enabled_) return;
-  const double s = seconds();
-  std::fprintf(stderr, "%s: %.3f GB in %.2f s, %.3f GB/s\n", label_.c_str(),
-               static_cast<double>(done_) * 1e-9, s, static_cast<double>(done_) * 1e-9 / s);
-}
-
 }  // namespace pleshard

@@ -12,7 +12,6 @@ class ProgressMeter {
  public:
   ProgressMeter(std::string label, std::uint64_t total_bytes, bool enabled);
   void update(std::uint64_t done_bytes);
-  void finish();  // final line with the average rate
   [[nodiscard]] double seconds() const;
 
  private:

@@ -36,12 +36,17 @@ void write_embeddings_h5(const std::filesystem::path& path, std::span<const std:
                          H5Fclose, partial.string() + ": cannot create");
     const hsize_t requests = query_start_loc.size();
     H5Id qsl_space = h5_check(H5Screate_simple(1, &requests, nullptr), H5Sclose, "H5Screate_simple");
+    H5Id qsl_dcpl = h5_check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+    h5_check(H5Pset_obj_track_times(qsl_dcpl.get(), 0), "H5Pset_obj_track_times");
     H5Id qsl = h5_check(H5Dcreate2(file.get(), "query_start_loc", H5T_STD_I64LE, qsl_space.get(),
-                                   H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                                   H5P_DEFAULT, qsl_dcpl.get(), H5P_DEFAULT),
                         H5Dclose, partial.string() + ": cannot create /query_start_loc");
     h5_check(H5Dwrite(qsl.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, query_start_loc.data()),
              partial.string() + ": cannot write /query_start_loc");
 
+    // No object timestamps, so that the same embeddings give the same bytes.
+    H5Id dcpl = h5_check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+    h5_check(H5Pset_obj_track_times(dcpl.get(), 0), "H5Pset_obj_track_times");
     const H5Id type = output_type(dtype);
     const std::int64_t tokens = query_start_loc.empty() ? 0 : query_start_loc.back();
     const hsize_t dims[2] = {static_cast<hsize_t>(tokens), static_cast<hsize_t>(ple_embed_dim)};
@@ -50,7 +55,7 @@ void write_embeddings_h5(const std::filesystem::path& path, std::span<const std:
     for (const auto& layer : layers) {
       const std::string name = "ple_" + std::to_string(layer.ple_index);
       H5Id set = h5_check(H5Dcreate2(file.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT),
+                                     dcpl.get(), H5P_DEFAULT),
                           H5Dclose, partial.string() + ": cannot create /" + name);
       if (tokens > 0)
         h5_check(H5Dwrite(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, layer.data.data()),

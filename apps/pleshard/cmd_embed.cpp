@@ -1,0 +1,61 @@
+// pleshard embed --config CONFIG --checkpoint PATH --batch BATCH.json --out OUT.h5
+
+#include <string>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "cli.hpp"
+#include "core/collective.hpp"
+#include "engine/embed.hpp"
+#include "io/batch_json.hpp"
+
+namespace pleshard::app {
+
+namespace {
+
+struct EmbedOptions {
+  std::string config;
+  std::string checkpoint;
+  std::string batch;
+  std::string out;
+  std::string storage = "host";
+  std::string out_dtype = "float32";
+  std::string layer_prefix = k_default_layer_prefix;
+};
+
+}  // namespace
+
+void add_embed_command(CLI::App& app, Action& action) {
+  auto o = std::make_shared<EmbedOptions>();
+  CLI::App* cmd = app.add_subcommand("embed", "Embeddings of a batch for every PLE layer, to HDF5");
+  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
+  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
+  cmd->add_option("--batch", o->batch, "BATCH.json")->required();
+  cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
+      ->required();
+  cmd->add_option("--storage", o->storage, "Storage tier (host)")
+      ->check(CLI::IsMember({"host"}))
+      ->capture_default_str();
+  cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
+      ->capture_default_str();
+  cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
+      ->capture_default_str();
+  cmd->callback([&action, o] {
+    action = [o] {
+      collective_try(MPI_COMM_WORLD, [&] {
+        if (world_rank() != 0) return;
+        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config);
+        CheckpointOptions options;
+        options.layer_prefix = o->layer_prefix;
+        const auto checkpoint = open_ple_checkpoint(o->checkpoint, config, options);
+        const TokenBatch batch = load_batch_json(o->batch, config);
+        const OutDtype dtype = parse_out_dtype(o->out_dtype);
+        write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype),
+                            config.ple_embed_dim, dtype);
+      });
+      return 0;
+    };
+  });
+}
+
+}  // namespace pleshard::app

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+echo "== parser and format tests under AddressSanitizer + UBSan"
+scripts/test-sanitizers.sh
 echo "== consumer project against the installed package"
 rm -rf build/install build/consumer
 cmake --install build --prefix build/install >/dev/null

@@ -138,6 +138,10 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
                        std::to_string(t.end) + "] hold " + std::to_string(t.end - t.begin) +
                        " bytes, but " + info->name + " " + t.shape_string() + " needs " +
                        std::to_string(expected_bytes));
+    if (t.end > data_size)
+      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +
+                       std::to_string(t.end) + "] run past the data area of " +
+                       std::to_string(data_size) + " bytes (out of bounds, or a truncated file)");
     tensors_.push_back(std::move(t));
   }
 

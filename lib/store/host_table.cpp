@@ -1,21 +1,36 @@
 #include "store/host_table.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "kernels/host/lookup_host.hpp"
 
 namespace pleshard {
 
+RowRange balanced_range(std::int64_t rows, int parts, int index) {
+  const std::int64_t base = rows / parts;
+  const std::int64_t extra = rows % parts;
+  const std::int64_t begin = index * base + std::min<std::int64_t>(index, extra);
+  return {begin, begin + base + (index < extra ? 1 : 0)};
+}
+
 HostTable::HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range)
-    : layout_(checkpoint.table(ple_index).layout),
-      range_(range),
-      global_scale_(checkpoint.table(ple_index).global_scale) {
+    : HostTable(TableSource{checkpoint.table(ple_index),
+                            [&checkpoint, ple_index](std::int64_t begin, std::int64_t end,
+                                                     std::span<std::uint8_t> rows,
+                                                     std::span<std::uint8_t> scales) {
+                              checkpoint.read_rows(ple_index, begin, end, rows, scales);
+                            }},
+                range) {}
+
+HostTable::HostTable(const TableSource& source, RowRange range)
+    : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale) {
   if (range.begin < 0 || range.end > layout_.rows || range.begin > range.end)
-    throw InputError(checkpoint.path() + ": row range [" + std::to_string(range.begin) + ", " +
-                     std::to_string(range.end) + ") outside the table's " +
-                     std::to_string(layout_.rows) + " rows");
+    throw InputError("row range [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
+                     ") outside the table's " + std::to_string(layout_.rows) + " rows");
   rows_.resize(static_cast<std::size_t>(range.size()) * layout_.row_bytes());
   scales_.resize(static_cast<std::size_t>(range.size()) * layout_.scale_bytes());
-  checkpoint.read_rows(ple_index, range.begin, range.end, rows_, scales_);
+  source.rows(range.begin, range.end, rows_, scales_);
 }
 
 kernels::TableView HostTable::view() const {

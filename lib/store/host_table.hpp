@@ -16,10 +16,16 @@ struct RowRange {
   [[nodiscard]] std::int64_t size() const { return end - begin; }
 };
 
+// Part `index` of `parts` contiguous, balanced ranges of [0, rows): sizes differ by at most
+// one, earlier parts taking the extra rows.
+[[nodiscard]] RowRange balanced_range(std::int64_t rows, int parts, int index);
+
 class HostTable {
  public:
   // Reads rows [range.begin, range.end) of table `ple_index` from the checkpoint.
   HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range);
+  // Takes rows [range.begin, range.end) of the table `source` produces.
+  HostTable(const TableSource& source, RowRange range);
 
   [[nodiscard]] kernels::TableView view() const;
   [[nodiscard]] const TableLayout& layout() const { return layout_; }

@@ -1,0 +1,178 @@
+// Round trips: make -> verify -> inspect; make (safetensors) -> convert (HDF5) -> embed
+// gives identical bytes for every format; embed against a reference decode.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/ple_checkpoint.hpp"
+#include "core/error.hpp"
+#include "ckpt/synthetic.hpp"
+#include "engine/embed.hpp"
+#include "format/reference_formats.hpp"
+#include "hash/ngram_ids.hpp"
+#include "hash/random_batches.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+
+struct FormatCase {
+  const char* dtype;  // config's ple_embedding_dtype
+  RowFormat format;
+};
+
+const FormatCase k_formats[] = {{nullptr, RowFormat::f32},
+                                {nullptr, RowFormat::bf16},
+                                {nullptr, RowFormat::f16},
+                                {"float8_e4m3fn", RowFormat::fp8},
+                                {"nvfp4", RowFormat::nvfp4}};
+
+// Reference decode of one stored value, from the format definitions (test-side code).
+float reference_value(const PleTableInfo& info, const std::uint8_t* row, const std::uint8_t* scales, int j) {
+  switch (info.layout.format) {
+    case RowFormat::f32: {
+      float v;
+      std::memcpy(&v, row + 4 * j, 4);
+      return v;
+    }
+    case RowFormat::bf16: {
+      const std::uint32_t b = static_cast<std::uint32_t>(row[2 * j] | (row[2 * j + 1] << 8)) << 16;
+      float v;
+      std::memcpy(&v, &b, 4);
+      return v;
+    }
+    case RowFormat::f16: {
+      _Float16 h;
+      std::memcpy(&h, row + 2 * j, 2);
+      return static_cast<float>(h);
+    }
+    case RowFormat::fp8:
+      return static_cast<float>(reference::e4m3_value(row[j])) * info.global_scale;
+    case RowFormat::nvfp4: {
+      const std::uint8_t nibble = j % 2 == 0 ? row[j / 2] & 0xF : row[j / 2] >> 4;
+      return (static_cast<float>(reference::e2m1_value(nibble)) *
+              static_cast<float>(reference::e4m3_value(scales[j / 16]))) * info.global_scale;
+    }
+  }
+  return 0;
+}
+
+TokenBatch test_batch(const ModelConfig& config) {
+  std::mt19937_64 rng(8);
+  TokenBatch batch(config.ngram_size);
+  for (const auto& r : random_requests(rng, config, 6, 30)) batch.add_request(r.tokens, r.context);
+  return batch;
+}
+
+TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
+  for (const auto& fc : k_formats) {
+    SCOPED_TRACE(to_string(fc.format));
+    const ScratchDir dir;
+    const ModelConfig config = small_config(fc.dtype);
+    const auto tables = synthetic_tables(config, fc.format, 77);
+    write_checkpoint(dir / "st", config, tables, {CheckpointKind::safetensors, 3});
+    const auto st = open_ple_checkpoint(dir / "st", load_checkpoint_config(dir / "st"));
+    st->verify_data({});
+    write_checkpoint(dir / "t.h5", config, checkpoint_tables(*st), {CheckpointKind::hdf5});
+    const auto h5 = open_ple_checkpoint(dir / "t.h5", load_checkpoint_config(dir / "t.h5"));
+    h5->verify_data({});
+    write_checkpoint(dir / "back", config, checkpoint_tables(*h5), {CheckpointKind::safetensors, 1});
+    const auto back = open_ple_checkpoint(dir / "back", config);
+
+    for (int d = 0; d < config.num_ple_layers(); ++d) {
+      const auto& info = st->table(d);
+      EXPECT_EQ(info.layout.format, fc.format);
+      EXPECT_EQ(info.global_scale, h5->table(d).global_scale);
+      EXPECT_EQ(info.multipliers, derive_layer_spec(config, d).multipliers);
+      // Stored rows: identical in all three checkpoints, and the synthetic values encoded.
+      const auto n = static_cast<std::size_t>(info.layout.rows);
+      std::vector<std::uint8_t> a(n * info.layout.row_bytes()), b(a.size()), c(a.size());
+      std::vector<std::uint8_t> sa(n * info.layout.scale_bytes()), sb(sa.size()), sc(sa.size());
+      st->read_rows(d, 0, info.layout.rows, a, sa);
+      h5->read_rows(d, 0, info.layout.rows, b, sb);
+      back->read_rows(d, 0, info.layout.rows, c, sc);
+      ASSERT_EQ(a, b);
+      ASSERT_EQ(a, c);
+      ASSERT_EQ(sa, sb);
+      ASSERT_EQ(sa, sc);
+      for (std::int64_t r : {std::int64_t{0}, std::int64_t{311}, info.layout.rows - 1}) {
+        const std::uint8_t* row = a.data() + r * info.layout.row_bytes();
+        const std::uint8_t* scales = sa.data() + r * info.layout.scale_bytes();
+        for (int j = 0; j < info.layout.head_dim; ++j) {
+          const float truth = synthetic_value(77, d, r, j);
+          const float got = reference_value(info, row, scales, j);
+          const float tolerance = fc.format == RowFormat::nvfp4 ? 0.02f : fc.format == RowFormat::fp8 ? 0.003f : 2e-4f;
+          ASSERT_NEAR(got, truth, tolerance) << "row " << r << " col " << j;
+        }
+      }
+    }
+
+    const TokenBatch batch = test_batch(config);
+    for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
+      const auto from_st = embed_batch(config, *st, batch, dtype);
+      const auto from_h5 = embed_batch(config, *h5, batch, dtype);
+      ASSERT_EQ(from_st.size(), from_h5.size());
+      for (std::size_t d = 0; d < from_st.size(); ++d) ASSERT_EQ(from_st[d].data, from_h5[d].data);
+      write_embeddings_h5(dir / "e_st.h5", batch.query_start_loc, from_st, config.ple_embed_dim, dtype);
+      write_embeddings_h5(dir / "e_h5.h5", batch.query_start_loc, from_h5, config.ple_embed_dim, dtype);
+      std::ifstream x(dir / "e_st.h5", std::ios::binary), y(dir / "e_h5.h5", std::ios::binary);
+      ASSERT_EQ(std::string(std::istreambuf_iterator<char>(x), {}), std::string(std::istreambuf_iterator<char>(y), {}))
+          << "output files differ";
+    }
+
+    // embed against the reference decode of the rows the ids name.
+    const auto embedded = embed_batch(config, *h5, batch, OutDtype::f32);
+    for (int d = 0; d < config.num_ple_layers(); ++d) {
+      const auto& info = h5->table(d);
+      const auto ids = compute_ngram_ids(derive_layer_spec(config, d), batch);
+      std::vector<std::uint8_t> row(info.layout.row_bytes()), scales(info.layout.scale_bytes());
+      const float* out = reinterpret_cast<const float*>(embedded[static_cast<std::size_t>(d)].data.data());
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        h5->read_rows(d, ids[i], ids[i] + 1, row, scales);
+        for (int j = 0; j < info.layout.head_dim; ++j)
+          ASSERT_EQ(out[i * info.layout.head_dim + j], reference_value(info, row.data(), scales.data(), j))
+              << "layer " << d << " id " << ids[i] << " col " << j;
+      }
+    }
+  }
+}
+
+TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("nvfp4", 5);
+  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::nvfp4, 3), {});
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  const auto& info = ckpt->table(1);
+  const std::int64_t shard_rows = derive_layer_spec(config, 1).shard_rows;
+  std::vector<std::uint8_t> all(info.layout.rows * info.layout.row_bytes()), all_s(info.layout.rows * info.layout.scale_bytes());
+  ckpt->read_rows(1, 0, info.layout.rows, all, all_s);
+  for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{shard_rows - 3, shard_rows + 4},
+                      {0, 1}, {info.layout.rows - 1, info.layout.rows}, {7, 7}, {1, 3 * shard_rows + 1}}) {
+    std::vector<std::uint8_t> part((e - b) * info.layout.row_bytes()), scales((e - b) * info.layout.scale_bytes());
+    ckpt->read_rows(1, b, e, part, scales);
+    EXPECT_TRUE(std::equal(part.begin(), part.end(), all.begin() + b * info.layout.row_bytes()));
+    EXPECT_TRUE(std::equal(scales.begin(), scales.end(), all_s.begin() + b * info.layout.scale_bytes()));
+  }
+  std::vector<std::uint8_t> none;
+  EXPECT_THROW(ckpt->read_rows(1, 0, info.layout.rows + 1, all, all_s), InputError);
+}
+
+TEST(Checkpoints, HashBuffersInTheCheckpointAreAuthoritative) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config();
+  auto tables = synthetic_tables(config, RowFormat::bf16, 5);
+  tables[0].info.multipliers[1] += 2;  // a checkpoint hashed differently
+  write_checkpoint(dir / "st", config, tables, {});
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  const PleLayerSpec derived = derive_layer_spec(config, 0);
+  const PleLayerSpec used = hashing_spec(derived, ckpt->table(0), ckpt->path());
+  EXPECT_EQ(used.multipliers, tables[0].info.multipliers);
+  EXPECT_NE(used.multipliers, derived.multipliers);
+  const TokenBatch batch = test_batch(config);
+  EXPECT_NE(compute_ngram_ids(used, batch), compute_ngram_ids(derived, batch));
+}
+
+}  // namespace

@@ -1,0 +1,82 @@
+// Every rank reads only its balanced row range of an HDF5 checkpoint, collectively through
+// MPI-IO when HDF5 is parallel and independently otherwise, and of a safetensors one;
+// each range equals the same rows read on one process. Runs on 1..4 ranks.
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/synthetic.hpp"
+#include "store/host_table.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+
+TEST(RankRanges, BalancedRangesCoverEveryRowOnce) {
+  for (std::int64_t rows : {0, 1, 7, 128, 1001}) {
+    for (int parts = 1; parts <= 9; ++parts) {
+      std::int64_t next = 0;
+      for (int i = 0; i < parts; ++i) {
+        const RowRange r = balanced_range(rows, parts, i);
+        EXPECT_EQ(r.begin, next);
+        EXPECT_LE(r.size() - rows / parts, 1);
+        next = r.end;
+      }
+      EXPECT_EQ(next, rows);
+    }
+  }
+}
+
+TEST(RankRanges, EachRankReadsItsRangeOfEveryTable) {
+  int rank = 0;
+  int ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const ModelConfig config = small_config("nvfp4", 5);
+  const auto dir = std::filesystem::temp_directory_path() / ("pleshard_rank_ranges_" + std::to_string(ranks));
+  if (rank == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto tables = synthetic_tables(config, RowFormat::nvfp4, 11);
+    write_checkpoint(dir / "t.h5", config, tables, {CheckpointKind::hdf5});
+    write_checkpoint(dir / "st", config, tables, {CheckpointKind::safetensors, 2});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // The expected rows, read on this process alone; closed before the shared opens,
+  // since HDF5 would otherwise reuse this open file instead of opening it through MPI-IO.
+  std::vector<std::vector<std::uint8_t>> expected_rows;
+  std::vector<std::vector<std::uint8_t>> expected_scales;
+  {
+    const auto serial = open_ple_checkpoint(dir / "t.h5", config);
+    for (const auto& info : serial->tables()) {
+      const RowRange range = balanced_range(info.layout.rows, ranks, rank);
+      expected_rows.emplace_back(static_cast<std::size_t>(range.size()) * info.layout.row_bytes());
+      expected_scales.emplace_back(static_cast<std::size_t>(range.size()) * info.layout.scale_bytes());
+      serial->read_rows(info.ple_index, range.begin, range.end, expected_rows.back(), expected_scales.back());
+    }
+  }
+  for (bool collective : {true, false}) {
+    CheckpointOptions options;
+    options.comm = MPI_COMM_WORLD;
+    options.collective_io = collective;
+    for (const auto& path : {dir / "t.h5", dir / "st"}) {
+      const auto shared = open_ple_checkpoint(path, config, options);
+      for (const auto& info : shared->tables()) {
+        const RowRange range = balanced_range(info.layout.rows, ranks, rank);
+        const auto n = static_cast<std::size_t>(range.size());
+        std::vector<std::uint8_t> rows(n * info.layout.row_bytes()), scales(n * info.layout.scale_bytes());
+        shared->read_rows(info.ple_index, range.begin, range.end, rows, scales);
+        EXPECT_EQ(rows, expected_rows[info.ple_index]) << path << " rank " << rank;
+        EXPECT_EQ(scales, expected_scales[info.ple_index]) << path << " rank " << rank;
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::filesystem::remove_all(dir);
+}
+
+}  // namespace

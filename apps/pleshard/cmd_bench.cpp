@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bench/hash_bench.hpp"
+#include "bench/lookup_bench.hpp"
 #include "cli.hpp"
 #include "config/model_config.hpp"
 #include "core/collective.hpp"
@@ -18,6 +19,10 @@ namespace {
 struct BenchOptions {
   std::string config;
   HashBenchOptions hash;
+  LookupBenchOptions lookup;
+  std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
+  std::string out_dtype = "bfloat16";
+  std::string storage = "host";
   bool no_cuda = false;
   bool no_host = false;
 };
@@ -51,6 +56,25 @@ void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) 
                 r.ids_per_second(), r.wrong);
 }
 
+void print_lookup_results(const std::vector<LookupBenchResult>& results, int ranks,
+                          const LookupBenchOptions& o) {
+  std::printf("# pleshard bench lookup: %d rank(s), %lld-row tables of %d values, out %s; "
+              "seconds = median per step, max over ranks; GB/s = (read + written bytes) / s\n",
+              ranks, static_cast<long long>(o.rows), o.head_dim, to_string(o.out_dtype));
+  std::printf("%-6s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
+              "GB/s", "#wrong");
+  for (const auto& r : results)
+    std::printf("%-6s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
+                to_string(r.format), r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(),
+                r.wrong);
+  for (const auto& r : results)
+    std::printf("{\"bench\": \"lookup\", \"tier\": \"%s\", \"format\": \"%s\", \"ranks\": %d, "
+                "\"ids\": %" PRId64 ", \"head_dim\": %d, \"out_dtype\": \"%s\", \"seconds\": %.6e, "
+                "\"rows_per_s\": %.6e, \"gb_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
+                r.tier.c_str(), to_string(r.format), ranks, r.ids, o.head_dim, to_string(o.out_dtype),
+                r.seconds, r.rows_per_second(), r.gigabytes_per_second(), r.wrong);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, Action& action) {
@@ -76,6 +100,33 @@ void add_bench_command(CLI::App& app, Action& action) {
       int ranks = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &ranks);
       if (world_rank() == 0) print_hash_results(results, ranks);
+      std::int64_t wrong = 0;
+      for (const auto& r : results) wrong += r.wrong;
+      return wrong == 0 ? 0 : 1;
+    };
+  });
+
+  CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
+  lookup->add_option("--storage", o->storage, "Storage tier")->check(CLI::IsMember({"host"}))->capture_default_str();
+  lookup->add_option("--formats", o->formats, "Row formats")->capture_default_str();
+  lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();
+  lookup->add_option("--rows", o->lookup.rows, "Table rows")->capture_default_str();
+  lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")->capture_default_str();
+  lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
+  lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")->capture_default_str();
+  lookup->callback([&action, o] {
+    action = [o] {
+      collective_try(MPI_COMM_WORLD, [&] {
+        o->lookup.formats.clear();
+        for (const auto& f : o->formats) o->lookup.formats.push_back(parse_row_format(f));
+        o->lookup.out_dtype = parse_out_dtype(o->out_dtype);
+        if (o->lookup.rows < 1 || o->lookup.head_dim < 16 || o->lookup.head_dim % 16 != 0)
+          throw InputError("bench lookup: need --rows >= 1 and --head-dim a positive multiple of 16");
+      });
+      const auto results = run_lookup_bench(MPI_COMM_WORLD, o->lookup);
+      int ranks = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+      if (world_rank() == 0) print_lookup_results(results, ranks, o->lookup);
       std::int64_t wrong = 0;
       for (const auto& r : results) wrong += r.wrong;
       return wrong == 0 ? 0 : 1;

@@ -134,40 +134,86 @@ struct TableView {
   }
 };
 
+// Value j of a stored row of format F, in float32.
+template <RowFormat F>
+PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uint8_t* scales,
+                                         float global_scale, int j) {
+  if constexpr (F == RowFormat::f32) {
+    float v;
+    std::memcpy(&v, row + 4 * j, sizeof v);
+    return v;
+  } else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16) {
+    std::uint16_t h;
+    std::memcpy(&h, row + 2 * j, sizeof h);
+    return F == RowFormat::bf16 ? decode_bf16(h) : decode_f16(h);
+  } else if constexpr (F == RowFormat::fp8) {
+    return decode_e4m3(row[j]) * global_scale;
+  } else {
+    const std::uint8_t pair = row[j / 2];
+    const float e2m1 = decode_e2m1((j & 1) != 0 ? pair >> 4 : pair & 0xFu);
+    return (e2m1 * decode_e4m3(scales[j / k_nvfp4_block])) * global_scale;
+  }
+}
+
 // Value j of a stored row, in float32.
 PLESHARD_HD inline float decode_value(const TableView& t, const std::uint8_t* row,
                                       const std::uint8_t* scales, int j) {
   switch (t.format) {
-    case RowFormat::f32: {
-      float v;
-      std::memcpy(&v, row + 4 * j, sizeof v);
-      return v;
-    }
-    case RowFormat::bf16: {
-      std::uint16_t h;
-      std::memcpy(&h, row + 2 * j, sizeof h);
-      return decode_bf16(h);
-    }
-    case RowFormat::f16: {
-      std::uint16_t h;
-      std::memcpy(&h, row + 2 * j, sizeof h);
-      return decode_f16(h);
-    }
-    case RowFormat::fp8: return decode_e4m3(row[j]) * t.global_scale;
-    case RowFormat::nvfp4: {
-      const std::uint8_t pair = row[j / 2];
-      const float e2m1 = decode_e2m1((j & 1) != 0 ? pair >> 4 : pair & 0xFu);
-      return (e2m1 * decode_e4m3(scales[j / k_nvfp4_block])) * t.global_scale;
-    }
+    case RowFormat::f32: return decode_value_as<RowFormat::f32>(row, scales, t.global_scale, j);
+    case RowFormat::bf16: return decode_value_as<RowFormat::bf16>(row, scales, t.global_scale, j);
+    case RowFormat::f16: return decode_value_as<RowFormat::f16>(row, scales, t.global_scale, j);
+    case RowFormat::fp8: return decode_value_as<RowFormat::fp8>(row, scales, t.global_scale, j);
+    case RowFormat::nvfp4: return decode_value_as<RowFormat::nvfp4>(row, scales, t.global_scale, j);
   }
   return 0.0f;
 }
 
-PLESHARD_HD inline void store_value(OutDtype dtype, void* out, std::int64_t index, float v) {
+template <OutDtype O>
+PLESHARD_HD inline void store_value_as(void* out, std::int64_t index, float v) {
+  if constexpr (O == OutDtype::f32) {
+    static_cast<float*>(out)[index] = v;
+  } else if constexpr (O == OutDtype::bf16) {
+    static_cast<std::uint16_t*>(out)[index] = encode_bf16(v);
+  } else {
+    static_cast<std::uint16_t*>(out)[index] = encode_f16(v);
+  }
+}
+
+// One row, format and output dtype fixed at compile time so the inner loop is tight.
+template <RowFormat F, OutDtype O>
+PLESHARD_HD inline void decode_row_as(const TableView& t, std::int64_t id, void* out,
+                                      std::int64_t base) {
+  if (!t.owns(id)) {
+    for (int j = 0; j < t.head_dim; ++j) store_value_as<O>(out, base + j, 0.0f);
+    return;
+  }
+  const auto local = static_cast<std::size_t>(id - t.row_begin);
+  const std::uint8_t* row = t.rows + local * stored_row_bytes(F, t.head_dim);
+  if constexpr (F == RowFormat::nvfp4) {
+    // Same arithmetic as decode_value_as, with each block scale decoded once.
+    const std::uint8_t* scales = t.block_scales + local * scale_row_bytes(F, t.head_dim);
+    for (int b = 0; b < t.head_dim / k_nvfp4_block; ++b) {
+      const float block_scale = decode_e4m3(scales[b]);
+      for (int i = 0; i < k_nvfp4_block; i += 2) {
+        const int j = b * k_nvfp4_block + i;
+        const std::uint8_t pair = row[j / 2];
+        store_value_as<O>(out, base + j, (decode_e2m1(pair & 0xFu) * block_scale) * t.global_scale);
+        store_value_as<O>(out, base + j + 1, (decode_e2m1(pair >> 4) * block_scale) * t.global_scale);
+      }
+    }
+  } else {
+    for (int j = 0; j < t.head_dim; ++j)
+      store_value_as<O>(out, base + j, decode_value_as<F>(row, nullptr, t.global_scale, j));
+  }
+}
+
+template <RowFormat F>
+PLESHARD_HD inline void decode_row_to(const TableView& t, std::int64_t id, OutDtype dtype, void* out,
+                                      std::int64_t base) {
   switch (dtype) {
-    case OutDtype::f32: static_cast<float*>(out)[index] = v; break;
-    case OutDtype::bf16: static_cast<std::uint16_t*>(out)[index] = encode_bf16(v); break;
-    case OutDtype::f16: static_cast<std::uint16_t*>(out)[index] = encode_f16(v); break;
+    case OutDtype::f32: decode_row_as<F, OutDtype::f32>(t, id, out, base); break;
+    case OutDtype::bf16: decode_row_as<F, OutDtype::bf16>(t, id, out, base); break;
+    case OutDtype::f16: decode_row_as<F, OutDtype::f16>(t, id, out, base); break;
   }
 }
 
@@ -175,19 +221,13 @@ PLESHARD_HD inline void store_value(OutDtype dtype, void* out, std::int64_t inde
 // the id is outside the rows this view holds.
 PLESHARD_HD inline void decode_row(const TableView& t, std::int64_t id, OutDtype dtype, void* out,
                                    std::int64_t base) {
-  if (!t.owns(id)) {
-    for (int j = 0; j < t.head_dim; ++j) store_value(dtype, out, base + j, 0.0f);
-    return;
+  switch (t.format) {
+    case RowFormat::f32: decode_row_to<RowFormat::f32>(t, id, dtype, out, base); break;
+    case RowFormat::bf16: decode_row_to<RowFormat::bf16>(t, id, dtype, out, base); break;
+    case RowFormat::f16: decode_row_to<RowFormat::f16>(t, id, dtype, out, base); break;
+    case RowFormat::fp8: decode_row_to<RowFormat::fp8>(t, id, dtype, out, base); break;
+    case RowFormat::nvfp4: decode_row_to<RowFormat::nvfp4>(t, id, dtype, out, base); break;
   }
-  const std::int64_t local = id - t.row_begin;
-  const std::uint8_t* row =
-      t.rows + static_cast<std::size_t>(local) * stored_row_bytes(t.format, t.head_dim);
-  const std::uint8_t* scales =
-      t.block_scales == nullptr
-          ? nullptr
-          : t.block_scales + static_cast<std::size_t>(local) * scale_row_bytes(t.format, t.head_dim);
-  for (int j = 0; j < t.head_dim; ++j)
-    store_value(dtype, out, base + j, decode_value(t, row, scales, j));
 }
 
 }  // namespace pleshard::kernels

@@ -1,0 +1,43 @@
+#pragma once
+// `pleshard bench lookup`: rows/s and GB/s of a storage tier's lookup for each row format
+// and ids-per-step size, validated element by element (#wrong). GB/s follows FBGEMM:
+// (rows read * stored row bytes, scales included + rows written * output row bytes) / time.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "format/row_format.hpp"
+
+namespace pleshard {
+
+struct LookupBenchOptions {
+  std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8,
+                                 RowFormat::nvfp4};
+  std::vector<std::int64_t> ids_per_step{1, 64, 8192, 1 << 20};
+  std::int64_t rows = 1 << 20;  // table rows (ids are uniform over them)
+  int head_dim = 160;
+  OutDtype out_dtype = OutDtype::bf16;
+  double min_seconds = 0.2;
+  int min_repeats = 5;
+};
+
+struct LookupBenchResult {
+  std::string tier;
+  RowFormat format = RowFormat::bf16;
+  std::int64_t ids = 0;
+  double seconds = 0;  // median per step, max over ranks
+  double bytes = 0;    // per step, FBGEMM convention
+  std::int64_t wrong = 0;
+
+  [[nodiscard]] double rows_per_second() const { return static_cast<double>(ids) / seconds; }
+  [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }
+};
+
+// Collective over `comm`: each rank benchmarks its own table; times reduced with MAX.
+[[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm,
+                                                              const LookupBenchOptions& options);
+
+}  // namespace pleshard

@@ -1,8 +1,9 @@
 #pragma once
 // Embedding outputs in HDF5: one dataset /ple_{d} [tokens, ple_embed_dim] per PLE index
 // (IEEE float32, or 16-bit floats described to HDF5 as float16 / bfloat16 so readers can
-// convert them), /query_start_loc, and an attribute "dtype". The file gets its name only
-// once complete.
+// convert them, with an attribute "dtype"), /query_start_loc, and optionally
+// /request_ids. Written as <path>.partial and renamed when complete, without timestamps,
+// so equal contents give equal bytes.
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "format/row_format.hpp"
+#include <memory>
 
 namespace pleshard {
 
@@ -19,8 +21,38 @@ struct LayerEmbeddings {
   std::vector<std::uint8_t> data;  // tokens * ple_embed_dim values of the output dtype
 };
 
+class EmbeddingWriter {
+ public:
+  // Creates every dataset; `query_start_loc` gives the token count.
+  EmbeddingWriter(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
+                  std::span<const std::string> request_ids, int layers, std::int64_t ple_embed_dim,
+                  OutDtype dtype);
+  // Writes tokens [first, first + bytes / token bytes) of layer d.
+  void write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes);
+  // Closes and renames to the final path.
+  void finish();
+  ~EmbeddingWriter();
+
+ private:
+  struct Handles;  // HDF5 stays out of this header
+  std::filesystem::path path_;
+  std::filesystem::path partial_;
+  std::size_t token_bytes_;
+  std::unique_ptr<Handles> h5_;
+};
+
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim,
                          OutDtype dtype);
+
+struct EmbeddingFile {
+  std::vector<std::int64_t> query_start_loc;
+  std::vector<std::string> request_ids;
+  std::vector<std::vector<std::uint8_t>> layers;  // raw values per layer
+};
+
+// Reads a whole file written by EmbeddingWriter (for assembling parts).
+[[nodiscard]] EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers,
+                                               OutDtype dtype);
 
 }  // namespace pleshard

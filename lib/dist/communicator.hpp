@@ -1,0 +1,94 @@
+#pragma once
+// The collectives the exchange needs, behind one interface so that backends (MPI here,
+// NCCL on GPUs) are interchangeable. Each call records its bytes and time for reports in
+// nccl-tests' terms (algbw, busbw).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+
+#include <mpi.h>
+
+#include "dist/mpi_type.hpp"
+
+namespace pleshard {
+
+enum class Element { u8, u16, u32, i64, f32 };
+enum class ReduceOp { sum, max, bitwise_or };
+
+template <typename T>
+constexpr Element element_of() {
+  if constexpr (std::is_same_v<T, std::uint8_t>) return Element::u8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return Element::u16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return Element::u32;
+  else if constexpr (std::is_same_v<T, std::int64_t>) return Element::i64;
+  else if constexpr (std::is_same_v<T, float>) return Element::f32;
+  else static_assert(sizeof(T) == 0, "no collective element type for this type");
+}
+
+[[nodiscard]] std::size_t element_bytes(Element e);
+
+// Bytes and time of one kind of collective, summed over calls.
+struct CollectiveCounter {
+  std::int64_t calls = 0;
+  double bytes = 0;  // nccl-tests "size" of each call, summed
+  double seconds = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  [[nodiscard]] virtual int size() const = 0;
+  [[nodiscard]] virtual int rank() const = 0;
+
+  // recv holds size() blocks of send.size() bytes, in rank order.
+  virtual void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) = 0;
+  virtual void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) = 0;
+  // send holds size() blocks of `count` elements; block r is reduced into rank r's recv.
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
+                              ReduceOp op) = 0;
+  // Byte counts and displacements per rank.
+  virtual void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
+                            std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
+                            std::span<const std::int64_t> recv_counts,
+                            std::span<const std::int64_t> recv_offsets) = 0;
+
+  [[nodiscard]] const std::map<std::string, CollectiveCounter>& counters() const { return counters_; }
+
+  template <typename T>
+  void all_reduce(std::span<T> data, ReduceOp op) {
+    all_reduce(data.data(), data.size(), element_of<T>(), op);
+  }
+
+ protected:
+  std::map<std::string, CollectiveCounter> counters_;
+};
+
+// MPI backend over a communicator it does not own.
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(MPI_Comm comm);
+  [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] int rank() const override { return rank_; }
+  void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) override;
+  void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
+                      ReduceOp op) override;
+  void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
+                    std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
+                    std::span<const std::int64_t> recv_counts,
+                    std::span<const std::int64_t> recv_offsets) override;
+  using Communicator::all_reduce;
+
+ private:
+  MPI_Comm comm_;
+  int size_ = 1;
+  int rank_ = 0;
+};
+
+// busbw factor of nccl-tests for a collective of `ranks` ranks.
+[[nodiscard]] double bus_factor(const std::string& collective, int ranks);
+
+}  // namespace pleshard

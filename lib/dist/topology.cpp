@@ -1,0 +1,51 @@
+#include "dist/topology.hpp"
+
+#include "core/error.hpp"
+#include "core/mpi_check.hpp"
+
+namespace pleshard {
+
+std::string Topology::describe() const {
+  return "world " + std::to_string(world) + " = DP " + std::to_string(dp()) + " x TP " +
+         std::to_string(tp) + ", ETP " + std::to_string(etp) + " (Edp " + std::to_string(edp()) + ")";
+}
+
+Topology make_topology(int world, int rank, int tp, int etp) {
+  if (etp == 0) etp = tp;
+  const std::string layout = "layout --tp " + std::to_string(tp) + " --etp " + std::to_string(etp) +
+                             " on " + std::to_string(world) + " ranks: ";
+  if (tp < 1 || etp < 1) throw InputError(layout + "--tp and --etp must be >= 1");
+  if (world % tp != 0) throw InputError(layout + "--tp must divide the number of ranks");
+  if (etp % tp != 0) throw InputError(layout + "--etp must be a multiple of --tp");
+  if ((world / tp) % (etp / tp) != 0)
+    throw InputError(layout + "--etp / --tp = " + std::to_string(etp / tp) +
+                     " must divide DP = " + std::to_string(world / tp));
+  return {world, tp, etp, rank};
+}
+
+namespace {
+
+MPI_Comm split(MPI_Comm parent, int color, int key) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  PLESHARD_MPI_CHECK(MPI_Comm_split(parent, color, key, &comm));
+  return comm;
+}
+
+}  // namespace
+
+Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) {
+  PLESHARD_MPI_CHECK(MPI_Comm_dup(parent, &world_));
+  tp_ = split(world_, t.dp_rank(), t.tp_rank());
+  dp_ = split(world_, t.tp_rank(), t.dp_rank());
+  etp_ = split(world_, t.etp_group(), t.etp_rank());
+  etp_dp_ = split(world_, t.etp_group() * t.tp + t.tp_rank(), t.etp_dp_rank());
+  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node_));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(node_, &node_rank_));
+}
+
+Communicators::~Communicators() {
+  for (MPI_Comm* c : {&node_, &etp_dp_, &etp_, &dp_, &tp_, &world_})
+    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+}
+
+}  // namespace pleshard

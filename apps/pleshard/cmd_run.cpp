@@ -1,16 +1,15 @@
-// pleshard run: the batch job under mpirun/srun. This stage hashes every PLE layer of every
-// request, step by step, with requests balanced over the ranks by tokens.
+// pleshard run: the batch job under mpirun/srun.
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
-#include <functional>
 #include <string>
 
+#include "ckpt/ple_checkpoint.hpp"
 #include "cli.hpp"
-#include "config/model_config.hpp"
 #include "core/collective.hpp"
-#include "engine/hash_job.hpp"
+#include "dist/topology.hpp"
+#include "engine/batch_job.hpp"
 #include "io/requests.hpp"
 
 namespace pleshard::app {
@@ -19,51 +18,52 @@ namespace {
 
 struct RunOptions {
   std::string config;
+  std::string checkpoint;
   std::string requests;
   SyntheticRequestsSpec synthetic;
-  bool use_synthetic = false;
-  StepSchedule schedule;
+  std::string out;
+  std::string out_dtype = "bfloat16";
+  std::string storage = "host";
+  std::string layer_prefix = k_default_layer_prefix;
+  int tp = 1;
+  int etp = 0;
+  BatchJobOptions job;
+  bool summary_only = false;
   bool quiet = false;
   bool json = false;
 };
 
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-  void operator()(std::int64_t done, std::int64_t total, double seconds) {
-    if (!enabled_ || (seconds - last_ < 1.0 && done != total)) return;
-    last_ = seconds;
-    const double rate = done / std::max(seconds, 1e-9);
-    std::fprintf(stderr, "[rank 0] %" PRId64 "/%" PRId64 " tokens  %.3g tokens/s  ETA %.1f s\n",
-                 done, total, rate, (total - done) / std::max(rate, 1e-9));
-  }
-
- private:
-  bool enabled_;
-  double last_ = 0;
-};
-
-void print_report(const HashJobReport& r, const ModelConfig& config, bool json) {
-  const double tokens_per_s = r.tokens / r.seconds;
-  if (json) {
-    std::printf("{\"job\": \"run\", \"ranks\": %d, \"requests\": %" PRId64 ", \"tokens\": %" PRId64
-                ", \"ple_layers\": %d, \"heads\": %d, \"steps\": %" PRId64
-                ", \"seconds\": %.6f, \"hash_seconds\": %.6f, \"tokens_per_s\": %.6g"
-                ", \"ids_per_s\": %.6g, \"id_digest\": \"%016" PRIx64 "\"}\n",
-                r.ranks, r.requests, r.tokens, config.num_ple_layers(), config.total_heads(),
-                r.max_steps, r.seconds, r.hash_seconds, tokens_per_s, r.ids / r.seconds,
-                r.id_digest);
+void print_report(const BatchJobReport& r, const RunOptions& o) {
+  const double tokens_per_s = static_cast<double>(r.tokens) / r.seconds;
+  const double rows_per_s = static_cast<double>(r.rows) / r.seconds;
+  if (o.json) {
+    std::printf("{\"job\": \"run\", \"ranks\": %d, \"tp\": %d, \"etp\": %d, \"requests\": %" PRId64
+                ", \"tokens\": %" PRId64 ", \"steps\": %" PRId64 ", \"seconds\": %.6f, \"tokens_per_s\": %.6g"
+                ", \"rows_per_s\": %.6g, \"hash_s\": %.6f, \"exchange_s\": %.6f, \"lookup_s\": %.6f"
+                ", \"write_s\": %.6f, \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
+                r.topology.world, r.topology.tp, r.topology.etp, r.requests, r.tokens, r.steps, r.seconds,
+                tokens_per_s, rows_per_s, r.times.hash, r.times.exchange, r.times.lookup, r.times.write,
+                r.parts, r.parts_resumed);
+    for (const auto& c : r.collectives) {
+      std::string key = c.name;
+      std::replace(key.begin(), key.end(), ' ', '_');
+      std::printf(", \"%s_bytes\": %.0f, \"%s_busbw\": %.6g", key.c_str(), c.bytes, key.c_str(), c.busbw());
+    }
+    std::printf("}\n");
     return;
   }
-  std::printf("pleshard run: %d ranks, %" PRId64 " requests, %" PRId64 " tokens, %d PLE layers x %d heads\n",
-              r.ranks, r.requests, r.tokens, config.num_ple_layers(), config.total_heads());
-  std::printf("  steps (max per rank) %" PRId64 "\n", r.max_steps);
-  std::printf("  wall time            %.3f s (hash %.3f s, max over ranks)\n", r.seconds,
-              r.hash_seconds);
-  std::printf("  throughput           %.4g tokens/s, %.4g ids/s\n", tokens_per_s,
-              r.ids / r.seconds);
-  std::printf("  id digest            %016" PRIx64 " (equal for any ranks and step size)\n",
-              r.id_digest);
+  std::printf("pleshard run: %s\n", r.topology.describe().c_str());
+  std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
+              " resumed)\n", r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
+  std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
+  std::printf("  phases (max over ranks): hash %.3f s, exchange %.3f s, lookup %.3f s, write %.3f s\n",
+              r.times.hash, r.times.exchange, r.times.lookup, r.times.write);
+  std::printf("  %-22s %6s %8s %12s %10s %10s\n", "collective (rank 0)", "ranks", "calls", "bytes", "algbw GB/s",
+              "busbw GB/s");
+  for (const auto& c : r.collectives)
+    std::printf("  %-22s %6d %8" PRId64 " %12.4g %10.3f %10.3f\n", c.name.c_str(), c.ranks, c.calls, c.bytes,
+                c.algbw() * 1e-9, c.busbw() * 1e-9);
+  if (!o.summary_only) std::printf("  output %s\n", o.out.c_str());
 }
 
 }  // namespace
@@ -71,46 +71,80 @@ void print_report(const HashJobReport& r, const ModelConfig& config, bool json) 
 void add_run_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Batch job: hash every PLE layer of every request, step by step, across ranks");
-  cmd->add_option("--config", o->config, "Model config.json")->required();
+      "run", "Batch job under mpirun/srun: every PLE layer of every request, step by step, across ranks");
+  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
+  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
   auto* requests = cmd->add_option("--requests", o->requests,
-                                   "Requests JSONL, one {\"id\": ..., \"tokens\": [...]} a line");
+                                   "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");
   auto* synthetic = cmd->add_option("--synthetic", o->synthetic.count,
                                     "Use N synthetic Zipf-like requests instead of --requests");
   requests->excludes(synthetic);
-  cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")
+  cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")->capture_default_str();
+  cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")->capture_default_str();
+  cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")->capture_default_str();
+  auto* out = cmd->add_option("--out", o->out, "Output HDF5: /ple_{d}, /query_start_loc, /request_ids");
+  auto* summary = cmd->add_flag("--summary-only", o->summary_only, "Write no embeddings; report only");
+  out->excludes(summary);
+  cmd->add_option("--tp", o->tp, "Tensor-parallel size")->capture_default_str();
+  cmd->add_option("--etp", o->etp, "Embedding-parallel group size (default: --tp)");
+  cmd->add_option("--storage", o->storage, "Storage tier")->check(CLI::IsMember({"host"}))->capture_default_str();
+  cmd->add_option("--step-tokens", o->job.schedule.step_tokens, "Token budget of one step")->capture_default_str();
+  cmd->add_option("--decode-tokens", o->job.schedule.decode_tokens,
+                  "Last tokens of each request fed one per step, like decoding")->capture_default_str();
+  cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))->capture_default_str();
+  cmd->add_option("--part-tokens", o->job.part_tokens, "Tokens per output part (the resume unit)")
       ->capture_default_str();
-  cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")
-      ->capture_default_str();
-  cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")
-      ->capture_default_str();
-  cmd->add_option("--step-tokens", o->schedule.step_tokens, "Token budget of one step")
-      ->capture_default_str();
-  cmd->add_option("--decode-tokens", o->schedule.decode_tokens,
-                  "Last tokens of each request fed one per step, like decoding")
+  cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line");
-  cmd->callback([&action, o, synthetic, requests] {
-    if (requests->count() == 0 && synthetic->count() == 0)
-      throw CLI::RequiredError("--requests or --synthetic");
-    o->use_synthetic = synthetic->count() > 0;
-    action = [o] {
-      const int rank = world_rank();
-      const auto [config, request_list] = collective_try(MPI_COMM_WORLD, [&] {
-        ModelConfig c = load_model_config(o->config);
+  cmd->callback([&action, o, synthetic, requests, out, summary] {
+    if (requests->count() == 0 && synthetic->count() == 0) throw CLI::RequiredError("--requests or --synthetic");
+    if (out->count() == 0 && summary->count() == 0) throw CLI::RequiredError("--out or --summary-only");
+    action = [o, use_synthetic = synthetic->count() > 0] {
+      int world = 1;
+      int rank = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &world);
+      MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+      struct Loaded {
+        Topology topology;
+        ModelConfig config;
+        std::vector<Request> requests;
+      };
+      const Loaded in = collective_try(MPI_COMM_WORLD, [&] {
+        Loaded l;
+        l.topology = make_topology(world, rank, o->tp, o->etp);
+        l.config = load_checkpoint_config(o->checkpoint, o->config);
+        StepScheduler(std::span<const Request>(), l.config.ngram_size, l.config.eos_token_id, o->job.schedule);
+        if (o->job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
         SyntheticRequestsSpec spec = o->synthetic;
-        spec.vocab_size = c.vocab_size;
-        // Validates --step-tokens and --decode-tokens before any work starts.
-        StepScheduler(std::span<const Request>(), c.ngram_size, c.eos_token_id, o->schedule);
-        auto list = o->use_synthetic ? make_synthetic_requests(spec)
-                                     : load_requests_jsonl(o->requests);
-        return std::make_pair(std::move(c), std::move(list));
+        spec.vocab_size = l.config.vocab_size;
+        l.requests = use_synthetic ? make_synthetic_requests(spec) : load_requests(o->requests);
+        return l;
       });
-      ProgressLine progress(rank == 0 && !o->quiet);
-      const HashJobReport report =
-          run_hash_job(MPI_COMM_WORLD, config, request_list, o->schedule, std::ref(progress));
-      if (rank == 0) print_report(report, config, o->json);
+      const Communicators comms(MPI_COMM_WORLD, in.topology);
+      CheckpointOptions ckpt_options;
+      ckpt_options.layer_prefix = o->layer_prefix;
+      ckpt_options.comm = comms.world();
+      const auto checkpoint = collective_try(comms.world(), [&] {
+        return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(o->checkpoint, in.config, ckpt_options));
+      });
+      o->job.dtype = parse_out_dtype(o->out_dtype);
+      o->job.out = o->summary_only ? std::filesystem::path() : std::filesystem::path(o->out);
+      double last = -1;
+      if (!o->quiet)
+        o->job.progress = [&last](std::int64_t done, std::int64_t total, double seconds) {
+          if (seconds - last < 1.0 && done != total) return;
+          last = seconds;
+          const double rate = static_cast<double>(done) / std::max(seconds, 1e-9);
+          std::fprintf(stderr, "pleshard run: %" PRId64 "/%" PRId64 " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
+                       done, total, total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                       rate, rate > 0 ? static_cast<double>(total - done) / rate : 0.0);
+        };
+      // A failure inside the job is one rank's; main() then takes every rank down.
+      const BatchJobReport report = run_batch_job(comms, in.config, *checkpoint, in.requests, o->job);
+      if (rank == 0) print_report(report, *o);
       return 0;
     };
   });

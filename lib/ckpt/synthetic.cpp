@@ -6,16 +6,26 @@
 
 namespace pleshard {
 
-float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column) {
+namespace {
+
+std::uint64_t row_key(std::uint64_t seed, int ple_index, std::int64_t row) {
   using kernels::splitmix64;
-  const std::uint64_t bits =
-      splitmix64(splitmix64(splitmix64(seed ^ (static_cast<std::uint64_t>(ple_index) << 48)) +
-                            static_cast<std::uint64_t>(row)) +
-                 static_cast<std::uint64_t>(column));
+  return splitmix64(splitmix64(seed ^ (static_cast<std::uint64_t>(ple_index) << 48)) +
+                    static_cast<std::uint64_t>(row));
+}
+
+float value_of(std::uint64_t key, int column) {
+  const std::uint64_t bits = kernels::splitmix64(key + static_cast<std::uint64_t>(column));
   const auto sum = static_cast<float>((bits & 0xFFFF) + ((bits >> 16) & 0xFFFF) +
                                       ((bits >> 32) & 0xFFFF) + (bits >> 48));
   // sum / 65536 is in [0, 4); centred and scaled into (-amax, amax].
   return (2.0f - sum * (1.0f / 65536.0f)) * (k_synthetic_amax / 2.0f);
+}
+
+}  // namespace
+
+float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column) {
+  return value_of(row_key(seed, ple_index, row), column);
 }
 
 RowFormat default_format(const ModelConfig& config) {
@@ -50,8 +60,8 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
                                           std::span<std::uint8_t> out, std::span<std::uint8_t> scales) {
       std::vector<float> values(static_cast<std::size_t>(layout.head_dim));
       for (std::int64_t r = begin; r < end; ++r) {
-        for (int j = 0; j < layout.head_dim; ++j)
-          values[static_cast<std::size_t>(j)] = synthetic_value(seed, d, r, j);
+        const std::uint64_t key = row_key(seed, d, r);
+        for (int j = 0; j < layout.head_dim; ++j) values[static_cast<std::size_t>(j)] = value_of(key, j);
         const auto i = static_cast<std::size_t>(r - begin);
         encode_row(layout.format, values, global, out.subspan(i * layout.row_bytes(), layout.row_bytes()),
                    scales.subspan(i * layout.scale_bytes(), layout.scale_bytes()));

@@ -1,10 +1,27 @@
 #include "engine/step_scheduler.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/error.hpp"
 
 namespace pleshard {
+
+std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, int ranks) {
+  std::vector<std::size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return requests[a].tokens.size() > requests[b].tokens.size();
+  });
+  std::vector<std::int64_t> load(static_cast<std::size_t>(ranks), 0);
+  std::vector<int> owner(requests.size(), 0);
+  for (std::size_t r : order) {
+    const auto least = std::min_element(load.begin(), load.end()) - load.begin();
+    owner[r] = static_cast<int>(least);
+    load[static_cast<std::size_t>(least)] += static_cast<std::int64_t>(requests[r].tokens.size());
+  }
+  return owner;
+}
 
 StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size,
                              std::int64_t eos_token_id, StepSchedule schedule)

@@ -24,6 +24,10 @@ struct StepSlice {
   std::int64_t length = 0;
 };
 
+// Owner rank of each request: largest requests first onto the least-loaded rank, so
+// token counts are balanced; deterministic.
+[[nodiscard]] std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, int ranks);
+
 class StepScheduler {
  public:
   StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id,

@@ -17,6 +17,13 @@ struct Request {
 // Reads every line; a malformed line is an InputError naming file and line number.
 [[nodiscard]] std::vector<Request> load_requests_jsonl(const std::filesystem::path& path);
 
+// HDF5 requests: /tokens (int64, all requests concatenated), /query_start_loc (int64,
+// requests + 1 boundaries from 0), optional /request_ids (strings).
+[[nodiscard]] std::vector<Request> load_requests_h5(const std::filesystem::path& path);
+
+// By extension: .h5/.hdf5 as HDF5, anything else as JSONL.
+[[nodiscard]] std::vector<Request> load_requests(const std::filesystem::path& path);
+
 struct SyntheticRequestsSpec {
   std::int64_t count = 64;
   std::int64_t min_tokens = 16;

@@ -68,6 +68,17 @@ TEST(StepScheduler, ScheduledIdsEqualWholeRequestIds) {
   }
 }
 
+TEST(AssignRequests, BalancesTokens) {
+  std::vector<Request> requests;
+  for (int i = 0; i < 10; ++i) requests.push_back({"", std::vector<std::int64_t>(100 * (i + 1))});
+  const auto owner = assign_requests_by_tokens(requests, 3);
+  std::vector<std::int64_t> load(3, 0);
+  for (std::size_t r = 0; r < requests.size(); ++r) load[owner[r]] += requests[r].tokens.size();
+  EXPECT_LE(*std::max_element(load.begin(), load.end()) - *std::min_element(load.begin(), load.end()),
+            1000);
+  EXPECT_EQ(assign_requests_by_tokens(requests, 3), owner) << "deterministic";
+}
+
 TEST(StepScheduler, RejectsBadBudgets) {
   EXPECT_THROW(StepScheduler({}, 3, 0, StepSchedule{0, 0}), InputError);
   EXPECT_THROW(StepScheduler({}, 3, 0, StepSchedule{8, -1}), InputError);

@@ -1,0 +1,66 @@
+#pragma once
+// The batch job (`pleshard run`): requests in parts of about `part_tokens` tokens; within a
+// part, requests are spread over the DP ranks balanced by tokens and scheduled in steps on
+// every rank; each step runs every PLE layer through the engine. After each part, rank 0
+// writes the part's embeddings to <out>.parts/part-NNNNNN.h5 (complete or absent); a rerun
+// of the same job skips the parts already written. At the end rank 0 assembles <out>.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "dist/topology.hpp"
+#include "engine/exchange.hpp"
+#include "engine/step_scheduler.hpp"
+#include "io/requests.hpp"
+
+namespace pleshard {
+
+struct BatchJobOptions {
+  StepSchedule schedule;
+  OutDtype dtype = OutDtype::bf16;
+  std::filesystem::path out;            // empty: summary only
+  std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
+  // Rank 0, after each step: tokens done and total over all ranks, seconds so far.
+  std::function<void(std::int64_t done, std::int64_t total, double seconds)> progress;
+};
+
+struct CollectiveReport {
+  std::string name;  // e.g. "etp all_reduce"
+  int ranks = 1;
+  std::int64_t calls = 0;
+  double bytes = 0;    // summed nccl-tests sizes on rank 0
+  double seconds = 0;  // on rank 0
+  [[nodiscard]] double algbw() const { return seconds > 0 ? bytes / seconds : 0; }
+  [[nodiscard]] double busbw() const;
+};
+
+struct BatchJobReport {
+  Topology topology;
+  std::int64_t requests = 0;
+  std::int64_t tokens = 0;
+  std::int64_t rows = 0;  // embedding rows produced: tokens * heads * layers
+  std::int64_t steps = 0;
+  std::int64_t parts = 0;
+  std::int64_t parts_resumed = 0;
+  double seconds = 0;
+  PhaseTimes times;  // max over ranks
+  std::vector<CollectiveReport> collectives;
+};
+
+// Collective over comms.world(); every rank passes the same requests.
+[[nodiscard]] BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,
+                                           const PleCheckpoint& checkpoint,
+                                           const std::vector<Request>& requests,
+                                           const BatchJobOptions& options);
+
+// Consecutive request ranges [first, last) of about `part_tokens` tokens (at least one
+// request each).
+[[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> split_parts(
+    const std::vector<Request>& requests, std::int64_t part_tokens);
+
+}  // namespace pleshard

@@ -1,0 +1,64 @@
+#include <algorithm>
+
+#include "io/detail/h5_handle.hpp"
+#include "io/requests.hpp"
+
+namespace pleshard {
+
+std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
+  using detail::H5Id;
+  using detail::h5_check;
+  detail::quiet_hdf5();
+  const std::string p = path.string();
+  if (!std::filesystem::exists(path)) throw InputError(p + ": cannot open requests file");
+  H5Id file = h5_check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": not a readable HDF5 file");
+  const auto read = [&](const char* name) {
+    if (H5Lexists(file.get(), name, H5P_DEFAULT) <= 0) throw InputError(p + ": /" + std::string(name) + " is missing");
+    H5Id set = h5_check(H5Dopen2(file.get(), name, H5P_DEFAULT), H5Dclose, p + ": cannot open /" + name);
+    H5Id space(H5Dget_space(set.get()), H5Sclose);
+    if (H5Sget_simple_extent_ndims(space.get()) != 1) throw InputError(p + ": /" + std::string(name) + " is not 1-D");
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+    std::vector<std::int64_t> values(n);
+    if (n > 0)
+      h5_check(H5Dread(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+               p + ": cannot read /" + name + " as integers");
+    return values;
+  };
+  const std::vector<std::int64_t> tokens = read("tokens");
+  const std::vector<std::int64_t> qsl = read("query_start_loc");
+  if (qsl.empty() || qsl.front() != 0 || qsl.back() != static_cast<std::int64_t>(tokens.size()) ||
+      !std::is_sorted(qsl.begin(), qsl.end()))
+    throw InputError(p + ": /query_start_loc must rise from 0 to the " + std::to_string(tokens.size()) +
+                     " tokens");
+  std::vector<Request> requests(qsl.size() - 1);
+  for (std::size_t r = 0; r < requests.size(); ++r) {
+    requests[r].id = std::to_string(r);
+    requests[r].tokens.assign(tokens.begin() + qsl[r], tokens.begin() + qsl[r + 1]);
+  }
+  if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0) {
+    H5Id set = h5_check(H5Dopen2(file.get(), "request_ids", H5P_DEFAULT), H5Dclose, p + ": /request_ids");
+    H5Id type(H5Dget_type(set.get()), H5Tclose);
+    H5Id space(H5Dget_space(set.get()), H5Sclose);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+    if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0 || n != requests.size())
+      throw InputError(p + ": /request_ids must hold one fixed-length string per request");
+    const std::size_t width = H5Tget_size(type.get());
+    std::string packed(width * n, '\0');
+    if (n > 0) h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()), p + ": /request_ids");
+    for (std::size_t r = 0; r < requests.size(); ++r) {
+      std::string id = packed.substr(r * width, width);
+      id.erase(std::find(id.begin(), id.end(), '\0'), id.end());
+      requests[r].id = std::move(id);
+    }
+  }
+  return requests;
+}
+
+std::vector<Request> load_requests(const std::filesystem::path& path) {
+  const auto ext = path.extension();
+  return ext == ".h5" || ext == ".hdf5" ? load_requests_h5(path) : load_requests_jsonl(path);
+}
+
+}  // namespace pleshard

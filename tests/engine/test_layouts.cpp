@@ -1,0 +1,166 @@
+// The batch job on every (TP, ETP) layout the world size allows gives embeddings
+// bit-identical to a single process hashing and looking up whole requests, for every
+// row format; with uneven requests, fewer requests than DP ranks, chunked prefill and
+// decode tails, several output parts. Runs on 1, 2, 3, 4, 6 and 8 ranks.
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/synthetic.hpp"
+#include "engine/batch_job.hpp"
+#include "core/error.hpp"
+#include "engine/embed.hpp"
+#include "engine/ple_engine.hpp"
+#include "io/embedding_output.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+namespace fs = std::filesystem;
+
+struct Layout {
+  int tp;
+  int etp;
+};
+
+std::vector<Layout> layouts(int world) {
+  std::vector<Layout> out;
+  for (int tp = 1; tp <= world; ++tp) {
+    if (world % tp != 0) continue;
+    for (int etp = tp; etp <= world; etp += tp)
+      if ((world / tp) % (etp / tp) == 0) out.push_back({tp, etp});
+  }
+  return out;
+}
+
+std::vector<Request> uneven_requests(const ModelConfig& config, int count) {
+  SyntheticRequestsSpec spec;
+  spec.count = count;
+  spec.min_tokens = 1;
+  spec.max_tokens = 45;
+  spec.vocab_size = config.vocab_size;
+  spec.seed = 99;
+  auto requests = make_synthetic_requests(spec);
+  requests.front().tokens.insert(requests.front().tokens.begin() + 1, config.eos_token_id);
+  return requests;
+}
+
+struct FormatCase {
+  const char* dtype;
+  RowFormat format;
+};
+
+TEST(Layouts, EveryLayoutMatchesASingleProcess) {
+  int rank = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const fs::path dir = fs::temp_directory_path() / ("pleshard_layouts_" + std::to_string(world));
+  if (rank == 0) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  const FormatCase formats[] = {{nullptr, RowFormat::bf16}, {nullptr, RowFormat::f32}, {nullptr, RowFormat::f16},
+                                {"float8_e4m3fn", RowFormat::fp8}, {"nvfp4", RowFormat::nvfp4}};
+  for (const auto& fc : formats) {
+    const ModelConfig config = small_config(fc.dtype, 5);
+    const fs::path ckpt_path = dir / (std::string("ckpt_") + to_string(fc.format));
+    if (rank == 0) write_checkpoint(ckpt_path, config, synthetic_tables(config, fc.format, 4), {});
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto checkpoint = open_ple_checkpoint(ckpt_path, config);
+
+    // Fewer requests than DP ranks on the larger worlds: some DP ranks idle in every step.
+    for (int count : {3, 11}) {
+      const auto requests = uneven_requests(config, count);
+      const OutDtype dtype = fc.format == RowFormat::f16 ? OutDtype::f16 : OutDtype::bf16;
+      std::vector<LayerEmbeddings> expected;
+      std::vector<std::int64_t> qsl{0};
+      if (rank == 0) {
+        TokenBatch whole(config.ngram_size);
+        for (const auto& r : requests) {
+          whole.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
+          qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+        }
+        expected = embed_batch(config, *checkpoint, whole, dtype);
+      }
+      for (const Layout& layout : layouts(world)) {
+        SCOPED_TRACE(std::string(to_string(fc.format)) + " tp " + std::to_string(layout.tp) + " etp " +
+                     std::to_string(layout.etp) + " requests " + std::to_string(count));
+        const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
+        BatchJobOptions options;
+        options.schedule = {16, 2};
+        options.dtype = dtype;
+        options.part_tokens = 60;
+        options.out = dir / "out.h5";
+        const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
+        EXPECT_EQ(report.tokens, total_tokens(requests));
+        if (rank == 0) {
+          const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
+          EXPECT_EQ(got.query_start_loc, qsl);
+          // EXPECT, not ASSERT: every rank must reach the same collectives.
+          EXPECT_EQ(got.request_ids.size(), requests.size());
+          if (!got.request_ids.empty()) EXPECT_EQ(got.request_ids.back(), requests.back().id);
+          for (std::size_t d = 0; d < got.layers.size() && d < expected.size(); ++d)
+            EXPECT_TRUE(got.layers[d] == expected[d].data) << "layer " << d << " differs";
+          EXPECT_FALSE(fs::exists(dir / "out.h5.parts"));
+          fs::remove(options.out);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) fs::remove_all(dir);
+}
+
+TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
+  int rank = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const fs::path dir = fs::temp_directory_path() / ("pleshard_sp_" + std::to_string(world));
+  const ModelConfig config = small_config(nullptr, 3);
+  if (rank == 0) {
+    fs::remove_all(dir);
+    write_checkpoint(dir, config, synthetic_tables(config, RowFormat::bf16, 8), {});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto checkpoint = open_ple_checkpoint(dir, config);
+  const Topology topology = make_topology(world, rank, world, world);  // E = TP: sequence parallel
+  const Communicators comms(MPI_COMM_WORLD, topology);
+  PleEngine engine(comms, config, *checkpoint, OutDtype::f32);
+  const auto requests = uneven_requests(config, 4);
+  TokenBatch batch(config.ngram_size);
+  for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
+  std::vector<ExchangeResult> results;
+  engine.forward(batch, results);
+  const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
+  const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
+  for (int d = 0; d < config.num_ple_layers(); ++d) {
+    const auto& r = results[static_cast<std::size_t>(d)];
+    EXPECT_EQ(r.first, slice.begin);
+    EXPECT_EQ(r.count, slice.size());
+    const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
+                       static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
+    EXPECT_TRUE(std::equal(r.embeddings.begin(), r.embeddings.end(), begin)) << "layer " << d;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) fs::remove_all(dir);
+}
+
+TEST(Layouts, InvalidLayoutsAreRejected) {
+  EXPECT_THROW((void)make_topology(4, 0, 3, 3), InputError);   // TP does not divide the world
+  EXPECT_THROW((void)make_topology(4, 0, 2, 3), InputError);   // ETP not a multiple of TP
+  EXPECT_THROW((void)make_topology(6, 0, 1, 4), InputError);   // Edp does not divide DP
+  EXPECT_THROW((void)make_topology(4, 0, 0, 1), InputError);
+  EXPECT_NO_THROW((void)make_topology(8, 5, 2, 4));
+  const Topology t = make_topology(8, 5, 2, 4);
+  EXPECT_EQ(t.dp_rank(), 2);
+  EXPECT_EQ(t.tp_rank(), 1);
+  EXPECT_EQ(t.etp_group(), 1);
+  EXPECT_EQ(t.etp_rank(), 1);
+}
+
+}  // namespace

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Quick start: set up, build, and run the batch job on the built-in example
-# (4 ranks, a small synthetic model, synthetic Zipf-like requests).
+# Quick start: set up, build, make a small synthetic model, and run the batch job on it
+# (4 ranks: TP 2, ETP 4; 128 synthetic Zipf-like requests), printing the report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-echo "== pleshard run: 4 ranks, example model, 1024 synthetic requests"
-jobs/run-local.sh -n 4 -- run --config jobs/example/config.json --synthetic 1024 \
-  --step-tokens 8192 --decode-tokens 16
+work=build/example
+mkdir -p "$work"
+if [ ! -e "$work/model/config.json" ]; then
+  echo "== pleshard ckpt make: synthetic model from jobs/example/config.json"
+  build/bin/pleshard ckpt make --config jobs/example/config.json --out "$work/model" --files 2
+fi
+echo "== pleshard run: 4 ranks (TP 2, ETP 4), 128 synthetic requests -> $work/embeddings.h5"
+rm -rf "$work/embeddings.h5" "$work/embeddings.h5.parts"
+jobs/run-local.sh -n 4 -- run --checkpoint "$work/model" --synthetic 128 --synthetic-max-tokens 256 \
+  --tp 2 --etp 4 --step-tokens 4096 --decode-tokens 8 --out "$work/embeddings.h5"

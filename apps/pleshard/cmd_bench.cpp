@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bench/exchange_bench.hpp"
 #include "bench/hash_bench.hpp"
 #include "bench/lookup_bench.hpp"
 #include "cli.hpp"
@@ -20,6 +21,7 @@ struct BenchOptions {
   std::string config;
   HashBenchOptions hash;
   LookupBenchOptions lookup;
+  ExchangeBenchOptions exchange;
   std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
   std::string out_dtype = "bfloat16";
   std::string storage = "host";
@@ -75,6 +77,21 @@ void print_lookup_results(const std::vector<LookupBenchResult>& results, int ran
                 r.seconds, r.rows_per_second(), r.gigabytes_per_second(), r.wrong);
 }
 
+void print_exchange_results(const std::vector<ExchangeBenchResult>& results) {
+  std::printf("# pleshard bench exchange (MPI): seconds = median, max over ranks; "
+              "busbw per nccl-tests (all_reduce x2(n-1)/n, others x(n-1)/n)\n");
+  std::printf("%-15s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "ranks", "tokens", "bytes",
+              "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
+  for (const auto& r : results)
+    std::printf("%-15s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.collective.c_str(),
+                r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9, r.wrong);
+  for (const auto& r : results)
+    std::printf("{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"mpi\", \"ranks\": %d, "
+                "\"tokens\": %" PRId64 ", \"bytes\": %.0f, \"seconds\": %.6e, \"algbw\": %.6e, "
+                "\"busbw\": %.6e, \"wrong\": %" PRId64 "}\n",
+                r.collective.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(), r.busbw(), r.wrong);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, Action& action) {
@@ -100,6 +117,21 @@ void add_bench_command(CLI::App& app, Action& action) {
       int ranks = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &ranks);
       if (world_rank() == 0) print_hash_results(results, ranks);
+      std::int64_t wrong = 0;
+      for (const auto& r : results) wrong += r.wrong;
+      return wrong == 0 ? 0 : 1;
+    };
+  });
+
+  CLI::App* exchange = bench->add_subcommand("exchange", "Collectives of one step's exchange: algbw and busbw");
+  exchange->add_option("--tokens", o->exchange.step_tokens, "Tokens per rank per step")->capture_default_str();
+  exchange->add_option("--heads", o->exchange.heads, "Ids per token")->capture_default_str();
+  exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")->capture_default_str();
+  exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
+  exchange->callback([&action, o] {
+    action = [o] {
+      const auto results = run_exchange_bench(MPI_COMM_WORLD, o->exchange);
+      if (world_rank() == 0) print_exchange_results(results);
       std::int64_t wrong = 0;
       for (const auto& r : results) wrong += r.wrong;
       return wrong == 0 ? 0 : 1;

@@ -23,6 +23,20 @@ double median_seconds(Once&& once, int min_repeats, double min_seconds, int* rep
   return times[times.size() / 2];
 }
 
+// Like median_seconds, for collectives: every rank must run the same number of repeats, so
+// the count comes from one timed call, agreed by `agree(seconds)` (a max over ranks).
+template <typename Once, typename Agree>
+double median_seconds_collective(Once&& once, Agree&& agree, int min_repeats, double min_seconds) {
+  once();  // warm-up
+  const double probe = agree(once());
+  const double wanted = probe > 0 ? min_seconds / probe : min_repeats;
+  const int repeats = std::max(min_repeats, static_cast<int>(std::min(wanted, 100000.0)));
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) times.push_back(once());
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
 // Seconds of one call of `f` by the host's steady clock.
 template <typename F>
 double host_seconds(F&& f) {

@@ -62,7 +62,12 @@ void GatherReduceExchange::forward(std::span<const std::int64_t> ids, int heads,
   // 3. Combine over the ETP group and keep my part.
   t0 = MPI_Wtime();
   const std::size_t values_per_token = token_bytes / value_bytes;
-  if (topology_.sequence_parallel()) {
+  if (etp_.size() == 1) {  // I own every row: nothing to combine
+    partial_.resize(static_cast<std::size_t>(tokens) * token_bytes);
+    out.first = 0;
+    out.count = tokens;
+    out.embeddings.swap(partial_);
+  } else if (topology_.sequence_parallel()) {
     const std::int64_t per_rank = padded_tokens / topology_.tp;
     const RowRange mine = sequence_slice(tokens, topology_.tp, topology_.tp_rank());
     std::vector<std::uint8_t> received(static_cast<std::size_t>(per_rank) * token_bytes);

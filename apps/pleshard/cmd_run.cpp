@@ -115,6 +115,8 @@ void add_run_command(CLI::App& app, Action& action) {
       const Loaded in = collective_try(MPI_COMM_WORLD, [&] {
         Loaded l;
         l.topology = make_topology(world, rank, o->tp, o->etp);
+        // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
+        if (!std::filesystem::exists(o->checkpoint)) throw InputError(o->checkpoint + ": checkpoint not found");
         l.config = load_checkpoint_config(o->checkpoint, o->config);
         StepScheduler(std::span<const Request>(), l.config.ngram_size, l.config.eos_token_id, o->job.schedule);
         if (o->job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");

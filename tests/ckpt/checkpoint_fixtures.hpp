@@ -85,3 +85,38 @@ inline void write_raw(const std::filesystem::path& path, const RawTensors& tenso
 }
 
 }  // namespace pleshard::testing_support
+
+#include <mpi.h>
+
+namespace pleshard::testing_support {
+
+// A scratch directory made by rank 0 with a unique name and shared with every rank, so
+// concurrent runs of the same test never meet; removed when it goes out of scope.
+class SharedScratchDir {
+ public:
+  explicit SharedScratchDir(const std::string& stem) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    std::string path;
+    if (rank_ == 0) {
+      std::string pattern = (std::filesystem::temp_directory_path() / (stem + "_XXXXXX")).string();
+      if (::mkdtemp(pattern.data()) != nullptr) path = pattern;
+    }
+    int length = static_cast<int>(path.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    path.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(path.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = path;
+  }
+  ~SharedScratchDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_ == 0) std::filesystem::remove_all(path_);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  int rank_ = 0;
+  std::filesystem::path path_;
+};
+
+}  // namespace pleshard::testing_support

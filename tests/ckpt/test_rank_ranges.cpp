@@ -36,10 +36,8 @@ TEST(RankRanges, EachRankReadsItsRangeOfEveryTable) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const ModelConfig config = small_config("nvfp4", 5);
-  const auto dir = std::filesystem::temp_directory_path() / ("pleshard_rank_ranges_" + std::to_string(ranks));
+  const SharedScratchDir dir("pleshard_rank_ranges");
   if (rank == 0) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
     const auto tables = synthetic_tables(config, RowFormat::nvfp4, 11);
     write_checkpoint(dir / "t.h5", config, tables, {CheckpointKind::hdf5});
     write_checkpoint(dir / "st", config, tables, {CheckpointKind::safetensors, 2});
@@ -75,8 +73,6 @@ TEST(RankRanges, EachRankReadsItsRangeOfEveryTable) {
       }
     }
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) std::filesystem::remove_all(dir);
 }
 
 }  // namespace

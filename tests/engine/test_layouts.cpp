@@ -57,11 +57,7 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
   int world = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const fs::path dir = fs::temp_directory_path() / ("pleshard_layouts_" + std::to_string(world));
-  if (rank == 0) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
+  const SharedScratchDir dir("pleshard_layouts");
   const FormatCase formats[] = {{nullptr, RowFormat::bf16}, {nullptr, RowFormat::f32}, {nullptr, RowFormat::f16},
                                 {"float8_e4m3fn", RowFormat::fp8}, {"nvfp4", RowFormat::nvfp4}};
   for (const auto& fc : formats) {
@@ -124,8 +120,6 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
       }
     }
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) fs::remove_all(dir);
 }
 
 TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
@@ -133,14 +127,11 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   int world = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const fs::path dir = fs::temp_directory_path() / ("pleshard_sp_" + std::to_string(world));
+  const SharedScratchDir dir("pleshard_sp");
   const ModelConfig config = small_config(nullptr, 3);
-  if (rank == 0) {
-    fs::remove_all(dir);
-    write_checkpoint(dir, config, synthetic_tables(config, RowFormat::bf16, 8), {});
-  }
+  if (rank == 0) write_checkpoint(dir / "ckpt", config, synthetic_tables(config, RowFormat::bf16, 8), {});
   MPI_Barrier(MPI_COMM_WORLD);
-  const auto checkpoint = open_ple_checkpoint(dir, config);
+  const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
   const Topology topology = make_topology(world, rank, world, world);  // E = TP: sequence parallel
   const Communicators comms(MPI_COMM_WORLD, topology);
   PleEngine engine(comms, config, *checkpoint, OutDtype::f32);
@@ -159,8 +150,6 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
                        static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
     EXPECT_TRUE(std::equal(r.embeddings.begin(), r.embeddings.end(), begin)) << "layer " << d;
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (rank == 0) fs::remove_all(dir);
 }
 
 TEST(Layouts, InvalidLayoutsAreRejected) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Strong or weak scaling of `pleshard run`: one run per rank count, results as CSV (and a
-# PNG plot when gnuplot is installed).
+# Strong or weak scaling of `pleshard run`: one run per rank count, results as CSV and an
+# SVG plot of tokens/s against ranks.
 #   jobs/scaling.sh -c CHECKPOINT [-m strong|weak] [-r "1 2 4"] [-q REQUESTS | -s N]
 #                   [-t TP] [-e ETP_PER_TP] [-o OUT_PREFIX] [-b BUILD_DIR]
 # strong: the same requests for every rank count; weak: N synthetic requests per DP rank.
@@ -35,28 +35,30 @@ for n in $ranks; do
   echo "scaling: $mode, $n ranks, TP $tp, ETP $etp" >&2
   line=$($launcher "$n" "$app" run --checkpoint "$checkpoint" "${input[@]}" --tp "$tp" --etp "$etp" \
          --summary-only --quiet --json | grep '^{"job"')
-  python3 - "$mode" "$line" >>"$csv" <<'PY'
-import json, sys
-mode, r = sys.argv[1], json.loads(sys.argv[2])
-phases = r["hash_s"] + r["exchange_s"] + r["lookup_s"] + r["write_s"]
-print(",".join(str(x) for x in [mode, r["ranks"], r["tp"], r["etp"], r["requests"], r["tokens"],
-      r["seconds"], r["tokens_per_s"], r["rows_per_s"], r["hash_s"], r["exchange_s"], r["lookup_s"],
-      r["write_s"], round(r["exchange_s"] / phases, 4) if phases else 0]))
-PY
+  field() { echo "$line" | grep -o "\"$1\": [^,}]*" | head -1 | sed 's/.*: //'; }
+  phases=$(awk -v a="$(field hash_s)" -v b="$(field exchange_s)" -v c="$(field lookup_s)" -v d="$(field write_s)" \
+           'BEGIN { s = a + b + c + d; printf "%.4f", (s > 0 ? b / s : 0) }')
+  echo "$mode,$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field write_s),$phases" >>"$csv"
 done
 column -s, -t <"$csv"
-if command -v gnuplot >/dev/null 2>&1; then
-  gnuplot <<GP
-set terminal png size 800,500
-set output "$prefix.png"
-set datafile separator ","
-set key autotitle columnhead
-set logscale x 2
-set xlabel "ranks"; set ylabel "tokens/s"
-set title "pleshard run, $mode scaling"
-plot "$csv" using 2:8 with linespoints title "tokens/s"
-GP
-  echo "scaling: wrote $csv and $prefix.png"
-else
-  echo "scaling: wrote $csv (install gnuplot for $prefix.png)"
-fi
+# The plot: tokens/s against ranks (log2 x), as a self-contained SVG.
+awk -F, -v title="pleshard run, $mode scaling" 'NR > 1 { n++; x[n] = $2; y[n] = $8; if ($8 > ymax) ymax = $8; if ($2 > xmax) xmax = $2 }
+  END {
+    if (n == 0) exit
+    w = 640; h = 400; l = 80; b = 50; t = 40; r = 20
+    lx = log(xmax) / log(2); if (lx == 0) lx = 1
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", w, h
+    printf "<text x=\"%d\" y=\"24\" font-size=\"15\">%s</text>\n", l, title
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", l, h - b, w - r, h - b
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", l, t, l, h - b
+    printf "<text x=\"%d\" y=\"%d\">ranks</text><text x=\"8\" y=\"%d\">tokens/s</text>\n", (w - r + l) / 2, h - 10, t + 10
+    printf "<text x=\"8\" y=\"%d\">%.3g</text>\n", t + 30, ymax
+    pts = ""
+    for (i = 1; i <= n; i++) {
+      px = l + (w - r - l) * (log(x[i]) / log(2)) / lx; py = (h - b) - (h - b - t) * y[i] / ymax
+      pts = pts sprintf("%.1f,%.1f ", px, py)
+      printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"steelblue\"/><text x=\"%.1f\" y=\"%d\">%d</text>\n", px, py, px - 4, h - b + 16, x[i]
+    }
+    printf "<polyline points=\"%s\" fill=\"none\" stroke=\"steelblue\" stroke-width=\"2\"/>\n</svg>\n", pts
+  }' "$csv" >"$prefix.svg"
+echo "scaling: wrote $csv and $prefix.svg"

@@ -136,13 +136,16 @@ void add_run_command(CLI::App& app, Action& action) {
       o->job.out = o->summary_only ? std::filesystem::path() : std::filesystem::path(o->out);
       double last = -1;
       if (!o->quiet)
-        o->job.progress = [&last](std::int64_t done, std::int64_t total, double seconds) {
-          if (seconds - last < 1.0 && done != total) return;
-          last = seconds;
-          const double rate = static_cast<double>(done) / std::max(seconds, 1e-9);
-          std::fprintf(stderr, "pleshard run: %" PRId64 "/%" PRId64 " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
-                       done, total, total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
-                       rate, rate > 0 ? static_cast<double>(total - done) / rate : 0.0);
+        o->job.progress = [&last](const JobProgress& p) {
+          if (p.seconds - last < 1.0 && p.tokens_done != p.tokens) return;
+          last = p.seconds;
+          const double rate = static_cast<double>(p.tokens_done) / std::max(p.seconds, 1e-9);
+          std::fprintf(stderr,
+                       "pleshard run: %" PRId64 "/%" PRId64 " requests, %" PRId64 "/%" PRId64
+                       " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
+                       p.requests_done, p.requests, p.tokens_done, p.tokens,
+                       p.tokens > 0 ? 100.0 * static_cast<double>(p.tokens_done) / static_cast<double>(p.tokens) : 100.0,
+                       rate, rate > 0 ? static_cast<double>(p.tokens - p.tokens_done) / rate : 0.0);
         };
       // A failure inside the job is one rank's; main() then takes every rank down.
       const BatchJobReport report = run_batch_job(comms, in.config, *checkpoint, in.requests, o->job);

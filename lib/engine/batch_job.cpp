@@ -127,10 +127,14 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     PLESHARD_MPI_CHECK(MPI_Bcast(&k, 1, MPI_INT64_T, 0, comms.world()));
     first_part = static_cast<std::size_t>(k);
   }
-  std::int64_t done_tokens = 0;
-  for (std::size_t p = 0; p < first_part; ++p)
+  JobProgress progress;
+  progress.requests = static_cast<std::int64_t>(requests.size());
+  progress.tokens = total_tokens;
+  for (std::size_t p = 0; p < first_part; ++p) {
+    progress.requests_done += static_cast<std::int64_t>(parts[p].second - parts[p].first);
     for (std::size_t r = parts[p].first; r < parts[p].second; ++r)
-      done_tokens += static_cast<std::int64_t>(requests[r].tokens.size());
+      progress.tokens_done += static_cast<std::int64_t>(requests[r].tokens.size());
+  }
 
   BatchJobReport report;
   report.topology = topo;
@@ -162,13 +166,18 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     while (true) {
       const bool has_work = scheduler.next_step(batch, slices);
       // Every rank steps until no rank has work: ETP groups run their collectives together.
-      // TP ranks share a DP rank's tokens, so count them once.
-      std::int64_t state[2] = {has_work ? 1 : 0, topo.tp_rank() == 0 ? batch.num_tokens() : 0};
-      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, state, 2, MPI_INT64_T, MPI_SUM, comms.world()));
+      // TP ranks share a DP rank's tokens and requests, so count them once.
+      std::int64_t finished = 0;
+      for (const StepSlice& slice : slices)
+        finished += slice.position + slice.length == static_cast<std::int64_t>(mine[static_cast<std::size_t>(slice.request)].tokens.size());
+      const bool counter = topo.tp_rank() == 0;
+      std::int64_t state[3] = {has_work ? 1 : 0, counter ? batch.num_tokens() : 0, counter ? finished : 0};
+      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, state, 3, MPI_INT64_T, MPI_SUM, comms.world()));
       if (state[0] == 0) break;
       ++report.steps;
       engine.forward(batch, results);
-      done_tokens += state[1];
+      progress.tokens_done += state[1];
+      progress.requests_done += state[2];
 
       if (writing) {
         const double t0 = MPI_Wtime();
@@ -201,7 +210,10 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
         }
         report.times.write += MPI_Wtime() - t0;
       }
-      if (world_root && options.progress) options.progress(done_tokens, total_tokens, MPI_Wtime() - start);
+      if (world_root && options.progress) {
+        progress.seconds = MPI_Wtime() - start;
+        options.progress(progress);
+      }
     }
 
     if (!writing) continue;

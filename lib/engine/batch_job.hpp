@@ -20,13 +20,21 @@
 
 namespace pleshard {
 
+struct JobProgress {
+  std::int64_t requests_done = 0;
+  std::int64_t requests = 0;
+  std::int64_t tokens_done = 0;
+  std::int64_t tokens = 0;
+  double seconds = 0;
+};
+
 struct BatchJobOptions {
   StepSchedule schedule;
   OutDtype dtype = OutDtype::bf16;
   std::filesystem::path out;            // empty: summary only
   std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
-  // Rank 0, after each step: tokens done and total over all ranks, seconds so far.
-  std::function<void(std::int64_t done, std::int64_t total, double seconds)> progress;
+  // Rank 0, after each step: progress over all ranks.
+  std::function<void(const JobProgress&)> progress;
 };
 
 struct CollectiveReport {

@@ -91,6 +91,96 @@ struct RequestOutputs {
   std::vector<std::vector<std::vector<std::uint8_t>>> data;  // [request][layer] bytes
 };
 
+// Writes one part: with parallel HDF5 every collector (TP rank 0 of each DP rank, over the
+// DP communicator) writes its own requests into the shared file; otherwise the part is
+// gathered at world rank 0, which writes it alone.
+void write_part(const Communicators& comms, bool shared, const fs::path& path, const std::vector<Request>& part,
+                std::size_t first_request, const RequestOutputs& outputs, int layers, std::size_t token_bytes,
+                std::int64_t ple_embed_dim, OutDtype dtype) {
+  std::vector<std::int64_t> qsl{0};
+  std::vector<std::string> ids;
+  for (const auto& r : part) {
+    qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+    ids.push_back(r.id);
+  }
+  if (shared) {
+    EmbeddingWriter writer(path, qsl, ids, layers, ple_embed_dim, dtype, comms.dp());
+    for (std::size_t i = 0; i < outputs.requests.size(); ++i)
+      for (int d = 0; d < layers; ++d)
+        writer.write(d, qsl[outputs.requests[i] - first_request], outputs.data[i][static_cast<std::size_t>(d)]);
+    writer.finish();
+    return;
+  }
+  // Gathered: each collector sends (request index, its layers' bytes) records.
+  std::vector<std::uint8_t> blob;
+  for (std::size_t i = 0; i < outputs.requests.size(); ++i) {
+    const auto index = static_cast<std::int64_t>(outputs.requests[i]);
+    blob.insert(blob.end(), reinterpret_cast<const std::uint8_t*>(&index),
+                reinterpret_cast<const std::uint8_t*>(&index) + sizeof index);
+    for (const auto& layer : outputs.data[i]) blob.insert(blob.end(), layer.begin(), layer.end());
+  }
+  if (blob.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw InputError("a part of over 2 GB on one rank; use a smaller --part-tokens");
+  int size = static_cast<int>(blob.size());
+  int dp = 1;
+  int dp_rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comms.dp(), &dp));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comms.dp(), &dp_rank));
+  std::vector<int> sizes(static_cast<std::size_t>(dp)), offsets(static_cast<std::size_t>(dp));
+  PLESHARD_MPI_CHECK(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comms.dp()));
+  std::vector<std::uint8_t> all;
+  if (dp_rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < dp; ++r) {
+      offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
+    }
+    if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw InputError("a part of over 2 GB; use a smaller --part-tokens");
+    all.resize(total);
+  }
+  PLESHARD_MPI_CHECK(MPI_Gatherv(blob.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
+                                 0, comms.dp()));
+  if (dp_rank != 0) return;
+  EmbeddingWriter writer(path, qsl, ids, layers, ple_embed_dim, dtype);
+  for (std::size_t at = 0; at < all.size();) {
+    std::int64_t index = 0;
+    std::memcpy(&index, all.data() + at, sizeof index);
+    at += sizeof index;
+    const std::size_t local = static_cast<std::size_t>(index) - first_request;
+    const std::size_t bytes = part[local].tokens.size() * token_bytes;
+    for (int d = 0; d < layers; ++d, at += bytes) writer.write(d, qsl[local], {all.data() + at, bytes});
+  }
+  writer.finish();
+}
+
+// Copies the parts into the output (the collectors share the parts when HDF5 is parallel)
+// and removes them.
+void assemble_output(const Communicators& comms, bool shared, const fs::path& out,
+                     const std::vector<Request>& requests,
+                     const std::vector<std::pair<std::size_t, std::size_t>>& parts, int layers,
+                     std::int64_t ple_embed_dim, OutDtype dtype) {
+  int dp = 1;
+  int dp_rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comms.dp(), &dp));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comms.dp(), &dp_rank));
+  if (!shared && dp_rank != 0) return;
+  std::vector<std::int64_t> qsl{0};
+  std::vector<std::string> ids;
+  for (const auto& r : requests) {
+    qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+    ids.push_back(r.id);
+  }
+  EmbeddingWriter writer(out, qsl, ids, layers, ple_embed_dim, dtype, shared ? comms.dp() : MPI_COMM_SELF);
+  const std::size_t stride = shared ? static_cast<std::size_t>(dp) : 1;
+  for (std::size_t p = shared ? static_cast<std::size_t>(dp_rank) : 0; p < parts.size(); p += stride) {
+    const EmbeddingFile part = read_embeddings_h5(part_path(out, p), layers, dtype);
+    for (int d = 0; d < layers; ++d) writer.write(d, qsl[parts[p].first], part.layers[static_cast<std::size_t>(d)]);
+  }
+  writer.finish();
+  if (dp_rank == 0) fs::remove_all(parts_dir(out));
+}
+
 }  // namespace
 
 BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,
@@ -145,6 +235,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   PLESHARD_MPI_CHECK(MPI_Barrier(comms.world()));
   const double start = MPI_Wtime();
   const bool collector = topo.tp_rank() == 0;  // holds its DP rank's full embeddings
+  const bool shared_output = options.parallel_output && EmbeddingWriter::parallel(comms.dp());
 
   std::vector<ExchangeResult> results;
   for (std::size_t p = first_part; p < parts.size(); ++p) {
@@ -217,61 +308,11 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     }
 
     if (!writing) continue;
-    // Gather the part at world rank 0 (over the TP-rank-0 ranks) and write it.
     const double t0 = MPI_Wtime();
     if (collector) {
-      std::vector<std::uint8_t> blob;
-      for (std::size_t i = 0; i < outputs.requests.size(); ++i) {
-        const std::int64_t index = static_cast<std::int64_t>(outputs.requests[i]);
-        blob.insert(blob.end(), reinterpret_cast<const std::uint8_t*>(&index),
-                    reinterpret_cast<const std::uint8_t*>(&index) + sizeof index);
-        for (const auto& layer : outputs.data[i]) blob.insert(blob.end(), layer.begin(), layer.end());
-      }
-      if (blob.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-        throw InputError("--part-tokens " + std::to_string(options.part_tokens) +
-                         " makes a part over 2 GB on one rank; use a smaller one");
-      int size = static_cast<int>(blob.size());
-      const int dp = topo.dp();
-      std::vector<int> sizes(static_cast<std::size_t>(dp)), offsets(static_cast<std::size_t>(dp));
-      PLESHARD_MPI_CHECK(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comms.dp()));
-      std::vector<std::uint8_t> all;
+      write_part(comms, shared_output, part_path(options.out, p), part, parts[p].first, outputs, layers, token_bytes,
+                 config.ple_embed_dim, options.dtype);
       if (world_root) {
-        std::size_t total = 0;
-        for (int r = 0; r < dp; ++r) {
-          offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
-          total += static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
-        }
-        if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-          throw InputError("--part-tokens " + std::to_string(options.part_tokens) +
-                           " makes a part over 2 GB; use a smaller one");
-        all.resize(total);
-      }
-      PLESHARD_MPI_CHECK(MPI_Gatherv(blob.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
-                                     MPI_BYTE, 0, comms.dp()));
-      if (world_root) {
-        // Requests in order: the part's query_start_loc, then each request's layers.
-        std::vector<const std::uint8_t*> where(part.size(), nullptr);
-        for (std::size_t at = 0; at < all.size();) {
-          std::int64_t index = 0;
-          std::memcpy(&index, all.data() + at, sizeof index);
-          at += sizeof index;
-          const std::size_t local = static_cast<std::size_t>(index) - parts[p].first;
-          where[local] = all.data() + at;
-          at += part[local].tokens.size() * token_bytes * static_cast<std::size_t>(layers);
-        }
-        std::vector<std::int64_t> qsl{0};
-        std::vector<std::string> ids;
-        for (const auto& r : part) {
-          qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
-          ids.push_back(r.id);
-        }
-        EmbeddingWriter writer(part_path(options.out, p), qsl, ids, layers, config.ple_embed_dim, options.dtype);
-        for (int d = 0; d < layers; ++d)
-          for (std::size_t r = 0; r < part.size(); ++r) {
-            const std::size_t bytes = part[r].tokens.size() * token_bytes;
-            writer.write(d, qsl[r], {where[r] + static_cast<std::size_t>(d) * bytes, bytes});
-          }
-        writer.finish();
         if (const char* kill_after = std::getenv("PLESHARD_FAULT_KILL_AFTER_PARTS");
             kill_after != nullptr && static_cast<std::size_t>(std::atoll(kill_after)) == p + 1) {
           std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", p + 1);
@@ -281,27 +322,14 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     }
     report.times.write += MPI_Wtime() - t0;
   }
-  report.seconds = MPI_Wtime() - start;
 
   // Assemble the parts into the output.
-  if (writing && world_root) {
+  if (writing && collector) {
     const double t0 = MPI_Wtime();
-    std::vector<std::int64_t> qsl{0};
-    std::vector<std::string> ids;
-    for (const auto& r : requests) {
-      qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
-      ids.push_back(r.id);
-    }
-    EmbeddingWriter writer(options.out, qsl, ids, layers, config.ple_embed_dim, options.dtype);
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      const EmbeddingFile part = read_embeddings_h5(part_path(options.out, p), layers, options.dtype);
-      for (int d = 0; d < layers; ++d) writer.write(d, qsl[parts[p].first], part.layers[static_cast<std::size_t>(d)]);
-    }
-    writer.finish();
-    fs::remove_all(parts_dir(options.out));
+    assemble_output(comms, shared_output, options.out, requests, parts, layers, config.ple_embed_dim, options.dtype);
     report.times.write += MPI_Wtime() - t0;
-    report.seconds = MPI_Wtime() - start;
   }
+  report.seconds = MPI_Wtime() - start;
 
   // Phase times: the slowest rank; collectives: rank 0's own calls.
   double phases[5] = {engine.times().hash, engine.times().exchange, engine.times().lookup, report.times.write,

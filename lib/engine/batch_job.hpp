@@ -1,9 +1,10 @@
 #pragma once
 // The batch job (`pleshard run`): requests in parts of about `part_tokens` tokens; within a
 // part, requests are spread over the DP ranks balanced by tokens and scheduled in steps on
-// every rank; each step runs every PLE layer through the engine. After each part, rank 0
-// writes the part's embeddings to <out>.parts/part-NNNNNN.h5 (complete or absent); a rerun
-// of the same job skips the parts already written. At the end rank 0 assembles <out>.
+// every rank; each step runs every PLE layer through the engine. After each part its
+// embeddings go to <out>.parts/part-NNNNNN.h5 (complete or absent), written by the TP-rank-0
+// ranks together with parallel HDF5, else gathered at rank 0; a rerun of the same job skips
+// the parts already written. At the end the parts are copied into <out> the same way.
 
 #include <cstdint>
 #include <filesystem>
@@ -33,6 +34,9 @@ struct BatchJobOptions {
   OutDtype dtype = OutDtype::bf16;
   std::filesystem::path out;            // empty: summary only
   std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
+  // Collectors write parts and the output together through MPI-IO when HDF5 is parallel;
+  // false gathers everything at rank 0 instead (the path for serial HDF5).
+  bool parallel_output = true;
   // Rank 0, after each step: progress over all ranks.
   std::function<void(const JobProgress&)> progress;
 };

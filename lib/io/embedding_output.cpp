@@ -33,12 +33,13 @@ H5Id untimed_dcpl() {
   return dcpl;
 }
 
+// Creates a 1-D dataset (collectively when shared) and fills it from one writer.
 void write_1d(hid_t file, const char* name, hid_t type, const void* data, hsize_t count,
-              const std::string& where) {
+              const std::string& where, bool fill) {
   H5Id space = h5_check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
   H5Id set = h5_check(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, untimed_dcpl().get(), H5P_DEFAULT),
                       H5Dclose, where + ": cannot create /" + name);
-  if (count > 0)
+  if (fill && count > 0)
     h5_check(H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where + ": cannot write /" + name);
 }
 
@@ -58,24 +59,45 @@ struct EmbeddingWriter::Handles {
 
 EmbeddingWriter::~EmbeddingWriter() = default;
 
+bool EmbeddingWriter::parallel(MPI_Comm comm) {
+#if PLESHARD_HDF5_PARALLEL
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  return ranks > 1;
+#else
+  (void)comm;
+  return false;
+#endif
+}
+
 EmbeddingWriter::EmbeddingWriter(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                                  std::span<const std::string> request_ids, int layers,
-                                 std::int64_t ple_embed_dim, OutDtype dtype)
+                                 std::int64_t ple_embed_dim, OutDtype dtype, MPI_Comm comm)
     : path_(path),
       partial_(path.string() + ".partial"),
       token_bytes_(static_cast<std::size_t>(ple_embed_dim) * kernels::out_bytes(dtype)),
+      comm_(comm),
       h5_(std::make_unique<Handles>()) {
   detail::quiet_hdf5();
   const std::string where = partial_.string();
-  h5_->file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                   where + ": cannot create");
-  write_1d(h5_->file.get(), "query_start_loc", H5T_STD_I64LE, query_start_loc.data(), query_start_loc.size(), where);
+  H5Id fapl = h5_check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
+#if PLESHARD_HDF5_PARALLEL
+  if (parallel(comm)) h5_check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+#endif
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const bool fill = rank == 0;  // shared files: the small datasets come from rank 0
+  h5_->file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
+                       where + ": cannot create");
+  write_1d(h5_->file.get(), "query_start_loc", H5T_STD_I64LE, query_start_loc.data(), query_start_loc.size(),
+           where, fill);
   if (!request_ids.empty()) {
     std::size_t width = 1;
     for (const auto& id : request_ids) width = std::max(width, id.size());
     std::string packed(width * request_ids.size(), '\0');
     for (std::size_t i = 0; i < request_ids.size(); ++i) std::copy(request_ids[i].begin(), request_ids[i].end(), packed.begin() + static_cast<std::ptrdiff_t>(i * width));
-    write_1d(h5_->file.get(), "request_ids", string_type(width).get(), packed.data(), request_ids.size(), where);
+    write_1d(h5_->file.get(), "request_ids", string_type(width).get(), packed.data(), request_ids.size(), where,
+             fill);
   }
   h5_->type = output_type(dtype);
   const std::int64_t tokens = query_start_loc.empty() ? 0 : query_start_loc.back();
@@ -115,8 +137,11 @@ void EmbeddingWriter::finish() {
   h5_->sets.clear();
   h5_->type = {};
   if (H5Fflush(h5_->file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial_.string() + ": flush failed");
-  h5_->file = {};
-  std::filesystem::rename(partial_, path_);
+  h5_->file = {};  // collective close
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) std::filesystem::rename(partial_, path_);
+  MPI_Barrier(comm_);  // nobody returns before the file carries its final name
 }
 
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <mpi.h>
+
 #include "format/row_format.hpp"
 #include <memory>
 
@@ -21,16 +23,22 @@ struct LayerEmbeddings {
   std::vector<std::uint8_t> data;  // tokens * ple_embed_dim values of the output dtype
 };
 
+// Writes one embedding file. With a communicator of several ranks and parallel HDF5, every
+// rank of it opens the file together (MPI-IO) and writes its own token rows; otherwise one
+// process writes everything.
 class EmbeddingWriter {
  public:
-  // Creates every dataset; `query_start_loc` gives the token count.
+  // Creates every dataset (collective over `comm`); `query_start_loc` gives the token count.
   EmbeddingWriter(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                   std::span<const std::string> request_ids, int layers, std::int64_t ple_embed_dim,
-                  OutDtype dtype);
-  // Writes tokens [first, first + bytes / token bytes) of layer d.
+                  OutDtype dtype, MPI_Comm comm = MPI_COMM_SELF);
+  // Writes tokens [first, first + bytes / token bytes) of layer d (independent I/O).
   void write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes);
-  // Closes and renames to the final path.
+  // Closes (collective) and renames to the final path.
   void finish();
+
+  // Whether writers on `comm` share one file through MPI-IO (parallel HDF5, several ranks).
+  [[nodiscard]] static bool parallel(MPI_Comm comm);
   ~EmbeddingWriter();
 
  private:
@@ -38,6 +46,7 @@ class EmbeddingWriter {
   std::filesystem::path path_;
   std::filesystem::path partial_;
   std::size_t token_bytes_;
+  MPI_Comm comm_;
   std::unique_ptr<Handles> h5_;
 };
 

@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 
 using detail::H5Id;
 using detail::quiet_hdf5;
+using detail::read_string_attribute;
+using detail::write_string_attribute;
 
 H5Id check(hid_t id, herr_t (*close)(hid_t), const std::string& what) { return detail::h5_check(id, close, what); }
 void check(herr_t status, const std::string& what) { detail::h5_check(status, what); }
@@ -31,27 +33,6 @@ bool is_hdf5_file(const std::string& path) {
 }
 
 std::string group_name(int d) { return "/ple/" + std::to_string(d); }
-
-void write_string_attribute(hid_t object, const char* name, const std::string& value) {
-  H5Id type = check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
-  check(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())), "H5Tset_size");
-  H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  H5Id attr = check(H5Acreate2(object, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                    H5Aclose, std::string("cannot create attribute ") + name);
-  check(H5Awrite(attr.get(), type.get(), value.data()), std::string("cannot write attribute ") + name);
-}
-
-std::string read_string_attribute(hid_t object, const char* name, const std::string& where) {
-  if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
-  H5Id attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": cannot open attribute " + name);
-  H5Id type = check(H5Aget_type(attr.get()), H5Tclose, where + ": attribute " + name);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw InputError(where + ": attribute " + name + " is not a fixed-length string");
-  std::string value(H5Tget_size(type.get()), '\0');
-  check(H5Aread(attr.get(), type.get(), value.data()), where + ": cannot read attribute " + name);
-  value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
-  return value;
-}
 
 void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
   H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");

@@ -109,11 +109,7 @@ EmbeddingWriter::EmbeddingWriter(const std::filesystem::path& path, std::span<co
     H5Id set = h5_check(H5Dcreate2(h5_->file.get(), name.c_str(), h5_->type.get(), space.get(), H5P_DEFAULT,
                                    untimed_dcpl().get(), H5P_DEFAULT),
                         H5Dclose, where + ": cannot create /" + name);
-    H5Id scalar = h5_check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-    H5Id str = string_type(dtype_name.size());
-    H5Id attr = h5_check(H5Acreate2(set.get(), "dtype", str.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
-                         H5Aclose, "cannot create attribute dtype");
-    h5_check(H5Awrite(attr.get(), str.get(), dtype_name.data()), "cannot write attribute dtype");
+    detail::write_string_attribute(set.get(), "dtype", dtype_name);
     h5_->sets.push_back(std::move(set));
   }
 }
@@ -167,21 +163,8 @@ EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, 
     return set;
   };
   read_1d("query_start_loc", out.query_start_loc, H5T_NATIVE_INT64);
-  if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0) {
-    H5Id set = h5_check(H5Dopen2(file.get(), "request_ids", H5P_DEFAULT), H5Dclose, p + ": /request_ids");
-    H5Id type(H5Dget_type(set.get()), H5Tclose);
-    const std::size_t width = H5Tget_size(type.get());
-    H5Id space(H5Dget_space(set.get()), H5Sclose);
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-    std::string packed(width * n, '\0');
-    if (n > 0) h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()), p + ": /request_ids");
-    for (hsize_t i = 0; i < n; ++i) {
-      std::string id = packed.substr(i * width, width);
-      id.erase(std::find(id.begin(), id.end(), '\0'), id.end());
-      out.request_ids.push_back(std::move(id));
-    }
-  }
+  if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0)
+    out.request_ids = detail::read_fixed_strings(file.get(), "request_ids", p);
   const H5Id type = output_type(dtype);
   for (int d = 0; d < layers; ++d) {
     const std::string name = "ple_" + std::to_string(d);

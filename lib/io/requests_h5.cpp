@@ -37,21 +37,11 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
     requests[r].tokens.assign(tokens.begin() + qsl[r], tokens.begin() + qsl[r + 1]);
   }
   if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0) {
-    H5Id set = h5_check(H5Dopen2(file.get(), "request_ids", H5P_DEFAULT), H5Dclose, p + ": /request_ids");
-    H5Id type(H5Dget_type(set.get()), H5Tclose);
-    H5Id space(H5Dget_space(set.get()), H5Sclose);
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-    if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0 || n != requests.size())
-      throw InputError(p + ": /request_ids must hold one fixed-length string per request");
-    const std::size_t width = H5Tget_size(type.get());
-    std::string packed(width * n, '\0');
-    if (n > 0) h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()), p + ": /request_ids");
-    for (std::size_t r = 0; r < requests.size(); ++r) {
-      std::string id = packed.substr(r * width, width);
-      id.erase(std::find(id.begin(), id.end(), '\0'), id.end());
-      requests[r].id = std::move(id);
-    }
+    const std::vector<std::string> ids = detail::read_fixed_strings(file.get(), "request_ids", p);
+    if (ids.size() != requests.size())
+      throw InputError(p + ": /request_ids holds " + std::to_string(ids.size()) + " ids for " +
+                       std::to_string(requests.size()) + " requests");
+    for (std::size_t r = 0; r < requests.size(); ++r) requests[r].id = ids[r];
   }
   return requests;
 }

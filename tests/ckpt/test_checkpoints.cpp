@@ -176,3 +176,33 @@ TEST(Checkpoints, HashBuffersInTheCheckpointAreAuthoritative) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+
+TEST(Checkpoints, HashStatsAndTokenLookupTensorsAreIgnored) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config();
+  write_checkpoint(dir / "valid", config, synthetic_tables(config, RowFormat::bf16, 6), {});
+  auto raw = read_raw(dir / "valid" / "model.safetensors");
+  const std::string prefix = "model.language_model.layers.0.ple.ple_embedding.";
+  raw[prefix + "hashstats_collisions"] = {"I64", {3}, std::vector<std::uint8_t>(24, 1)};
+  raw[prefix + "ngram_embedding.hashstats_load"] = {"F32", {2}, std::vector<std::uint8_t>(8, 2)};
+  raw[prefix + "token_lookup"] = {"I64", {2}, std::vector<std::uint8_t>(16, 3)};
+  std::filesystem::create_directories(dir / "extra");
+  write_raw(dir / "extra" / "model.safetensors", raw);
+  const auto valid = open_ple_checkpoint(dir / "valid", config);
+  const auto extra = open_ple_checkpoint(dir / "extra", config);
+  for (int d = 0; d < config.num_ple_layers(); ++d) {
+    const auto& info = valid->table(d);
+    std::vector<std::uint8_t> a(info.layout.rows * info.layout.row_bytes()), b(a.size()), none;
+    valid->read_rows(d, 0, info.layout.rows, a, none);
+    extra->read_rows(d, 0, info.layout.rows, b, none);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(extra->table(d).multipliers, info.multipliers);
+  }
+}
+
+}  // namespace

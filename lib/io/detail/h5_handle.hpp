@@ -5,6 +5,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -44,5 +45,13 @@ inline H5Id h5_check(hid_t id, herr_t (*close)(hid_t), const std::string& what) 
 inline void h5_check(herr_t status, const std::string& what) {
   if (status < 0) throw InputError(what);
 }
+
+// Fixed-length string attributes (a scalar dataspace).
+void write_string_attribute(hid_t object, const char* name, const std::string& value);
+[[nodiscard]] std::string read_string_attribute(hid_t object, const char* name, const std::string& where);
+
+// A 1-D dataset of fixed-length strings, NUL padding removed; InputError "<where>: ..." when
+// it is of another kind.
+[[nodiscard]] std::vector<std::string> read_fixed_strings(hid_t file, const char* name, const std::string& where);
 
 }  // namespace pleshard::detail

@@ -91,18 +91,26 @@ struct RequestOutputs {
   std::vector<std::vector<std::vector<std::uint8_t>>> data;  // [request][layer] bytes
 };
 
-// Writes one part: with parallel HDF5 every collector (TP rank 0 of each DP rank, over the
-// DP communicator) writes its own requests into the shared file; otherwise the part is
-// gathered at world rank 0, which writes it alone.
-void write_part(const Communicators& comms, bool shared, const fs::path& path, const std::vector<Request>& part,
-                std::size_t first_request, const RequestOutputs& outputs, int layers, std::size_t token_bytes,
-                std::int64_t ple_embed_dim, OutDtype dtype) {
-  std::vector<std::int64_t> qsl{0};
-  std::vector<std::string> ids;
-  for (const auto& r : part) {
+// Boundaries and ids of consecutive requests, as an output file lists them.
+void request_layout(std::span<const Request> requests, std::vector<std::int64_t>& qsl,
+                    std::vector<std::string>& ids) {
+  qsl.assign(1, 0);
+  ids.clear();
+  for (const auto& r : requests) {
     qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
     ids.push_back(r.id);
   }
+}
+
+// Writes one part: with parallel HDF5 every collector (TP rank 0 of each DP rank, over the
+// DP communicator) writes its own requests into the shared file; otherwise the part is
+// gathered at world rank 0, which writes it alone.
+void write_part(const Communicators& comms, bool shared, const fs::path& path, std::span<const Request> part,
+                std::size_t first_request, const RequestOutputs& outputs, int layers, std::size_t token_bytes,
+                std::int64_t ple_embed_dim, OutDtype dtype) {
+  std::vector<std::int64_t> qsl;
+  std::vector<std::string> ids;
+  request_layout(part, qsl, ids);
   if (shared) {
     EmbeddingWriter writer(path, qsl, ids, layers, ple_embed_dim, dtype, comms.dp());
     for (std::size_t i = 0; i < outputs.requests.size(); ++i)
@@ -165,12 +173,9 @@ void assemble_output(const Communicators& comms, bool shared, const fs::path& ou
   PLESHARD_MPI_CHECK(MPI_Comm_size(comms.dp(), &dp));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comms.dp(), &dp_rank));
   if (!shared && dp_rank != 0) return;
-  std::vector<std::int64_t> qsl{0};
+  std::vector<std::int64_t> qsl;
   std::vector<std::string> ids;
-  for (const auto& r : requests) {
-    qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
-    ids.push_back(r.id);
-  }
+  request_layout(requests, qsl, ids);
   EmbeddingWriter writer(out, qsl, ids, layers, ple_embed_dim, dtype, shared ? comms.dp() : MPI_COMM_SELF);
   const std::size_t stride = shared ? static_cast<std::size_t>(dp) : 1;
   for (std::size_t p = shared ? static_cast<std::size_t>(dp_rank) : 0; p < parts.size(); p += stride) {
@@ -239,8 +244,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
 
   std::vector<ExchangeResult> results;
   for (std::size_t p = first_part; p < parts.size(); ++p) {
-    const std::vector<Request> part(requests.begin() + static_cast<std::ptrdiff_t>(parts[p].first),
-                                    requests.begin() + static_cast<std::ptrdiff_t>(parts[p].second));
+    const std::span<const Request> part(requests.data() + parts[p].first, parts[p].second - parts[p].first);
     const std::vector<int> owner = assign_requests_by_tokens(part, topo.dp());
     RequestOutputs outputs;
     std::vector<Request> mine;

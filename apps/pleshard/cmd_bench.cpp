@@ -5,6 +5,9 @@
 #include <string>
 
 #include "bench/exchange_bench.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#endif
 #include "bench/hash_bench.hpp"
 #include "bench/lookup_bench.hpp"
 #include "cli.hpp"
@@ -24,10 +27,17 @@ struct BenchOptions {
   ExchangeBenchOptions exchange;
   std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
   std::string out_dtype = "bfloat16";
-  std::string storage = "host";
   bool no_cuda = false;
   bool no_host = false;
 };
+
+bool cuda_available() {
+#if PLESHARD_HAVE_CUDA
+  return kernels::cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
 
 // A model shaped like the real ones: 16 heads (orders 2..3, 8 heads each), 160-value rows.
 ModelConfig default_bench_config() {
@@ -63,10 +73,10 @@ void print_lookup_results(const std::vector<LookupBenchResult>& results, int ran
   std::printf("# pleshard bench lookup: %d rank(s), %lld-row tables of %d values, out %s; "
               "seconds = median per step, max over ranks; GB/s = (read + written bytes) / s\n",
               ranks, static_cast<long long>(o.rows), o.head_dim, to_string(o.out_dtype));
-  std::printf("%-6s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
+  std::printf("%-12s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
               "GB/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-6s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
+    std::printf("%-12s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
                 to_string(r.format), r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(),
                 r.wrong);
   for (const auto& r : results)
@@ -139,7 +149,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   });
 
   CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
-  lookup->add_option("--storage", o->storage, "Storage tier")->check(CLI::IsMember({"host"}))->capture_default_str();
+  lookup->add_option("--storage", o->lookup.tiers, "Storage tiers: host, device, pinned")
+      ->check(CLI::IsMember({"host", "device", "pinned"}))
+      ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();
   lookup->add_option("--rows", o->lookup.rows, "Table rows")->capture_default_str();
@@ -154,6 +166,9 @@ void add_bench_command(CLI::App& app, Action& action) {
         o->lookup.out_dtype = parse_out_dtype(o->out_dtype);
         if (o->lookup.rows < 1 || o->lookup.head_dim < 16 || o->lookup.head_dim % 16 != 0)
           throw InputError("bench lookup: need --rows >= 1 and --head-dim a positive multiple of 16");
+        for (const auto& tier : o->lookup.tiers)
+          if (tier != "host" && !cuda_available())
+            throw InputError("bench lookup: --storage " + tier + " needs a CUDA build and a GPU");
       });
       const auto results = run_lookup_bench(MPI_COMM_WORLD, o->lookup);
       int ranks = 1;

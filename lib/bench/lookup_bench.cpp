@@ -8,6 +8,11 @@
 #include "core/mpi_check.hpp"
 #include "kernels/common/ngram_hash.hpp"
 #include "store/host_table.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/lookup_cuda.hpp"
+#include "store/gpu_table.hpp"
+#endif
 
 namespace pleshard {
 
@@ -46,6 +51,64 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
   return wrong;
 }
 
+#if PLESHARD_HAVE_CUDA
+// Median event-timed seconds of `launch` on the default stream.
+template <typename Launch>
+double gpu_seconds(Launch&& launch, const LookupBenchOptions& o) {
+  cudaEvent_t begin = nullptr;
+  cudaEvent_t end = nullptr;
+  PLESHARD_CUDA_CHECK(cudaEventCreate(&begin));
+  PLESHARD_CUDA_CHECK(cudaEventCreate(&end));
+  const double seconds = median_seconds(
+      [&] {
+        PLESHARD_CUDA_CHECK(cudaEventRecord(begin, nullptr));
+        launch();
+        PLESHARD_CUDA_CHECK(cudaEventRecord(end, nullptr));
+        PLESHARD_CUDA_CHECK(cudaEventSynchronize(end));
+        float ms = 0;
+        PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+        return ms * 1e-3;
+      },
+      o.min_repeats, o.min_seconds);
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  return seconds;
+}
+
+// The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
+// tier's output row by row.
+void bench_gpu_tier(Placement placement, const TableSource& source, const std::vector<std::int64_t>& ids,
+                    const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
+                    double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
+  const GpuTable table(source, {0, o.rows}, placement);
+  kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
+  kernels::DeviceBuffer<std::uint8_t> d_out(expected.size());
+  d_ids.copy_from_host(std::span<const std::int64_t>(ids));
+  PLESHARD_CUDA_CHECK(cudaMemset(d_out.data(), 0xCD, d_out.bytes()));
+  const auto n = static_cast<std::int64_t>(ids.size());
+  LookupBenchResult r{to_string(placement), format, n};
+  r.seconds = gpu_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); }, o);
+  r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
+  std::vector<std::uint8_t> got(expected.size());
+  d_out.copy_to_host(std::span<std::uint8_t>(got));
+  PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto row = static_cast<std::size_t>(out_row_bytes);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    r.wrong += std::memcmp(got.data() + i * row, expected.data() + i * row, row) != 0 ? 1 : 0;
+  results.push_back(r);
+
+  // Baseline: the stored row bytes, gathered one warp per row without decoding.
+  const kernels::TableView view = table.view();
+  const std::size_t stored = table.layout().row_bytes();
+  kernels::DeviceBuffer<std::uint8_t> d_raw(ids.size() * stored);
+  LookupBenchResult plain{std::string(to_string(placement)) + "-plain", format, n};
+  plain.seconds = gpu_seconds(
+      [&] { kernels::gather_rows_plain_cuda(view.rows, stored, d_ids.data(), n, d_raw.data(), nullptr); }, o);
+  plain.bytes = 2.0 * static_cast<double>(n) * static_cast<double>(stored);
+  results.push_back(plain);
+}
+#endif
+
 }  // namespace
 
 std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options) {
@@ -63,18 +126,32 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
       std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
       for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(options.rows));
       std::vector<std::uint8_t> out(static_cast<std::size_t>(out_row_bytes) * ids.size());
-      LookupBenchResult r{"host", format, n};
-      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      r.seconds = median_seconds(
-          [&] { return host_seconds([&] { table.lookup(ids, options.out_dtype, out.data()); }); },
-          options.min_repeats, options.min_seconds);
-      r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
-      r.wrong = count_wrong(table.view(), ids, options.out_dtype, out);
-      double seconds = r.seconds;
-      PLESHARD_MPI_CHECK(MPI_Allreduce(&seconds, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
-      std::int64_t wrong = r.wrong;
-      PLESHARD_MPI_CHECK(MPI_Allreduce(&wrong, &r.wrong, 1, MPI_INT64_T, MPI_SUM, comm));
-      results.push_back(r);
+      const std::size_t first = results.size();
+      for (const std::string& tier : options.tiers) {
+        if (tier == "host") {
+          LookupBenchResult r{"host", format, n};
+          PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+          r.seconds = median_seconds(
+              [&] { return host_seconds([&] { table.lookup(ids, options.out_dtype, out.data()); }); },
+              options.min_repeats, options.min_seconds);
+          r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
+          r.wrong = count_wrong(table.view(), ids, options.out_dtype, out);
+          results.push_back(r);
+          continue;
+        }
+#if PLESHARD_HAVE_CUDA
+        // The host tier's output is the reference for the GPU tiers.
+        table.lookup(ids, options.out_dtype, out.data());
+        PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+        bench_gpu_tier(tier == "pinned" ? Placement::pinned : Placement::device, source, ids, out, options, format,
+                       row_bytes, out_row_bytes, results);
+#endif
+      }
+      for (std::size_t i = first; i < results.size(); ++i) {
+        LookupBenchResult& r = results[i];
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &r.wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+      }
     }
   }
   return results;

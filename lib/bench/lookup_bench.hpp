@@ -14,6 +14,7 @@
 namespace pleshard {
 
 struct LookupBenchOptions {
+  std::vector<std::string> tiers{"host"};  // host, device, pinned (the GPU tiers need CUDA)
   std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8,
                                  RowFormat::nvfp4};
   std::vector<std::int64_t> ids_per_step{1, 64, 8192, 1 << 20};
@@ -25,7 +26,7 @@ struct LookupBenchOptions {
 };
 
 struct LookupBenchResult {
-  std::string tier;
+  std::string tier;  // "device", or "device-plain" for the plain warp-per-row byte gather
   RowFormat format = RowFormat::bf16;
   std::int64_t ids = 0;
   double seconds = 0;  // median per step, max over ranks

@@ -1,0 +1,147 @@
+#include <algorithm>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/lookup_cuda.hpp"
+
+namespace pleshard::kernels {
+
+namespace {
+
+constexpr int k_warps_per_block = 8;
+constexpr int k_chunk = 16;  // bytes one lane loads at a time
+
+// Values in one 16-byte chunk of a stored row: fixed by the format, so the decode loop
+// unrolls and the chunk stays in registers.
+template <RowFormat F>
+constexpr int values_per_chunk() {
+  if constexpr (F == RowFormat::f32) return 4;
+  else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16) return 8;
+  else if constexpr (F == RowFormat::fp8) return 16;
+  else return 32;
+}
+
+// One warp per output row. Each lane loads 16-byte chunks of the stored row (read-only
+// path) and decodes them with the shared decode core; a row's chunks are contiguous across
+// the lanes, so loads and stores coalesce.
+template <RowFormat F, OutDtype O>
+__global__ void __launch_bounds__(k_warps_per_block * 32)
+    lookup_kernel(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
+                  void* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
+  const int dim = table.head_dim;
+  const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
+  const int chunks = row_bytes / k_chunk;
+  constexpr int per_chunk = values_per_chunk<F>();
+  for (std::int64_t i = warp; i < num_ids; i += warps) {
+    const std::int64_t id = ids[i];
+    const std::int64_t base = i * dim;
+    if (!table.owns(id)) {
+      for (int j = lane; j < dim; j += 32) store_value_as<O>(out, base + j, 0.0f);
+      continue;
+    }
+    const auto local = static_cast<std::size_t>(id - table.row_begin);
+    const std::uint8_t* row = table.rows + local * static_cast<std::size_t>(row_bytes);
+    const std::uint8_t* scales =
+        F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, dim) : nullptr;
+    for (int c = lane; c < chunks; c += 32) {
+      union {
+        uint4 vector;
+        std::uint8_t bytes[k_chunk];
+      } chunk;
+      chunk.vector = __ldg(reinterpret_cast<const uint4*>(row) + c);
+      const std::uint8_t* chunk_scales =
+          F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
+#pragma unroll
+      for (int k = 0; k < per_chunk; ++k)
+        store_value_as<O>(out, base + c * per_chunk + k,
+                          decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k));
+    }
+  }
+}
+
+// Rows whose bytes do not split into 16-byte chunks: one value per lane.
+template <RowFormat F, OutDtype O>
+__global__ void __launch_bounds__(k_warps_per_block * 32)
+    lookup_kernel_unaligned(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
+                            void* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
+  for (std::int64_t i = warp; i < num_ids; i += warps) {
+    const std::int64_t id = ids[i];
+    const bool owned = table.owns(id);
+    const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
+    const std::uint8_t* row = table.rows + local * stored_row_bytes(F, table.head_dim);
+    const std::uint8_t* scales =
+        F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, table.head_dim) : nullptr;
+    for (int j = lane; j < table.head_dim; j += 32)
+      store_value_as<O>(out, i * table.head_dim + j,
+                        owned ? decode_value_as<F>(row, scales, table.global_scale, j) : 0.0f);
+  }
+}
+
+int grid_for(std::int64_t rows) {
+  const std::int64_t blocks = (rows + k_warps_per_block - 1) / k_warps_per_block;
+  return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
+}
+
+template <RowFormat F, OutDtype O>
+void launch(const TableView& t, const std::int64_t* ids, std::int64_t n, void* out, cudaStream_t stream) {
+  const bool aligned = stored_row_bytes(F, t.head_dim) % k_chunk == 0 &&
+                       reinterpret_cast<std::uintptr_t>(t.rows) % k_chunk == 0;
+  if (aligned) {
+    lookup_kernel<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
+  } else {
+    lookup_kernel_unaligned<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
+  }
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+template <RowFormat F>
+void launch_format(const TableView& t, const std::int64_t* ids, std::int64_t n, OutDtype dtype, void* out,
+                   cudaStream_t stream) {
+  switch (dtype) {
+    case OutDtype::f32: launch<F, OutDtype::f32>(t, ids, n, out, stream); break;
+    case OutDtype::bf16: launch<F, OutDtype::bf16>(t, ids, n, out, stream); break;
+    case OutDtype::f16: launch<F, OutDtype::f16>(t, ids, n, out, stream); break;
+  }
+}
+
+__global__ void __launch_bounds__(k_warps_per_block * 32)
+    gather_plain_kernel(const std::uint8_t* __restrict__ rows, std::size_t row_bytes,
+                        const std::int64_t* __restrict__ ids, std::int64_t num_ids, std::uint8_t* __restrict__ out) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
+  const std::size_t words = row_bytes / 4;
+  for (std::int64_t i = warp; i < num_ids; i += warps) {
+    const auto* src = reinterpret_cast<const std::uint32_t*>(rows + static_cast<std::size_t>(ids[i]) * row_bytes);
+    auto* dst = reinterpret_cast<std::uint32_t*>(out + static_cast<std::size_t>(i) * row_bytes);
+    for (std::size_t w = static_cast<std::size_t>(lane); w < words; w += 32) dst[w] = src[w];
+  }
+}
+
+}  // namespace
+
+void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
+                      void* out, cudaStream_t stream) {
+  if (num_ids == 0) return;
+  switch (table.format) {
+    case RowFormat::f32: launch_format<RowFormat::f32>(table, ids, num_ids, dtype, out, stream); break;
+    case RowFormat::bf16: launch_format<RowFormat::bf16>(table, ids, num_ids, dtype, out, stream); break;
+    case RowFormat::f16: launch_format<RowFormat::f16>(table, ids, num_ids, dtype, out, stream); break;
+    case RowFormat::fp8: launch_format<RowFormat::fp8>(table, ids, num_ids, dtype, out, stream); break;
+    case RowFormat::nvfp4: launch_format<RowFormat::nvfp4>(table, ids, num_ids, dtype, out, stream); break;
+  }
+}
+
+void gather_rows_plain_cuda(const std::uint8_t* rows, std::size_t row_bytes, const std::int64_t* ids,
+                            std::int64_t num_ids, std::uint8_t* out, cudaStream_t stream) {
+  if (num_ids == 0) return;
+  gather_plain_kernel<<<grid_for(num_ids), k_warps_per_block * 32, 0, stream>>>(rows, row_bytes, ids, num_ids, out);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace pleshard::kernels

@@ -1,0 +1,24 @@
+#pragma once
+// CUDA lookups: fused gather + decode of table rows (device memory, or pinned host memory
+// read through UVA), and a plain warp-per-row byte gather as a baseline for benchmarks.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/common/row_decode.hpp"
+
+namespace pleshard::kernels {
+
+// out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view. `table`'s row and
+// scale pointers, `ids` and `out` must be device-accessible (device or mapped pinned memory).
+void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
+                      OutDtype dtype, void* out, cudaStream_t stream);
+
+// out[i] = raw bytes of row ids[i] (row_bytes each), one warp per row: the reference point
+// for a gather without decoding.
+void gather_rows_plain_cuda(const std::uint8_t* rows, std::size_t row_bytes, const std::int64_t* ids,
+                            std::int64_t num_ids, std::uint8_t* out, cudaStream_t stream);
+
+}  // namespace pleshard::kernels

@@ -134,10 +134,15 @@ struct TableView {
   }
 };
 
+// E4M3 decoding as a callable, so a kernel can substitute a table filled by decode_e4m3.
+struct DecodeE4m3 {
+  PLESHARD_HD float operator()(std::uint8_t b) const { return decode_e4m3(b); }
+};
+
 // Value j of a stored row of format F, in float32.
-template <RowFormat F>
+template <RowFormat F, typename E4m3 = DecodeE4m3>
 PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uint8_t* scales,
-                                         float global_scale, int j) {
+                                         float global_scale, int j, E4m3 e4m3 = {}) {
   if constexpr (F == RowFormat::f32) {
     float v;
     std::memcpy(&v, row + 4 * j, sizeof v);
@@ -147,11 +152,11 @@ PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uin
     std::memcpy(&h, row + 2 * j, sizeof h);
     return F == RowFormat::bf16 ? decode_bf16(h) : decode_f16(h);
   } else if constexpr (F == RowFormat::fp8) {
-    return decode_e4m3(row[j]) * global_scale;
+    return e4m3(row[j]) * global_scale;
   } else {
     const std::uint8_t pair = row[j / 2];
     const float e2m1 = decode_e2m1((j & 1) != 0 ? pair >> 4 : pair & 0xFu);
-    return (e2m1 * decode_e4m3(scales[j / k_nvfp4_block])) * global_scale;
+    return (e2m1 * e4m3(scales[j / k_nvfp4_block])) * global_scale;
   }
 }
 

@@ -20,13 +20,47 @@ constexpr int values_per_chunk() {
   else return 32;
 }
 
+// E4M3 codes decoded once per block into shared memory, by the shared decode core.
+struct E4m3Table {
+  const float* values;
+  __device__ float operator()(std::uint8_t b) const { return values[b]; }
+};
+
+// Writes N consecutive output values with the widest stores their alignment allows.
+template <OutDtype O, int N>
+__device__ void store_chunk(void* out, std::int64_t first, const float (&values)[N]) {
+  constexpr int bytes = N * static_cast<int>(out_bytes(O));
+  union {
+    std::uint8_t raw[bytes];
+    uint4 vectors[(bytes + 15) / 16];
+  } packed;
+#pragma unroll
+  for (int k = 0; k < N; ++k) store_value_as<O>(packed.raw, k, values[k]);
+  auto* dst = static_cast<std::uint8_t*>(out) + first * static_cast<std::int64_t>(out_bytes(O));
+  if constexpr (bytes % 16 == 0) {
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 == 0) {
+#pragma unroll
+      for (int v = 0; v < bytes / 16; ++v) reinterpret_cast<uint4*>(dst)[v] = packed.vectors[v];
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) store_value_as<O>(out, first + k, values[k]);
+}
+
 // One warp per output row. Each lane loads 16-byte chunks of the stored row (read-only
-// path) and decodes them with the shared decode core; a row's chunks are contiguous across
-// the lanes, so loads and stores coalesce.
+// path), decodes them with the shared decode core and stores the values in 16-byte
+// vectors; a row's chunks are contiguous across the lanes, so loads and stores coalesce.
 template <RowFormat F, OutDtype O>
 __global__ void __launch_bounds__(k_warps_per_block * 32)
     lookup_kernel(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
                   void* __restrict__ out) {
+  __shared__ float e4m3_values[256];
+  if constexpr (F == RowFormat::fp8 || F == RowFormat::nvfp4) {
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) e4m3_values[b] = decode_e4m3(static_cast<std::uint8_t>(b));
+    __syncthreads();
+  }
+  const E4m3Table e4m3{e4m3_values};
   const int lane = threadIdx.x & 31;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
@@ -53,10 +87,11 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
       chunk.vector = __ldg(reinterpret_cast<const uint4*>(row) + c);
       const std::uint8_t* chunk_scales =
           F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
+      float values[per_chunk];
 #pragma unroll
       for (int k = 0; k < per_chunk; ++k)
-        store_value_as<O>(out, base + c * per_chunk + k,
-                          decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k));
+        values[k] = decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k, e4m3);
+      store_chunk<O>(out, base + c * per_chunk, values);
     }
   }
 }

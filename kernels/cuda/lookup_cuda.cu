@@ -61,25 +61,32 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
     __syncthreads();
   }
   const E4m3Table e4m3{e4m3_values};
-  const int lane = threadIdx.x & 31;
-  const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
   const int chunks = row_bytes / k_chunk;
   constexpr int per_chunk = values_per_chunk<F>();
-  for (std::int64_t i = warp; i < num_ids; i += warps) {
+  // Short rows (FP8, NVFP4) leave most lanes idle at one row per warp: a warp takes as many
+  // rows as it has groups of `chunks` lanes.
+  const int rows_per_warp = chunks < 32 ? 32 / chunks : 1;
+  const int group_lanes = chunks < 32 ? chunks : 32;
+  const int lane = threadIdx.x & 31;
+  const int group = lane / group_lanes;
+  const int group_lane = lane - group * group_lanes;
+  const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
+  if (group >= rows_per_warp) return;  // lanes left over by the grouping; no barrier follows
+  for (std::int64_t i = warp * rows_per_warp + group; i < num_ids; i += warps * rows_per_warp) {
     const std::int64_t id = ids[i];
     const std::int64_t base = i * dim;
     if (!table.owns(id)) {
-      for (int j = lane; j < dim; j += 32) store_value_as<O>(out, base + j, 0.0f);
+      for (int j = group_lane; j < dim; j += group_lanes) store_value_as<O>(out, base + j, 0.0f);
       continue;
     }
     const auto local = static_cast<std::size_t>(id - table.row_begin);
     const std::uint8_t* row = table.rows + local * static_cast<std::size_t>(row_bytes);
     const std::uint8_t* scales =
         F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, dim) : nullptr;
-    for (int c = lane; c < chunks; c += 32) {
+    for (int c = group_lane; c < chunks; c += group_lanes) {
       union {
         uint4 vector;
         std::uint8_t bytes[k_chunk];

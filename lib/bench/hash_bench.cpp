@@ -10,6 +10,7 @@
 #include "kernels/host/ngram_ids_host.hpp"
 #include "io/requests.hpp"
 #if PLESHARD_HAVE_CUDA
+#include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 #endif
@@ -102,24 +103,9 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
       PLESHARD_CUDA_CHECK(cudaMemset(d_ids.data(), 0xff, d_ids.bytes()));
       const kernels::NgramBatchView view{d_tokens.data(), batch.num_tokens(), d_qsl.data(),
                                          batch.num_requests(), d_context.data()};
-      cudaEvent_t begin = nullptr;
-      cudaEvent_t end = nullptr;
-      PLESHARD_CUDA_CHECK(cudaEventCreate(&begin));
-      PLESHARD_CUDA_CHECK(cudaEventCreate(&end));
       PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      r.seconds = median_seconds(
-          [&] {
-            PLESHARD_CUDA_CHECK(cudaEventRecord(begin, nullptr));
-            kernels::compute_ngram_ids_cuda(params, view, d_ids.data(), nullptr);
-            PLESHARD_CUDA_CHECK(cudaEventRecord(end, nullptr));
-            PLESHARD_CUDA_CHECK(cudaEventSynchronize(end));
-            float ms = 0;
-            PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-            return ms * 1e-3;
-          },
-          options.min_repeats, options.min_seconds, &r.repeats);
-      PLESHARD_CUDA_CHECK(cudaEventDestroy(begin));
-      PLESHARD_CUDA_CHECK(cudaEventDestroy(end));
+      r.seconds = gpu_median_seconds([&] { kernels::compute_ngram_ids_cuda(params, view, d_ids.data(), nullptr); },
+                                     options.min_repeats, options.min_seconds, &r.repeats);
       std::vector<std::int64_t> ids(reference.size());
       d_ids.copy_to_host(std::span<std::int64_t>(ids));
       PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());

@@ -9,6 +9,7 @@
 #include "kernels/common/ngram_hash.hpp"
 #include "store/host_table.hpp"
 #if PLESHARD_HAVE_CUDA
+#include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "store/gpu_table.hpp"
@@ -52,29 +53,6 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
 }
 
 #if PLESHARD_HAVE_CUDA
-// Median event-timed seconds of `launch` on the default stream.
-template <typename Launch>
-double gpu_seconds(Launch&& launch, const LookupBenchOptions& o) {
-  cudaEvent_t begin = nullptr;
-  cudaEvent_t end = nullptr;
-  PLESHARD_CUDA_CHECK(cudaEventCreate(&begin));
-  PLESHARD_CUDA_CHECK(cudaEventCreate(&end));
-  const double seconds = median_seconds(
-      [&] {
-        PLESHARD_CUDA_CHECK(cudaEventRecord(begin, nullptr));
-        launch();
-        PLESHARD_CUDA_CHECK(cudaEventRecord(end, nullptr));
-        PLESHARD_CUDA_CHECK(cudaEventSynchronize(end));
-        float ms = 0;
-        PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-        return ms * 1e-3;
-      },
-      o.min_repeats, o.min_seconds);
-  cudaEventDestroy(begin);
-  cudaEventDestroy(end);
-  return seconds;
-}
-
 // The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
 // tier's output row by row.
 void bench_gpu_tier(Placement placement, const TableSource& source, const std::vector<std::int64_t>& ids,
@@ -87,7 +65,8 @@ void bench_gpu_tier(Placement placement, const TableSource& source, const std::v
   PLESHARD_CUDA_CHECK(cudaMemset(d_out.data(), 0xCD, d_out.bytes()));
   const auto n = static_cast<std::int64_t>(ids.size());
   LookupBenchResult r{to_string(placement), format, n};
-  r.seconds = gpu_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); }, o);
+  r.seconds = gpu_median_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); },
+                                 o.min_repeats, o.min_seconds);
   r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
   std::vector<std::uint8_t> got(expected.size());
   d_out.copy_to_host(std::span<std::uint8_t>(got));
@@ -102,8 +81,9 @@ void bench_gpu_tier(Placement placement, const TableSource& source, const std::v
   const std::size_t stored = table.layout().row_bytes();
   kernels::DeviceBuffer<std::uint8_t> d_raw(ids.size() * stored);
   LookupBenchResult plain{std::string(to_string(placement)) + "-plain", format, n};
-  plain.seconds = gpu_seconds(
-      [&] { kernels::gather_rows_plain_cuda(view.rows, stored, d_ids.data(), n, d_raw.data(), nullptr); }, o);
+  plain.seconds = gpu_median_seconds(
+      [&] { kernels::gather_rows_plain_cuda(view.rows, stored, d_ids.data(), n, d_raw.data(), nullptr); },
+      o.min_repeats, o.min_seconds);
   plain.bytes = 2.0 * static_cast<double>(n) * static_cast<double>(stored);
   results.push_back(plain);
 }

@@ -17,6 +17,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   for (const auto& derived : derive_layer_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
+    hash_params_.push_back(make_hash_params(specs_.back()));
     const RowRange range = balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank());
     tables_.push_back(std::make_unique<HostTable>(checkpoint, derived.ple_index, range));
   }
@@ -36,7 +37,7 @@ void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& ou
     const PleLayerSpec& spec = specs_[d];
     const double t0 = MPI_Wtime();
     ids_.resize(static_cast<std::size_t>(batch.num_tokens()) * static_cast<std::size_t>(spec.total_heads()));
-    kernels::compute_ngram_ids_host(make_hash_params(spec), batch.view(), ids_.data());
+    kernels::compute_ngram_ids_host(hash_params_[d], batch.view(), ids_.data());
     times_.hash += MPI_Wtime() - t0;
     exchange_->forward(ids_, spec.total_heads(), *tables_[d], dtype_, out[d], times_);
   }

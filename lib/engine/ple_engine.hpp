@@ -36,6 +36,7 @@ class PleEngine {
   Topology topology_;
   OutDtype dtype_;
   std::vector<PleLayerSpec> specs_;  // hashing specs (checkpoint buffers applied)
+  std::vector<kernels::NgramHashParams> hash_params_;  // the kernels' view of specs_
   std::vector<std::unique_ptr<HostTable>> tables_;
   MpiCommunicator etp_;
   MpiCommunicator etp_dp_;

@@ -32,8 +32,8 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--batch", o->batch, "BATCH.json")->required();
   cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
       ->required();
-  cmd->add_option("--storage", o->storage, "Storage tier (host)")
-      ->check(CLI::IsMember({"host"}))
+  cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU)")
+      ->check(CLI::IsMember({"host", "device", "pinned"}))
       ->capture_default_str();
   cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
       ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
@@ -50,7 +50,8 @@ void add_embed_command(CLI::App& app, Action& action) {
         const auto checkpoint = open_ple_checkpoint(o->checkpoint, config, options);
         const TokenBatch batch = load_batch_json(o->batch, config);
         const OutDtype dtype = parse_out_dtype(o->out_dtype);
-        write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype),
+        const StorageTier tier = parse_storage_tier(o->storage);
+        write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype, tier),
                             config.ple_embed_dim, dtype);
       });
       return 0;

@@ -75,3 +75,32 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
 }
 
 }  // namespace
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "engine/embed.hpp"
+#include "hash/random_batches.hpp"
+
+namespace {
+
+TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
+  using namespace pleshard::testing_support;
+  const ScratchDir dir;
+  std::mt19937_64 rng(77);
+  for (const char* dtype : {static_cast<const char*>(nullptr), "float8_e4m3fn", "nvfp4"}) {
+    const ModelConfig config = small_config(dtype);
+    const std::string name = dtype == nullptr ? "bf16" : dtype;
+    write_checkpoint(dir / name, config, synthetic_tables(config, default_format(config), 5), {});
+    const auto checkpoint = open_ple_checkpoint(dir / name, config);
+    TokenBatch batch(config.ngram_size);
+    for (const auto& r : random_requests(rng, config, 8, 60)) batch.add_request(r.tokens, r.context);
+    const auto host = embed_batch(config, *checkpoint, batch, OutDtype::bf16, StorageTier::host);
+    for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+      const auto gpu = embed_batch(config, *checkpoint, batch, OutDtype::bf16, tier);
+      ASSERT_EQ(gpu.size(), host.size());
+      for (std::size_t d = 0; d < host.size(); ++d)
+        EXPECT_EQ(gpu[d].data, host[d].data) << name << " " << to_string(tier) << " layer " << d;
+    }
+  }
+}
+
+}  // namespace

@@ -92,13 +92,8 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
         std::uint8_t bytes[k_chunk];
       } chunk;
       chunk.vector = __ldg(reinterpret_cast<const uint4*>(row) + c);
-      // The chunk's block scales, loaded once into registers rather than once per value.
-      std::uint8_t chunk_scales[per_chunk / k_nvfp4_block > 0 ? per_chunk / k_nvfp4_block : 1] = {};
-      if constexpr (F == RowFormat::nvfp4) {
-#pragma unroll
-        for (int b = 0; b < per_chunk / k_nvfp4_block; ++b)
-          chunk_scales[b] = scales[c * per_chunk / k_nvfp4_block + b];
-      }
+      const std::uint8_t* chunk_scales =
+          F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
       float values[per_chunk];
 #pragma unroll
       for (int k = 0; k < per_chunk; ++k)

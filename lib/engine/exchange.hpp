@@ -1,6 +1,6 @@
 #pragma once
 // The exchange of one PLE layer: from my DP rank's ids to my embeddings. A strategy behind
-// one interface, so that others can be measured against the seed's.
+// one interface, so that others can be measured against vLLM's.
 
 #include <cstdint>
 #include <memory>
@@ -38,7 +38,7 @@ class Exchange {
                        OutDtype dtype, ExchangeResult& out, PhaseTimes& times) = 0;
 };
 
-// The seed's data flow: gather the ETP group's DP id blocks into slots of the largest
+// vLLM's data flow: gather the ETP group's DP id blocks into slots of the largest
 // token count (padding ids are row 0, their results dropped), look up the ids I own (zeros
 // elsewhere), combine over ETP, keep my DP slot — or, with sequence parallelism (E = TP),
 // reduce-scatter so each TP rank keeps 1/TP of the tokens.

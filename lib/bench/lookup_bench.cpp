@@ -55,16 +55,16 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
 #if PLESHARD_HAVE_CUDA
 // The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
 // tier's output row by row.
-void bench_gpu_tier(Placement placement, const TableSource& source, const std::vector<std::int64_t>& ids,
+void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vector<std::int64_t>& ids,
                     const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
-  const GpuTable table(source, {0, o.rows}, placement);
+  const GpuTable table(source, {0, o.rows}, tier);
   kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
   kernels::DeviceBuffer<std::uint8_t> d_out(expected.size());
   d_ids.copy_from_host(std::span<const std::int64_t>(ids));
   PLESHARD_CUDA_CHECK(cudaMemset(d_out.data(), 0xCD, d_out.bytes()));
   const auto n = static_cast<std::int64_t>(ids.size());
-  LookupBenchResult r{to_string(placement), format, n};
+  LookupBenchResult r{to_string(tier), format, n};
   r.seconds = gpu_median_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); },
                                  o.min_repeats, o.min_seconds);
   r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
@@ -80,7 +80,7 @@ void bench_gpu_tier(Placement placement, const TableSource& source, const std::v
   const kernels::TableView view = table.view();
   const std::size_t stored = table.layout().row_bytes();
   kernels::DeviceBuffer<std::uint8_t> d_raw(ids.size() * stored);
-  LookupBenchResult plain{std::string(to_string(placement)) + "-plain", format, n};
+  LookupBenchResult plain{std::string(to_string(tier)) + "-plain", format, n};
   plain.seconds = gpu_median_seconds(
       [&] { kernels::gather_rows_plain_cuda(view.rows, stored, d_ids.data(), n, d_raw.data(), nullptr); },
       o.min_repeats, o.min_seconds);
@@ -107,8 +107,8 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
       for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(options.rows));
       std::vector<std::uint8_t> out(static_cast<std::size_t>(out_row_bytes) * ids.size());
       const std::size_t first = results.size();
-      for (const std::string& tier : options.tiers) {
-        if (tier == "host") {
+      for (const StorageTier tier : options.tiers) {
+        if (tier == StorageTier::host) {
           LookupBenchResult r{"host", format, n};
           PLESHARD_MPI_CHECK(MPI_Barrier(comm));
           r.seconds = median_seconds(
@@ -123,8 +123,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
         // The host tier's output is the reference for the GPU tiers.
         table.lookup(ids, options.out_dtype, out.data());
         PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-        bench_gpu_tier(tier == "pinned" ? Placement::pinned : Placement::device, source, ids, out, options, format,
-                       row_bytes, out_row_bytes, results);
+        bench_gpu_tier(tier, source, ids, out, options, format, row_bytes, out_row_bytes, results);
 #endif
       }
       for (std::size_t i = first; i < results.size(); ++i) {

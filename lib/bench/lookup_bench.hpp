@@ -10,11 +10,12 @@
 #include <mpi.h>
 
 #include "format/row_format.hpp"
+#include "store/storage_tier.hpp"
 
 namespace pleshard {
 
 struct LookupBenchOptions {
-  std::vector<std::string> tiers{"host"};  // host, device, pinned (the GPU tiers need CUDA)
+  std::vector<StorageTier> tiers{StorageTier::host};  // the GPU tiers need CUDA
   std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8,
                                  RowFormat::nvfp4};
   std::vector<std::int64_t> ids_per_step{1, 64, 8192, 1 << 20};

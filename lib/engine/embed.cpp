@@ -23,8 +23,7 @@ void lookup(const PleCheckpoint& checkpoint, int d, StorageTier tier, const std:
     return;
   }
 #if PLESHARD_HAVE_CUDA
-  const GpuTable table(checkpoint_tables(checkpoint)[static_cast<std::size_t>(d)], all,
-                       tier == StorageTier::pinned ? Placement::pinned : Placement::device);
+  const GpuTable table(checkpoint_tables(checkpoint)[static_cast<std::size_t>(d)], all, tier);
   kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
   kernels::DeviceBuffer<std::uint8_t> d_out(out.size());
   d_ids.copy_from_host(std::span<const std::int64_t>(ids));

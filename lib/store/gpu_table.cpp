@@ -8,14 +8,12 @@
 
 namespace pleshard {
 
-const char* to_string(Placement placement) { return placement == Placement::device ? "device" : "pinned"; }
-
 namespace {
 
-std::uint8_t* allocate(std::size_t bytes, Placement placement) {
+std::uint8_t* allocate(std::size_t bytes, StorageTier tier) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  if (placement == Placement::device) {
+  if (tier == StorageTier::device) {
     PLESHARD_CUDA_CHECK(cudaMalloc(&p, bytes));
   } else {
     PLESHARD_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
@@ -23,9 +21,9 @@ std::uint8_t* allocate(std::size_t bytes, Placement placement) {
   return static_cast<std::uint8_t*>(p);
 }
 
-void release(std::uint8_t* p, Placement placement) {
+void release(std::uint8_t* p, StorageTier tier) {
   if (p == nullptr) return;
-  if (placement == Placement::device) {
+  if (tier == StorageTier::device) {
     cudaFree(p);
   } else {
     cudaFreeHost(p);
@@ -34,15 +32,16 @@ void release(std::uint8_t* p, Placement placement) {
 
 }  // namespace
 
-GpuTable::GpuTable(const TableSource& source, RowRange range, Placement placement)
-    : layout_(source.info.layout), range_(range), placement_(placement), global_scale_(source.info.global_scale) {
+GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier)
+    : layout_(source.info.layout), range_(range), tier_(tier), global_scale_(source.info.global_scale) {
+  if (tier == StorageTier::host) throw SystemError("GpuTable: the host tier is HostTable");
   const std::size_t row_bytes = layout_.row_bytes();
   const std::size_t scale_bytes = layout_.scale_bytes();
   const auto rows = static_cast<std::size_t>(range.size());
-  rows_ = allocate(rows * row_bytes, placement);
+  rows_ = allocate(rows * row_bytes, tier);
   try {
-    scales_ = allocate(rows * scale_bytes, placement);
-    if (placement == Placement::pinned) {
+    scales_ = allocate(rows * scale_bytes, tier);
+    if (tier == StorageTier::pinned) {
       source.rows(range.begin, range.end, {rows_, rows * row_bytes}, {scales_, rows * scale_bytes});
       return;
     }
@@ -62,15 +61,15 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, Placement placemen
                                        cudaMemcpyHostToDevice));
     }
   } catch (...) {
-    release(rows_, placement_);
-    release(scales_, placement_);
+    release(rows_, tier_);
+    release(scales_, tier_);
     throw;
   }
 }
 
 GpuTable::~GpuTable() {
-  release(rows_, placement_);
-  release(scales_, placement_);
+  release(rows_, tier_);
+  release(scales_, tier_);
 }
 
 kernels::TableView GpuTable::view() const {

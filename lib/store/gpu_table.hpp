@@ -8,18 +8,16 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "store/host_table.hpp"
+#include "store/storage_tier.hpp"
 
 namespace pleshard {
-
-enum class Placement { device, pinned };
-
-[[nodiscard]] const char* to_string(Placement placement);
 
 class GpuTable {
  public:
   // Takes rows [range.begin, range.end) of the table `source` produces, copied through a
   // bounded staging buffer (device) or written straight into pinned memory.
-  GpuTable(const TableSource& source, RowRange range, Placement placement);
+  // `tier` is StorageTier::device or StorageTier::pinned.
+  GpuTable(const TableSource& source, RowRange range, StorageTier tier);
   ~GpuTable();
   GpuTable(const GpuTable&) = delete;
   GpuTable& operator=(const GpuTable&) = delete;
@@ -27,7 +25,6 @@ class GpuTable {
   [[nodiscard]] kernels::TableView view() const;  // device-accessible pointers
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
-  [[nodiscard]] Placement placement() const { return placement_; }
 
   // ids and out in device-accessible memory; enqueued on `stream`.
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
@@ -36,7 +33,7 @@ class GpuTable {
  private:
   TableLayout layout_;
   RowRange range_;
-  Placement placement_;
+  StorageTier tier_;
   float global_scale_ = 1.0f;
   std::uint8_t* rows_ = nullptr;
   std::uint8_t* scales_ = nullptr;

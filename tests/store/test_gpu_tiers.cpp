@@ -47,11 +47,11 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
       const std::int64_t rows = source.info.layout.rows;
       const RowRange range{97, rows - 41};
       const HostTable host(source, range);
-      for (Placement placement : {Placement::device, Placement::pinned}) {
-        const GpuTable gpu(source, range, placement);
+      for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+        const GpuTable gpu(source, range, tier);
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
-                       to_string(placement) + " " + to_string(dtype));
+                       to_string(tier) + " " + to_string(dtype));
           for (std::int64_t n : {0, 1, 37, 5000}) {
             std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
             for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));

@@ -32,8 +32,8 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--batch", o->batch, "BATCH.json")->required();
   cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
       ->required();
-  cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU)")
-      ->check(CLI::IsMember({"host", "device", "pinned"}))
+  cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
+      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
   cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
       ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))

@@ -37,11 +37,12 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   const double tokens_per_s = static_cast<double>(r.tokens) / r.seconds;
   const double rows_per_s = static_cast<double>(r.rows) / r.seconds;
   if (o.json) {
-    std::printf("{\"job\": \"run\", \"ranks\": %d, \"tp\": %d, \"etp\": %d, \"requests\": %" PRId64
+    std::printf("{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, \"tp\": %d"
+                ", \"etp\": %d, \"requests\": %" PRId64
                 ", \"tokens\": %" PRId64 ", \"steps\": %" PRId64 ", \"seconds\": %.6f, \"tokens_per_s\": %.6g"
                 ", \"rows_per_s\": %.6g, \"hash_s\": %.6f, \"exchange_s\": %.6f, \"lookup_s\": %.6f"
                 ", \"write_s\": %.6f, \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
-                r.topology.world, r.topology.tp, r.topology.etp, r.requests, r.tokens, r.steps, r.seconds,
+                to_string(r.storage), r.backend.c_str(), r.topology.world, r.topology.tp, r.topology.etp, r.requests, r.tokens, r.steps, r.seconds,
                 tokens_per_s, rows_per_s, r.times.hash, r.times.exchange, r.times.lookup, r.times.write,
                 r.parts, r.parts_resumed);
     for (const auto& c : r.collectives) {
@@ -52,7 +53,8 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
     std::printf("}\n");
     return;
   }
-  std::printf("pleshard run: %s\n", r.topology.describe().c_str());
+  std::printf("pleshard run: %s, storage %s, collectives over %s\n", r.topology.describe().c_str(),
+              to_string(r.storage), r.backend.c_str());
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
               " resumed)\n", r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
@@ -87,7 +89,11 @@ void add_run_command(CLI::App& app, Action& action) {
   out->excludes(summary);
   cmd->add_option("--tp", o->tp, "Tensor-parallel size")->capture_default_str();
   cmd->add_option("--etp", o->etp, "Embedding-parallel group size (default: --tp)");
-  cmd->add_option("--storage", o->storage, "Storage tier")->check(CLI::IsMember({"host"}))->capture_default_str();
+  cmd->add_option("--storage", o->storage,
+                  "Storage tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), "
+                  "disk (rows read from the checkpoint each step)")
+      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->capture_default_str();
   cmd->add_option("--step-tokens", o->job.schedule.step_tokens, "Token budget of one step")->capture_default_str();
   cmd->add_option("--decode-tokens", o->job.schedule.decode_tokens,
                   "Last tokens of each request fed one per step, like decoding")->capture_default_str();
@@ -109,12 +115,14 @@ void add_run_command(CLI::App& app, Action& action) {
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       struct Loaded {
         Topology topology;
+        StorageTier storage = StorageTier::host;
         ModelConfig config;
         std::vector<Request> requests;
       };
       const Loaded in = collective_try(MPI_COMM_WORLD, [&] {
         Loaded l;
         l.topology = make_topology(world, rank, o->tp, o->etp);
+        l.storage = parse_storage_tier(o->storage);
         // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
         if (!std::filesystem::exists(o->checkpoint)) throw InputError(o->checkpoint + ": checkpoint not found");
         l.config = load_checkpoint_config(o->checkpoint, o->config);
@@ -129,6 +137,9 @@ void add_run_command(CLI::App& app, Action& action) {
       CheckpointOptions ckpt_options;
       ckpt_options.layer_prefix = o->layer_prefix;
       ckpt_options.comm = comms.world();
+      // Only the host tier reads each rank's range in one collective call per table.
+      ckpt_options.collective_io = in.storage == StorageTier::host;
+      o->job.storage = in.storage;
       const auto checkpoint = collective_try(comms.world(), [&] {
         return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(o->checkpoint, in.config, ckpt_options));
       });

@@ -60,7 +60,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, const Exchang
       res.seconds = median_seconds_collective(
           [&] {
             data = partial;
-            return host_seconds([&] { c.all_reduce(data.data(), padded, Element::u16, ReduceOp::bitwise_or); });
+            return host_seconds([&] { c.all_reduce(data.data(), padded, Element::u16, ReduceOp::owned); });
           },
           agree, o.min_repeats, o.min_seconds);
       for (std::size_t i = 0; i < padded; ++i) res.wrong += data[i] != static_cast<std::uint16_t>(i / static_cast<std::size_t>(n) + 1);
@@ -77,7 +77,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, const Exchang
       res.seconds = median_seconds_collective(
           [&] {
             return host_seconds(
-                [&] { c.reduce_scatter(partial.data(), mine.data(), per_rank, Element::u16, ReduceOp::bitwise_or); });
+                [&] { c.reduce_scatter(partial.data(), mine.data(), per_rank, Element::u16, ReduceOp::owned); });
           },
           agree, o.min_repeats, o.min_seconds);
       for (std::size_t i = 0; i < per_rank; ++i) {

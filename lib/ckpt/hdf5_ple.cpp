@@ -113,6 +113,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       check(H5Pset_dxpl_mpio(xfer_.get(), options.collective_io ? H5FD_MPIO_COLLECTIVE
                                                                 : H5FD_MPIO_INDEPENDENT),
             "H5Pset_dxpl_mpio");
+      collective_ = options.collective_io;
     }
 #else
     (void)options;
@@ -167,6 +168,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   }
 
   [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::hdf5; }
+  [[nodiscard]] bool reads_collectively() const override { return collective_; }
 
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
@@ -232,6 +234,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
 
   H5Id file_;
   H5Id xfer_;
+  bool collective_ = false;
   std::vector<Table> sets_;
 };
 

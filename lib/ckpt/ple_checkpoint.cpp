@@ -82,6 +82,35 @@ PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table
   return spec;
 }
 
+std::vector<RowRun> row_runs(std::span<const std::int64_t> sorted_rows) {
+  std::vector<RowRun> runs;
+  for (std::size_t i = 0; i < sorted_rows.size(); ++i) {
+    if (!runs.empty() && runs.back().first + runs.back().count == sorted_rows[i]) {
+      ++runs.back().count;
+    } else {
+      runs.push_back({sorted_rows[i], 1, static_cast<std::int64_t>(i)});
+    }
+  }
+  return runs;
+}
+
+void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows,
+                                 std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const {
+  if (reads_collectively())
+    throw SystemError(path_ + ": opened for collective reads; the disk tier reads each rank's rows alone");
+  const TableLayout& layout = table(ple_index).layout;
+  const std::size_t row_bytes = layout.row_bytes();
+  const std::size_t scale_bytes = layout.scale_bytes();
+  if (rows.size() < sorted_rows.size() * row_bytes || scales.size() < sorted_rows.size() * scale_bytes)
+    throw SystemError(path_ + ": read_row_set output too small");
+  for (const RowRun& run : row_runs(sorted_rows)) {
+    const auto at = static_cast<std::size_t>(run.at);
+    const auto n = static_cast<std::size_t>(run.count);
+    read_rows(ple_index, run.first, run.first + run.count, rows.subspan(at * row_bytes, n * row_bytes),
+              scales.subspan(at * scale_bytes, n * scale_bytes));
+  }
+}
+
 void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {
   std::uint64_t total = 0;
   for (const auto& t : tables_) total += static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();

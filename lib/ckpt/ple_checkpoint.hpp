@@ -35,6 +35,14 @@ struct PleTableInfo {
 };
 
 enum class CheckpointKind { safetensors, hdf5 };
+
+// Consecutive rows [first, first + count) of a sorted row set, packed from position `at`.
+struct RowRun {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+  std::int64_t at = 0;
+};
+[[nodiscard]] std::vector<RowRun> row_runs(std::span<const std::int64_t> sorted_rows);
 [[nodiscard]] const char* to_string(CheckpointKind kind);
 
 class PleCheckpoint {
@@ -53,6 +61,15 @@ class PleCheckpoint {
   // communicator the checkpoint was opened with must call it for the same table together.
   virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end,
                          std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const = 0;
+
+  // Copies the rows `sorted_rows` (ascending, distinct) of table `ple_index`, packed in that
+  // order: the disk tier's read of one step. Each rank reads on its own, so a checkpoint
+  // opened for collective reads refuses. Runs of consecutive rows are read together.
+  virtual void read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows,
+                            std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const;
+
+  // Whether read_rows is collective over the communicator the checkpoint was opened with.
+  [[nodiscard]] virtual bool reads_collectively() const { return false; }
 
   // Reads every row band and checks whatever the format can check (HDF5 checksums).
   virtual void verify_data(const std::function<void(double)>& progress) const;

@@ -45,6 +45,8 @@ class SafetensorsFile {
   [[nodiscard]] const std::vector<StTensor>& tensors() const { return tensors_; }
   [[nodiscard]] const StTensor* find(const std::string& name) const;
   [[nodiscard]] std::span<const std::uint8_t> data(const StTensor& tensor) const;
+  // Byte offset of the tensor's data in the file.
+  [[nodiscard]] std::uint64_t file_offset(const StTensor& tensor) const { return data_start_ + tensor.begin; }
   [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return metadata_; }
   void will_need(const StTensor& tensor, std::uint64_t offset, std::uint64_t length) const;
 

@@ -1,6 +1,11 @@
 #include "ckpt/safetensors_ple.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -12,6 +17,7 @@
 #include "ckpt/safetensors.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "io/pread_file.hpp"
 
 namespace pleshard::detail {
 
@@ -82,8 +88,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                            const CheckpointOptions& options) {
     path_ = path.string();
     std::map<std::string, std::string> index;
-    for (const auto& file : checkpoint_files(path, index))
+    for (const auto& file : checkpoint_files(path, index)) {
       files_.push_back(std::make_unique<SafetensorsFile>(file));
+      preads_[files_.back().get()] = std::make_unique<PreadFile>(file);
+    }
 
     std::map<std::string, TensorRef> tensors;
     for (const auto& file : files_) {
@@ -136,7 +144,75 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     }
   }
 
+  // pread, not the memory map: a file truncated under a running job gives an error naming
+  // it (a mapped page past the end would be SIGBUS). Reads run from several threads so
+  // that many requests are in flight on NVMe.
+  void read_row_set(int d, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
+                    std::span<std::uint8_t> scales) const override {
+    const PleTableInfo& info = table(d);
+    const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
+    const std::size_t row_bytes = info.layout.row_bytes();
+    const std::size_t scale_bytes = info.layout.scale_bytes();
+    if (!sorted_rows.empty() && (sorted_rows.front() < 0 || sorted_rows.back() >= info.layout.rows))
+      throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
+    if (rows.size() < sorted_rows.size() * row_bytes || scales.size() < sorted_rows.size() * scale_bytes)
+      throw SystemError(path_ + ": read_row_set output too small");
+
+    struct Read {
+      const PreadFile* file;
+      std::uint64_t offset;
+      std::span<std::uint8_t> out;
+    };
+    std::vector<Read> reads;
+    auto add = [&](const TensorRef& ref, std::int64_t local, std::int64_t count, std::size_t width,
+                   std::span<std::uint8_t> out, std::int64_t at) {
+      reads.push_back({preads_.at(ref.file).get(),
+                       ref.file->file_offset(*ref.tensor) + static_cast<std::uint64_t>(local) * width,
+                       out.subspan(static_cast<std::size_t>(at) * width, static_cast<std::size_t>(count) * width)});
+    };
+    for (const RowRun& run : row_runs(sorted_rows)) {
+      for (std::int64_t row = run.first; row < run.first + run.count;) {
+        const std::int64_t shard = row / shards.shard_rows;
+        const std::int64_t shard_begin = shard * shards.shard_rows;
+        const std::int64_t stop = std::min(run.first + run.count, shard_begin + shards.shard_rows);
+        const std::int64_t at = run.at + (row - run.first);
+        add(shards.weights[static_cast<std::size_t>(shard)], row - shard_begin, stop - row, row_bytes, rows, at);
+        if (scale_bytes != 0)
+          add(shards.scales[static_cast<std::size_t>(shard)], row - shard_begin, stop - row, scale_bytes, scales, at);
+        row = stop;
+      }
+    }
+    run_reads(reads.size(), [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
+  }
+
  private:
+  // Runs read(i) for i in [0, count) on up to 16 threads; rethrows the first failure.
+  static void run_reads(std::size_t count, const std::function<void(std::size_t)>& read) {
+    constexpr std::size_t k_reads_per_thread = 8;
+    const std::size_t threads = std::min<std::size_t>(16, count / k_reads_per_thread);
+    if (threads <= 1) {
+      for (std::size_t i = 0; i < count; ++i) read(i);
+      return;
+    }
+    std::atomic<std::size_t> next{0};
+    std::mutex failure_lock;
+    std::exception_ptr failure;
+    {
+      std::vector<std::jthread> pool;
+      for (std::size_t t = 0; t < threads; ++t)
+        pool.emplace_back([&] {
+          try {
+            for (std::size_t i = next++; i < count; i = next++) read(i);
+          } catch (...) {
+            const std::lock_guard lock(failure_lock);
+            if (!failure) failure = std::current_exception();
+            next = count;
+          }
+        });
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+
   static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count,
                         std::size_t row_bytes, std::uint8_t* out) {
     ref.file->will_need(*ref.tensor, first * row_bytes, count * row_bytes);
@@ -298,6 +374,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<const SafetensorsFile*, std::unique_ptr<PreadFile>> preads_;
   std::vector<TableShards> shards_;
 };
 

@@ -39,8 +39,8 @@ MPI_Datatype datatype(Element e) {
 }
 
 MPI_Op op_of(ReduceOp op, Element e) {
-  if (op == ReduceOp::bitwise_or) {
-    if (e == Element::f32) throw SystemError("bitwise_or needs an unsigned element type");
+  if (op == ReduceOp::bitwise_or || op == ReduceOp::owned) {
+    if (e == Element::f32) throw SystemError("bitwise reductions need an unsigned element type");
     return MPI_BOR;
   }
   return op == ReduceOp::max ? MPI_MAX : MPI_SUM;
@@ -50,17 +50,6 @@ int as_count(std::size_t n) {
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw SystemError("collective of " + std::to_string(n) + " elements exceeds MPI's int counts");
   return static_cast<int>(n);
-}
-
-// Times one call and adds it to the counter.
-template <typename F>
-void timed(std::map<std::string, CollectiveCounter>& counters, const char* name, double bytes, F&& f) {
-  const double t0 = MPI_Wtime();
-  f();
-  CollectiveCounter& c = counters[name];
-  c.calls += 1;
-  c.bytes += bytes;
-  c.seconds += MPI_Wtime() - t0;
 }
 
 }  // namespace
@@ -73,14 +62,14 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
 void MpiCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
-  timed(counters_, "all_gather", static_cast<double>(recv.size()), [&] {
+  timed("all_gather", static_cast<double>(recv.size()), [&] {
     PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), as_count(send.size()), MPI_BYTE, recv.data(),
                                      as_count(send.size()), MPI_BYTE, comm_));
   });
 }
 
 void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
-  timed(counters_, "all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
+  timed("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
     PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, as_count(count), datatype(element),
                                      op_of(op, element), comm_));
   });
@@ -88,7 +77,7 @@ void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element,
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
                                      ReduceOp op) {
-  timed(counters_, "reduce_scatter",
+  timed("reduce_scatter",
         static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
           PLESHARD_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, as_count(count), datatype(element),
                                                       op_of(op, element), comm_));
@@ -108,7 +97,7 @@ void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std
     ro[r] = as_count(static_cast<std::size_t>(recv_offsets[r]));
     bytes += static_cast<double>(send_counts[r]);
   }
-  timed(counters_, "all_to_all", bytes, [&] {
+  timed("all_to_all", bytes, [&] {
     PLESHARD_MPI_CHECK(MPI_Alltoallv(send, sc.data(), so.data(), MPI_BYTE, recv, rc.data(), ro.data(),
                                      MPI_BYTE, comm_));
   });

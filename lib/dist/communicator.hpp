@@ -16,7 +16,10 @@
 namespace pleshard {
 
 enum class Element { u8, u16, u32, i64, f32 };
-enum class ReduceOp { sum, max, bitwise_or };
+// owned: every element is non-zero on at most one rank, and the result is that rank's bits
+// (the exchange's partial rows). MPI reduces it with bitwise OR; NCCL, which has no
+// bitwise operations, with an integer sum over bytes, which is the same on such data.
+enum class ReduceOp { sum, max, bitwise_or, owned };
 
 template <typename T>
 constexpr Element element_of() {
@@ -63,6 +66,17 @@ class Communicator {
   }
 
  protected:
+  // Runs f() and adds its time and `bytes` to the counter `name`.
+  template <typename F>
+  void timed(const char* name, double bytes, F&& f) {
+    const double t0 = MPI_Wtime();
+    f();
+    CollectiveCounter& c = counters_[name];
+    c.calls += 1;
+    c.bytes += bytes;
+    c.seconds += MPI_Wtime() - t0;
+  }
+
   std::map<std::string, CollectiveCounter> counters_;
 };
 

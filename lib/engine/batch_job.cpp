@@ -194,7 +194,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   const Topology& topo = comms.topology();
   const bool writing = !options.out.empty();
   const bool world_root = topo.rank == 0;
-  PleEngine engine(comms, config, checkpoint, options.dtype);
+  PleEngine engine(comms, config, checkpoint, options.dtype, options.storage);
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();
   const auto parts = split_parts(requests, options.part_tokens);
@@ -233,6 +233,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
 
   BatchJobReport report;
   report.topology = topo;
+  report.storage = engine.tier();
+  report.backend = engine.backend();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
   report.parts = static_cast<std::int64_t>(parts.size());

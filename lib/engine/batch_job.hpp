@@ -17,6 +17,7 @@
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
 #include "engine/step_scheduler.hpp"
+#include "store/storage_tier.hpp"
 #include "io/requests.hpp"
 
 namespace pleshard {
@@ -32,6 +33,8 @@ struct JobProgress {
 struct BatchJobOptions {
   StepSchedule schedule;
   OutDtype dtype = OutDtype::bf16;
+  // Where the tables live; every tier gives the same bytes, so parts resume across tiers.
+  StorageTier storage = StorageTier::host;
   std::filesystem::path out;            // empty: summary only
   std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
   // Collectors write parts and the output together through MPI-IO when HDF5 is parallel;
@@ -53,6 +56,8 @@ struct CollectiveReport {
 
 struct BatchJobReport {
   Topology topology;
+  StorageTier storage = StorageTier::host;
+  std::string backend;  // the exchange's collectives: mpi, nccl or mpi-staged
   std::int64_t requests = 0;
   std::int64_t tokens = 0;
   std::int64_t rows = 0;  // embedding rows produced: tokens * heads * layers

@@ -2,13 +2,9 @@
 
 #include "core/error.hpp"
 
-#include "ckpt/synthetic.hpp"
+#include "exec/step_space.hpp"
 #include "hash/ngram_ids.hpp"
-#include "store/host_table.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
-#include "store/gpu_table.hpp"
-#endif
+#include "store/table_factory.hpp"
 
 namespace pleshard {
 
@@ -17,22 +13,15 @@ namespace {
 // Looks `ids` up in table `d` of the checkpoint, held in `tier` for the duration.
 void lookup(const PleCheckpoint& checkpoint, int d, StorageTier tier, const std::vector<std::int64_t>& ids,
             OutDtype dtype, std::vector<std::uint8_t>& out) {
-  const RowRange all{0, checkpoint.table(d).layout.rows};
-  if (tier == StorageTier::host) {
-    HostTable(checkpoint, d, all).lookup(ids, dtype, out.data());
-    return;
-  }
-#if PLESHARD_HAVE_CUDA
-  const GpuTable table(checkpoint_tables(checkpoint)[static_cast<std::size_t>(d)], all, tier);
-  kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
-  kernels::DeviceBuffer<std::uint8_t> d_out(out.size());
-  d_ids.copy_from_host(std::span<const std::int64_t>(ids));
-  table.lookup(d_ids.data(), static_cast<std::int64_t>(ids.size()), dtype, d_out.data(), nullptr);
-  d_out.copy_to_host(std::span<std::uint8_t>(out));
-  PLESHARD_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-#else
-  throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");
-#endif
+  const auto space = make_tier_space(tier);
+  const auto table = make_table_tier(tier, checkpoint, d, {0, checkpoint.table(d).layout.rows}, *space);
+  SpaceBuffer space_ids(*space);
+  SpaceBuffer space_out(*space);
+  space_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+  space_out.reserve(std::max<std::size_t>(1, out.size()));
+  space->copy_from_host(space_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
+  table->lookup(space_ids.as<std::int64_t>(), static_cast<std::int64_t>(ids.size()), dtype, space_out.data());
+  space->copy_to_host(out.data(), space_out.data(), out.size());
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "engine/exchange.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include <mpi.h>
 
@@ -9,14 +8,15 @@ namespace pleshard {
 
 namespace {
 
-template <typename T>
-std::span<const std::uint8_t> byte_span(const std::vector<T>& v) {
-  return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(T)};
+std::size_t token_bytes_of(const TableTier& table, int heads, OutDtype dtype) {
+  return static_cast<std::size_t>(heads) * static_cast<std::size_t>(table.layout().head_dim) *
+         kernels::out_bytes(dtype);
 }
 
-template <typename T>
-std::span<std::uint8_t> byte_span(std::vector<T>& v) {
-  return {reinterpret_cast<std::uint8_t*>(v.data()), v.size() * sizeof(T)};
+std::vector<SpaceBuffer> layer_buffers(StepSpace& space, int layers) {
+  std::vector<SpaceBuffer> buffers;
+  for (int d = 0; d < layers; ++d) buffers.emplace_back(space);
+  return buffers;
 }
 
 }  // namespace
@@ -27,65 +27,128 @@ RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
   return {first, std::min(tokens, first + per_rank)};
 }
 
-GatherReduceExchange::GatherReduceExchange(Communicator& etp, Communicator& etp_dp, Communicator& tp,
-                                           const Topology& topology)
-    : etp_(etp), etp_dp_(etp_dp), tp_(tp), topology_(topology) {}
+GatherReduceExchange::GatherReduceExchange(StepSpace& space, const ExchangeComms& comms, const Topology& topology,
+                                           int layers)
+    : space_(space),
+      comms_(comms),
+      topology_(topology),
+      slot_ids_(space),
+      gathered_ids_(space),
+      partial_(layer_buffers(space, layers)),
+      token_bytes_(static_cast<std::size_t>(layers)),
+      received_(space) {}
 
-void GatherReduceExchange::forward(std::span<const std::int64_t> ids, int heads, const HostTable& table,
-                                   OutDtype dtype, ExchangeResult& out, PhaseTimes& times) {
-  const std::int64_t tokens = static_cast<std::int64_t>(ids.size()) / heads;
-  const std::size_t value_bytes = kernels::out_bytes(dtype);
-  const std::size_t token_bytes =
-      static_cast<std::size_t>(heads) * static_cast<std::size_t>(table.layout().head_dim) * value_bytes;
-  const Element element = value_bytes == 2 ? Element::u16 : Element::u32;
+void GatherReduceExchange::begin_step(std::int64_t tokens) {
+  tokens_ = tokens;
+  slot_ = tokens;
+  comms_.control.all_reduce(&slot_, 1, Element::i64, ReduceOp::max);
+}
+
+void GatherReduceExchange::start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
+                                 PhaseTimes& times) {
+  const std::size_t token_bytes = token_bytes_of(table, heads, dtype);
+  const auto slots = static_cast<std::size_t>(comms_.etp_dp.size());
+  const std::size_t slot_id_bytes = static_cast<std::size_t>(slot_ * heads) * sizeof(std::int64_t);
 
   // 1. Slots of the group's largest token count; my ids padded with row 0.
   double t0 = MPI_Wtime();
-  std::int64_t slot = tokens;
-  etp_dp_.all_reduce(&slot, 1, Element::i64, ReduceOp::max);
-  const int slots = etp_dp_.size();
-  slot_ids_.assign(static_cast<std::size_t>(slot * heads), 0);
-  std::copy(ids.begin(), ids.end(), slot_ids_.begin());
-  gathered_ids_.resize(slot_ids_.size() * static_cast<std::size_t>(slots));
-  etp_dp_.all_gather(byte_span(slot_ids_), byte_span(gathered_ids_));
+  slot_ids_.reserve(std::max<std::size_t>(1, slot_id_bytes));
+  gathered_ids_.reserve(std::max<std::size_t>(1, slot_id_bytes * slots));
+  space_.fill_zero(slot_ids_.data(), slot_id_bytes);
+  space_.copy(slot_ids_.data(), ids, static_cast<std::size_t>(tokens_ * heads) * sizeof(std::int64_t));
+  comms_.etp_dp.all_gather({slot_ids_.data(), slot_id_bytes}, {gathered_ids_.data(), slot_id_bytes * slots});
   times.exchange += MPI_Wtime() - t0;
 
-  // 2. Look up the ids I own; zeros elsewhere.
+  // 2. Look up the ids I own (zeros elsewhere); a tier may run it in the background.
   t0 = MPI_Wtime();
   const std::int64_t padded_tokens = topology_.sequence_parallel()
-                                         ? (slot + topology_.tp - 1) / topology_.tp * topology_.tp
-                                         : slot * slots;
-  partial_.assign(static_cast<std::size_t>(padded_tokens) * token_bytes, 0);
-  table.lookup(gathered_ids_, dtype, partial_.data());
+                                         ? (slot_ + topology_.tp - 1) / topology_.tp * topology_.tp
+                                         : slot_ * static_cast<std::int64_t>(slots);
+  token_bytes_[static_cast<std::size_t>(layer)] = token_bytes;
+  SpaceBuffer& partial = partial_[static_cast<std::size_t>(layer)];
+  const std::size_t partial_bytes = static_cast<std::size_t>(padded_tokens) * token_bytes;
+  partial.reserve(std::max<std::size_t>(1, partial_bytes));
+  space_.fill_zero(partial.data(), partial_bytes);
+  table.start(gathered_ids_.as<std::int64_t>(), slot_ * static_cast<std::int64_t>(slots) * heads, dtype,
+              partial.data());
+  times.lookup += MPI_Wtime() - t0;
+}
+
+void GatherReduceExchange::finish(int layer, TableTier& table, OutDtype dtype, ExchangeResult& out,
+                                  PhaseTimes& times) {
+  double t0 = MPI_Wtime();
+  table.finish();
   times.lookup += MPI_Wtime() - t0;
 
   // 3. Combine over the ETP group and keep my part.
   t0 = MPI_Wtime();
-  const std::size_t values_per_token = token_bytes / value_bytes;
-  if (etp_.size() == 1) {  // I own every row: nothing to combine
-    partial_.resize(static_cast<std::size_t>(tokens) * token_bytes);
+  SpaceBuffer& partial = partial_[static_cast<std::size_t>(layer)];
+  const std::size_t token_bytes = token_bytes_[static_cast<std::size_t>(layer)];
+  const std::size_t value_bytes = kernels::out_bytes(dtype);
+  const Element element = value_bytes == 2 ? Element::u16 : Element::u32;
+  if (comms_.etp.size() == 1) {  // I own every row: nothing to combine
     out.first = 0;
-    out.count = tokens;
-    out.embeddings.swap(partial_);
+    out.count = tokens_;
+    out.embeddings.resize(static_cast<std::size_t>(tokens_) * token_bytes);
+    space_.copy_to_host(out.embeddings.data(), partial.data(), out.embeddings.size());
   } else if (topology_.sequence_parallel()) {
-    const std::int64_t per_rank = padded_tokens / topology_.tp;
-    const RowRange mine = sequence_slice(tokens, topology_.tp, topology_.tp_rank());
-    std::vector<std::uint8_t> received(static_cast<std::size_t>(per_rank) * token_bytes);
-    tp_.reduce_scatter(partial_.data(), received.data(), static_cast<std::size_t>(per_rank) * values_per_token,
-                       element, ReduceOp::bitwise_or);
+    const std::int64_t per_rank = (slot_ + topology_.tp - 1) / topology_.tp;
+    const RowRange mine = sequence_slice(tokens_, topology_.tp, topology_.tp_rank());
+    received_.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(per_rank) * token_bytes));
+    comms_.tp.reduce_scatter(partial.data(), received_.data(),
+                             static_cast<std::size_t>(per_rank) * token_bytes / value_bytes, element,
+                             ReduceOp::owned);
     out.first = mine.begin;
     out.count = mine.size();
-    received.resize(static_cast<std::size_t>(out.count) * token_bytes);
-    out.embeddings = std::move(received);
+    out.embeddings.resize(static_cast<std::size_t>(out.count) * token_bytes);
+    space_.copy_to_host(out.embeddings.data(), received_.data(), out.embeddings.size());
   } else {
-    etp_.all_reduce(partial_.data(), partial_.size() / value_bytes, element, ReduceOp::bitwise_or);
-    const auto begin = partial_.begin() + static_cast<std::ptrdiff_t>(
-                                              static_cast<std::size_t>(etp_dp_.rank() * slot) * token_bytes);
+    const std::size_t padded = static_cast<std::size_t>(slot_) * static_cast<std::size_t>(comms_.etp_dp.size());
+    comms_.etp.all_reduce(partial.data(), padded * token_bytes / value_bytes, element, ReduceOp::owned);
     out.first = 0;
-    out.count = tokens;
-    out.embeddings.assign(begin, begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(tokens) * token_bytes));
+    out.count = tokens_;
+    out.embeddings.resize(static_cast<std::size_t>(tokens_) * token_bytes);
+    space_.copy_to_host(out.embeddings.data(),
+                        partial.data() + static_cast<std::size_t>(comms_.etp_dp.rank()) *
+                                             static_cast<std::size_t>(slot_) * token_bytes,
+                        out.embeddings.size());
   }
   times.exchange += MPI_Wtime() - t0;
+}
+
+LocalExchange::LocalExchange(StepSpace& space, const Topology& topology, int layers)
+    : space_(space),
+      topology_(topology),
+      rows_(layer_buffers(space, layers)),
+      token_bytes_(static_cast<std::size_t>(layers)) {}
+
+RowRange LocalExchange::mine() const {
+  return topology_.sequence_parallel() ? sequence_slice(tokens_, topology_.tp, topology_.tp_rank())
+                                       : RowRange{0, tokens_};
+}
+
+void LocalExchange::start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
+                          PhaseTimes& times) {
+  const double t0 = MPI_Wtime();
+  const RowRange tokens = mine();
+  const std::size_t token_bytes = token_bytes_of(table, heads, dtype);
+  token_bytes_[static_cast<std::size_t>(layer)] = token_bytes;
+  SpaceBuffer& rows = rows_[static_cast<std::size_t>(layer)];
+  rows.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(tokens.size()) * token_bytes));
+  table.start(ids + tokens.begin * heads, tokens.size() * heads, dtype, rows.data());
+  times.lookup += MPI_Wtime() - t0;
+}
+
+void LocalExchange::finish(int layer, TableTier& table, OutDtype /*dtype*/, ExchangeResult& out,
+                           PhaseTimes& times) {
+  const double t0 = MPI_Wtime();
+  table.finish();
+  const RowRange tokens = mine();
+  out.first = tokens.begin;
+  out.count = tokens.size();
+  out.embeddings.resize(static_cast<std::size_t>(tokens.size()) * token_bytes_[static_cast<std::size_t>(layer)]);
+  space_.copy_to_host(out.embeddings.data(), rows_[static_cast<std::size_t>(layer)].data(), out.embeddings.size());
+  times.lookup += MPI_Wtime() - t0;
 }
 
 }  // namespace pleshard

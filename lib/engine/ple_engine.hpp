@@ -1,7 +1,9 @@
 #pragma once
 // One forward step of every PLE layer on every rank of a layout: hash my DP rank's tokens,
 // exchange, and hand back my embeddings. Every rank holds only its ETP row range of each
-// table.
+// table (the disk tier reads whole rows on demand instead). Host-tier steps run on the host
+// over MPI; GPU tiers run on the rank's GPU, over NCCL when every rank has a GPU of its
+// own and over MPI through host staging otherwise.
 
 #include <memory>
 #include <vector>
@@ -10,16 +12,22 @@
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
+#include "exec/step_space.hpp"
 #include "hash/token_batch.hpp"
-#include "store/host_table.hpp"
+#include "store/storage_tier.hpp"
+#include "store/table_tier.hpp"
 
 namespace pleshard {
 
 class PleEngine {
  public:
-  // Collective over comms.world(): reads each rank's row ranges of every table.
+  // Collective over comms.world(): reads each rank's row ranges of every table. Tiers other
+  // than host need a checkpoint opened for independent reads.
   PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
-            OutDtype dtype);
+            OutDtype dtype, StorageTier tier = StorageTier::host);
+  ~PleEngine();
+  PleEngine(const PleEngine&) = delete;
+  PleEngine& operator=(const PleEngine&) = delete;
 
   // My DP rank's step (the same batch on its TP ranks; may be empty). Collective over my
   // ETP group. out[d] receives layer d's embeddings of my tokens (or my sequence slice).
@@ -29,21 +37,31 @@ class PleEngine {
   [[nodiscard]] std::vector<const Communicator*> communicators() const;
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] OutDtype dtype() const { return dtype_; }
+  [[nodiscard]] StorageTier tier() const { return tier_; }
+  // "mpi", "nccl" or "mpi-staged" (MPI through host copies of GPU buffers).
+  [[nodiscard]] const char* backend() const { return backend_; }
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
 
  private:
   Topology topology_;
   OutDtype dtype_;
+  StorageTier tier_;
+  const char* backend_ = "mpi";
   std::vector<PleLayerSpec> specs_;  // hashing specs (checkpoint buffers applied)
   std::vector<kernels::NgramHashParams> hash_params_;  // the kernels' view of specs_
-  std::vector<std::unique_ptr<HostTable>> tables_;
-  MpiCommunicator etp_;
-  MpiCommunicator etp_dp_;
-  MpiCommunicator tp_;
+  bool own_gpu_ = false;  // every rank drives a GPU of its own (set with space_)
+  // Destroyed in reverse: exchange, tables and communicators before the space they use.
+  std::unique_ptr<StepSpace> space_;
+  std::unique_ptr<Communicator> control_;
+  std::unique_ptr<Communicator> etp_;
+  std::unique_ptr<Communicator> etp_dp_;
+  std::unique_ptr<Communicator> tp_;
+  std::vector<std::unique_ptr<TableTier>> tables_;
   std::unique_ptr<Exchange> exchange_;
+  SpaceBuffer batch_;  // tokens, query_start_loc and context of the step
+  SpaceBuffer ids_;
   PhaseTimes times_;
-  std::vector<std::int64_t> ids_;
 };
 
 }  // namespace pleshard

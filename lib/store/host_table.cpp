@@ -38,6 +38,10 @@ kernels::TableView HostTable::view() const {
           rows_.data(),   scales_.empty() ? nullptr : scales_.data(), global_scale_};
 }
 
+void HostTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out) {
+  kernels::lookup_rows_host(view(), ids, num_ids, dtype, out);
+}
+
 void HostTable::lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const {
   kernels::lookup_rows_host(view(), ids.data(), static_cast<std::int64_t>(ids.size()), dtype, out);
 }

@@ -7,20 +7,15 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "store/table_tier.hpp"
 
 namespace pleshard {
-
-struct RowRange {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  [[nodiscard]] std::int64_t size() const { return end - begin; }
-};
 
 // Part `index` of `parts` contiguous, balanced ranges of [0, rows): sizes differ by at most
 // one, earlier parts taking the extra rows.
 [[nodiscard]] RowRange balanced_range(std::int64_t rows, int parts, int index);
 
-class HostTable {
+class HostTable final : public TableTier {
  public:
   // Reads rows [range.begin, range.end) of table `ple_index` from the checkpoint.
   HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range);
@@ -28,9 +23,11 @@ class HostTable {
   HostTable(const TableSource& source, RowRange range);
 
   [[nodiscard]] kernels::TableView view() const;
-  [[nodiscard]] const TableLayout& layout() const { return layout_; }
-  [[nodiscard]] RowRange range() const { return range_; }
+  [[nodiscard]] StorageTier tier() const override { return StorageTier::host; }
+  [[nodiscard]] const TableLayout& layout() const override { return layout_; }
+  [[nodiscard]] RowRange range() const override { return range_; }
 
+  void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out) override;
   // out: ids.size() * head_dim elements of `dtype`.
   void lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const;
 

@@ -5,11 +5,16 @@
 
 namespace pleshard {
 
-enum class StorageTier { host, device, pinned };
+enum class StorageTier { host, device, pinned, disk };
 
 [[nodiscard]] const char* to_string(StorageTier tier);
-// "host", "device" or "pinned"; throws InputError otherwise, or when a GPU tier is asked
-// for in a build without CUDA or on a machine without a GPU.
+// "host", "device", "pinned" or "disk"; throws InputError otherwise, or when device or
+// pinned is asked for in a build without CUDA or on a machine without a GPU.
 [[nodiscard]] StorageTier parse_storage_tier(std::string_view name);
+
+// Whether lookups in `tier` run on the GPU: always for device and pinned; for disk when
+// this build and machine have one (rows are staged to the device and decoded there),
+// otherwise on the host.
+[[nodiscard]] bool tier_uses_gpu(StorageTier tier);
 
 }  // namespace pleshard

@@ -1,0 +1,146 @@
+#include "dist/nccl_communicator.hpp"
+
+#include <string>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/mpi_check.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace pleshard {
+
+namespace detail {
+
+void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line) {
+  throw SystemError(std::string("NCCL error ") + ncclGetErrorString(code) + " in " + call + " at " + file + ":" +
+                    std::to_string(line));
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Reduction {
+  ncclDataType_t type;
+  ncclRedOp_t op;
+  std::size_t count;
+};
+
+// NCCL's type and operation for `count` elements. Owned data is reduced as bytes (or
+// words) with a sum: one rank's bits plus zeros elsewhere are that rank's bits.
+Reduction reduction(std::size_t count, Element element, ReduceOp op) {
+  const std::size_t bytes = count * element_bytes(element);
+  if (op == ReduceOp::owned) {
+    if (element == Element::f32) throw SystemError("owned reductions need an unsigned element type");
+    if (bytes % 4 == 0) return {ncclUint32, ncclSum, bytes / 4};
+    return {ncclUint8, ncclSum, bytes};
+  }
+  if (op == ReduceOp::bitwise_or) throw SystemError("NCCL has no bitwise OR; use ReduceOp::owned");
+  const ncclRedOp_t nccl_op = op == ReduceOp::max ? ncclMax : ncclSum;
+  switch (element) {
+    case Element::u8: return {ncclUint8, nccl_op, count};
+    case Element::u32: return {ncclUint32, nccl_op, count};
+    case Element::i64: return {ncclInt64, nccl_op, count};
+    case Element::f32: return {ncclFloat32, nccl_op, count};
+    case Element::u16: break;
+  }
+  throw SystemError("NCCL has no 16-bit unsigned type for sum or max");
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream, double timeout_s)
+    : stream_(stream), timeout_s_(timeout_s) {
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &size_));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+  ncclUniqueId id{};
+  if (rank_ == 0) PLESHARD_NCCL_CHECK(ncclGetUniqueId(&id));
+  PLESHARD_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm));
+  PLESHARD_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ == nullptr) return;
+  // Mirror order of the bootstrap: drain our work, then destroy.
+  cudaStreamSynchronize(stream_);
+  ncclCommDestroy(comm_);
+}
+
+void NcclCommunicator::wait(const char* what) {
+  const double t0 = MPI_Wtime();
+  for (;;) {
+    const cudaError_t state = cudaStreamQuery(stream_);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) PLESHARD_CUDA_CHECK(state);
+    ncclResult_t async = ncclSuccess;
+    PLESHARD_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
+    std::string failure;
+    if (async != ncclSuccess && async != ncclInProgress) {
+      failure = std::string(what) + ": NCCL reported " + ncclGetErrorString(async);
+    } else if (MPI_Wtime() - t0 > timeout_s_) {
+      failure = std::string(what) + ": no progress in " + std::to_string(timeout_s_) +
+                " s (a rank failed or left the collective)";
+    }
+    if (!failure.empty()) {
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+      throw SystemError(failure + "; communicator aborted");
+    }
+    std::this_thread::yield();
+  }
+}
+
+void NcclCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {
+  if (recv.size() != send.size() * static_cast<std::size_t>(size_))
+    throw SystemError("all_gather: receive buffer is not size() blocks");
+  if (comm_ == nullptr) throw SystemError("all_gather on an aborted NCCL communicator");
+  timed("all_gather", static_cast<double>(recv.size()), [&] {
+    PLESHARD_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), send.size(), ncclUint8, comm_, stream_));
+    wait("all_gather");
+  });
+}
+
+void NcclCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
+  if (comm_ == nullptr) throw SystemError("all_reduce on an aborted NCCL communicator");
+  const Reduction r = reduction(count, element, op);
+  timed("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
+    PLESHARD_NCCL_CHECK(ncclAllReduce(data, data, r.count, r.type, r.op, comm_, stream_));
+    wait("all_reduce");
+  });
+}
+
+void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
+                                      ReduceOp op) {
+  if (comm_ == nullptr) throw SystemError("reduce_scatter on an aborted NCCL communicator");
+  const Reduction r = reduction(count, element, op);
+  timed("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)),
+        [&] {
+          PLESHARD_NCCL_CHECK(ncclReduceScatter(send, recv, r.count, r.type, r.op, comm_, stream_));
+          wait("reduce_scatter");
+        });
+}
+
+void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
+                                    std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
+                                    std::span<const std::int64_t> recv_counts,
+                                    std::span<const std::int64_t> recv_offsets) {
+  if (comm_ == nullptr) throw SystemError("all_to_all on an aborted NCCL communicator");
+  double bytes = 0;
+  for (const std::int64_t c : send_counts) bytes += static_cast<double>(c);
+  timed("all_to_all", bytes, [&] {
+    PLESHARD_NCCL_CHECK(ncclGroupStart());
+    for (int peer = 0; peer < size_; ++peer) {
+      const auto p = static_cast<std::size_t>(peer);
+      if (send_counts[p] > 0)
+        PLESHARD_NCCL_CHECK(ncclSend(send + send_offsets[p], static_cast<std::size_t>(send_counts[p]), ncclUint8,
+                                     peer, comm_, stream_));
+      if (recv_counts[p] > 0)
+        PLESHARD_NCCL_CHECK(ncclRecv(recv + recv_offsets[p], static_cast<std::size_t>(recv_counts[p]), ncclUint8,
+                                     peer, comm_, stream_));
+    }
+    PLESHARD_NCCL_CHECK(ncclGroupEnd());
+    wait("all_to_all");
+  });
+}
+
+}  // namespace pleshard

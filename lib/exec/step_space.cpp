@@ -1,0 +1,68 @@
+#include "exec/step_space.hpp"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/host/lookup_host.hpp"
+#include "kernels/host/ngram_ids_host.hpp"
+
+namespace pleshard {
+
+namespace {
+
+class HostSpace final : public StepSpace {
+ public:
+  [[nodiscard]] bool on_device() const override { return false; }
+  [[nodiscard]] void* allocate(std::size_t bytes) override { return ::operator new(bytes); }
+  void deallocate(void* p) noexcept override { ::operator delete(p); }
+  void fill_zero(void* p, std::size_t bytes) override {
+    if (bytes != 0) std::memset(p, 0, bytes);
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes != 0) std::memmove(dst, src, bytes);
+  }
+  void copy_from_host(void* dst, const void* host, std::size_t bytes) override { copy(dst, host, bytes); }
+  void copy_to_host(void* host, const void* src, std::size_t bytes) override { copy(host, src, bytes); }
+  void synchronize() override {}
+  void hash(const kernels::NgramHashParams& params, const kernels::NgramBatchView& batch,
+            std::int64_t* ids) override {
+    kernels::compute_ngram_ids_host(params, batch, ids);
+  }
+  void decode_rows(const kernels::TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
+                   void* out) override {
+    kernels::lookup_rows_host(table, ids, num_ids, dtype, out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<StepSpace> make_host_space() { return std::make_unique<HostSpace>(); }
+
+SpaceBuffer::SpaceBuffer(SpaceBuffer&& other) noexcept
+    : space_(other.space_),
+      data_(std::exchange(other.data_, nullptr)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+SpaceBuffer& SpaceBuffer::operator=(SpaceBuffer&& other) noexcept {
+  std::swap(space_, other.space_);
+  std::swap(data_, other.data_);
+  std::swap(capacity_, other.capacity_);
+  return *this;
+}
+
+SpaceBuffer::~SpaceBuffer() {
+  if (data_ != nullptr) space_->deallocate(data_);
+}
+
+void SpaceBuffer::reserve(std::size_t bytes) {
+  if (bytes <= capacity_) return;
+  // The stream may still use the old bytes.
+  space_->synchronize();
+  if (data_ != nullptr) space_->deallocate(std::exchange(data_, nullptr));
+  capacity_ = 0;
+  data_ = static_cast<std::uint8_t*>(space_->allocate(bytes));
+  capacity_ = bytes;
+}
+
+}  // namespace pleshard

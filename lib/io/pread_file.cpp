@@ -1,0 +1,38 @@
+#include "io/pread_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+PreadFile::PreadFile(const std::filesystem::path& path) : path_(path.string()) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
+  // Rows are scattered: readahead would read pages nobody asked for.
+  (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+}
+
+PreadFile::~PreadFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError(path_ + ": read error at byte " + std::to_string(offset + done) + ": " +
+                                std::strerror(errno));
+    if (n == 0)
+      throw InputError(path_ + ": file ends at byte " + std::to_string(offset + done) + ", expected " +
+                       std::to_string(out.size() - done) + " more bytes (truncated?)");
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace pleshard

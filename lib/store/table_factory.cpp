@@ -1,0 +1,44 @@
+#include "store/table_factory.hpp"
+
+#include <string>
+
+#include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
+#include "store/disk_table.hpp"
+#include "store/host_table.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "store/gpu_tier.hpp"
+#endif
+
+namespace pleshard {
+
+std::unique_ptr<TableTier> make_table_tier(StorageTier tier, const PleCheckpoint& checkpoint, int ple_index,
+                                           RowRange range, StepSpace& space) {
+  switch (tier) {
+    case StorageTier::host:
+      return std::make_unique<HostTable>(checkpoint, ple_index, range);
+    case StorageTier::disk:
+      return std::make_unique<DiskTable>(checkpoint, ple_index, space);
+    case StorageTier::device:
+    case StorageTier::pinned:
+      break;
+  }
+#if PLESHARD_HAVE_CUDA
+  return std::make_unique<GpuTier>(checkpoint_tables(checkpoint)[static_cast<std::size_t>(ple_index)], range, tier,
+                                   space);
+#else
+  (void)space;
+  throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");
+#endif
+}
+
+std::unique_ptr<StepSpace> make_tier_space(StorageTier tier) {
+#if PLESHARD_HAVE_CUDA
+  if (tier_uses_gpu(tier)) return make_cuda_space();
+#else
+  (void)tier;
+#endif
+  return make_host_space();
+}
+
+}  // namespace pleshard

@@ -9,17 +9,13 @@
 
 namespace pleshard {
 
-namespace {
-
-bool have_gpu() {
+bool gpu_available() {
 #if PLESHARD_HAVE_CUDA
   return kernels::cuda_device_count() > 0;
 #else
   return false;
 #endif
 }
-
-}  // namespace
 
 const char* to_string(StorageTier tier) {
   switch (tier) {
@@ -42,12 +38,12 @@ StorageTier parse_storage_tier(std::string_view name) {
   } else {
     throw InputError("--storage " + std::string(name) + ": expected host, device, pinned or disk");
   }
-  if (have_gpu()) return tier;
+  if (gpu_available()) return tier;
   throw InputError("--storage " + std::string(name) + ": needs a CUDA build and a GPU");
 }
 
 bool tier_uses_gpu(StorageTier tier) {
-  return tier == StorageTier::device || tier == StorageTier::pinned || (tier == StorageTier::disk && have_gpu());
+  return tier == StorageTier::device || tier == StorageTier::pinned || (tier == StorageTier::disk && gpu_available());
 }
 
 }  // namespace pleshard

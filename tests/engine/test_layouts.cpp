@@ -1,7 +1,9 @@
-// The batch job on every (TP, ETP) layout the world size allows gives embeddings
-// bit-identical to a single process hashing and looking up whole requests, for every
-// row format; with uneven requests, fewer requests than DP ranks, chunked prefill and
-// decode tails, several output parts. Runs on 1, 2, 3, 4, 6 and 8 ranks.
+// The batch job on every (TP, ETP) layout the world size allows and every storage tier this
+// machine has (host and disk always; device and pinned with a GPU, over NCCL on one rank
+// and over host-staged MPI when ranks share the GPU) gives embeddings bit-identical to a
+// single process hashing and looking up whole requests on the host, for every row format;
+// with uneven requests, fewer requests than DP ranks, chunked prefill and decode tails,
+// several output parts. Runs on 1, 2, 3, 4, 6 and 8 ranks.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -47,6 +49,16 @@ std::vector<Request> uneven_requests(const ModelConfig& config, int count) {
   return requests;
 }
 
+// The tiers to check: the GPU ones only where a GPU is present.
+std::vector<StorageTier> tiers() {
+  std::vector<StorageTier> out{StorageTier::host, StorageTier::disk};
+  if (gpu_available()) {
+    out.push_back(StorageTier::device);
+    out.push_back(StorageTier::pinned);
+  }
+  return out;
+}
+
 struct FormatCase {
   const char* dtype;
   RowFormat format;
@@ -83,43 +95,47 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         expected[c] = embed_batch(config, *serial, whole, dtype);
       }
     }
-    CheckpointOptions ckpt_options;
-    ckpt_options.comm = MPI_COMM_WORLD;
-    const auto checkpoint = open_ple_checkpoint(ckpt_path, config, ckpt_options);
-
-    for (std::size_t c = 0; c < 2; ++c) {
-      const int count = counts[c];
-      const auto requests = uneven_requests(config, count);
-      std::vector<std::int64_t> qsl{0};
-      for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
-      const auto all_layouts = layouts(world);
-      for (std::size_t l = 0; l < all_layouts.size(); ++l) {
-        const Layout& layout = all_layouts[l];
-        SCOPED_TRACE(std::string(to_string(fc.format)) + " tp " + std::to_string(layout.tp) + " etp " +
-                     std::to_string(layout.etp) + " requests " + std::to_string(count));
-        const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
-        BatchJobOptions options;
-        options.schedule = {16, 2};
-        options.dtype = dtype;
-        options.part_tokens = 60;
-        options.out = dir / "out.h5";
-        options.parallel_output = (l + c) % 2 == 0;  // both output paths, where HDF5 is parallel
-        const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
-        EXPECT_EQ(report.tokens, total_tokens(requests));
-        if (rank == 0) {
-          const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
-          EXPECT_EQ(got.query_start_loc, qsl);
-          // EXPECT, not ASSERT: every rank must reach the same collectives.
-          EXPECT_EQ(got.request_ids.size(), requests.size());
-          if (!got.request_ids.empty()) {
-            EXPECT_EQ(got.request_ids.back(), requests.back().id);
+    for (const StorageTier tier : tiers()) {
+      CheckpointOptions ckpt_options;
+      ckpt_options.comm = MPI_COMM_WORLD;
+      ckpt_options.collective_io = tier == StorageTier::host;
+      const auto checkpoint = open_ple_checkpoint(ckpt_path, config, ckpt_options);
+      for (std::size_t c = 0; c < 2; ++c) {
+        const int count = counts[c];
+        const auto requests = uneven_requests(config, count);
+        std::vector<std::int64_t> qsl{0};
+        for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+        const auto all_layouts = layouts(world);
+        for (std::size_t l = 0; l < all_layouts.size(); ++l) {
+          const Layout& layout = all_layouts[l];
+          SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " +
+                       std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
+                       std::to_string(count));
+          const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
+          BatchJobOptions options;
+          options.schedule = {16, 2};
+          options.dtype = dtype;
+          options.storage = tier;
+          options.part_tokens = 60;
+          options.out = dir / "out.h5";
+          options.parallel_output = (l + c) % 2 == 0;  // both output paths, where HDF5 is parallel
+          const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
+          EXPECT_EQ(report.tokens, total_tokens(requests));
+          if (rank == 0) {
+            const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
+            EXPECT_EQ(got.query_start_loc, qsl);
+            // EXPECT, not ASSERT: every rank must reach the same collectives.
+            EXPECT_EQ(got.request_ids.size(), requests.size());
+            if (!got.request_ids.empty()) {
+              EXPECT_EQ(got.request_ids.back(), requests.back().id);
+            }
+            for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
+              EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
+            EXPECT_FALSE(fs::exists(dir / "out.h5.parts"));
+            fs::remove(options.out);
           }
-          for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
-            EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
-          EXPECT_FALSE(fs::exists(dir / "out.h5.parts"));
-          fs::remove(options.out);
+          MPI_Barrier(MPI_COMM_WORLD);
         }
-        MPI_Barrier(MPI_COMM_WORLD);
       }
     }
   }
@@ -137,21 +153,24 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
   const Topology topology = make_topology(world, rank, world, world);  // E = TP: sequence parallel
   const Communicators comms(MPI_COMM_WORLD, topology);
-  PleEngine engine(comms, config, *checkpoint, OutDtype::f32);
   const auto requests = uneven_requests(config, 4);
   TokenBatch batch(config.ngram_size);
   for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
-  std::vector<ExchangeResult> results;
-  engine.forward(batch, results);
   const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
-  for (int d = 0; d < config.num_ple_layers(); ++d) {
-    const auto& r = results[static_cast<std::size_t>(d)];
-    EXPECT_EQ(r.first, slice.begin);
-    EXPECT_EQ(r.count, slice.size());
-    const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
-                       static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
-    EXPECT_TRUE(std::equal(r.embeddings.begin(), r.embeddings.end(), begin)) << "layer " << d;
+  for (const StorageTier tier : tiers()) {
+    PleEngine engine(comms, config, *checkpoint, OutDtype::f32, tier);
+    std::vector<ExchangeResult> results;
+    engine.forward(batch, results);
+    for (int d = 0; d < config.num_ple_layers(); ++d) {
+      const auto& r = results[static_cast<std::size_t>(d)];
+      EXPECT_EQ(r.first, slice.begin) << to_string(tier);
+      EXPECT_EQ(r.count, slice.size()) << to_string(tier);
+      const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
+                         static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
+      EXPECT_TRUE(std::equal(r.embeddings.begin(), r.embeddings.end(), begin))
+          << to_string(tier) << " layer " << d;
+    }
   }
 }
 

@@ -104,3 +104,93 @@ TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
 }
 
 }  // namespace
+
+#include "exec/cuda_step_space.hpp"
+#include "store/gpu_tier.hpp"
+
+namespace {
+
+// A kernel that keeps the main stream busy for a while.
+void keep_busy(cudaStream_t stream, kernels::DeviceBuffer<std::uint8_t>& scratch) {
+  for (int i = 0; i < 20; ++i) PLESHARD_CUDA_CHECK(cudaMemsetAsync(scratch.data(), i, scratch.bytes(), stream));
+}
+
+TEST_F(GpuTiers, PinnedPrefetchSurvivesReusedIdsAndConcurrentWork) {
+  const ModelConfig config = config_with("float8_e4m3fn", 4 * 160);
+  const TableSource source = synthetic_tables(config, RowFormat::fp8, 3).front();
+  const std::int64_t rows = source.info.layout.rows;
+  const RowRange range{0, rows};
+  const HostTable host(source, range);
+  const auto space = make_cuda_space();
+  const cudaStream_t stream = stream_of(*space);
+  kernels::DeviceBuffer<std::uint8_t> scratch(std::size_t{1} << 30);
+  std::mt19937_64 rng(3);
+  for (StorageTier tier : {StorageTier::pinned, StorageTier::device}) {
+    GpuTier table(source, range, tier, *space);
+    const std::int64_t n = 1 << 16;
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(n)), other(ids.size());
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+    for (auto& id : other) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+    const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(config.head_dim()) * 2;
+    std::vector<std::uint8_t> expected(out_bytes), got(out_bytes);
+    host.lookup(ids, OutDtype::bf16, expected.data());
+
+    kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
+    kernels::DeviceBuffer<std::uint8_t> d_out(out_bytes);
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(d_ids.data(), ids.data(), ids.size() * 8, cudaMemcpyHostToDevice, stream));
+    table.start(d_ids.data(), n, OutDtype::bf16, d_out.data());
+    // The ids buffer is reused at once, and other work runs on the main stream meanwhile.
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(d_ids.data(), other.data(), other.size() * 8, cudaMemcpyHostToDevice, stream));
+    keep_busy(stream, scratch);
+    table.finish();
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream));
+    PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_EQ(got, expected) << to_string(tier);
+    // A second round on the same table: one lookup in flight at a time, buffers reused.
+    table.start(d_ids.data(), n, OutDtype::bf16, d_out.data());
+    table.finish();
+    host.lookup(other, OutDtype::bf16, expected.data());
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream));
+    PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    EXPECT_EQ(got, expected) << to_string(tier) << " second round";
+  }
+}
+
+// Rows past 2^32 bytes: a bf16 table of 15M rows of 160 values (4.8 GB). The rows carry
+// their own index, so the expected bytes of a bf16 lookup are known without a host copy.
+TEST_F(GpuTiers, TablesOver4GiBAreAddressedIn64Bits) {
+  constexpr int head_dim = 160;
+  constexpr std::int64_t rows = 15'000'000;
+  auto value = [](std::int64_t row, int j) -> std::uint16_t {
+    if (j < 4) return static_cast<std::uint16_t>(static_cast<std::uint64_t>(row) >> (16 * j));
+    return static_cast<std::uint16_t>((static_cast<std::uint64_t>(row) * 2654435761u + static_cast<unsigned>(j)) >> 7);
+  };
+  TableSource source;
+  source.info.layout.format = RowFormat::bf16;
+  source.info.layout.head_dim = head_dim;
+  source.info.layout.rows = rows;
+  source.rows = [&](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out, std::span<std::uint8_t>) {
+    auto* v = reinterpret_cast<std::uint16_t*>(out.data());
+    for (std::int64_t r = begin; r < end; ++r)
+      for (int j = 0; j < head_dim; ++j) *v++ = value(r, j);
+  };
+  ASSERT_GT(static_cast<double>(rows) * head_dim * 2, 4.0 * (1u << 30));
+  std::vector<std::int64_t> ids{rows - 1, 0, 13'421'773, 13'421'772, rows / 2, rows - 2, 14'999'000, -1, rows};
+  const std::size_t out_bytes = ids.size() * head_dim * 2;
+  std::vector<std::uint16_t> expected(ids.size() * head_dim, 0);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] >= 0 && ids[i] < rows)
+      for (int j = 0; j < head_dim; ++j) expected[i * head_dim + static_cast<std::size_t>(j)] = value(ids[i], j);
+  for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+    const GpuTable table(source, {0, rows}, tier);
+    kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
+    kernels::DeviceBuffer<std::uint8_t> d_out(out_bytes);
+    d_ids.copy_from_host(std::span<const std::int64_t>(ids));
+    table.lookup(d_ids.data(), static_cast<std::int64_t>(ids.size()), OutDtype::bf16, d_out.data(), nullptr);
+    std::vector<std::uint16_t> got(expected.size());
+    PLESHARD_CUDA_CHECK(cudaMemcpy(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expected) << to_string(tier);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,126 @@
+// The disk tier against the host tier, bit for bit: every row format, safetensors in one
+// and several files and HDF5, ids repeated, outside the table and crossing shard
+// boundaries, empty lookups; in the host space, and in the CUDA space where a GPU is
+// present. A checkpoint file truncated under a running table gives an error naming it.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
+#include "store/disk_table.hpp"
+#include "store/host_table.hpp"
+#include "store/table_factory.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+namespace fs = std::filesystem;
+
+std::vector<std::uint8_t> disk_lookup(DiskTable& table, StepSpace& space, const std::vector<std::int64_t>& ids,
+                                      OutDtype dtype) {
+  const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(table.layout().head_dim) * kernels::out_bytes(dtype);
+  SpaceBuffer space_ids(space);
+  SpaceBuffer space_out(space);
+  space_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+  space_out.reserve(std::max<std::size_t>(1, out_bytes));
+  space.copy_from_host(space_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
+  table.lookup(space_ids.as<std::int64_t>(), static_cast<std::int64_t>(ids.size()), dtype, space_out.data());
+  std::vector<std::uint8_t> out(out_bytes);
+  space.copy_to_host(out.data(), space_out.data(), out_bytes);
+  return out;
+}
+
+std::vector<StorageTier> spaces() {
+  std::vector<StorageTier> out{StorageTier::host};
+  if (gpu_available()) out.push_back(StorageTier::device);
+  return out;
+}
+
+TEST(DiskTable, EqualsTheHostTierBitForBit) {
+  const ScratchDir dir;
+  std::mt19937_64 rng(5);
+  struct Case {
+    const char* dtype;
+    RowFormat format;
+    CheckpointKind kind;
+    int files;
+  };
+  const Case cases[] = {{nullptr, RowFormat::bf16, CheckpointKind::safetensors, 1},
+                        {nullptr, RowFormat::f32, CheckpointKind::safetensors, 3},
+                        {nullptr, RowFormat::f16, CheckpointKind::hdf5, 1},
+                        {"float8_e4m3fn", RowFormat::fp8, CheckpointKind::safetensors, 2},
+                        {"nvfp4", RowFormat::nvfp4, CheckpointKind::safetensors, 2},
+                        {"nvfp4", RowFormat::nvfp4, CheckpointKind::hdf5, 1}};
+  for (const auto& c : cases) {
+    const ModelConfig config = small_config(c.dtype, 7);
+    const fs::path path = dir / (std::string(to_string(c.format)) + "_" + to_string(c.kind) +
+                                 (c.kind == CheckpointKind::hdf5 ? ".h5" : ""));
+    write_checkpoint(path, config, synthetic_tables(config, c.format, 9), {c.kind, c.files});
+    const auto checkpoint = open_ple_checkpoint(path, config);
+    for (const StorageTier where : spaces()) {
+      const auto space = make_tier_space(where == StorageTier::host ? StorageTier::host : StorageTier::disk);
+      for (int d = 0; d < config.num_ple_layers(); ++d) {
+        const std::int64_t rows = checkpoint->table(d).layout.rows;
+        const HostTable host(*checkpoint, d, {0, rows});
+        DiskTable disk(*checkpoint, d, *space);
+        SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) + (space->on_device() ? " gpu" : " host"));
+        for (std::int64_t n : {0, 1, 64, 3000}) {
+          std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+          // Half from a narrow window (repeats and runs of neighbours), half anywhere.
+          for (std::size_t i = 0; i < ids.size(); ++i)
+            ids[i] = i % 2 == 0 ? static_cast<std::int64_t>(rng() % 40) + rows / 3
+                                : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+          if (n >= 64) {
+            ids[3] = -1;      // outside the table: zeros
+            ids[5] = rows;    // just past the end
+            ids[7] = rows - 1;
+            ids[9] = 0;
+          }
+          std::vector<std::int64_t> distinct;
+          for (const auto id : ids)
+            if (id >= 0 && id < rows) distinct.push_back(id);
+          std::sort(distinct.begin(), distinct.end());
+          distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+          for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16}) {
+            std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) *
+                                               kernels::out_bytes(dtype));
+            host.lookup(ids, dtype, expected.data());
+            ASSERT_EQ(disk_lookup(disk, *space, ids, dtype), expected) << n << " ids";
+            EXPECT_EQ(disk.rows_read(), static_cast<std::int64_t>(distinct.size()));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(DiskTable, TruncatedFileIsAnErrorNamingIt) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config(nullptr, 1);
+  for (const CheckpointKind kind : {CheckpointKind::safetensors, CheckpointKind::hdf5}) {
+    const fs::path path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "t");
+    write_checkpoint(path, config, synthetic_tables(config, RowFormat::bf16, 3), {kind});
+    const auto checkpoint = open_ple_checkpoint(path, config);
+    const auto space = make_host_space();
+    DiskTable disk(*checkpoint, 1, *space);  // the last table: its rows end the file
+    const std::int64_t rows = checkpoint->table(1).layout.rows;
+    const std::vector<std::int64_t> last{rows - 1};
+    // (HDF5 would serve a second read of the same rows from its chunk cache.)
+    if (kind == CheckpointKind::safetensors) EXPECT_NO_THROW((void)disk_lookup(disk, *space, last, OutDtype::f32));
+    const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
+    fs::resize_file(file, fs::file_size(file) / 2);
+    try {
+      (void)disk_lookup(disk, *space, last, OutDtype::f32);
+      ADD_FAILURE() << to_string(kind) << ": a lookup past the truncation succeeded";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace

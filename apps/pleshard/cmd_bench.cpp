@@ -140,8 +140,10 @@ void add_bench_command(CLI::App& app, Action& action) {
   });
 
   CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
-  lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned")
-      ->check(CLI::IsMember({"host", "device", "pinned"}))
+  lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
+      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->capture_default_str();
+  lookup->add_option("--disk-dir", o->lookup.disk_dir, "Where the disk tier's checkpoint is written")
       ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();

@@ -1,13 +1,21 @@
 #include "bench/lookup_bench.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
+
+#include <unistd.h>
 
 #include "bench/timing.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/mpi_check.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "exec/step_space.hpp"
+#include "io/pread_file.hpp"
+#include "store/disk_table.hpp"
 #include "store/host_table.hpp"
+#include "store/table_factory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
@@ -20,7 +28,7 @@ namespace pleshard {
 namespace {
 
 // A one-table config whose rows are synthetic values of `format`.
-TableSource bench_table(RowFormat format, std::int64_t rows, int head_dim) {
+ModelConfig bench_config(RowFormat format, std::int64_t rows, int head_dim) {
   ModelConfig config;
   config.source = "bench";
   config.vocab_size = 1000;
@@ -35,10 +43,73 @@ TableSource bench_table(RowFormat format, std::int64_t rows, int head_dim) {
   config.quantization = format == RowFormat::fp8     ? TableQuantization::fp8
                         : format == RowFormat::nvfp4 ? TableQuantization::nvfp4
                                                      : TableQuantization::none;
-  TableSource source = synthetic_tables(config, format, 2024).front();
-  source.info.layout.rows = rows;  // exactly `rows`, not the prime the config implies
+  return config;
+}
+
+constexpr std::uint64_t k_bench_seed = 2024;
+
+// Exactly `rows` rows, not the prime the config implies (rows are a function of their index).
+TableSource bench_table(const ModelConfig& config, RowFormat format, std::int64_t rows) {
+  TableSource source = synthetic_tables(config, format, k_bench_seed).front();
+  source.info.layout.rows = rows;
   return source;
 }
+
+// The disk tier: the table written as a safetensors checkpoint, read back row by row.
+class DiskBench {
+ public:
+  DiskBench(const LookupBenchOptions& o, const ModelConfig& config, RowFormat format, int rank)
+      : dir_(o.disk_dir / ("pleshard_bench_" + std::to_string(::getpid()) + "_" + std::to_string(rank))) {
+    std::filesystem::remove_all(dir_);
+    write_checkpoint(dir_, config, {synthetic_tables(config, format, k_bench_seed).front()}, {});
+    checkpoint_ = open_ple_checkpoint(dir_, config);
+    if (checkpoint_->table(0).layout.rows < o.rows)
+      throw SystemError("bench lookup: the disk table has fewer rows than --rows");
+    space_ = make_tier_space(StorageTier::disk);
+    table_ = std::make_unique<DiskTable>(*checkpoint_, 0, *space_);
+  }
+  ~DiskBench() {
+    table_.reset();
+    checkpoint_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  DiskBench(const DiskBench&) = delete;
+  DiskBench& operator=(const DiskBench&) = delete;
+
+  LookupBenchResult run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected,
+                        const LookupBenchOptions& o, RowFormat format, double row_bytes, double out_row_bytes) {
+    const auto n = static_cast<std::int64_t>(ids.size());
+    SpaceBuffer space_ids(*space_);
+    SpaceBuffer space_out(*space_);
+    space_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+    space_out.reserve(std::max<std::size_t>(1, expected.size()));
+    space_->copy_from_host(space_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
+    LookupBenchResult r{"disk", format, n};
+    r.seconds = median_seconds(
+        [&] {
+          for (const auto& entry : std::filesystem::directory_iterator(dir_)) drop_cached_pages(entry.path());
+          return host_seconds([&] {
+            table_->lookup(space_ids.as<std::int64_t>(), n, o.out_dtype, space_out.data());
+            space_->synchronize();
+          });
+        },
+        o.min_repeats, o.min_seconds);
+    r.bytes = static_cast<double>(table_->rows_read()) * row_bytes + static_cast<double>(n) * out_row_bytes;
+    std::vector<std::uint8_t> got(expected.size());
+    space_->copy_to_host(got.data(), space_out.data(), got.size());
+    const auto row = static_cast<std::size_t>(out_row_bytes);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      r.wrong += std::memcmp(got.data() + i * row, expected.data() + i * row, row) != 0 ? 1 : 0;
+    return r;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::unique_ptr<PleCheckpoint> checkpoint_;
+  std::unique_ptr<StepSpace> space_;
+  std::unique_ptr<DiskTable> table_;
+};
 
 // Element-by-element check with a plain loop over the decode core.
 std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::int64_t>& ids,
@@ -96,8 +167,12 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::vector<LookupBenchResult> results;
   for (RowFormat format : options.formats) {
-    const TableSource source = bench_table(format, options.rows, options.head_dim);
+    const ModelConfig config = bench_config(format, options.rows, options.head_dim);
+    const TableSource source = bench_table(config, format, options.rows);
     const HostTable table(source, {0, options.rows});
+    std::unique_ptr<DiskBench> disk;
+    if (std::find(options.tiers.begin(), options.tiers.end(), StorageTier::disk) != options.tiers.end())
+      disk = std::make_unique<DiskBench>(options, config, format, rank);
     const double row_bytes = static_cast<double>(table.layout().bytes_per_row());
     const double out_row_bytes =
         static_cast<double>(options.head_dim) * static_cast<double>(kernels::out_bytes(options.out_dtype));
@@ -117,6 +192,12 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
           r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
           r.wrong = count_wrong(table.view(), ids, options.out_dtype, out);
           results.push_back(r);
+          continue;
+        }
+        if (tier == StorageTier::disk) {
+          table.lookup(ids, options.out_dtype, out.data());
+          PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+          results.push_back(disk->run(ids, out, options, format, row_bytes, out_row_bytes));
           continue;
         }
 #if PLESHARD_HAVE_CUDA

@@ -2,8 +2,10 @@
 // `pleshard bench lookup`: rows/s and GB/s of a storage tier's lookup for each row format
 // and ids-per-step size, validated element by element (#wrong). GB/s follows FBGEMM:
 // (rows read * stored row bytes, scales included + rows written * output row bytes) / time.
+// The disk tier reads each distinct row once; its GB/s counts the rows it read.
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct LookupBenchOptions {
   std::int64_t rows = 1 << 20;  // table rows (ids are uniform over them)
   int head_dim = 160;
   OutDtype out_dtype = OutDtype::bf16;
+  // The disk tier's checkpoint is written here (a fresh directory, removed afterwards);
+  // its cached pages are dropped before every timed step, so reads come from the device.
+  std::filesystem::path disk_dir = std::filesystem::temp_directory_path();
   double min_seconds = 0.2;
   int min_repeats = 5;
 };

@@ -35,4 +35,12 @@ void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) co
   }
 }
 
+void drop_cached_pages(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
+  (void)::fdatasync(fd);
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+}
+
 }  // namespace pleshard

@@ -26,4 +26,8 @@ class PreadFile {
   int fd_ = -1;
 };
 
+// Writes back and drops the file's cached pages, so that the next reads come from the
+// device (benchmarks of cold reads). Pages mapped by some process stay.
+void drop_cached_pages(const std::filesystem::path& path);
+
 }  // namespace pleshard

@@ -76,8 +76,19 @@ kernels::TableView GpuTable::view() const {
   return {layout_.format, layout_.head_dim, range_.begin, range_.end, rows_, scales_, global_scale_};
 }
 
+void GpuTable::reserve(std::int64_t max_ids) const {
+  if (tier_ != StorageTier::pinned || max_ids < k_pinned_group_min_ids) return;
+  if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>();
+  grouped_->reserve(view(), max_ids);
+}
+
 void GpuTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
                       cudaStream_t stream) const {
+  if (tier_ == StorageTier::pinned && num_ids >= k_pinned_group_min_ids) {
+    if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>();
+    grouped_->run(view(), ids, num_ids, dtype, out, stream);
+    return;
+  }
   kernels::lookup_rows_cuda(view(), ids, num_ids, dtype, out, stream);
 }
 

@@ -3,10 +3,12 @@
 // read by the same kernels through UVA (pinned). Built only with CUDA.
 
 #include <cstdint>
+#include <memory>
 
 #include <cuda_runtime_api.h>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "kernels/cuda/grouped_lookup.hpp"
 #include "store/host_table.hpp"
 #include "store/storage_tier.hpp"
 
@@ -23,10 +25,13 @@ class GpuTable {
   GpuTable& operator=(const GpuTable&) = delete;
 
   [[nodiscard]] kernels::TableView view() const;  // device-accessible pointers
+  // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
+  void reserve(std::int64_t max_ids) const;
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
 
-  // ids and out in device-accessible memory; enqueued on `stream`.
+  // ids and out in device-accessible memory; enqueued on `stream`. The pinned tier reads
+  // each distinct row of a large lookup once, in address order (GroupedLookup).
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
               cudaStream_t stream) const;
 
@@ -37,6 +42,12 @@ class GpuTable {
   float global_scale_ = 1.0f;
   std::uint8_t* rows_ = nullptr;
   std::uint8_t* scales_ = nullptr;
+  // Scratch of the pinned tier's grouped lookups (one lookup in flight per table).
+  mutable std::unique_ptr<kernels::GroupedLookup> grouped_;
 };
+
+// Lookups of at least this many ids from pinned memory are grouped: below it, sorting costs
+// more than the repeated PCIe reads it saves.
+inline constexpr std::int64_t k_pinned_group_min_ids = 4096;
 
 }  // namespace pleshard

@@ -34,6 +34,7 @@ void GpuTier::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dty
 }
 
 void GpuTier::reserve(std::int64_t num_ids) {
+  table_.reserve(num_ids);
   if (tier_ == StorageTier::pinned) ids_.reserve(static_cast<std::size_t>(std::max<std::int64_t>(1, num_ids)) * 8);
 }
 

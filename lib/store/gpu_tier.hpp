@@ -30,7 +30,7 @@ class GpuTier final : public TableTier {
   void start(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out) override;
   void finish() override;
 
-  // Sizes the pinned tier's ids buffer for `num_ids` ids now, before any graph capture.
+  // Allocates what lookups of up to `num_ids` ids need now, before any graph capture.
   void reserve(std::int64_t num_ids);
 
  private:

@@ -1,0 +1,50 @@
+#pragma once
+// A lookup that reads each distinct row once, for tables behind a slow link (pinned host
+// memory over PCIe): sort the ids, gather the distinct rows in address order into a device
+// staging table, then decode from there with the usual fused kernel (one decode core).
+// Every step is a kernel or a CUB call on the stream with scratch sized up front, so the
+// lookup can be captured in a CUDA graph.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/common/row_decode.hpp"
+
+namespace pleshard::kernels {
+
+class GroupedLookup {
+ public:
+  GroupedLookup() = default;
+  ~GroupedLookup();
+  GroupedLookup(const GroupedLookup&) = delete;
+  GroupedLookup& operator=(const GroupedLookup&) = delete;
+
+  // Scratch for lookups of up to `max_ids` ids in tables of `table`'s format and width.
+  void reserve(const TableView& table, std::int64_t max_ids);
+  // As lookup_rows_cuda; `table` may span at most 2^32 - 2 rows.
+  void run(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
+           cudaStream_t stream);
+
+ private:
+  void release() noexcept;
+
+  std::int64_t capacity_ = 0;
+  std::size_t row_bytes_ = 0;
+  std::size_t scale_bytes_ = 0;
+  std::size_t temp_bytes_ = 0;
+  void* memory_ = nullptr;  // one allocation, carved below
+  std::uint32_t* keys_ = nullptr;
+  std::uint32_t* sorted_keys_ = nullptr;
+  std::uint32_t* positions_ = nullptr;
+  std::uint32_t* sorted_positions_ = nullptr;
+  std::uint32_t* runs_ = nullptr;       // inclusive count of distinct keys up to each sorted id
+  std::uint32_t* distinct_ = nullptr;   // distinct local rows, ascending
+  std::int64_t* remapped_ = nullptr;    // each id's row in the staging table, -1 for none
+  std::uint8_t* staged_rows_ = nullptr;
+  std::uint8_t* staged_scales_ = nullptr;
+  void* temp_ = nullptr;                // CUB's
+};
+
+}  // namespace pleshard::kernels

@@ -90,44 +90,49 @@ void NcclCommunicator::wait(const char* what) {
   }
 }
 
+template <typename F>
+void NcclCommunicator::run(const char* name, double bytes, F&& enqueue) {
+  if (comm_ == nullptr) throw SystemError(std::string(name) + " on an aborted NCCL communicator");
+  if (capturing_) {
+    enqueue();
+    return;
+  }
+  timed(name, bytes, [&] {
+    enqueue();
+    wait(name);
+  });
+}
+
 void NcclCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
-  if (comm_ == nullptr) throw SystemError("all_gather on an aborted NCCL communicator");
-  timed("all_gather", static_cast<double>(recv.size()), [&] {
+  run("all_gather", static_cast<double>(recv.size()), [&] {
     PLESHARD_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), send.size(), ncclUint8, comm_, stream_));
-    wait("all_gather");
   });
 }
 
 void NcclCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
-  if (comm_ == nullptr) throw SystemError("all_reduce on an aborted NCCL communicator");
   const Reduction r = reduction(count, element, op);
-  timed("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
+  run("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
     PLESHARD_NCCL_CHECK(ncclAllReduce(data, data, r.count, r.type, r.op, comm_, stream_));
-    wait("all_reduce");
   });
 }
 
 void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
                                       ReduceOp op) {
-  if (comm_ == nullptr) throw SystemError("reduce_scatter on an aborted NCCL communicator");
   const Reduction r = reduction(count, element, op);
-  timed("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)),
-        [&] {
-          PLESHARD_NCCL_CHECK(ncclReduceScatter(send, recv, r.count, r.type, r.op, comm_, stream_));
-          wait("reduce_scatter");
-        });
+  run("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
+    PLESHARD_NCCL_CHECK(ncclReduceScatter(send, recv, r.count, r.type, r.op, comm_, stream_));
+  });
 }
 
 void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
                                     std::span<const std::int64_t> recv_counts,
                                     std::span<const std::int64_t> recv_offsets) {
-  if (comm_ == nullptr) throw SystemError("all_to_all on an aborted NCCL communicator");
   double bytes = 0;
   for (const std::int64_t c : send_counts) bytes += static_cast<double>(c);
-  timed("all_to_all", bytes, [&] {
+  run("all_to_all", bytes, [&] {
     PLESHARD_NCCL_CHECK(ncclGroupStart());
     for (int peer = 0; peer < size_; ++peer) {
       const auto p = static_cast<std::size_t>(peer);
@@ -139,7 +144,6 @@ void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const st
                                      peer, comm_, stream_));
     }
     PLESHARD_NCCL_CHECK(ncclGroupEnd());
-    wait("all_to_all");
   });
 }
 

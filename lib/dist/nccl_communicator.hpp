@@ -44,7 +44,13 @@ class NcclCommunicator final : public Communicator {
                     std::span<const std::int64_t> recv_offsets) override;
   using Communicator::all_reduce;
 
+  // While capturing a CUDA graph, calls only enqueue: no wait, no timing.
+  void set_capturing(bool capturing) { capturing_ = capturing; }
+
  private:
+  // Enqueues `enqueue`, then (unless capturing) waits and adds the time to `name`.
+  template <typename F>
+  void run(const char* name, double bytes, F&& enqueue);
   // Waits for the stream; on an NCCL error or the timeout, aborts and throws.
   void wait(const char* what);
 
@@ -53,6 +59,7 @@ class NcclCommunicator final : public Communicator {
   int size_ = 1;
   int rank_ = 0;
   double timeout_s_;
+  bool capturing_ = false;
 };
 
 }  // namespace pleshard

@@ -195,6 +195,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   const bool writing = !options.out.empty();
   const bool world_root = topo.rank == 0;
   PleEngine engine(comms, config, checkpoint, options.dtype, options.storage);
+  // No step holds more tokens than the budget, nor more requests than tokens.
+  if (options.cuda_graph) engine.capture_graph(options.schedule.step_tokens, options.schedule.step_tokens);
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();
   const auto parts = split_parts(requests, options.part_tokens);
@@ -338,11 +340,11 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.seconds = MPI_Wtime() - start;
 
   // Phase times: the slowest rank; collectives: rank 0's own calls.
-  double phases[5] = {engine.times().hash, engine.times().exchange, engine.times().lookup, report.times.write,
-                      report.seconds};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, phases, 5, MPI_DOUBLE, MPI_MAX, comms.world()));
-  report.times = {phases[0], phases[1], phases[2], phases[3]};
-  report.seconds = phases[4];
+  double phases[6] = {engine.times().hash, engine.times().exchange, engine.times().lookup, report.times.write,
+                      engine.times().graph, report.seconds};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, phases, 6, MPI_DOUBLE, MPI_MAX, comms.world()));
+  report.times = {phases[0], phases[1], phases[2], phases[3], phases[4]};
+  report.seconds = phases[5];
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
   const char* group_names[] = {"etp", "etp_dp", "tp"};
   const auto comm_list = engine.communicators();

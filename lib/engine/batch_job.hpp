@@ -35,6 +35,9 @@ struct BatchJobOptions {
   OutDtype dtype = OutDtype::bf16;
   // Where the tables live; every tier gives the same bytes, so parts resume across tiers.
   StorageTier storage = StorageTier::host;
+  // Replay every step from a CUDA graph of the step-token budget (device and pinned tiers
+  // over NCCL; see PleEngine::capture_graph).
+  bool cuda_graph = false;
   std::filesystem::path out;            // empty: summary only
   std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
   // Collectors write parts and the output together through MPI-IO when HDF5 is parallel;
@@ -57,6 +60,9 @@ struct CollectiveReport {
 struct BatchJobReport {
   Topology topology;
   StorageTier storage = StorageTier::host;
+  // Replay every step from a CUDA graph of the step-token budget (device and pinned tiers
+  // over NCCL; see PleEngine::capture_graph).
+  bool cuda_graph = false;
   std::string backend;  // the exchange's collectives: mpi, nccl or mpi-staged
   std::int64_t requests = 0;
   std::int64_t tokens = 0;

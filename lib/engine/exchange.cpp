@@ -36,7 +36,7 @@ GatherReduceExchange::GatherReduceExchange(StepSpace& space, const ExchangeComms
       gathered_ids_(space),
       partial_(layer_buffers(space, layers)),
       token_bytes_(static_cast<std::size_t>(layers)),
-      received_(space) {}
+      received_(layer_buffers(space, layers)) {}
 
 void GatherReduceExchange::begin_step(std::int64_t tokens) {
   tokens_ = tokens;
@@ -74,46 +74,49 @@ void GatherReduceExchange::start(int layer, const std::int64_t* ids, int heads, 
   times.lookup += MPI_Wtime() - t0;
 }
 
-void GatherReduceExchange::finish(int layer, TableTier& table, OutDtype dtype, ExchangeResult& out,
-                                  PhaseTimes& times) {
+void GatherReduceExchange::finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) {
   double t0 = MPI_Wtime();
   table.finish();
   times.lookup += MPI_Wtime() - t0;
 
-  // 3. Combine over the ETP group and keep my part.
+  // 3. Combine over the ETP group (or reduce-scatter my sequence slice).
   t0 = MPI_Wtime();
   SpaceBuffer& partial = partial_[static_cast<std::size_t>(layer)];
   const std::size_t token_bytes = token_bytes_[static_cast<std::size_t>(layer)];
   const std::size_t value_bytes = kernels::out_bytes(dtype);
   const Element element = value_bytes == 2 ? Element::u16 : Element::u32;
-  if (comms_.etp.size() == 1) {  // I own every row: nothing to combine
-    out.first = 0;
-    out.count = tokens_;
-    out.embeddings.resize(static_cast<std::size_t>(tokens_) * token_bytes);
-    space_.copy_to_host(out.embeddings.data(), partial.data(), out.embeddings.size());
+  if (comms_.etp.size() == 1) {
+    // I own every row: nothing to combine.
   } else if (topology_.sequence_parallel()) {
     const std::int64_t per_rank = (slot_ + topology_.tp - 1) / topology_.tp;
-    const RowRange mine = sequence_slice(tokens_, topology_.tp, topology_.tp_rank());
-    received_.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(per_rank) * token_bytes));
-    comms_.tp.reduce_scatter(partial.data(), received_.data(),
+    SpaceBuffer& received = received_[static_cast<std::size_t>(layer)];
+    received.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(per_rank) * token_bytes));
+    comms_.tp.reduce_scatter(partial.data(), received.data(),
                              static_cast<std::size_t>(per_rank) * token_bytes / value_bytes, element,
                              ReduceOp::owned);
-    out.first = mine.begin;
-    out.count = mine.size();
-    out.embeddings.resize(static_cast<std::size_t>(out.count) * token_bytes);
-    space_.copy_to_host(out.embeddings.data(), received_.data(), out.embeddings.size());
   } else {
     const std::size_t padded = static_cast<std::size_t>(slot_) * static_cast<std::size_t>(comms_.etp_dp.size());
     comms_.etp.all_reduce(partial.data(), padded * token_bytes / value_bytes, element, ReduceOp::owned);
-    out.first = 0;
-    out.count = tokens_;
-    out.embeddings.resize(static_cast<std::size_t>(tokens_) * token_bytes);
-    space_.copy_to_host(out.embeddings.data(),
-                        partial.data() + static_cast<std::size_t>(comms_.etp_dp.rank()) *
-                                             static_cast<std::size_t>(slot_) * token_bytes,
-                        out.embeddings.size());
   }
   times.exchange += MPI_Wtime() - t0;
+}
+
+void GatherReduceExchange::collect(int layer, std::int64_t tokens, ExchangeResult& out) {
+  const SpaceBuffer& partial = partial_[static_cast<std::size_t>(layer)];
+  const std::size_t token_bytes = token_bytes_[static_cast<std::size_t>(layer)];
+  const std::uint8_t* mine = partial.data();
+  out.first = 0;
+  out.count = tokens;
+  if (comms_.etp.size() > 1 && topology_.sequence_parallel()) {
+    const RowRange slice = sequence_slice(tokens, topology_.tp, topology_.tp_rank());
+    out.first = slice.begin;
+    out.count = slice.size();
+    mine = received_[static_cast<std::size_t>(layer)].data();
+  } else if (comms_.etp.size() > 1) {
+    mine += static_cast<std::size_t>(comms_.etp_dp.rank()) * static_cast<std::size_t>(slot_) * token_bytes;
+  }
+  out.embeddings.resize(static_cast<std::size_t>(out.count) * token_bytes);
+  space_.copy_to_host(out.embeddings.data(), mine, out.embeddings.size());
 }
 
 LocalExchange::LocalExchange(StepSpace& space, const Topology& topology, int layers)
@@ -122,15 +125,15 @@ LocalExchange::LocalExchange(StepSpace& space, const Topology& topology, int lay
       rows_(layer_buffers(space, layers)),
       token_bytes_(static_cast<std::size_t>(layers)) {}
 
-RowRange LocalExchange::mine() const {
-  return topology_.sequence_parallel() ? sequence_slice(tokens_, topology_.tp, topology_.tp_rank())
-                                       : RowRange{0, tokens_};
+RowRange LocalExchange::mine(std::int64_t tokens) const {
+  return topology_.sequence_parallel() ? sequence_slice(tokens, topology_.tp, topology_.tp_rank())
+                                       : RowRange{0, tokens};
 }
 
 void LocalExchange::start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
                           PhaseTimes& times) {
   const double t0 = MPI_Wtime();
-  const RowRange tokens = mine();
+  const RowRange tokens = mine(tokens_);
   const std::size_t token_bytes = token_bytes_of(table, heads, dtype);
   token_bytes_[static_cast<std::size_t>(layer)] = token_bytes;
   SpaceBuffer& rows = rows_[static_cast<std::size_t>(layer)];
@@ -139,16 +142,18 @@ void LocalExchange::start(int layer, const std::int64_t* ids, int heads, TableTi
   times.lookup += MPI_Wtime() - t0;
 }
 
-void LocalExchange::finish(int layer, TableTier& table, OutDtype /*dtype*/, ExchangeResult& out,
-                           PhaseTimes& times) {
+void LocalExchange::finish(int /*layer*/, TableTier& table, OutDtype /*dtype*/, PhaseTimes& times) {
   const double t0 = MPI_Wtime();
   table.finish();
-  const RowRange tokens = mine();
-  out.first = tokens.begin;
-  out.count = tokens.size();
-  out.embeddings.resize(static_cast<std::size_t>(tokens.size()) * token_bytes_[static_cast<std::size_t>(layer)]);
-  space_.copy_to_host(out.embeddings.data(), rows_[static_cast<std::size_t>(layer)].data(), out.embeddings.size());
   times.lookup += MPI_Wtime() - t0;
+}
+
+void LocalExchange::collect(int layer, std::int64_t tokens, ExchangeResult& out) {
+  const RowRange kept = mine(tokens);
+  out.first = kept.begin;
+  out.count = kept.size();
+  out.embeddings.resize(static_cast<std::size_t>(kept.size()) * token_bytes_[static_cast<std::size_t>(layer)]);
+  space_.copy_to_host(out.embeddings.data(), rows_[static_cast<std::size_t>(layer)].data(), out.embeddings.size());
 }
 
 }  // namespace pleshard

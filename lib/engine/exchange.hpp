@@ -23,6 +23,7 @@ struct PhaseTimes {
   double exchange = 0;
   double lookup = 0;
   double write = 0;
+  double graph = 0;  // CUDA graph replays: hash, exchange and lookup together
 };
 
 // My embeddings after the exchange: tokens [first, first + count) of my DP rank's step,
@@ -33,18 +34,24 @@ struct ExchangeResult {
   std::vector<std::uint8_t> embeddings;
 };
 
-// One step runs begin_step, then start() for every layer, then finish() for every layer,
-// so that a tier's background lookup of one layer overlaps the collectives of others.
+// One step runs begin_step, then start() for every layer, then finish() for every layer
+// (so that a tier's background lookup of one layer overlaps the collectives of others),
+// then collect() for every layer. start() and finish() only enqueue work on the space's
+// stream, so a step begun with begin_fixed_step() can be captured in a CUDA graph.
 class Exchange {
  public:
   virtual ~Exchange() = default;
   [[nodiscard]] virtual std::string name() const = 0;
-  // My DP rank's token count this step. Collective over my ETP group.
+  // My DP rank's token count this step. Collective over my ETP group (host control values).
   virtual void begin_step(std::int64_t tokens) = 0;
+  // A step of exactly `tokens` tokens on every rank, agreed beforehand: no collective.
+  virtual void begin_fixed_step(std::int64_t tokens) = 0;
   // ids: my DP rank's [tokens x heads] in the step space, free to reuse on return.
   virtual void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
                      PhaseTimes& times) = 0;
-  virtual void finish(int layer, TableTier& table, OutDtype dtype, ExchangeResult& out, PhaseTimes& times) = 0;
+  virtual void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) = 0;
+  // Copies my embeddings of the step's first `tokens` tokens to the host (waits).
+  virtual void collect(int layer, std::int64_t tokens, ExchangeResult& out) = 0;
 };
 
 // The communicators of an exchange: data collectives on step-space memory, and a host
@@ -53,7 +60,7 @@ struct ExchangeComms {
   Communicator& etp;
   Communicator& etp_dp;
   Communicator& tp;
-  Communicator& control;  // host memory, over my ETP-DP slot group
+  Communicator& control;  // host memory, over my ETP group
 };
 
 // vLLM's data flow: gather the ETP group's DP id blocks into slots of the largest
@@ -68,9 +75,11 @@ class GatherReduceExchange final : public Exchange {
   GatherReduceExchange(StepSpace& space, const ExchangeComms& comms, const Topology& topology, int layers);
   [[nodiscard]] std::string name() const override { return "gather-reduce"; }
   void begin_step(std::int64_t tokens) override;
+  void begin_fixed_step(std::int64_t tokens) override { tokens_ = slot_ = tokens; }
   void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
              PhaseTimes& times) override;
-  void finish(int layer, TableTier& table, OutDtype dtype, ExchangeResult& out, PhaseTimes& times) override;
+  void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) override;
+  void collect(int layer, std::int64_t tokens, ExchangeResult& out) override;
 
  private:
   StepSpace& space_;
@@ -82,7 +91,7 @@ class GatherReduceExchange final : public Exchange {
   SpaceBuffer gathered_ids_;
   std::vector<SpaceBuffer> partial_;  // per layer: in flight between start and finish
   std::vector<std::size_t> token_bytes_;  // per layer: bytes of one token's embedding
-  SpaceBuffer received_;
+  std::vector<SpaceBuffer> received_;  // per layer: my sequence slice after the reduce-scatter
 };
 
 // For tiers that hold every row (disk): each rank looks up its own tokens (its sequence
@@ -92,12 +101,14 @@ class LocalExchange final : public Exchange {
   LocalExchange(StepSpace& space, const Topology& topology, int layers);
   [[nodiscard]] std::string name() const override { return "local"; }
   void begin_step(std::int64_t tokens) override { tokens_ = tokens; }
+  void begin_fixed_step(std::int64_t tokens) override { tokens_ = tokens; }
   void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
              PhaseTimes& times) override;
-  void finish(int layer, TableTier& table, OutDtype dtype, ExchangeResult& out, PhaseTimes& times) override;
+  void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) override;
+  void collect(int layer, std::int64_t tokens, ExchangeResult& out) override;
 
  private:
-  [[nodiscard]] RowRange mine() const;  // the tokens I keep
+  [[nodiscard]] RowRange mine(std::int64_t tokens) const;  // the tokens of a step I keep
 
   StepSpace& space_;
   Topology topology_;

@@ -8,6 +8,7 @@
 #include "store/table_factory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
+#include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
 #endif
 #if PLESHARD_HAVE_NCCL
@@ -15,6 +16,16 @@
 #endif
 
 namespace pleshard {
+
+#if PLESHARD_HAVE_CUDA
+class GraphHolder {
+ public:
+  GraphHolder(cudaStream_t stream, const std::function<void()>& work) : graph(stream, work) {}
+  CudaGraph graph;
+};
+#else
+class GraphHolder {};
+#endif
 
 namespace {
 
@@ -42,7 +53,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (tier != StorageTier::host && checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
-  control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
+  control_ = std::make_unique<MpiCommunicator>(comms.etp());
   if (space_->on_device()) {
 #if PLESHARD_HAVE_NCCL
     if (own_gpu_) {
@@ -50,6 +61,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
       etp_ = std::make_unique<NcclCommunicator>(comms.etp(), stream);
       etp_dp_ = std::make_unique<NcclCommunicator>(comms.etp_dp(), stream);
       tp_ = std::make_unique<NcclCommunicator>(comms.tp(), stream);
+      nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
       backend_ = "nccl";
     }
 #endif
@@ -101,6 +113,25 @@ std::vector<const Communicator*> PleEngine::communicators() const { return {etp_
 
 void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& out) {
   out.resize(specs_.size());
+  if (graph_) {
+    // Every rank of the ETP group learns whether all of them fit before anyone replays.
+    std::int64_t need[2] = {batch.num_tokens(), batch.num_requests()};
+    control_->all_reduce(need, 2, Element::i64, ReduceOp::max);
+    if (need[0] > graph_tokens_ || need[1] > graph_requests_)
+      throw InputError("a step of " + std::to_string(need[0]) + " tokens and " + std::to_string(need[1]) +
+                       " requests exceeds the captured CUDA graph's " + std::to_string(graph_tokens_) + " and " +
+                       std::to_string(graph_requests_));
+#if PLESHARD_HAVE_CUDA
+    const double t0 = MPI_Wtime();
+    (void)load_padded(batch);
+    graph_->graph.launch(stream_of(*space_));
+    for (std::size_t d = 0; d < specs_.size(); ++d)
+      exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
+    times_.graph += MPI_Wtime() - t0;
+#endif
+    return;
+  }
+
   double t0 = MPI_Wtime();
   // The batch's three arrays, packed into one buffer of the space.
   const std::size_t tokens = batch.tokens.size();
@@ -118,16 +149,82 @@ void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& ou
   times_.hash += MPI_Wtime() - t0;
 
   exchange_->begin_step(batch.num_tokens());
+  enqueue_step(view, batch.num_tokens());
+  for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
+}
+
+void PleEngine::enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens) {
   for (std::size_t d = 0; d < specs_.size(); ++d) {
-    t0 = MPI_Wtime();
+    const double t0 = MPI_Wtime();
     const int heads = specs_[d].total_heads();
-    ids_.reserve(std::max<std::size_t>(1, tokens * static_cast<std::size_t>(heads)) * sizeof(std::int64_t));
+    ids_.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(tokens * heads)) * sizeof(std::int64_t));
     space_->hash(hash_params_[d], view, ids_.as<std::int64_t>());
     times_.hash += MPI_Wtime() - t0;
     exchange_->start(static_cast<int>(d), ids_.as<std::int64_t>(), heads, *tables_[d], dtype_, times_);
   }
-  for (std::size_t d = 0; d < specs_.size(); ++d)
-    exchange_->finish(static_cast<int>(d), *tables_[d], dtype_, out[d], times_);
+  for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->finish(static_cast<int>(d), *tables_[d], dtype_, times_);
+}
+
+kernels::NgramBatchView PleEngine::load_padded(const TokenBatch& batch) {
+  const auto m = static_cast<std::size_t>(graph_tokens_);
+  const auto requests = static_cast<std::size_t>(graph_requests_) + 1;  // + the padding request
+  const auto width = static_cast<std::size_t>(batch.context_width);
+  const auto real = static_cast<std::size_t>(batch.num_requests());
+  padded_.assign(m + (requests + 1) + requests * width, 0);
+  std::int64_t* tokens = padded_.data();
+  std::int64_t* bounds = tokens + m;
+  std::int64_t* context = bounds + requests + 1;
+  std::copy(batch.tokens.begin(), batch.tokens.end(), tokens);
+  std::copy(batch.query_start_loc.begin(), batch.query_start_loc.end(), bounds);
+  // Request `real` holds the padding tokens [num_tokens, m); the ones after it are empty.
+  std::fill(bounds + real + 1, bounds + requests + 1, graph_tokens_);
+  std::copy(batch.context.begin(), batch.context.end(), context);
+  batch_.reserve(padded_.size() * sizeof(std::int64_t));  // the same size every step: no move
+  space_->copy_from_host(batch_.data(), padded_.data(), padded_.size() * sizeof(std::int64_t));
+  const auto* base = batch_.as<std::int64_t>();
+  return {base, graph_tokens_, base + m, static_cast<std::int64_t>(requests), base + m + requests + 1};
+}
+
+void PleEngine::set_capturing(bool capturing) {
+#if PLESHARD_HAVE_NCCL
+  for (Communicator* c : nccl_) static_cast<NcclCommunicator*>(c)->set_capturing(capturing);
+#else
+  (void)capturing;
+#endif
+}
+
+void PleEngine::capture_graph(std::int64_t max_tokens, std::int64_t max_requests) {
+  if (tier_ != StorageTier::device && tier_ != StorageTier::pinned)
+    throw InputError(std::string("CUDA graphs: the ") + to_string(tier_) + " tier has host work in its step");
+  if (nccl_.empty())
+    throw InputError(std::string("CUDA graphs: need NCCL, one GPU per rank (collectives over ") + backend_ + ")");
+  if (topology_.sequence_parallel() && topology_.etp > 1)
+    throw InputError("CUDA graphs: not with sequence parallelism (--etp equal to --tp > 1)");
+  if (max_tokens < 1 || max_requests < 1) throw InputError("CUDA graphs: need at least one token and request");
+#if PLESHARD_HAVE_CUDA
+  graph_.reset();
+  graph_tokens_ = max_tokens;
+  graph_requests_ = max_requests;
+  const kernels::NgramBatchView view = load_padded(TokenBatch(specs_.front().ngram_size));
+  auto step = [&] {
+    exchange_->begin_fixed_step(max_tokens);
+    enqueue_step(view, max_tokens);
+  };
+  // A first step allocates every buffer at its captured size; the capture then records
+  // the same work at the same addresses.
+  const PhaseTimes before = times_;
+  step();
+  space_->synchronize();
+  set_capturing(true);
+  try {
+    graph_ = std::make_unique<GraphHolder>(stream_of(*space_), step);
+  } catch (...) {
+    set_capturing(false);
+    throw;
+  }
+  set_capturing(false);
+  times_ = before;
+#endif
 }
 
 }  // namespace pleshard

@@ -19,6 +19,8 @@
 
 namespace pleshard {
 
+class GraphHolder;  // a CUDA graph in CUDA builds
+
 class PleEngine {
  public:
   // Collective over comms.world(): reads each rank's row ranges of every table. Tiers other
@@ -32,6 +34,15 @@ class PleEngine {
   // My DP rank's step (the same batch on its TP ranks; may be empty). Collective over my
   // ETP group. out[d] receives layer d's embeddings of my tokens (or my sequence slice).
   void forward(const TokenBatch& batch, std::vector<ExchangeResult>& out);
+
+  // Captures the step (hash, exchange, lookup of every layer) in a CUDA graph for batches
+  // of up to `max_tokens` tokens and `max_requests` requests per DP rank. Every later
+  // forward() replays it on a batch padded to that size (the padding's results are
+  // dropped) and throws InputError, on every rank of the ETP group alike, for a batch that
+  // does not fit. Needs the device or pinned tier over NCCL and no sequence parallelism
+  // across ranks. Collective over comms.world().
+  void capture_graph(std::int64_t max_tokens, std::int64_t max_requests);
+  [[nodiscard]] bool graph_captured() const { return graph_ != nullptr; }
 
   [[nodiscard]] const PhaseTimes& times() const { return times_; }
   [[nodiscard]] std::vector<const Communicator*> communicators() const;
@@ -62,6 +73,17 @@ class PleEngine {
   SpaceBuffer batch_;  // tokens, query_start_loc and context of the step
   SpaceBuffer ids_;
   PhaseTimes times_;
+
+  // The graph mode: a step of exactly graph_tokens_ tokens and graph_requests_ + 1
+  // requests (the last one holds the padding), at fixed addresses.
+  void enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens);
+  [[nodiscard]] kernels::NgramBatchView load_padded(const TokenBatch& batch);
+  void set_capturing(bool capturing);
+  std::int64_t graph_tokens_ = 0;
+  std::int64_t graph_requests_ = 0;
+  std::vector<std::int64_t> padded_;
+  std::vector<Communicator*> nccl_;  // the NcclCommunicators, to switch to capturing
+  std::unique_ptr<GraphHolder> graph_;
 };
 
 }  // namespace pleshard

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `pleshard run` from every storage tier this machine has gives output byte-identical to the
 # host tier: disk always; device and pinned where a GPU is present, on one rank (NCCL
-# carries the exchange) and on three ranks sharing the GPU (host-staged MPI).
+# carries the exchange; also replayed from a CUDA graph) and on three ranks sharing the GPU
+# (host-staged MPI).
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -11,9 +12,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 job=(run --checkpoint "$ckpt" --synthetic 30 --synthetic-max-tokens 150 --step-tokens 96 --decode-tokens 3 --quiet)
 "$app" "${job[@]}" --storage host --out "$work/host.h5" >/dev/null
 
-check() {  # check NAME RANKS ETP TIER [BACKEND]
+check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
   local name=$1 ranks=$2 etp=$3 tier=$4 backend=${5:-}
-  "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" --etp "$etp" --storage "$tier" \
+  shift $(( $# < 5 ? $# : 5 ))
+  "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" --etp "$etp" --storage "$tier" "$@" \
     --out "$work/$name.h5" >"$work/$name.log"
   "$equal" "$work/host.h5" "$work/$name.h5" 2 bfloat16 || { echo "FAIL: $name differs from the host tier"; exit 1; }
   if [ -n "$backend" ]; then
@@ -30,6 +32,10 @@ if "$app" "${job[@]}" --storage device --summary-only >"$work/probe.log" 2>&1; t
   grep -q "collectives over nccl" "$work/probe.log" || nccl=mpi-staged  # a build without NCCL
   check device_1 1 1 device "$nccl"
   check pinned_1 1 1 pinned "$nccl"
+  if [ "$nccl" = nccl ]; then
+    check device_graph_1 1 1 device nccl --cuda-graph
+    check pinned_graph_1 1 1 pinned nccl --cuda-graph
+  fi
   check device_3 3 3 device mpi-staged
   check pinned_3 3 3 pinned mpi-staged
 elif ! grep -q "needs a CUDA build and a GPU" "$work/probe.log"; then

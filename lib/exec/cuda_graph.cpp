@@ -1,0 +1,33 @@
+#include "exec/cuda_graph.hpp"
+
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace pleshard {
+
+CudaGraph::CudaGraph(cudaStream_t stream, const std::function<void()>& work) {
+  // Relaxed: NCCL's enqueue path may call runtime functions that other modes forbid.
+  PLESHARD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  try {
+    work();
+  } catch (...) {
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(stream, &broken);
+    if (broken != nullptr) cudaGraphDestroy(broken);
+    throw;
+  }
+  PLESHARD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+  const cudaError_t rc = cudaGraphInstantiate(&exec_, graph_, 0);
+  if (rc != cudaSuccess) {
+    cudaGraphDestroy(graph_);
+    PLESHARD_CUDA_CHECK(rc);
+  }
+}
+
+CudaGraph::~CudaGraph() {
+  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+  if (graph_ != nullptr) cudaGraphDestroy(graph_);
+}
+
+void CudaGraph::launch(cudaStream_t stream) { PLESHARD_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+}  // namespace pleshard

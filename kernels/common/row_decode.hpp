@@ -82,9 +82,11 @@ PLESHARD_HD inline float decode_e4m3(std::uint8_t b) {
 }
 
 // E2M1: codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 is the sign.
+// Twice the magnitudes (0, 1, 2, 3, 4, 6, 8, 12) packed in one word: an indexed array would
+// live in a GPU thread's local memory, a load per value.
 PLESHARD_HD inline float decode_e2m1(std::uint8_t nibble) {
-  constexpr float magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float m = magnitudes[nibble & 0x7u];
+  const std::uint32_t twice = (0xC8643210u >> ((nibble & 0x7u) * 4)) & 0xFu;
+  const float m = static_cast<float>(twice) * 0.5f;
   return (nibble & 0x8u) != 0 ? -m : m;
 }
 

@@ -46,8 +46,9 @@ class GpuTable {
   mutable std::unique_ptr<kernels::GroupedLookup> grouped_;
 };
 
-// Lookups of at least this many ids from pinned memory are grouped: below it, sorting costs
-// more than the repeated PCIe reads it saves.
-inline constexpr std::int64_t k_pinned_group_min_ids = 4096;
+// Lookups of at least this many ids from pinned memory are grouped. On the H200 with uniform
+// ids over 1M rows, grouping cost 1.8x at 8192 ids (sorting, nearly no repeats) and saved
+// 1.75x at 1M ids (63% distinct rows, read in address order).
+inline constexpr std::int64_t k_pinned_group_min_ids = 1 << 17;
 
 }  // namespace pleshard

@@ -1,6 +1,7 @@
 // Device and pinned tiers against the host tier, bit for bit, for every format and output
 // dtype: owned and foreign ids, padding ids, empty lookups, rows that do and do not split
-// into 16-byte chunks. Skips without a GPU.
+// into 16-byte chunks, lookups large enough for the pinned tier's grouped path; the pinned
+// tier's background lookup; a table over 4 GiB. Skips without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -52,7 +53,9 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
                        to_string(tier) + " " + to_string(dtype));
-          for (std::int64_t n : {0, 1, 37, 5000}) {
+          // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
+          for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{37}, std::int64_t{5000},
+                                 k_pinned_group_min_ids + 5}) {
             std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
             for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
             if (n > 2) ids[1] = 0;  // padding id

@@ -53,32 +53,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (tier != StorageTier::host && checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
-  control_ = std::make_unique<MpiCommunicator>(comms.etp());
-  if (space_->on_device()) {
-#if PLESHARD_HAVE_NCCL
-    if (own_gpu_) {
-      const cudaStream_t stream = stream_of(*space_);
-      etp_ = std::make_unique<NcclCommunicator>(comms.etp(), stream);
-      etp_dp_ = std::make_unique<NcclCommunicator>(comms.etp_dp(), stream);
-      tp_ = std::make_unique<NcclCommunicator>(comms.tp(), stream);
-      nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
-      backend_ = "nccl";
-    }
-#endif
-#if PLESHARD_HAVE_CUDA
-    if (!etp_) {
-      etp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp()), *space_);
-      etp_dp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp_dp()), *space_);
-      tp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.tp()), *space_);
-      backend_ = "mpi-staged";
-    }
-#endif
-  } else {
-    etp_ = std::make_unique<MpiCommunicator>(comms.etp());
-    etp_dp_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
-    tp_ = std::make_unique<MpiCommunicator>(comms.tp());
-  }
-
+  open_communicators(comms);
   for (const auto& derived : derive_layer_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
@@ -93,6 +68,35 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     exchange_ = std::make_unique<GatherReduceExchange>(*space_, ExchangeComms{*etp_, *etp_dp_, *tp_, *control_},
                                                        topology_, layers);
   }
+}
+
+void PleEngine::open_communicators(const Communicators& comms) {
+  control_ = std::make_unique<MpiCommunicator>(comms.etp());
+  // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
+  // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows).
+  const bool device_data = space_->on_device() && tier_ != StorageTier::disk;
+#if PLESHARD_HAVE_NCCL
+  if (device_data && own_gpu_) {
+    const cudaStream_t stream = stream_of(*space_);
+    etp_ = std::make_unique<NcclCommunicator>(comms.etp(), stream);
+    etp_dp_ = std::make_unique<NcclCommunicator>(comms.etp_dp(), stream);
+    tp_ = std::make_unique<NcclCommunicator>(comms.tp(), stream);
+    nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
+    backend_ = "nccl";
+    return;
+  }
+#endif
+  if (device_data) {
+    etp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp()), *space_);
+    etp_dp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp_dp()), *space_);
+    tp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.tp()), *space_);
+    backend_ = "mpi-staged";
+    return;
+  }
+  etp_ = std::make_unique<MpiCommunicator>(comms.etp());
+  etp_dp_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
+  tp_ = std::make_unique<MpiCommunicator>(comms.tp());
+  backend_ = tier_ == StorageTier::disk ? "none" : "mpi";
 }
 
 PleEngine::~PleEngine() {

@@ -49,7 +49,7 @@ class PleEngine {
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] OutDtype dtype() const { return dtype_; }
   [[nodiscard]] StorageTier tier() const { return tier_; }
-  // "mpi", "nccl" or "mpi-staged" (MPI through host copies of GPU buffers).
+  // "mpi", "nccl", "mpi-staged" (MPI through host copies of GPU buffers), or "none" (disk).
   [[nodiscard]] const char* backend() const { return backend_; }
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
@@ -73,6 +73,8 @@ class PleEngine {
   SpaceBuffer batch_;  // tokens, query_start_loc and context of the step
   SpaceBuffer ids_;
   PhaseTimes times_;
+
+  void open_communicators(const Communicators& comms);
 
   // The graph mode: a step of exactly graph_tokens_ tokens and graph_requests_ + 1
   // requests (the last one holds the padding), at fixed addresses.

@@ -1,13 +1,28 @@
-// The MPI backend's collectives on 1..4 ranks. Data encode (rank, index) so every
-// received element names its sender and position.
+// The collectives of every backend on 1..4 ranks: MPI on host memory; on a GPU, MPI through
+// host staging and NCCL (where each rank has a GPU of its own). Data encode (rank, index)
+// so every received element names its sender and position.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <memory>
 #include <numeric>
+#include <string>
+#include <vector>
 
+#include "core/mpi_check.hpp"
 #include "dist/communicator.hpp"
+#include "dist/staged_communicator.hpp"
 #include "dist/topology.hpp"
+#include "exec/step_space.hpp"
+#include "store/table_factory.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/device.hpp"
+#endif
+#if PLESHARD_HAVE_NCCL
+#include "dist/nccl_communicator.hpp"
+#endif
 
 namespace {
 
@@ -15,48 +30,114 @@ using namespace pleshard;
 
 std::int64_t code(int rank, std::int64_t index) { return (static_cast<std::int64_t>(rank) << 32) + index; }
 
-TEST(MpiCommunicator, AllGatherPlacesEachRanksBlockInRankOrder) {
-  MpiCommunicator c(MPI_COMM_WORLD);
+// A backend and the space its buffers live in: MPI on host memory; on a GPU, MPI through
+// host staging and NCCL (one GPU per rank) on device memory.
+class Backend {
+ public:
+  explicit Backend(const std::string& name) {
+    space_ = name == "mpi" ? make_host_space() : make_tier_space(StorageTier::device);
+    PLESHARD_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    if (name == "mpi") comm = std::make_unique<MpiCommunicator>(comm_);
+    if (name == "staged") comm = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comm_), *space_);
+#if PLESHARD_HAVE_NCCL
+    if (name == "nccl") comm = std::make_unique<NcclCommunicator>(comm_, stream_of(*space_));
+#endif
+  }
+  ~Backend() {
+    comm.reset();
+    MPI_Comm_free(&comm_);
+  }
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // A buffer of the space holding `host`.
+  template <typename T>
+  SpaceBuffer put(const std::vector<T>& host) {
+    SpaceBuffer b(*space_);
+    b.reserve(std::max<std::size_t>(1, host.size() * sizeof(T)));
+    space_->copy_from_host(b.data(), host.data(), host.size() * sizeof(T));
+    return b;
+  }
+  template <typename T>
+  std::vector<T> get(const SpaceBuffer& b, std::size_t count) {
+    std::vector<T> host(count);
+    space_->copy_to_host(host.data(), b.data(), count * sizeof(T));
+    return host;
+  }
+
+  std::unique_ptr<Communicator> comm;
+
+ private:
+  std::unique_ptr<StepSpace> space_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+class Collectives : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    int world = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (GetParam() != "mpi" && !gpu_available()) GTEST_SKIP() << "no CUDA device";
+#if PLESHARD_HAVE_CUDA
+    if (GetParam() == "nccl" && kernels::cuda_device_count() < world) GTEST_SKIP() << "fewer GPUs than ranks";
+#endif
+#if !PLESHARD_HAVE_NCCL
+    if (GetParam() == "nccl") GTEST_SKIP() << "built without NCCL";
+#endif
+    backend = std::make_unique<Backend>(GetParam());
+  }
+  std::unique_ptr<Backend> backend;
+};
+
+TEST_P(Collectives, AllGatherPlacesEachRanksBlockInRankOrder) {
+  Communicator& c = *backend->comm;
   std::vector<std::int64_t> send(5);
   for (std::int64_t i = 0; i < 5; ++i) send[i] = code(c.rank(), i);
-  std::vector<std::int64_t> recv(5 * static_cast<std::size_t>(c.size()));
-  c.all_gather({reinterpret_cast<const std::uint8_t*>(send.data()), send.size() * 8},
-               {reinterpret_cast<std::uint8_t*>(recv.data()), recv.size() * 8});
-  for (int r = 0; r < c.size(); ++r)
-    for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(recv[static_cast<std::size_t>(r * 5 + i)], code(r, i));
+  SpaceBuffer s = backend->put(send);
+  SpaceBuffer r = backend->put(std::vector<std::int64_t>(5 * static_cast<std::size_t>(c.size())));
+  c.all_gather({s.data(), send.size() * 8}, {r.data(), send.size() * 8 * static_cast<std::size_t>(c.size())});
+  const auto recv = backend->get<std::int64_t>(r, 5 * static_cast<std::size_t>(c.size()));
+  for (int k = 0; k < c.size(); ++k)
+    for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(recv[static_cast<std::size_t>(k * 5 + i)], code(k, i));
   EXPECT_EQ(c.counters().at("all_gather").calls, 1);
 }
 
-TEST(MpiCommunicator, AllReduceSumMaxAndOwnedBits) {
-  MpiCommunicator c(MPI_COMM_WORLD);
-  std::int64_t sum = c.rank() + 1;
-  c.all_reduce(std::span<std::int64_t>(&sum, 1), ReduceOp::sum);
-  EXPECT_EQ(sum, static_cast<std::int64_t>(c.size()) * (c.size() + 1) / 2);
-  std::int64_t max = c.rank();
-  c.all_reduce(std::span<std::int64_t>(&max, 1), ReduceOp::max);
-  EXPECT_EQ(max, c.size() - 1);
+TEST_P(Collectives, AllReduceSumMaxAndOwnedBits) {
+  Communicator& c = *backend->comm;
+  SpaceBuffer sum = backend->put(std::vector<std::int64_t>{c.rank() + 1});
+  c.all_reduce(sum.data(), 1, Element::i64, ReduceOp::sum);
+  EXPECT_EQ(backend->get<std::int64_t>(sum, 1)[0], static_cast<std::int64_t>(c.size()) * (c.size() + 1) / 2);
+  SpaceBuffer max = backend->put(std::vector<std::int64_t>{c.rank()});
+  c.all_reduce(max.data(), 1, Element::i64, ReduceOp::max);
+  EXPECT_EQ(backend->get<std::int64_t>(max, 1)[0], c.size() - 1);
   // Element i is owned by rank i % size; -0.0 (0x8000) must survive, as a float sum would not.
-  std::vector<std::uint16_t> owned(12);
-  for (std::size_t i = 0; i < owned.size(); ++i)
-    owned[i] = static_cast<int>(i) % c.size() == c.rank() ? static_cast<std::uint16_t>(i == 0 ? 0x8000 : 0x100 + i) : 0;
-  c.all_reduce(std::span<std::uint16_t>(owned), ReduceOp::bitwise_or);
-  for (std::size_t i = 0; i < owned.size(); ++i) EXPECT_EQ(owned[i], i == 0 ? 0x8000 : 0x100 + i);
+  for (const std::size_t n : {std::size_t{12}, std::size_t{13}}) {  // whole words, and not
+    std::vector<std::uint16_t> owned(n);
+    for (std::size_t i = 0; i < owned.size(); ++i)
+      owned[i] = static_cast<int>(i) % c.size() == c.rank() ? static_cast<std::uint16_t>(i == 0 ? 0x8000 : 0x100 + i) : 0;
+    SpaceBuffer b = backend->put(owned);
+    c.all_reduce(b.data(), n, Element::u16, ReduceOp::owned);
+    const auto got = backend->get<std::uint16_t>(b, n);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(got[i], i == 0 ? 0x8000 : 0x100 + i);
+  }
 }
 
-TEST(MpiCommunicator, ReduceScatterGivesEachRankItsBlock) {
-  MpiCommunicator c(MPI_COMM_WORLD);
+TEST_P(Collectives, ReduceScatterGivesEachRankItsBlock) {
+  Communicator& c = *backend->comm;
   const std::size_t per_rank = 3;
   std::vector<std::uint32_t> send(per_rank * static_cast<std::size_t>(c.size()));
   for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::uint32_t>(c.rank() + 1) * 1000u + static_cast<std::uint32_t>(i);
-  std::vector<std::uint32_t> recv(per_rank);
-  c.reduce_scatter(send.data(), recv.data(), per_rank, Element::u32, ReduceOp::sum);
+  SpaceBuffer s = backend->put(send);
+  SpaceBuffer r = backend->put(std::vector<std::uint32_t>(per_rank));
+  c.reduce_scatter(s.data(), r.data(), per_rank, Element::u32, ReduceOp::sum);
+  const auto recv = backend->get<std::uint32_t>(r, per_rank);
   const std::uint32_t rank_sum = static_cast<std::uint32_t>(c.size() * (c.size() + 1) / 2) * 1000u;
   for (std::size_t i = 0; i < per_rank; ++i)
     EXPECT_EQ(recv[i], rank_sum + static_cast<std::uint32_t>(c.size()) * static_cast<std::uint32_t>(c.rank() * per_rank + i));
 }
 
-TEST(MpiCommunicator, AllToAllVDeliversUnevenBlocks) {
-  MpiCommunicator c(MPI_COMM_WORLD);
+TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {
+  Communicator& c = *backend->comm;
   const int n = c.size();
   // Rank s sends (s + d + 1) elements to rank d, each coded (s, d * 100 + k).
   std::vector<std::int64_t> send_counts(n), send_offsets(n), recv_counts(n), recv_offsets(n);
@@ -72,13 +153,17 @@ TEST(MpiCommunicator, AllToAllVDeliversUnevenBlocks) {
     recv_counts[s] = (s + c.rank() + 1) * 8;
     total += recv_counts[s];
   }
-  std::vector<std::int64_t> recv(static_cast<std::size_t>(total / 8));
-  c.all_to_all_v(reinterpret_cast<const std::uint8_t*>(send.data()), send_counts, send_offsets,
-                 reinterpret_cast<std::uint8_t*>(recv.data()), recv_counts, recv_offsets);
-  for (int s = 0; s < n; ++s)
-    for (int k = 0; k < s + c.rank() + 1; ++k)
-      EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[s] / 8 + k)], code(s, c.rank() * 100 + k));
+  SpaceBuffer s = backend->put(send);
+  SpaceBuffer r = backend->put(std::vector<std::int64_t>(static_cast<std::size_t>(total / 8)));
+  c.all_to_all_v(s.data(), send_counts, send_offsets, r.data(), recv_counts, recv_offsets);
+  const auto recv = backend->get<std::int64_t>(r, static_cast<std::size_t>(total / 8));
+  for (int src = 0; src < n; ++src)
+    for (int k = 0; k < src + c.rank() + 1; ++k)
+      EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[src] / 8 + k)], code(src, c.rank() * 100 + k));
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, Collectives, ::testing::Values("mpi", "staged", "nccl"),
+                         [](const auto& info) { return info.param; });
 
 TEST(Communicators, GroupsFollowTheLayout) {
   int world = 1;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
@@ -8,17 +9,25 @@ namespace pleshard::kernels {
 namespace {
 
 constexpr int k_warps_per_block = 8;
-constexpr int k_chunk = 16;  // bytes one lane loads at a time
 
-// Values in one 16-byte chunk of a stored row: fixed by the format, so the decode loop
-// unrolls and the chunk stays in registers.
+// Bytes one lane loads at a time: 16, except NVFP4's 8 (one block of 16 values, so a lane
+// decodes one block scale and holds 16 values, not 32: fewer registers, more rows in flight).
+template <RowFormat F>
+constexpr int chunk_bytes() {
+  return F == RowFormat::nvfp4 ? 8 : 16;
+}
+
+// Values in one chunk of a stored row: fixed by the format, so the decode loop unrolls and
+// the chunk stays in registers.
 template <RowFormat F>
 constexpr int values_per_chunk() {
   if constexpr (F == RowFormat::f32) return 4;
   else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16) return 8;
-  else if constexpr (F == RowFormat::fp8) return 16;
-  else return 32;
+  else return 16;
 }
+
+template <int Bytes>
+using ChunkVector = std::conditional_t<Bytes == 16, uint4, uint2>;
 
 // E4M3 codes decoded once per block into shared memory, by the shared decode core.
 struct E4m3Table {
@@ -48,7 +57,7 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
   for (int k = 0; k < N; ++k) store_value_as<O>(out, first + k, values[k]);
 }
 
-// One warp per output row. Each lane loads 16-byte chunks of the stored row (read-only
+// One warp per output row. Each lane loads chunks of the stored row (read-only
 // path), decodes them with the shared decode core and stores the values in 16-byte
 // vectors; a row's chunks are contiguous across the lanes, so loads and stores coalesce.
 template <RowFormat F, OutDtype O>
@@ -63,7 +72,8 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
   const E4m3Table e4m3{e4m3_values};
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
-  const int chunks = row_bytes / k_chunk;
+  constexpr int bytes = chunk_bytes<F>();
+  const int chunks = row_bytes / bytes;
   constexpr int per_chunk = values_per_chunk<F>();
   // Short rows (FP8, NVFP4) leave most lanes idle at one row per warp: a warp takes as many
   // rows as it has groups of `chunks` lanes.
@@ -88,10 +98,10 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
         F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, dim) : nullptr;
     for (int c = group_lane; c < chunks; c += group_lanes) {
       union {
-        uint4 vector;
-        std::uint8_t bytes[k_chunk];
+        ChunkVector<bytes> vector;
+        std::uint8_t bytes[bytes];
       } chunk;
-      chunk.vector = __ldg(reinterpret_cast<const uint4*>(row) + c);
+      chunk.vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row) + c);
       const std::uint8_t* chunk_scales =
           F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
       float values[per_chunk];
@@ -131,8 +141,8 @@ int grid_for(std::int64_t rows) {
 
 template <RowFormat F, OutDtype O>
 void launch(const TableView& t, const std::int64_t* ids, std::int64_t n, void* out, cudaStream_t stream) {
-  const bool aligned = stored_row_bytes(F, t.head_dim) % k_chunk == 0 &&
-                       reinterpret_cast<std::uintptr_t>(t.rows) % k_chunk == 0;
+  const bool aligned = stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 &&
+                       reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
   if (aligned) {
     lookup_kernel<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
   } else {

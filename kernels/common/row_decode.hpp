@@ -127,12 +127,24 @@ struct TableView {
   int head_dim = 0;
   std::int64_t row_begin = 0;
   std::int64_t row_end = 0;
-  const std::uint8_t* rows = nullptr;          // (row_end - row_begin) * stored_row_bytes
-  const std::uint8_t* block_scales = nullptr;  // nvfp4: (row_end - row_begin) * head_dim/16
+  const std::uint8_t* rows = nullptr;          // (row_end - row_begin) rows
+  const std::uint8_t* block_scales = nullptr;  // nvfp4: (row_end - row_begin) rows of head_dim/16
   float global_scale = 1.0f;                   // fp8 and nvfp4
+  // Bytes from one row (block-scale row) to the next; 0 means packed. A GPU table keeps each
+  // NVFP4 row's scales right after its codes (one pitch for both), so a lookup touches one
+  // place in memory per row.
+  std::size_t row_pitch = 0;
+  std::size_t scale_pitch = 0;
 
   [[nodiscard]] PLESHARD_HD bool owns(std::int64_t id) const {
     return id >= row_begin && id < row_end;
+  }
+  [[nodiscard]] PLESHARD_HD std::size_t row_stride() const {
+    return row_pitch != 0 ? row_pitch : stored_row_bytes(format, head_dim);
+  }
+  [[nodiscard]] PLESHARD_HD const std::uint8_t* row_at(std::size_t local) const { return rows + local * row_stride(); }
+  [[nodiscard]] PLESHARD_HD const std::uint8_t* scales_at(std::size_t local) const {
+    return block_scales + local * (scale_pitch != 0 ? scale_pitch : scale_row_bytes(format, head_dim));
   }
 };
 
@@ -195,10 +207,10 @@ PLESHARD_HD inline void decode_row_as(const TableView& t, std::int64_t id, void*
     return;
   }
   const auto local = static_cast<std::size_t>(id - t.row_begin);
-  const std::uint8_t* row = t.rows + local * stored_row_bytes(F, t.head_dim);
+  const std::uint8_t* row = t.row_at(local);
   if constexpr (F == RowFormat::nvfp4) {
     // Same arithmetic as decode_value_as, with each block scale decoded once.
-    const std::uint8_t* scales = t.block_scales + local * scale_row_bytes(F, t.head_dim);
+    const std::uint8_t* scales = t.scales_at(local);
     for (int b = 0; b < t.head_dim / k_nvfp4_block; ++b) {
       const float block_scale = decode_e4m3(scales[b]);
       for (int i = 0; i < k_nvfp4_block; i += 2) {

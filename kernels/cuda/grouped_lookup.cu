@@ -52,9 +52,8 @@ __global__ void scatter_runs(TableView table, const std::uint32_t* __restrict__ 
 
 // One warp per distinct row, in ascending address order; 16-byte words where aligned.
 // The count of distinct rows is on the device (the last run count), so the launch covers
-// the worst case and warps past the end return.
-__global__ void gather_distinct(const std::uint8_t* __restrict__ rows, std::size_t row_bytes,
-                                const std::uint8_t* __restrict__ scales, std::size_t scale_bytes,
+// the worst case and warps past the end return. The staging table is packed.
+__global__ void gather_distinct(TableView table, std::size_t row_bytes, std::size_t scale_bytes,
                                 const std::uint32_t* __restrict__ distinct, const std::uint32_t* __restrict__ runs,
                                 const std::uint32_t* __restrict__ sorted, std::int64_t n, std::uint32_t none,
                                 std::uint8_t* __restrict__ staged_rows, std::uint8_t* __restrict__ staged_scales) {
@@ -62,10 +61,10 @@ __global__ void gather_distinct(const std::uint8_t* __restrict__ rows, std::size
   const std::int64_t count = static_cast<std::int64_t>(runs[n - 1]) - (sorted[n - 1] == none ? 1 : 0);
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  const bool wide = row_bytes % 16 == 0;
+  const bool wide = row_bytes % 16 == 0 && table.row_stride() % 16 == 0;
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x / 32) + (threadIdx.x >> 5); r < count;
        r += warps) {
-    const std::uint8_t* src = rows + static_cast<std::size_t>(distinct[r]) * row_bytes;
+    const std::uint8_t* src = table.row_at(distinct[r]);
     std::uint8_t* dst = staged_rows + static_cast<std::size_t>(r) * row_bytes;
     if (wide) {
       for (std::size_t w = static_cast<std::size_t>(lane); w < row_bytes / 16; w += 32)
@@ -74,7 +73,7 @@ __global__ void gather_distinct(const std::uint8_t* __restrict__ rows, std::size
       for (std::size_t b = static_cast<std::size_t>(lane); b < row_bytes; b += 32) dst[b] = src[b];
     }
     if (scale_bytes != 0) {
-      const std::uint8_t* s = scales + static_cast<std::size_t>(distinct[r]) * scale_bytes;
+      const std::uint8_t* s = table.scales_at(distinct[r]);
       for (std::size_t b = static_cast<std::size_t>(lane); b < scale_bytes; b += 32)
         staged_scales[static_cast<std::size_t>(r) * scale_bytes + b] = s[b];
     }
@@ -158,7 +157,7 @@ void GroupedLookup::run(const TableView& table, const std::int64_t* ids, std::in
   PLESHARD_CUDA_CHECK_LAUNCH();
   const int warps_per_block = k_threads / 32;
   gather_distinct<<<static_cast<int>(std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block, 1 << 16)),
-                    k_threads, 0, stream>>>(table.rows, row_bytes_, table.block_scales, scale_bytes_, distinct_, runs_,
+                    k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, distinct_, runs_,
                                             sorted_keys_, num_ids, none, staged_rows_, staged_scales_);
   PLESHARD_CUDA_CHECK_LAUNCH();
   const TableView staged{table.format, table.head_dim, 0,

@@ -93,9 +93,8 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
       continue;
     }
     const auto local = static_cast<std::size_t>(id - table.row_begin);
-    const std::uint8_t* row = table.rows + local * static_cast<std::size_t>(row_bytes);
-    const std::uint8_t* scales =
-        F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, dim) : nullptr;
+    const std::uint8_t* row = table.row_at(local);
+    const std::uint8_t* scales = F == RowFormat::nvfp4 ? table.scales_at(local) : nullptr;
     for (int c = group_lane; c < chunks; c += group_lanes) {
       union {
         ChunkVector<bytes> vector;
@@ -125,9 +124,8 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
     const std::int64_t id = ids[i];
     const bool owned = table.owns(id);
     const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
-    const std::uint8_t* row = table.rows + local * stored_row_bytes(F, table.head_dim);
-    const std::uint8_t* scales =
-        F == RowFormat::nvfp4 ? table.block_scales + local * scale_row_bytes(F, table.head_dim) : nullptr;
+    const std::uint8_t* row = table.row_at(local);
+    const std::uint8_t* scales = F == RowFormat::nvfp4 ? table.scales_at(local) : nullptr;
     for (int j = lane; j < table.head_dim; j += 32)
       store_value_as<O>(out, i * table.head_dim + j,
                         owned ? decode_value_as<F>(row, scales, table.global_scale, j) : 0.0f);
@@ -142,6 +140,7 @@ int grid_for(std::int64_t rows) {
 template <RowFormat F, OutDtype O>
 void launch(const TableView& t, const std::int64_t* ids, std::int64_t n, void* out, cudaStream_t stream) {
   const bool aligned = stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 &&
+                       t.row_stride() % chunk_bytes<F>() == 0 &&
                        reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
   if (aligned) {
     lookup_kernel<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);

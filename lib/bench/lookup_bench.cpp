@@ -149,7 +149,7 @@ void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vect
 
   // Baseline: the stored row bytes, gathered one warp per row without decoding.
   const kernels::TableView view = table.view();
-  const std::size_t stored = table.layout().row_bytes();
+  const std::size_t stored = view.row_stride();  // codes and, interleaved, NVFP4 block scales
   kernels::DeviceBuffer<std::uint8_t> d_raw(ids.size() * stored);
   LookupBenchResult plain{std::string(to_string(tier)) + "-plain", format, n};
   plain.seconds = gpu_median_seconds(

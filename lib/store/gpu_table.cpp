@@ -1,6 +1,8 @@
 #include "store/gpu_table.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -34,46 +36,50 @@ void release(std::uint8_t* p, StorageTier tier) {
 
 GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier)
     : layout_(source.info.layout), range_(range), tier_(tier), global_scale_(source.info.global_scale) {
-  if (tier == StorageTier::host) throw SystemError("GpuTable: the host tier is HostTable");
+  if (tier == StorageTier::host || tier == StorageTier::disk)
+    throw SystemError(std::string("GpuTable: not a GPU tier: ") + to_string(tier));
   const std::size_t row_bytes = layout_.row_bytes();
   const std::size_t scale_bytes = layout_.scale_bytes();
+  // NVFP4 block scales follow their row's codes, padded to 16 bytes: one memory access per
+  // row instead of two, and rows that keep the kernel's 16-byte alignment.
+  pitch_ = scale_bytes == 0 ? row_bytes : (row_bytes + scale_bytes + 15) / 16 * 16;
   const auto rows = static_cast<std::size_t>(range.size());
-  rows_ = allocate(rows * row_bytes, tier);
+  rows_ = allocate(rows * pitch_, tier);
   try {
-    scales_ = allocate(rows * scale_bytes, tier);
-    if (tier == StorageTier::pinned) {
-      source.rows(range.begin, range.end, {rows_, rows * row_bytes}, {scales_, rows * scale_bytes});
-      return;
-    }
-    // Device: stage bands of about 64 MiB through host memory.
-    const std::size_t band = std::max<std::size_t>(1, (64u << 20) / layout_.bytes_per_row());
-    std::vector<std::uint8_t> staged_rows, staged_scales;
+    // Bands of about 64 MiB, read, interleaved and copied in place.
+    const std::size_t band = std::max<std::size_t>(1, (64u << 20) / pitch_);
+    std::vector<std::uint8_t> staged_rows, staged_scales, packed;
     for (std::size_t first = 0; first < rows; first += band) {
       const std::size_t n = std::min(band, rows - first);
       staged_rows.resize(n * row_bytes);
       staged_scales.resize(n * scale_bytes);
       const auto begin = range.begin + static_cast<std::int64_t>(first);
       source.rows(begin, begin + static_cast<std::int64_t>(n), staged_rows, staged_scales);
-      PLESHARD_CUDA_CHECK(cudaMemcpy(rows_ + first * row_bytes, staged_rows.data(), staged_rows.size(),
-                                     cudaMemcpyHostToDevice));
-      if (scale_bytes != 0)
-        PLESHARD_CUDA_CHECK(cudaMemcpy(scales_ + first * scale_bytes, staged_scales.data(), staged_scales.size(),
-                                       cudaMemcpyHostToDevice));
+      const std::uint8_t* band_bytes = staged_rows.data();
+      if (scale_bytes != 0) {
+        packed.assign(n * pitch_, 0);
+        for (std::size_t r = 0; r < n; ++r) {
+          std::memcpy(packed.data() + r * pitch_, staged_rows.data() + r * row_bytes, row_bytes);
+          std::memcpy(packed.data() + r * pitch_ + row_bytes, staged_scales.data() + r * scale_bytes, scale_bytes);
+        }
+        band_bytes = packed.data();
+      }
+      PLESHARD_CUDA_CHECK(cudaMemcpy(rows_ + first * pitch_, band_bytes, n * pitch_, cudaMemcpyDefault));
     }
   } catch (...) {
     release(rows_, tier_);
-    release(scales_, tier_);
     throw;
   }
 }
 
-GpuTable::~GpuTable() {
-  release(rows_, tier_);
-  release(scales_, tier_);
-}
+GpuTable::~GpuTable() { release(rows_, tier_); }
 
 kernels::TableView GpuTable::view() const {
-  return {layout_.format, layout_.head_dim, range_.begin, range_.end, rows_, scales_, global_scale_};
+  const bool nvfp4 = layout_.scale_bytes() != 0;
+  return {layout_.format, layout_.head_dim, range_.begin, range_.end,
+          rows_,          nvfp4 ? rows_ + layout_.row_bytes() : nullptr,
+          global_scale_,  pitch_,
+          nvfp4 ? pitch_ : 0};
 }
 
 void GpuTable::reserve(std::int64_t max_ids) const {

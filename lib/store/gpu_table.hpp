@@ -16,8 +16,8 @@ namespace pleshard {
 
 class GpuTable {
  public:
-  // Takes rows [range.begin, range.end) of the table `source` produces, copied through a
-  // bounded staging buffer (device) or written straight into pinned memory.
+  // Takes rows [range.begin, range.end) of the table `source` produces, copied in bounded
+  // bands. NVFP4 rows carry their block scales after the codes (TableView::row_pitch).
   // `tier` is StorageTier::device or StorageTier::pinned.
   GpuTable(const TableSource& source, RowRange range, StorageTier tier);
   ~GpuTable();
@@ -40,8 +40,8 @@ class GpuTable {
   RowRange range_;
   StorageTier tier_;
   float global_scale_ = 1.0f;
+  std::size_t pitch_ = 0;  // bytes per row: codes, then (nvfp4) block scales and padding
   std::uint8_t* rows_ = nullptr;
-  std::uint8_t* scales_ = nullptr;
   // Scratch of the pinned tier's grouped lookups (one lookup in flight per table).
   mutable std::unique_ptr<kernels::GroupedLookup> grouped_;
 };

@@ -163,7 +163,7 @@ TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Collectives, ::testing::Values("mpi", "staged", "nccl"),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 TEST(Communicators, GroupsFollowTheLayout) {
   int world = 1;

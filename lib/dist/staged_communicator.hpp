@@ -1,7 +1,7 @@
 #pragma once
 // Collectives on a step space's memory carried by a host communicator: each call copies its
 // buffers to the host and back. For GPU runs where ranks share GPUs (NCCL wants one GPU per
-// rank) or builds without NCCL; on the host space it is a plain pass-through.
+// rank) or builds without NCCL.
 
 #include <memory>
 #include <vector>

@@ -111,7 +111,9 @@ TEST(DiskTable, TruncatedFileIsAnErrorNamingIt) {
     const std::int64_t rows = checkpoint->table(1).layout.rows;
     const std::vector<std::int64_t> last{rows - 1};
     // (HDF5 would serve a second read of the same rows from its chunk cache.)
-    if (kind == CheckpointKind::safetensors) EXPECT_NO_THROW((void)disk_lookup(disk, *space, last, OutDtype::f32));
+    if (kind == CheckpointKind::safetensors) {
+      EXPECT_NO_THROW((void)disk_lookup(disk, *space, last, OutDtype::f32));
+    }
     const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
     fs::resize_file(file, fs::file_size(file) / 2);
     try {

@@ -65,10 +65,18 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
     lookup_kernel(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
                   void* __restrict__ out) {
   __shared__ float e4m3_values[256];
+  // NVFP4: every (block scale, code) product of the decode core, decode_e2m1(code) *
+  // decode_e4m3(scale), exact in float; a value is then one shared load and the global
+  // scale, as for FP8, instead of the E2M1 arithmetic.
+  __shared__ float nvfp4_products[F == RowFormat::nvfp4 ? 256 * 16 : 1];
   if constexpr (F == RowFormat::fp8 || F == RowFormat::nvfp4) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) e4m3_values[b] = decode_e4m3(static_cast<std::uint8_t>(b));
-    __syncthreads();
   }
+  if constexpr (F == RowFormat::nvfp4) {
+    for (int e = threadIdx.x; e < 256 * 16; e += blockDim.x)
+      nvfp4_products[e] = decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
+  }
+  if constexpr (F == RowFormat::fp8 || F == RowFormat::nvfp4) __syncthreads();
   const E4m3Table e4m3{e4m3_values};
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
@@ -104,9 +112,17 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
       const std::uint8_t* chunk_scales =
           F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
       float values[per_chunk];
+      if constexpr (F == RowFormat::nvfp4) {
+        // One block per chunk: (e2m1 * block scale) * global, as decode_value_as computes it.
+        const float* products = nvfp4_products + (static_cast<unsigned>(chunk_scales[0]) << 4);
 #pragma unroll
-      for (int k = 0; k < per_chunk; ++k)
-        values[k] = decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k, e4m3);
+        for (int k = 0; k < per_chunk; ++k)
+          values[k] = products[(chunk.bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * table.global_scale;
+      } else {
+#pragma unroll
+        for (int k = 0; k < per_chunk; ++k)
+          values[k] = decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k, e4m3);
+      }
       store_chunk<O>(out, base + c * per_chunk, values);
     }
   }
@@ -137,13 +153,24 @@ int grid_for(std::int64_t rows) {
   return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
 }
 
+// NVFP4 blocks fill a 16 KB product table first, so they stay resident and loop over rows:
+// a few blocks per SM instead of one block per few rows.
+int persistent_grid(std::int64_t rows) {
+  int device = 0;
+  int sms = 0;
+  PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
+  PLESHARD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::min(grid_for(rows), 8 * sms);
+}
+
 template <RowFormat F, OutDtype O>
 void launch(const TableView& t, const std::int64_t* ids, std::int64_t n, void* out, cudaStream_t stream) {
   const bool aligned = stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 &&
                        t.row_stride() % chunk_bytes<F>() == 0 &&
                        reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
   if (aligned) {
-    lookup_kernel<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
+    const int grid = F == RowFormat::nvfp4 ? persistent_grid(n) : grid_for(n);
+    lookup_kernel<F, O><<<grid, k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
   } else {
     lookup_kernel_unaligned<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
   }

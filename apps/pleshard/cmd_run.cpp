@@ -127,6 +127,8 @@ void add_run_command(CLI::App& app, Action& action) {
         Loaded l;
         l.topology = make_topology(world, rank, o->tp, o->etp);
         l.storage = parse_storage_tier(o->storage);
+        if (o->job.cuda_graph && l.storage != StorageTier::device && l.storage != StorageTier::pinned)
+          throw InputError("--cuda-graph needs --storage device or pinned, not " + o->storage);
         // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
         if (!std::filesystem::exists(o->checkpoint)) throw InputError(o->checkpoint + ": checkpoint not found");
         l.config = load_checkpoint_config(o->checkpoint, o->config);

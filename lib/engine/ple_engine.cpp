@@ -199,12 +199,13 @@ void PleEngine::set_capturing(bool capturing) {
 
 void PleEngine::capture_graph(std::int64_t max_tokens, std::int64_t max_requests) {
   if (tier_ != StorageTier::device && tier_ != StorageTier::pinned)
-    throw InputError(std::string("CUDA graphs: the ") + to_string(tier_) + " tier has host work in its step");
+    throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier_));
   if (nccl_.empty())
-    throw InputError(std::string("CUDA graphs: need NCCL, one GPU per rank (collectives over ") + backend_ + ")");
+    throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
+                     backend_);
   if (topology_.sequence_parallel() && topology_.etp > 1)
-    throw InputError("CUDA graphs: not with sequence parallelism (--etp equal to --tp > 1)");
-  if (max_tokens < 1 || max_requests < 1) throw InputError("CUDA graphs: need at least one token and request");
+    throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
+  if (max_tokens < 1 || max_requests < 1) throw InputError("CUDA graphs need room for a token and a request");
 #if PLESHARD_HAVE_CUDA
   graph_.reset();
   graph_tokens_ = max_tokens;

@@ -109,6 +109,7 @@ TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
 }  // namespace
 
 #include "exec/cuda_step_space.hpp"
+#include "large_table.hpp"
 #include "store/gpu_tier.hpp"
 
 namespace {
@@ -159,33 +160,15 @@ TEST_F(GpuTiers, PinnedPrefetchSurvivesReusedIdsAndConcurrentWork) {
   }
 }
 
-// Rows past 2^32 bytes: a bf16 table of 15M rows of 160 values (4.8 GB). The rows carry
-// their own index, so the expected bytes of a bf16 lookup are known without a host copy.
+// Rows past 2^32 bytes (tests/store/large_table.hpp).
 TEST_F(GpuTiers, TablesOver4GiBAreAddressedIn64Bits) {
-  constexpr int head_dim = 160;
-  constexpr std::int64_t rows = 15'000'000;
-  auto value = [](std::int64_t row, int j) -> std::uint16_t {
-    if (j < 4) return static_cast<std::uint16_t>(static_cast<std::uint64_t>(row) >> (16 * j));
-    return static_cast<std::uint16_t>((static_cast<std::uint64_t>(row) * 2654435761u + static_cast<unsigned>(j)) >> 7);
-  };
-  TableSource source;
-  source.info.layout.format = RowFormat::bf16;
-  source.info.layout.head_dim = head_dim;
-  source.info.layout.rows = rows;
-  source.rows = [&](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out, std::span<std::uint8_t>) {
-    auto* v = reinterpret_cast<std::uint16_t*>(out.data());
-    for (std::int64_t r = begin; r < end; ++r)
-      for (int j = 0; j < head_dim; ++j) *v++ = value(r, j);
-  };
-  ASSERT_GT(static_cast<double>(rows) * head_dim * 2, 4.0 * (1u << 30));
-  std::vector<std::int64_t> ids{rows - 1, 0, 13'421'773, 13'421'772, rows / 2, rows - 2, 14'999'000, -1, rows};
-  const std::size_t out_bytes = ids.size() * head_dim * 2;
-  std::vector<std::uint16_t> expected(ids.size() * head_dim, 0);
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] >= 0 && ids[i] < rows)
-      for (int j = 0; j < head_dim; ++j) expected[i * head_dim + static_cast<std::size_t>(j)] = value(ids[i], j);
+  using testing_support::LargeTable;
+  const TableSource source = LargeTable::source();
+  const std::vector<std::int64_t> ids = LargeTable::ids();
+  const std::vector<std::uint16_t> expected = LargeTable::expected(ids);
+  const std::size_t out_bytes = expected.size() * 2;
   for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
-    const GpuTable table(source, {0, rows}, tier);
+    const GpuTable table(source, {0, LargeTable::rows}, tier);
     kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
     kernels::DeviceBuffer<std::uint8_t> d_out(out_bytes);
     d_ids.copy_from_host(std::span<const std::int64_t>(ids));

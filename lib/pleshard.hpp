@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "engine/batch_job.hpp"
 #include "engine/embed.hpp"
+#include "engine/ple_engine.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "dist/topology.hpp"
 #include "engine/step_scheduler.hpp"
@@ -14,3 +15,5 @@
 #include "hash/token_batch.hpp"
 #include "io/batch_json.hpp"
 #include "io/requests.hpp"
+#include "store/storage_tier.hpp"
+#include "store/table_factory.hpp"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "ckpt/checkpoint_fixtures.hpp"
@@ -35,9 +36,11 @@ std::vector<std::uint8_t> disk_lookup(DiskTable& table, StepSpace& space, const 
   return out;
 }
 
-std::vector<StorageTier> spaces() {
-  std::vector<StorageTier> out{StorageTier::host};
-  if (gpu_available()) out.push_back(StorageTier::device);
+// The host space, and a GPU's where there is one.
+std::vector<std::unique_ptr<StepSpace>> spaces() {
+  std::vector<std::unique_ptr<StepSpace>> out;
+  out.push_back(make_host_space());
+  if (gpu_available()) out.push_back(make_tier_space(StorageTier::device));
   return out;
 }
 
@@ -62,8 +65,7 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
                                  (c.kind == CheckpointKind::hdf5 ? ".h5" : ""));
     write_checkpoint(path, config, synthetic_tables(config, c.format, 9), {c.kind, c.files});
     const auto checkpoint = open_ple_checkpoint(path, config);
-    for (const StorageTier where : spaces()) {
-      const auto space = make_tier_space(where == StorageTier::host ? StorageTier::host : StorageTier::disk);
+    for (const auto& space : spaces()) {
       for (int d = 0; d < config.num_ple_layers(); ++d) {
         const std::int64_t rows = checkpoint->table(d).layout.rows;
         const HostTable host(*checkpoint, d, {0, rows});

@@ -1,7 +1,10 @@
 #pragma once
 // The one place that builds a storage tier's table.
 
+#include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "exec/step_space.hpp"
@@ -17,5 +20,10 @@ namespace pleshard {
 
 // The space a tier's lookups run in on this process's current device.
 [[nodiscard]] std::unique_ptr<StepSpace> make_tier_space(StorageTier tier);
+
+// One lookup from host memory: `ids` copied into `space`, looked up in `table` (which runs
+// there), the rows copied back; waits for the result.
+[[nodiscard]] std::vector<std::uint8_t> lookup_from_host(TableTier& table, StepSpace& space,
+                                                         std::span<const std::int64_t> ids, OutDtype dtype);
 
 }  // namespace pleshard

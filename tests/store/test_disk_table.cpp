@@ -22,20 +22,6 @@ using namespace pleshard;
 using namespace pleshard::testing_support;
 namespace fs = std::filesystem;
 
-std::vector<std::uint8_t> disk_lookup(DiskTable& table, StepSpace& space, const std::vector<std::int64_t>& ids,
-                                      OutDtype dtype) {
-  const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(table.layout().head_dim) * kernels::out_bytes(dtype);
-  SpaceBuffer space_ids(space);
-  SpaceBuffer space_out(space);
-  space_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
-  space_out.reserve(std::max<std::size_t>(1, out_bytes));
-  space.copy_from_host(space_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
-  table.lookup(space_ids.as<std::int64_t>(), static_cast<std::int64_t>(ids.size()), dtype, space_out.data());
-  std::vector<std::uint8_t> out(out_bytes);
-  space.copy_to_host(out.data(), space_out.data(), out_bytes);
-  return out;
-}
-
 // The host space, and a GPU's where there is one.
 std::vector<std::unique_ptr<StepSpace>> spaces() {
   std::vector<std::unique_ptr<StepSpace>> out;
@@ -92,7 +78,7 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
             std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) *
                                                kernels::out_bytes(dtype));
             host.lookup(ids, dtype, expected.data());
-            ASSERT_EQ(disk_lookup(disk, *space, ids, dtype), expected) << n << " ids";
+            ASSERT_EQ(lookup_from_host(disk, *space, ids, dtype), expected) << n << " ids";
             EXPECT_EQ(disk.rows_read(), static_cast<std::int64_t>(distinct.size()));
           }
         }
@@ -114,12 +100,12 @@ TEST(DiskTable, TruncatedFileIsAnErrorNamingIt) {
     const std::vector<std::int64_t> last{rows - 1};
     // (HDF5 would serve a second read of the same rows from its chunk cache.)
     if (kind == CheckpointKind::safetensors) {
-      EXPECT_NO_THROW((void)disk_lookup(disk, *space, last, OutDtype::f32));
+      EXPECT_NO_THROW((void)lookup_from_host(disk, *space, last, OutDtype::f32));
     }
     const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
     fs::resize_file(file, fs::file_size(file) / 2);
     try {
-      (void)disk_lookup(disk, *space, last, OutDtype::f32);
+      (void)lookup_from_host(disk, *space, last, OutDtype::f32);
       ADD_FAILURE() << to_string(kind) << ": a lookup past the truncation succeeded";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();

@@ -55,6 +55,15 @@ TableSource bench_table(const ModelConfig& config, RowFormat format, std::int64_
   return source;
 }
 
+// Rows of `row_bytes` that differ between a tier's output and the host tier's.
+std::int64_t count_wrong_rows(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& expected,
+                              std::size_t row_bytes) {
+  std::int64_t wrong = 0;
+  for (std::size_t at = 0; at + row_bytes <= expected.size(); at += row_bytes)
+    wrong += std::memcmp(got.data() + at, expected.data() + at, row_bytes) != 0 ? 1 : 0;
+  return wrong;
+}
+
 // The disk tier: the table written as a safetensors checkpoint, read back row by row.
 class DiskBench {
  public:
@@ -98,9 +107,7 @@ class DiskBench {
     r.bytes = static_cast<double>(table_->rows_read()) * row_bytes + static_cast<double>(n) * out_row_bytes;
     std::vector<std::uint8_t> got(expected.size());
     space_->copy_to_host(got.data(), space_out.data(), got.size());
-    const auto row = static_cast<std::size_t>(out_row_bytes);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      r.wrong += std::memcmp(got.data() + i * row, expected.data() + i * row, row) != 0 ? 1 : 0;
+    r.wrong = count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
     return r;
   }
 
@@ -142,9 +149,7 @@ void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vect
   std::vector<std::uint8_t> got(expected.size());
   d_out.copy_to_host(std::span<std::uint8_t>(got));
   PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto row = static_cast<std::size_t>(out_row_bytes);
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    r.wrong += std::memcmp(got.data() + i * row, expected.data() + i * row, row) != 0 ? 1 : 0;
+  r.wrong = count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
   results.push_back(r);
 
   // Baseline: the stored row bytes, gathered one warp per row without decoding.

@@ -127,7 +127,7 @@ void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& ou
                        std::to_string(graph_requests_));
 #if PLESHARD_HAVE_CUDA
     const double t0 = MPI_Wtime();
-    (void)load_padded(batch);
+    (void)load_batch(batch, graph_tokens_, graph_requests_ + 1);  // + the padding request
     graph_->graph.launch(stream_of(*space_));
     for (std::size_t d = 0; d < specs_.size(); ++d)
       exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
@@ -137,19 +137,7 @@ void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& ou
   }
 
   double t0 = MPI_Wtime();
-  // The batch's three arrays, packed into one buffer of the space.
-  const std::size_t tokens = batch.tokens.size();
-  const std::size_t bounds = batch.query_start_loc.size();
-  const std::size_t context = batch.context.size();
-  batch_.reserve((tokens + bounds + context + 1) * sizeof(std::int64_t));
-  auto* base = batch_.as<std::int64_t>();
-  space_->copy_from_host(base, batch.tokens.data(), tokens * sizeof(std::int64_t));
-  space_->copy_from_host(base + tokens, batch.query_start_loc.data(), bounds * sizeof(std::int64_t));
-  space_->copy_from_host(base + tokens + bounds, batch.context.data(), context * sizeof(std::int64_t));
-  kernels::NgramBatchView view = batch.view();
-  view.tokens = base;
-  view.query_start_loc = base + tokens;
-  view.context = base + tokens + bounds;
+  const kernels::NgramBatchView view = load_batch(batch, batch.num_tokens(), batch.num_requests());
   times_.hash += MPI_Wtime() - t0;
 
   exchange_->begin_step(batch.num_tokens());
@@ -169,24 +157,24 @@ void PleEngine::enqueue_step(const kernels::NgramBatchView& view, std::int64_t t
   for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->finish(static_cast<int>(d), *tables_[d], dtype_, times_);
 }
 
-kernels::NgramBatchView PleEngine::load_padded(const TokenBatch& batch) {
-  const auto m = static_cast<std::size_t>(graph_tokens_);
-  const auto requests = static_cast<std::size_t>(graph_requests_) + 1;  // + the padding request
+kernels::NgramBatchView PleEngine::load_batch(const TokenBatch& batch, std::int64_t tokens, std::int64_t requests) {
+  const auto m = static_cast<std::size_t>(tokens);
+  const auto r = static_cast<std::size_t>(requests);
   const auto width = static_cast<std::size_t>(batch.context_width);
-  const auto real = static_cast<std::size_t>(batch.num_requests());
-  padded_.assign(m + (requests + 1) + requests * width, 0);
-  std::int64_t* tokens = padded_.data();
-  std::int64_t* bounds = tokens + m;
-  std::int64_t* context = bounds + requests + 1;
-  std::copy(batch.tokens.begin(), batch.tokens.end(), tokens);
+  // Packed as tokens, r + 1 boundaries, r contexts; padding tokens and contexts are zeros.
+  packed_.assign(m + (r + 1) + r * width, 0);
+  std::int64_t* packed_tokens = packed_.data();
+  std::int64_t* bounds = packed_tokens + m;
+  std::int64_t* context = bounds + r + 1;
+  std::copy(batch.tokens.begin(), batch.tokens.end(), packed_tokens);
   std::copy(batch.query_start_loc.begin(), batch.query_start_loc.end(), bounds);
-  // Request `real` holds the padding tokens [num_tokens, m); the ones after it are empty.
-  std::fill(bounds + real + 1, bounds + requests + 1, graph_tokens_);
+  // The request after the batch's last holds the padding tokens; any after it are empty.
+  std::fill(bounds + batch.num_requests() + 1, bounds + r + 1, tokens);
   std::copy(batch.context.begin(), batch.context.end(), context);
-  batch_.reserve(padded_.size() * sizeof(std::int64_t));  // the same size every step: no move
-  space_->copy_from_host(batch_.data(), padded_.data(), padded_.size() * sizeof(std::int64_t));
+  batch_.reserve(packed_.size() * sizeof(std::int64_t));  // graph steps: the same size every step
+  space_->copy_from_host(batch_.data(), packed_.data(), packed_.size() * sizeof(std::int64_t));
   const auto* base = batch_.as<std::int64_t>();
-  return {base, graph_tokens_, base + m, static_cast<std::int64_t>(requests), base + m + requests + 1};
+  return {base, tokens, base + m, requests, base + m + r + 1};
 }
 
 void PleEngine::set_capturing(bool capturing) {
@@ -210,7 +198,8 @@ void PleEngine::capture_graph(std::int64_t max_tokens, std::int64_t max_requests
   graph_.reset();
   graph_tokens_ = max_tokens;
   graph_requests_ = max_requests;
-  const kernels::NgramBatchView view = load_padded(TokenBatch(specs_.front().ngram_size));
+  const kernels::NgramBatchView view =
+      load_batch(TokenBatch(specs_.front().ngram_size), graph_tokens_, graph_requests_ + 1);
   auto step = [&] {
     exchange_->begin_fixed_step(max_tokens);
     enqueue_step(view, max_tokens);

@@ -70,22 +70,25 @@ class PleEngine {
   std::unique_ptr<Communicator> tp_;
   std::vector<std::unique_ptr<TableTier>> tables_;
   std::unique_ptr<Exchange> exchange_;
+  std::vector<std::int64_t> packed_;  // the host side of batch_
   SpaceBuffer batch_;  // tokens, query_start_loc and context of the step
   SpaceBuffer ids_;
   PhaseTimes times_;
-
-  void open_communicators(const Communicators& comms);
-
-  // The graph mode: a step of exactly graph_tokens_ tokens and graph_requests_ + 1
-  // requests (the last one holds the padding), at fixed addresses.
-  void enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens);
-  [[nodiscard]] kernels::NgramBatchView load_padded(const TokenBatch& batch);
-  void set_capturing(bool capturing);
+  // The graph mode: steps of exactly graph_tokens_ tokens and graph_requests_ + 1 requests
+  // (the last one holds the padding), at fixed addresses.
   std::int64_t graph_tokens_ = 0;
   std::int64_t graph_requests_ = 0;
-  std::vector<std::int64_t> padded_;
   std::vector<Communicator*> nccl_;  // the NcclCommunicators, to switch to capturing
   std::unique_ptr<GraphHolder> graph_;
+
+  void open_communicators(const Communicators& comms);
+  // Copies `batch` into batch_ padded to `tokens` tokens and `requests` requests (at least
+  // its own counts) and returns its view there.
+  [[nodiscard]] kernels::NgramBatchView load_batch(const TokenBatch& batch, std::int64_t tokens,
+                                                   std::int64_t requests);
+  // Hashes, starts and finishes every layer of a step loaded at `view`.
+  void enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens);
+  void set_capturing(bool capturing);
 };
 
 }  // namespace pleshard

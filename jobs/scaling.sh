@@ -2,17 +2,19 @@
 # Strong or weak scaling of `pleshard run`: one run per rank count, results as CSV and an
 # SVG plot of tokens/s against ranks.
 #   jobs/scaling.sh -c CHECKPOINT [-m strong|weak] [-r "1 2 4"] [-q REQUESTS | -s N]
-#                   [-t TP] [-e ETP_PER_TP] [-o OUT_PREFIX] [-b BUILD_DIR]
+#                   [-t TP] [-e ETP_PER_TP] [-g STORAGE] [-x "MORE RUN ARGS"] [-o OUT_PREFIX] [-b BUILD_DIR]
 # strong: the same requests for every rank count; weak: N synthetic requests per DP rank.
+# STORAGE: host (default), device, pinned or disk; GPU runs take one GPU per rank (NCCL).
+# The CSV's last column holds each collective's busbw (GB/s, nccl-tests conventions).
 # LAUNCHER overrides how ranks start (default: mpiexec -n; e.g. "srun --mpi=pmix -n").
 set -euo pipefail
 checkpoint=""; mode=strong; ranks="1 2 4"; requests=""; synthetic=512; tp=1; etp_per_tp=0
-prefix=scaling; build=build
-while getopts "c:m:r:q:s:t:e:o:b:h" opt; do
+prefix=scaling; build=build; storage=host; more=""
+while getopts "c:m:r:q:s:t:e:g:x:o:b:h" opt; do
   case $opt in
     c) checkpoint=$OPTARG ;; m) mode=$OPTARG ;; r) ranks=$OPTARG ;; q) requests=$OPTARG ;;
     s) synthetic=$OPTARG ;; t) tp=$OPTARG ;; e) etp_per_tp=$OPTARG ;; o) prefix=$OPTARG ;;
-    b) build=$OPTARG ;; *) sed -n '2,8p' "$0"; exit 2 ;;
+    g) storage=$OPTARG ;; x) more=$OPTARG ;; b) build=$OPTARG ;; *) sed -n '2,11p' "$0"; exit 2 ;;
   esac
 done
 [ -n "$checkpoint" ] || { echo "scaling: -c CHECKPOINT is required" >&2; exit 2; }
@@ -25,24 +27,27 @@ if [ -z "$launcher" ]; then
   fi
 fi
 csv=$prefix.csv
-echo "mode,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,hash_s,exchange_s,lookup_s,write_s,exchange_share" >"$csv"
+echo "mode,storage,backend,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,hash_s,exchange_s,lookup_s,write_s,exchange_share,busbw_gb_s" >"$csv"
 for n in $ranks; do
   [ $((n % tp)) -eq 0 ] || { echo "scaling: skip $n ranks (TP $tp does not divide it)"; continue; }
   etp=$tp; [ "$etp_per_tp" -gt 0 ] && etp=$((tp * etp_per_tp))
   [ $(((n / tp) % (etp / tp))) -eq 0 ] || { echo "scaling: skip $n ranks (ETP $etp does not fit)"; continue; }
   if [ "$mode" = weak ]; then input=(--synthetic $((synthetic * n / tp)));
   elif [ -n "$requests" ]; then input=(--requests "$requests"); else input=(--synthetic "$synthetic"); fi
-  echo "scaling: $mode, $n ranks, TP $tp, ETP $etp" >&2
+  echo "scaling: $mode, $n ranks, TP $tp, ETP $etp, $storage" >&2
+  # shellcheck disable=SC2086 # $more holds several arguments
   line=$($launcher "$n" "$app" run --checkpoint "$checkpoint" "${input[@]}" --tp "$tp" --etp "$etp" \
-         --summary-only --quiet --json | grep '^{"job"')
-  field() { echo "$line" | grep -o "\"$1\": [^,}]*" | head -1 | sed 's/.*: //'; }
+         --storage "$storage" $more --summary-only --quiet --json | grep '^{"job"')
+  field() { echo "$line" | grep -o "\"$1\": [^,}]*" | head -1 | sed 's/.*: //' | tr -d '"'; }
+  busbw=$(echo "$line" | grep -o '"[a-z_]*_busbw": [^,}]*' | sed 's/"\([a-z_]*\)_busbw": \(.*\)/\1 \2/' |
+          awk '{ printf "%s%s=%.2f", (NR > 1 ? ";" : ""), $1, $2 * 1e-9 }')
   phases=$(awk -v a="$(field hash_s)" -v b="$(field exchange_s)" -v c="$(field lookup_s)" -v d="$(field write_s)" \
            'BEGIN { s = a + b + c + d; printf "%.4f", (s > 0 ? b / s : 0) }')
-  echo "$mode,$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field write_s),$phases" >>"$csv"
+  echo "$mode,$(field storage),$(field backend),$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field write_s),$phases,$busbw" >>"$csv"
 done
 column -s, -t <"$csv"
 # The plot: tokens/s against ranks (log2 x), as a self-contained SVG.
-awk -F, -v title="pleshard run, $mode scaling" 'NR > 1 { n++; x[n] = $2; y[n] = $8; if ($8 > ymax) ymax = $8; if ($2 > xmax) xmax = $2 }
+awk -F, -v title="pleshard run, $mode scaling, $storage" 'NR > 1 { n++; x[n] = $4; y[n] = $10; if ($10 > ymax) ymax = $10; if ($4 > xmax) xmax = $4 }
   END {
     if (n == 0) exit
     w = 640; h = 400; l = 80; b = 50; t = 40; r = 20

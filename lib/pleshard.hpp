@@ -8,6 +8,7 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "ckpt/ple_checkpoint.hpp"
+#include "dist/communicator_factory.hpp"
 #include "dist/topology.hpp"
 #include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"

@@ -1,4 +1,4 @@
-// pleshard bench hash: kernel throughput, validated, as a table and JSON lines.
+// pleshard bench hash|lookup|exchange: throughput, validated, as a table and JSON lines.
 
 #include <cinttypes>
 #include <cstdio>
@@ -25,6 +25,7 @@ struct BenchOptions {
   ExchangeBenchOptions exchange;
   std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
   std::vector<std::string> tiers{"host"};
+  std::vector<std::string> backends{"mpi"};
   std::string out_dtype = "bfloat16";
   bool no_cuda = false;
   bool no_host = false;
@@ -64,10 +65,10 @@ void print_lookup_results(const std::vector<LookupBenchResult>& results, int ran
   std::printf("# pleshard bench lookup: %d rank(s), %lld-row tables of %d values, out %s; "
               "seconds = median per step, max over ranks; GB/s = (read + written bytes) / s\n",
               ranks, static_cast<long long>(o.rows), o.head_dim, to_string(o.out_dtype));
-  std::printf("%-12s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
+  std::printf("%-14s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
               "GB/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-12s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
+    std::printf("%-14s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
                 to_string(r.format), r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(),
                 r.wrong);
   for (const auto& r : results)
@@ -79,18 +80,20 @@ void print_lookup_results(const std::vector<LookupBenchResult>& results, int ran
 }
 
 void print_exchange_results(const std::vector<ExchangeBenchResult>& results) {
-  std::printf("# pleshard bench exchange (MPI): seconds = median, max over ranks; "
+  std::printf("# pleshard bench exchange: seconds = median, max over ranks; "
               "busbw per nccl-tests (all_reduce x2(n-1)/n, others x(n-1)/n)\n");
-  std::printf("%-15s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "ranks", "tokens", "bytes",
-              "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
+  std::printf("%-15s %-10s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "backend", "ranks", "tokens",
+              "bytes", "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-15s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.collective.c_str(),
-                r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9, r.wrong);
+    std::printf("%-15s %-10s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.collective.c_str(),
+                r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9,
+                r.wrong);
   for (const auto& r : results)
-    std::printf("{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"mpi\", \"ranks\": %d, "
+    std::printf("{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
                 "\"tokens\": %" PRId64 ", \"bytes\": %.0f, \"seconds\": %.6e, \"algbw\": %.6e, "
                 "\"busbw\": %.6e, \"wrong\": %" PRId64 "}\n",
-                r.collective.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(), r.busbw(), r.wrong);
+                r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(),
+                r.busbw(), r.wrong);
 }
 
 }  // namespace
@@ -129,9 +132,18 @@ void add_bench_command(CLI::App& app, Action& action) {
   exchange->add_option("--heads", o->exchange.heads, "Ids per token")->capture_default_str();
   exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")->capture_default_str();
   exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
+  exchange->add_option("--backend", o->backends,
+                       "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
+                       "nccl (GPU memory, one GPU per rank)")
+      ->check(CLI::IsMember({"mpi", "mpi-staged", "nccl"}))
+      ->capture_default_str();
   exchange->callback([&action, o] {
     action = [o] {
-      const auto results = run_exchange_bench(MPI_COMM_WORLD, o->exchange);
+      std::vector<ExchangeBenchResult> results;
+      for (const auto& name : o->backends) {
+        const auto some = run_exchange_bench(MPI_COMM_WORLD, parse_collective_backend(name), o->exchange);
+        results.insert(results.end(), some.begin(), some.end());
+      }
       if (world_rank() == 0) print_exchange_results(results);
       std::int64_t wrong = 0;
       for (const auto& r : results) wrong += r.wrong;
@@ -151,6 +163,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")->capture_default_str();
   lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")->capture_default_str();
+  lookup->add_option("--uva-blocks-per-sm", o->lookup.uva_blocks_per_sm,
+                     "Pinned tier: blocks per SM of the gather over PCIe (0: no cap; default: the library's)")
+      ->check(CLI::Range(0, 64));
   lookup->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {

@@ -4,15 +4,11 @@
 # builds for sm_90, runs the whole ctest suite and `pleshard bench hash`.
 # Results go to $OUT (default ./out): ctest.log, bench-hash.jsonl, nvidia-smi.txt.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-out=${OUT:-out}
-mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+source "$(dirname "$0")/env.sh"
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 if [ -d .kk ] && ! [ -d /opt/kk/usr/include/trilinos ]; then
   for f in .kk/*.deb; do dpkg -x "$f" /opt/kk; done
 fi
-build=${BUILD:-build-h200}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH=/opt/kk/usr >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 grep "^-- pleshard:" "$out/configure.log"

@@ -97,6 +97,13 @@ void GroupedLookup::reserve(const TableView& table, std::int64_t max_ids) {
   const std::size_t scale_bytes = table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
   if (max_ids <= capacity_ && row_bytes == row_bytes_ && scale_bytes == scale_bytes_) return;
   release();
+  if (gather_blocks_per_sm_ > 0) {
+    int device = 0;
+    int sms = 1;
+    PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
+    PLESHARD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    gather_max_blocks_ = std::min(1 << 16, gather_blocks_per_sm_ * sms);
+  }
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
   std::size_t sort_bytes = 0;
   std::size_t scan_bytes = 0;
@@ -156,7 +163,8 @@ void GroupedLookup::run(const TableView& table, const std::int64_t* ids, std::in
                                                  distinct_);
   PLESHARD_CUDA_CHECK_LAUNCH();
   const int warps_per_block = k_threads / 32;
-  gather_distinct<<<static_cast<int>(std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block, 1 << 16)),
+  gather_distinct<<<static_cast<int>(std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block,
+                                                             gather_max_blocks_)),
                     k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, distinct_, runs_,
                                             sorted_keys_, num_ids, none, staged_rows_, staged_scales_);
   PLESHARD_CUDA_CHECK_LAUNCH();

@@ -3,7 +3,9 @@
 // memory over PCIe): sort the ids, gather the distinct rows in address order into a device
 // staging table, then decode from there with the usual fused kernel (one decode core).
 // Every step is a kernel or a CUB call on the stream with scratch sized up front, so the
-// lookup can be captured in a CUDA graph.
+// lookup can be captured in a CUDA graph. The gather over the slow link runs on a capped
+// grid: PCIe is saturated by far fewer warps than a full GPU holds, and the SMs left free
+// run other work (decoding, the device tier, the exchange) beside it.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,9 +16,13 @@
 
 namespace pleshard::kernels {
 
+// Resident blocks per SM of the gather over the slow link; 0 lifts the cap.
+inline constexpr int k_uva_gather_blocks_per_sm = 1;
+
 class GroupedLookup {
  public:
-  GroupedLookup() = default;
+  explicit GroupedLookup(int gather_blocks_per_sm = k_uva_gather_blocks_per_sm)
+      : gather_blocks_per_sm_(gather_blocks_per_sm) {}
   ~GroupedLookup();
   GroupedLookup(const GroupedLookup&) = delete;
   GroupedLookup& operator=(const GroupedLookup&) = delete;
@@ -30,6 +36,8 @@ class GroupedLookup {
  private:
   void release() noexcept;
 
+  int gather_blocks_per_sm_;
+  int gather_max_blocks_ = 1 << 16;  // set by reserve from the device's SMs
   std::int64_t capacity_ = 0;
   std::size_t row_bytes_ = 0;
   std::size_t scale_bytes_ = 0;

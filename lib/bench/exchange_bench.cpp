@@ -1,8 +1,18 @@
 #include "bench/exchange_bench.hpp"
 
+#include <algorithm>
+#include <memory>
+
 #include "bench/timing.hpp"
+#include "core/error.hpp"
 #include "core/mpi_check.hpp"
-#include "dist/communicator.hpp"
+#include "dist/communicator_factory.hpp"
+#include "dist/topology.hpp"
+#include "exec/step_space.hpp"
+#include "store/table_factory.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "dist/gpu_binding.hpp"
+#endif
 
 namespace pleshard {
 
@@ -20,75 +30,120 @@ std::int64_t reduce_sum(MPI_Comm comm, std::int64_t v) {
   return v;
 }
 
+// Host memory for MPI; otherwise this rank's GPU, bound as the engine binds it.
+std::unique_ptr<StepSpace> bench_space(MPI_Comm comm, CollectiveBackend backend) {
+  if (backend == CollectiveBackend::mpi) return make_host_space();
+  if (!backend_built(backend)) throw InputError(std::string("this build has no ") + to_string(backend) + " backend");
+#if PLESHARD_HAVE_CUDA
+  if (!gpu_available()) throw InputError(std::string("the ") + to_string(backend) + " backend needs a GPU");
+  int n = 1;
+  int me = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &n));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &me));
+  const Communicators comms(comm, make_topology(n, me, 1, 1));
+  if (!bind_local_gpu(comms) && backend == CollectiveBackend::nccl)
+    throw InputError("the nccl backend needs a GPU per rank; ranks share GPUs here (try mpi-staged)");
+  return make_tier_space(StorageTier::device);
+#else
+  (void)comm;
+  throw InputError(std::string("the ") + to_string(backend) + " backend needs a CUDA build");
+#endif
+}
+
+// Host vectors into and out of the space.
+template <typename T>
+void put(StepSpace& space, SpaceBuffer& b, const std::vector<T>& host) {
+  b.reserve(std::max<std::size_t>(1, host.size() * sizeof(T)));
+  space.copy_from_host(b.data(), host.data(), host.size() * sizeof(T));
+}
+
+template <typename T>
+std::vector<T> get(StepSpace& space, const SpaceBuffer& b, std::size_t count) {
+  std::vector<T> host(count);
+  space.copy_to_host(host.data(), b.data(), count * sizeof(T));
+  return host;
+}
+
 }  // namespace
 
-std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, const ExchangeBenchOptions& o) {
-  MpiCommunicator c(comm);
+std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBackend backend,
+                                                    const ExchangeBenchOptions& o) {
+  const std::unique_ptr<StepSpace> space = bench_space(comm, backend);
+  const std::unique_ptr<Communicator> owned = make_communicator(backend, comm, *space);
+  Communicator& c = *owned;
   const auto agree = [comm](double seconds) { return reduce_max(comm, seconds); };
   const int n = c.size();
   const int me = c.rank();
+  const auto ranks = static_cast<std::size_t>(n);
   std::vector<ExchangeBenchResult> results;
+  // The median, max over ranks, and the wrong elements over all ranks of one collective.
+  const auto measure = [&](const char* name, std::int64_t tokens, double bytes, auto&& once, auto&& count_wrong) {
+    ExchangeBenchResult r{name, to_string(backend), tokens, bytes};
+    PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+    r.seconds = reduce_max(comm, median_seconds_collective(once, agree, o.min_repeats, o.min_seconds));
+    r.wrong = reduce_sum(comm, count_wrong());
+    r.ranks = n;
+    results.push_back(r);
+  };
+  SpaceBuffer send(*space);
+  SpaceBuffer recv(*space);
+  SpaceBuffer data(*space);
   for (const std::int64_t tokens : o.step_tokens) {
     // Ids: each rank's block encodes (rank, index) so every received id names its sender.
-    {
-      const auto count = static_cast<std::size_t>(tokens * o.heads);
-      std::vector<std::int64_t> send(count), recv(count * static_cast<std::size_t>(n));
-      for (std::size_t i = 0; i < count; ++i) send[i] = (static_cast<std::int64_t>(me) << 40) + static_cast<std::int64_t>(i);
-      const std::span<const std::uint8_t> s(reinterpret_cast<const std::uint8_t*>(send.data()), count * 8);
-      const std::span<std::uint8_t> r(reinterpret_cast<std::uint8_t*>(recv.data()), recv.size() * 8);
-      ExchangeBenchResult res{"all_gather", tokens, static_cast<double>(r.size())};
-      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      res.seconds = median_seconds_collective([&] { return host_seconds([&] { c.all_gather(s, r); }); }, agree,
-                                              o.min_repeats, o.min_seconds);
-      for (int src = 0; src < n; ++src)
-        for (std::size_t i = 0; i < count; ++i)
-          res.wrong += recv[static_cast<std::size_t>(src) * count + i] != (static_cast<std::int64_t>(src) << 40) + static_cast<std::int64_t>(i);
-      res.seconds = reduce_max(comm, res.seconds);
-      res.wrong = reduce_sum(comm, res.wrong);
-      res.ranks = n;
-      results.push_back(res);
-    }
+    const auto count = static_cast<std::size_t>(tokens * o.heads);
+    std::vector<std::int64_t> ids(count);
+    for (std::size_t i = 0; i < count; ++i) ids[i] = (static_cast<std::int64_t>(me) << 40) + static_cast<std::int64_t>(i);
+    put(*space, send, ids);
+    recv.reserve(std::max<std::size_t>(1, count * ranks * 8));
+    measure(
+        "all_gather", tokens, static_cast<double>(count * ranks * 8),
+        [&] {
+          return host_seconds([&] { c.all_gather({send.data(), count * 8}, {recv.data(), count * ranks * 8}); });
+        },
+        [&] {
+          const auto got = get<std::int64_t>(*space, recv, count * ranks);
+          std::int64_t wrong = 0;
+          for (std::size_t src = 0; src < ranks; ++src)
+            for (std::size_t i = 0; i < count; ++i)
+              wrong += got[src * count + i] != (static_cast<std::int64_t>(src) << 40) + static_cast<std::int64_t>(i);
+          return wrong;
+        });
+
     // Embeddings: element i is owned by rank i % n, which contributes (i / n) + 1; others 0.
     const auto values = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(o.ple_embed_dim);
-    const auto padded = (values + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-    std::vector<std::uint16_t> partial(padded), data(padded);
+    const std::size_t padded = (values + ranks - 1) / ranks * ranks;
+    const std::size_t per_rank = padded / ranks;
+    std::vector<std::uint16_t> partial(padded);
     for (std::size_t i = 0; i < padded; ++i)
-      partial[i] = static_cast<int>(i % static_cast<std::size_t>(n)) == me ? static_cast<std::uint16_t>(i / static_cast<std::size_t>(n) + 1) : 0;
-    {
-      ExchangeBenchResult res{"all_reduce", tokens, static_cast<double>(padded * 2)};
-      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      res.seconds = median_seconds_collective(
-          [&] {
-            data = partial;
-            return host_seconds([&] { c.all_reduce(data.data(), padded, Element::u16, ReduceOp::owned); });
-          },
-          agree, o.min_repeats, o.min_seconds);
-      for (std::size_t i = 0; i < padded; ++i) res.wrong += data[i] != static_cast<std::uint16_t>(i / static_cast<std::size_t>(n) + 1);
-      res.seconds = reduce_max(comm, res.seconds);
-      res.wrong = reduce_sum(comm, res.wrong);
-      res.ranks = n;
-      results.push_back(res);
-    }
-    {
-      const std::size_t per_rank = padded / static_cast<std::size_t>(n);
-      std::vector<std::uint16_t> mine(per_rank);
-      ExchangeBenchResult res{"reduce_scatter", tokens, static_cast<double>(padded * 2)};
-      PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      res.seconds = median_seconds_collective(
-          [&] {
-            return host_seconds(
-                [&] { c.reduce_scatter(partial.data(), mine.data(), per_rank, Element::u16, ReduceOp::owned); });
-          },
-          agree, o.min_repeats, o.min_seconds);
-      for (std::size_t i = 0; i < per_rank; ++i) {
-        const std::size_t global = static_cast<std::size_t>(me) * per_rank + i;
-        res.wrong += mine[i] != static_cast<std::uint16_t>(global / static_cast<std::size_t>(n) + 1);
-      }
-      res.seconds = reduce_max(comm, res.seconds);
-      res.wrong = reduce_sum(comm, res.wrong);
-      res.ranks = n;
-      results.push_back(res);
-    }
+      partial[i] = static_cast<int>(i % ranks) == me ? static_cast<std::uint16_t>(i / ranks + 1) : 0;
+    put(*space, send, partial);
+    data.reserve(padded * 2);
+    measure(
+        "all_reduce", tokens, static_cast<double>(padded * 2),
+        [&] {
+          space->copy(data.data(), send.data(), padded * 2);
+          return host_seconds([&] { c.all_reduce(data.data(), padded, Element::u16, ReduceOp::owned); });
+        },
+        [&] {
+          const auto got = get<std::uint16_t>(*space, data, padded);
+          std::int64_t wrong = 0;
+          for (std::size_t i = 0; i < padded; ++i) wrong += got[i] != static_cast<std::uint16_t>(i / ranks + 1);
+          return wrong;
+        });
+    recv.reserve(std::max<std::size_t>(1, per_rank * 2));
+    measure(
+        "reduce_scatter", tokens, static_cast<double>(padded * 2),
+        [&] {
+          return host_seconds(
+              [&] { c.reduce_scatter(send.data(), recv.data(), per_rank, Element::u16, ReduceOp::owned); });
+        },
+        [&] {
+          const auto got = get<std::uint16_t>(*space, recv, per_rank);
+          std::int64_t wrong = 0;
+          for (std::size_t i = 0; i < per_rank; ++i)
+            wrong += got[i] != static_cast<std::uint16_t>((static_cast<std::size_t>(me) * per_rank + i) / ranks + 1);
+          return wrong;
+        });
   }
   return results;
 }

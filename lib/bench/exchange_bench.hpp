@@ -2,13 +2,16 @@
 // `pleshard bench exchange`: algbw and busbw (nccl-tests conventions) of the collectives
 // one step's exchange makes, at the message sizes of steps of several token counts:
 // the id all-gather (tokens x heads int64 per rank), the embedding all-reduce and
-// reduce-scatter (tokens x ple_embed_dim 16-bit values), validated (#wrong).
+// reduce-scatter (tokens x ple_embed_dim 16-bit values), validated (#wrong). Over any
+// collective backend: MPI on host memory, or device memory over NCCL or staged MPI.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include <mpi.h>
+
+#include "dist/communicator_factory.hpp"
 
 namespace pleshard {
 
@@ -22,6 +25,7 @@ struct ExchangeBenchOptions {
 
 struct ExchangeBenchResult {
   std::string collective;
+  std::string backend;
   std::int64_t tokens = 0;
   double bytes = 0;    // nccl-tests size
   double seconds = 0;  // median, max over ranks
@@ -31,7 +35,8 @@ struct ExchangeBenchResult {
   [[nodiscard]] double busbw() const;
 };
 
-[[nodiscard]] std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm,
+// Collective over `comm`; the GPU backends bind each rank to a GPU first.
+[[nodiscard]] std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBackend backend,
                                                                   const ExchangeBenchOptions& options);
 
 }  // namespace pleshard

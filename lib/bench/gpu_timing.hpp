@@ -1,5 +1,5 @@
 #pragma once
-// Event-timed medians of GPU work on the default stream (CUDA builds only).
+// Event-timed medians of GPU work on a stream (CUDA builds only).
 
 #include <cuda_runtime_api.h>
 
@@ -8,19 +8,20 @@
 
 namespace pleshard {
 
-// Median seconds of `launch()` between two events, after a warm-up, repeated as
+// Median seconds of `launch()` between two events on `stream`, after a warm-up, repeated as
 // median_seconds does.
 template <typename Launch>
-double gpu_median_seconds(Launch&& launch, int min_repeats, double min_seconds, int* repeats = nullptr) {
+double gpu_median_seconds(Launch&& launch, int min_repeats, double min_seconds, int* repeats = nullptr,
+                          cudaStream_t stream = nullptr) {
   cudaEvent_t begin = nullptr;
   cudaEvent_t end = nullptr;
   PLESHARD_CUDA_CHECK(cudaEventCreate(&begin));
   PLESHARD_CUDA_CHECK(cudaEventCreate(&end));
   const double seconds = median_seconds(
       [&] {
-        PLESHARD_CUDA_CHECK(cudaEventRecord(begin, nullptr));
+        PLESHARD_CUDA_CHECK(cudaEventRecord(begin, stream));
         launch();
-        PLESHARD_CUDA_CHECK(cudaEventRecord(end, nullptr));
+        PLESHARD_CUDA_CHECK(cudaEventRecord(end, stream));
         PLESHARD_CUDA_CHECK(cudaEventSynchronize(end));
         float ms = 0;
         PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));

@@ -20,7 +20,9 @@
 #include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
+#include "exec/cuda_step_space.hpp"
 #include "store/gpu_table.hpp"
+#include "store/gpu_tier.hpp"
 #endif
 
 namespace pleshard {
@@ -133,10 +135,48 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
 #if PLESHARD_HAVE_CUDA
 // The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
 // tier's output row by row.
+int uva_blocks_per_sm(const LookupBenchOptions& o) {
+  return o.uva_blocks_per_sm >= 0 ? o.uva_blocks_per_sm : kernels::k_uva_gather_blocks_per_sm;
+}
+
+// The pinned tier's lookup started on its side stream while the device tier looks the same
+// ids up on the space's stream, as a step overlaps them: both outputs are checked.
+LookupBenchResult bench_pinned_beside_device(const TableSource& source, const std::vector<std::int64_t>& ids,
+                                             const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o,
+                                             RowFormat format, double row_bytes, double out_row_bytes) {
+  const std::unique_ptr<StepSpace> space = make_cuda_space();
+  GpuTier pinned(source, {0, o.rows}, StorageTier::pinned, *space, uva_blocks_per_sm(o));
+  GpuTier device(source, {0, o.rows}, StorageTier::device, *space);
+  const auto n = static_cast<std::int64_t>(ids.size());
+  SpaceBuffer d_ids(*space);
+  SpaceBuffer pinned_out(*space);
+  SpaceBuffer device_out(*space);
+  d_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+  pinned_out.reserve(std::max<std::size_t>(1, expected.size()));
+  device_out.reserve(std::max<std::size_t>(1, expected.size()));
+  space->copy_from_host(d_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
+  pinned.reserve(n);
+  LookupBenchResult r{"pinned|device", format, 2 * n};
+  r.seconds = gpu_median_seconds(
+      [&] {
+        pinned.start(d_ids.as<std::int64_t>(), n, o.out_dtype, pinned_out.data());
+        device.lookup(d_ids.as<std::int64_t>(), n, o.out_dtype, device_out.data());
+        pinned.finish();
+      },
+      o.min_repeats, o.min_seconds, nullptr, stream_of(*space));
+  r.bytes = 2.0 * static_cast<double>(n) * (row_bytes + out_row_bytes);
+  std::vector<std::uint8_t> got(expected.size());
+  for (const SpaceBuffer* out : {&pinned_out, &device_out}) {
+    space->copy_to_host(got.data(), out->data(), got.size());
+    r.wrong += count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
+  }
+  return r;
+}
+
 void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vector<std::int64_t>& ids,
                     const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
-  const GpuTable table(source, {0, o.rows}, tier);
+  const GpuTable table(source, {0, o.rows}, tier, uva_blocks_per_sm(o));
   kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
   kernels::DeviceBuffer<std::uint8_t> d_out(expected.size());
   d_ids.copy_from_host(std::span<const std::int64_t>(ids));
@@ -162,6 +202,8 @@ void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vect
       o.min_repeats, o.min_seconds);
   plain.bytes = 2.0 * static_cast<double>(n) * static_cast<double>(stored);
   results.push_back(plain);
+  if (tier == StorageTier::pinned)
+    results.push_back(bench_pinned_beside_device(source, ids, expected, o, format, row_bytes, out_row_bytes));
 }
 #endif
 

@@ -2,7 +2,8 @@
 // `pleshard bench lookup`: rows/s and GB/s of a storage tier's lookup for each row format
 // and ids-per-step size, validated element by element (#wrong). GB/s follows FBGEMM:
 // (rows read * stored row bytes, scales included + rows written * output row bytes) / time.
-// The disk tier reads each distinct row once; its GB/s counts the rows it read.
+// The disk tier reads each distinct row once; its GB/s counts the rows it read. The pinned
+// tier is also measured with a device-tier lookup running beside it.
 
 #include <cstdint>
 #include <filesystem>
@@ -29,10 +30,16 @@ struct LookupBenchOptions {
   std::filesystem::path disk_dir = std::filesystem::temp_directory_path();
   double min_seconds = 0.2;
   int min_repeats = 5;
+  // The pinned tier's gather cap in blocks per SM (GpuTable); -1: the library's default.
+  int uva_blocks_per_sm = -1;
 };
 
 struct LookupBenchResult {
-  std::string tier;  // "device", or "device-plain" for the plain warp-per-row byte gather
+  // "device"; "device-plain" for the plain warp-per-row byte gather of the same rows;
+  // "pinned|device" for a pinned lookup and a device-tier lookup of the same ids on two
+  // streams at once (rows and bytes of both), which shows whether the pinned gather leaves
+  // room for other work.
+  std::string tier;
   RowFormat format = RowFormat::bf16;
   std::int64_t ids = 0;
   double seconds = 0;  // median per step, max over ranks

@@ -3,7 +3,7 @@
 #include <mpi.h>
 
 #include "core/error.hpp"
-#include "dist/staged_communicator.hpp"
+#include "dist/communicator_factory.hpp"
 #include "store/host_table.hpp"
 #include "store/table_factory.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -75,28 +75,14 @@ void PleEngine::open_communicators(const Communicators& comms) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows).
   const bool device_data = space_->on_device() && tier_ != StorageTier::disk;
-#if PLESHARD_HAVE_NCCL
-  if (device_data && own_gpu_) {
-    const cudaStream_t stream = stream_of(*space_);
-    etp_ = std::make_unique<NcclCommunicator>(comms.etp(), stream);
-    etp_dp_ = std::make_unique<NcclCommunicator>(comms.etp_dp(), stream);
-    tp_ = std::make_unique<NcclCommunicator>(comms.tp(), stream);
-    nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
-    backend_ = "nccl";
-    return;
-  }
-#endif
-  if (device_data) {
-    etp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp()), *space_);
-    etp_dp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.etp_dp()), *space_);
-    tp_ = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comms.tp()), *space_);
-    backend_ = "mpi-staged";
-    return;
-  }
-  etp_ = std::make_unique<MpiCommunicator>(comms.etp());
-  etp_dp_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
-  tp_ = std::make_unique<MpiCommunicator>(comms.tp());
-  backend_ = tier_ == StorageTier::disk ? "none" : "mpi";
+  const CollectiveBackend backend = !device_data ? CollectiveBackend::mpi
+                                    : own_gpu_ && backend_built(CollectiveBackend::nccl) ? CollectiveBackend::nccl
+                                                                                          : CollectiveBackend::mpi_staged;
+  etp_ = make_communicator(backend, comms.etp(), *space_);
+  etp_dp_ = make_communicator(backend, comms.etp_dp(), *space_);
+  tp_ = make_communicator(backend, comms.tp(), *space_);
+  if (backend == CollectiveBackend::nccl) nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
+  backend_ = tier_ == StorageTier::disk ? "none" : to_string(backend);
 }
 
 PleEngine::~PleEngine() {

@@ -34,8 +34,12 @@ void release(std::uint8_t* p, StorageTier tier) {
 
 }  // namespace
 
-GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier)
-    : layout_(source.info.layout), range_(range), tier_(tier), global_scale_(source.info.global_scale) {
+GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, int uva_blocks_per_sm)
+    : layout_(source.info.layout),
+      range_(range),
+      tier_(tier),
+      uva_blocks_per_sm_(uva_blocks_per_sm),
+      global_scale_(source.info.global_scale) {
   if (tier == StorageTier::host || tier == StorageTier::disk)
     throw SystemError(std::string("GpuTable: not a GPU tier: ") + to_string(tier));
   const std::size_t row_bytes = layout_.row_bytes();
@@ -82,17 +86,20 @@ kernels::TableView GpuTable::view() const {
           nvfp4 ? pitch_ : 0};
 }
 
+kernels::GroupedLookup& GpuTable::grouped() const {
+  if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>(uva_blocks_per_sm_);
+  return *grouped_;
+}
+
 void GpuTable::reserve(std::int64_t max_ids) const {
   if (tier_ != StorageTier::pinned || max_ids < k_pinned_group_min_ids) return;
-  if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>();
-  grouped_->reserve(view(), max_ids);
+  grouped().reserve(view(), max_ids);
 }
 
 void GpuTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
                       cudaStream_t stream) const {
   if (tier_ == StorageTier::pinned && num_ids >= k_pinned_group_min_ids) {
-    if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>();
-    grouped_->run(view(), ids, num_ids, dtype, out, stream);
+    grouped().run(view(), ids, num_ids, dtype, out, stream);
     return;
   }
   kernels::lookup_rows_cuda(view(), ids, num_ids, dtype, out, stream);

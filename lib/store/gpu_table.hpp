@@ -18,8 +18,10 @@ class GpuTable {
  public:
   // Takes rows [range.begin, range.end) of the table `source` produces, copied in bounded
   // bands. NVFP4 rows carry their block scales after the codes (TableView::row_pitch).
-  // `tier` is StorageTier::device or StorageTier::pinned.
-  GpuTable(const TableSource& source, RowRange range, StorageTier tier);
+  // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's grouped
+  // lookups gather on at most `uva_blocks_per_sm` blocks per SM (0: no cap).
+  GpuTable(const TableSource& source, RowRange range, StorageTier tier,
+           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
   ~GpuTable();
   GpuTable(const GpuTable&) = delete;
   GpuTable& operator=(const GpuTable&) = delete;
@@ -36,9 +38,12 @@ class GpuTable {
               cudaStream_t stream) const;
 
  private:
+  [[nodiscard]] kernels::GroupedLookup& grouped() const;  // made on first use
+
   TableLayout layout_;
   RowRange range_;
   StorageTier tier_;
+  int uva_blocks_per_sm_;
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;  // bytes per row: codes, then (nvfp4) block scales and padding
   std::uint8_t* rows_ = nullptr;

@@ -5,8 +5,9 @@
 
 namespace pleshard {
 
-GpuTier::GpuTier(const TableSource& source, RowRange range, StorageTier tier, StepSpace& space)
-    : table_(source, range, tier), tier_(tier), space_(space), stream_(stream_of(space)), ids_(space) {
+GpuTier::GpuTier(const TableSource& source, RowRange range, StorageTier tier, StepSpace& space,
+                 int uva_blocks_per_sm)
+    : table_(source, range, tier, uva_blocks_per_sm), tier_(tier), space_(space), stream_(stream_of(space)), ids_(space) {
   if (tier_ != StorageTier::pinned) return;
   try {
     PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));

@@ -16,8 +16,10 @@ namespace pleshard {
 
 class GpuTier final : public TableTier {
  public:
-  // `space` is a CUDA space (make_cuda_space); `tier` is device or pinned.
-  GpuTier(const TableSource& source, RowRange range, StorageTier tier, StepSpace& space);
+  // `space` is a CUDA space (make_cuda_space); `tier` is device or pinned; the pinned
+  // gather's SM cap as GpuTable's.
+  GpuTier(const TableSource& source, RowRange range, StorageTier tier, StepSpace& space,
+          int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
   ~GpuTier() override;
   GpuTier(const GpuTier&) = delete;
   GpuTier& operator=(const GpuTier&) = delete;

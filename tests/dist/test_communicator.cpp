@@ -1,6 +1,7 @@
 // The collectives of every backend on 1..4 ranks: MPI on host memory; on a GPU, MPI through
-// host staging and NCCL (where each rank has a GPU of its own). Data encode (rank, index)
-// so every received element names its sender and position.
+// host staging and NCCL (where each rank has a GPU of its own; ranks bound to GPUs as the
+// engine binds them). Data encode (rank, index) so every received element names its sender
+// and position.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -11,17 +12,12 @@
 #include <vector>
 
 #include "core/mpi_check.hpp"
-#include "dist/communicator.hpp"
-#include "dist/staged_communicator.hpp"
+#include "dist/communicator_factory.hpp"
 #include "dist/topology.hpp"
 #include "exec/step_space.hpp"
 #include "store/table_factory.hpp"
 #if PLESHARD_HAVE_CUDA
-#include "exec/cuda_step_space.hpp"
-#include "kernels/cuda/device.hpp"
-#endif
-#if PLESHARD_HAVE_NCCL
-#include "dist/nccl_communicator.hpp"
+#include "dist/gpu_binding.hpp"
 #endif
 
 namespace {
@@ -34,14 +30,10 @@ std::int64_t code(int rank, std::int64_t index) { return (static_cast<std::int64
 // host staging and NCCL (one GPU per rank) on device memory.
 class Backend {
  public:
-  explicit Backend(const std::string& name) {
-    space_ = name == "mpi" ? make_host_space() : make_tier_space(StorageTier::device);
+  explicit Backend(CollectiveBackend backend) {
+    space_ = backend == CollectiveBackend::mpi ? make_host_space() : make_tier_space(StorageTier::device);
     PLESHARD_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
-    if (name == "mpi") comm = std::make_unique<MpiCommunicator>(comm_);
-    if (name == "staged") comm = std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comm_), *space_);
-#if PLESHARD_HAVE_NCCL
-    if (name == "nccl") comm = std::make_unique<NcclCommunicator>(comm_, stream_of(*space_));
-#endif
+    comm = make_communicator(backend, comm_, *space_);
   }
   ~Backend() {
     comm.reset();
@@ -72,17 +64,23 @@ class Backend {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-class Collectives : public ::testing::TestWithParam<std::string> {
+class Collectives : public ::testing::TestWithParam<CollectiveBackend> {
  protected:
   void SetUp() override {
-    int world = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    if (GetParam() != "mpi" && !gpu_available()) GTEST_SKIP() << "no CUDA device";
+    if (GetParam() == CollectiveBackend::mpi) {
+      backend = std::make_unique<Backend>(GetParam());
+      return;
+    }
+    if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+    if (!backend_built(GetParam())) GTEST_SKIP() << "built without " << to_string(GetParam());
 #if PLESHARD_HAVE_CUDA
-    if (GetParam() == "nccl" && kernels::cuda_device_count() < world) GTEST_SKIP() << "fewer GPUs than ranks";
-#endif
-#if !PLESHARD_HAVE_NCCL
-    if (GetParam() == "nccl") GTEST_SKIP() << "built without NCCL";
+    int world = 1;
+    int rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, 1));
+    const bool own_gpu = bind_local_gpu(comms);
+    if (GetParam() == CollectiveBackend::nccl && !own_gpu) GTEST_SKIP() << "ranks share GPUs";
 #endif
     backend = std::make_unique<Backend>(GetParam());
   }
@@ -162,8 +160,14 @@ TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {
       EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[src] / 8 + k)], code(src, c.rank() * 100 + k));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Collectives, ::testing::Values("mpi", "staged", "nccl"),
-                         [](const auto& param_info) { return param_info.param; });
+INSTANTIATE_TEST_SUITE_P(Backends, Collectives,
+                         ::testing::Values(CollectiveBackend::mpi, CollectiveBackend::mpi_staged,
+                                           CollectiveBackend::nccl),
+                         [](const auto& param_info) {
+                           std::string name = to_string(param_info.param);
+                           std::erase(name, '-');  // test names are identifiers
+                           return name;
+                         });
 
 TEST(Communicators, GroupsFollowTheLayout) {
   int world = 1;

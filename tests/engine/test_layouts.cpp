@@ -1,6 +1,6 @@
 // The batch job on every (TP, ETP) layout the world size allows and every storage tier this
-// machine has (host and disk always; device and pinned with a GPU, over NCCL on one rank
-// and over host-staged MPI when ranks share the GPU) gives embeddings bit-identical to a
+// machine has (host and disk always; device and pinned with a GPU, over NCCL where each
+// rank has a GPU of its own and over host-staged MPI where ranks share GPUs) gives embeddings bit-identical to a
 // single process hashing and looking up whole requests on the host, for every row format;
 // with uneven requests, fewer requests than DP ranks, chunked prefill and decode tails,
 // several output parts. Runs on 1, 2, 3, 4, 6 and 8 ranks.
@@ -15,6 +15,9 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "io/embedding_output.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#endif
 
 namespace {
 
@@ -57,6 +60,19 @@ std::vector<StorageTier> tiers() {
     out.push_back(StorageTier::pinned);
   }
   return out;
+}
+
+// The collectives the engine should pick: NCCL where every rank has a GPU of its own (the
+// test's ranks share one node), else MPI through host copies; MPI on the host; none on disk.
+std::string expected_backend(StorageTier tier, int world) {
+  if (tier == StorageTier::host) return "mpi";
+  if (tier == StorageTier::disk) return "none";
+#if PLESHARD_HAVE_NCCL
+  if (kernels::cuda_device_count() >= world) return "nccl";
+#else
+  (void)world;
+#endif
+  return "mpi-staged";
 }
 
 struct FormatCase {
@@ -121,6 +137,7 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
           options.parallel_output = (l + c) % 2 == 0;  // both output paths, where HDF5 is parallel
           const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
           EXPECT_EQ(report.tokens, total_tokens(requests));
+          EXPECT_EQ(report.backend, expected_backend(tier, world));
           if (rank == 0) {
             const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
             EXPECT_EQ(got.query_start_loc, qsl);

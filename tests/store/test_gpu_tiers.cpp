@@ -48,11 +48,15 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
       const std::int64_t rows = source.info.layout.rows;
       const RowRange range{97, rows - 41};
       const HostTable host(source, range);
-      for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
-        const GpuTable gpu(source, range, tier);
+      // The pinned tier with its gather's SM cap (the default) and without.
+      const std::pair<StorageTier, int> tiers[] = {{StorageTier::device, kernels::k_uva_gather_blocks_per_sm},
+                                                   {StorageTier::pinned, kernels::k_uva_gather_blocks_per_sm},
+                                                   {StorageTier::pinned, 0}};
+      for (const auto& [tier, uva_blocks_per_sm] : tiers) {
+        const GpuTable gpu(source, range, tier, uva_blocks_per_sm);
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
-                       to_string(tier) + " " + to_string(dtype));
+                       to_string(tier) + " blocks/SM " + std::to_string(uva_blocks_per_sm) + " " + to_string(dtype));
           // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
           for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{37}, std::int64_t{5000},
                                  k_pinned_group_min_ids + 5}) {

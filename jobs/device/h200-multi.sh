@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On a machine of several GPUs, after h200-check.sh (same build directory; its ctest runs
+# the layout, collective and graph tests on up to 8 ranks, over NCCL wherever every rank has
+# a GPU of its own): `pleshard bench exchange` over every backend with the PyTorch/NCCL
+# reference beside it, and `pleshard run` on the corpus from the GPU tiers at 1, 2, 4 and 8
+# GPUs (as many as the machine has), one GPU per rank, in several layouts.
+#   CORPUS=path/to/corpus-a.tokens.jsonl jobs/device/h200-multi.sh
+# Results go to $OUT (default ./out): topo.txt, exchange.txt, torch-exchange.jsonl,
+# scaling-*.csv.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
+gpus=$(nvidia-smi -L | wc -l)
+ranks=""
+for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks="$ranks $n"; done
+echo "h200-multi: $gpus GPUs; rank counts:$ranks"
+nvidia-smi topo -m >"$out/topo.txt" 2>&1
+mpi=(mpiexec --oversubscribe -n)
+rc=0
+
+# Collectives at the exchange's message sizes.
+for n in $ranks; do
+  "${mpi[@]}" "$n" "$app" bench exchange --backend nccl mpi-staged mpi --tokens 1 64 1024 8192 65536 \
+    --min-seconds 0.2 >>"$out/exchange.txt" || rc=1
+  [ "$n" -gt 1 ] && torchrun --nproc_per_node "$n" jobs/torch_collectives_baseline.py \
+    >>"$out/torch-exchange.jsonl" 2>>"$out/torch-exchange.err"
+done
+grep -v '^{' "$out/exchange.txt" | grep -v "^#"
+cat "$out/torch-exchange.jsonl"
+
+# pleshard run on the corpus: DP over GPUs, embedding-parallel (ETP) over all of them, TP 2.
+model=${MODEL:-/tmp/pleshard-multi-model}
+[ -d "$model" ] || "$app" ckpt make --config jobs/example/config.json --out "$model" --quiet
+scale=(jobs/scaling.sh -c "$model" -q "$corpus" -r "$ranks" -b "$build")
+for storage in device pinned; do
+  "${scale[@]}" -g "$storage" -o "$out/scaling-$storage-dp" || rc=1
+  "${scale[@]}" -g "$storage" -e "$gpus" -o "$out/scaling-$storage-etp" || rc=1
+done
+"${scale[@]}" -g device -x --cuda-graph -o "$out/scaling-device-graph-dp" || rc=1
+[ "$gpus" -ge 2 ] && { "${scale[@]}" -g device -t 2 -o "$out/scaling-device-tp2" || rc=1; }
+rm -f "$out"/*.svg
+exit $rc

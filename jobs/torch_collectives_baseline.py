@@ -5,7 +5,7 @@ process per GPU, timed with CUDA events (median of repeats after warm-up, max ov
 plus the GPU-to-GPU copy bandwidth (GPU 0 to GPU 1) as the link's ceiling. Prints JSON lines
 like pleshard's, busbw per nccl-tests.
 
-    torchrun --nproc_per_node N jobs/torch_collectives_baseline.py [--tokens 1 64 1024 8192 65536]
+    python3 -m torch.distributed.run --nproc_per_node N jobs/torch_collectives_baseline.py [--tokens 1 64 1024 8192 65536]
 """
 import argparse
 import json

@@ -22,7 +22,7 @@ rc=0
 for n in $ranks; do
   "${mpi[@]}" "$n" "$app" bench exchange --backend nccl mpi-staged mpi --tokens 1 64 1024 8192 65536 \
     --min-seconds 0.2 >>"$out/exchange.txt" || rc=1
-  [ "$n" -gt 1 ] && torchrun --nproc_per_node "$n" jobs/torch_collectives_baseline.py \
+  [ "$n" -gt 1 ] && python3 -m torch.distributed.run --nproc_per_node "$n" jobs/torch_collectives_baseline.py \
     >>"$out/torch-exchange.jsonl" 2>>"$out/torch-exchange.err"
 done
 grep -v '^{' "$out/exchange.txt" | grep -v "^#"

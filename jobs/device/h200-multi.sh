@@ -6,7 +6,7 @@
 # GPUs (as many as the machine has), one GPU per rank, in several layouts.
 #   CORPUS=path/to/corpus-a.tokens.jsonl jobs/device/h200-multi.sh
 # Results go to $OUT (default ./out): topo.txt, exchange.txt, torch-exchange.jsonl,
-# scaling-*.csv.
+# scaling.txt (every scaling table).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
@@ -38,5 +38,8 @@ for storage in device pinned; do
 done
 "${scale[@]}" -g device -x --cuda-graph -o "$out/scaling-device-graph-dp" || rc=1
 [ "$gpus" -ge 2 ] && { "${scale[@]}" -g device -t 2 -o "$out/scaling-device-tp2" || rc=1; }
-rm -f "$out"/*.svg
+# One file of every scaling table (the plots are left out).
+for f in "$out"/scaling-*.csv; do echo "# $(basename "$f" .csv)"; column -s, -t <"$f"; done >"$out/scaling.txt"
+rm -f "$out"/scaling-*.csv "$out"/scaling-*.svg
+cat "$out/scaling.txt"
 exit $rc

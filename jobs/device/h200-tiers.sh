@@ -1,20 +1,13 @@
 #!/usr/bin/env bash
 # After h200-check.sh (same build directory): the lookup benchmark of the GPU tiers with the
 # PyTorch reference points, and `pleshard run` of the quick-start model from every tier.
-# Results go to $OUT (default ./out): tiers.txt, bench-lookup.txt, bench-uva-cap.txt,
-# torch-lookup.jsonl, runs.jsonl.
+# Results go to $OUT (default ./out): tiers.txt, bench-lookup.txt, torch-lookup.jsonl,
+# runs.jsonl.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 ctest --test-dir "$build" -R "run_tiers|cuda_graph" -V 2>&1 | grep -E "tiers:|Passed|Failed|PASSED|FAILED" | tee "$out/tiers.txt"
 "$app" bench lookup --storage device pinned --formats bf16 fp8 nvfp4 --ids 1 64 8192 131072 1048576 \
   --min-seconds 0.2 | tee "$out/bench-lookup.txt" | grep -v "^{"
-# The pinned gather's SM cap (blocks per SM; 0: none): rows/s alone and with the device
-# tier's lookup beside it ("pinned|device").
-for cap in 0 1 2 4; do
-  echo "uva-blocks-per-sm $cap" >>"$out/bench-uva-cap.txt"
-  "$app" bench lookup --storage device pinned --formats bf16 fp8 nvfp4 --ids 131072 1048576 \
-    --min-seconds 0.2 --uva-blocks-per-sm "$cap" | grep -v "^{" | tee -a "$out/bench-uva-cap.txt"
-done
 python3 jobs/torch_lookup_baseline.py >"$out/torch-lookup.jsonl" 2>&1 && cat "$out/torch-lookup.jsonl"
 model=$out/model
 "$app" ckpt make --config jobs/example/config.json --out "$model" --quiet

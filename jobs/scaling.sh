@@ -45,7 +45,7 @@ for n in $ranks; do
            'BEGIN { s = a + b + c + d; printf "%.4f", (s > 0 ? b / s : 0) }')
   echo "$mode,$(field storage),$(field backend),$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field write_s),$phases,$busbw" >>"$csv"
 done
-column -s, -t <"$csv"
+if command -v column >/dev/null; then column -s, -t <"$csv"; else cat "$csv"; fi
 # The plot: tokens/s against ranks (log2 x), as a self-contained SVG.
 awk -F, -v title="pleshard run, $mode scaling, $storage" 'NR > 1 { n++; x[n] = $4; y[n] = $10; if ($10 > ymax) ymax = $10; if ($4 > xmax) xmax = $4 }
   END {

@@ -48,8 +48,8 @@ def main():
         ids = torch.full((tokens * args.heads,), me, dtype=torch.int64, device="cuda")
         gathered = torch.empty(n * ids.numel(), dtype=torch.int64, device="cuda")
         values = (tokens * args.ple_embed_dim + n - 1) // n * n
-        data = torch.zeros(values, dtype=torch.int16, device="cuda")
-        part = torch.empty(values // n, dtype=torch.int16, device="cuda")
+        data = torch.zeros(values, dtype=torch.bfloat16, device="cuda")  # 16-bit, like the rows
+        part = torch.empty(values // n, dtype=torch.bfloat16, device="cuda")
         cases = [("all_gather", gathered.numel() * 8, (n - 1) / n,
                   lambda: dist.all_gather_into_tensor(gathered, ids)),
                  ("all_reduce", values * 2, 2 * (n - 1) / n, lambda: dist.all_reduce(data)),

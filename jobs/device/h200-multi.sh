@@ -4,7 +4,7 @@
 # a GPU of its own): `pleshard bench exchange` over every backend with the PyTorch/NCCL
 # reference beside it, and `pleshard run` on the corpus from the GPU tiers at 1, 2, 4 and 8
 # GPUs (as many as the machine has), one GPU per rank, in several layouts.
-#   CORPUS=path/to/corpus-a.tokens.jsonl jobs/device/h200-multi.sh
+#   [CORPUS=path/to/corpus-a.tokens.jsonl] [PARTS="exchange torch scaling"] jobs/device/h200-multi.sh
 # Results go to $OUT (default ./out): topo.txt, exchange.txt, torch-exchange.jsonl,
 # scaling.txt (every scaling table).
 set -uo pipefail
@@ -18,15 +18,19 @@ nvidia-smi topo -m >"$out/topo.txt" 2>&1
 mpi=(mpiexec --oversubscribe -n)
 rc=0
 
-# Collectives at the exchange's message sizes.
+parts=${PARTS:-exchange torch scaling}
+part() { [[ " $parts " == *" $1 "* ]]; }
+
+# Collectives at the exchange's message sizes, and PyTorch's over the same NCCL.
 for n in $ranks; do
-  "${mpi[@]}" "$n" "$app" bench exchange --backend nccl mpi-staged mpi --tokens 1 64 1024 8192 65536 \
-    --min-seconds 0.2 >>"$out/exchange.txt" || rc=1
-  [ "$n" -gt 1 ] && python3 -m torch.distributed.run --nproc_per_node "$n" jobs/torch_collectives_baseline.py \
-    >>"$out/torch-exchange.jsonl" 2>>"$out/torch-exchange.err"
+  part exchange && { "${mpi[@]}" "$n" "$app" bench exchange --backend nccl mpi-staged mpi \
+    --tokens 1 64 1024 8192 65536 --min-seconds 0.2 >>"$out/exchange.txt" || rc=1; }
+  part torch && [ "$n" -gt 1 ] && python3 -m torch.distributed.run --nproc_per_node "$n" \
+    jobs/torch_collectives_baseline.py >>"$out/torch-exchange.jsonl" 2>>"$out/torch-exchange.err"
 done
-grep -v '^{' "$out/exchange.txt" | grep -v "^#"
-cat "$out/torch-exchange.jsonl"
+part exchange && grep -v '^{' "$out/exchange.txt" | grep -v "^#"
+part torch && cat "$out/torch-exchange.jsonl"
+part scaling || exit $rc
 
 # pleshard run on the corpus: DP over GPUs, embedding-parallel (ETP) over all of them, TP 2.
 model=${MODEL:-/tmp/pleshard-multi-model}
@@ -39,7 +43,7 @@ done
 "${scale[@]}" -g device -x --cuda-graph -o "$out/scaling-device-graph-dp" || rc=1
 [ "$gpus" -ge 2 ] && { "${scale[@]}" -g device -t 2 -o "$out/scaling-device-tp2" || rc=1; }
 # One file of every scaling table (the plots are left out).
-for f in "$out"/scaling-*.csv; do echo "# $(basename "$f" .csv)"; column -s, -t <"$f"; done >"$out/scaling.txt"
+for f in "$out"/scaling-*.csv; do echo "# $(basename "$f" .csv)"; cat "$f"; done >"$out/scaling.txt"
 rm -f "$out"/scaling-*.csv "$out"/scaling-*.svg
 cat "$out/scaling.txt"
 exit $rc

@@ -36,15 +36,18 @@ struct LookupBenchOptions {
 
 struct LookupBenchResult {
   // "device"; "device-plain" for the plain warp-per-row byte gather of the same rows;
-  // "pinned|device" for a pinned lookup and a device-tier lookup of the same ids on two
-  // streams at once (rows and bytes of both), which shows whether the pinned gather leaves
-  // room for other work.
+  // "pinned|device" for a pinned lookup with device-tier lookups of the same ids on
+  // another stream at once (rows and bytes of all), which shows whether the pinned gather
+  // leaves room for other work.
   std::string tier;
   RowFormat format = RowFormat::bf16;
   std::int64_t ids = 0;
   double seconds = 0;  // median per step, max over ranks
   double bytes = 0;    // per step, FBGEMM convention
   std::int64_t wrong = 0;
+  // "pinned|device": the share of the device work's own time hidden behind the pinned
+  // lookup (1: all of it, 0: none, the two ran one after the other); -1 elsewhere.
+  double hidden = -1;
 
   [[nodiscard]] double rows_per_second() const { return static_cast<double>(ids) / seconds; }
   [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }

@@ -217,13 +217,19 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, sizes[i] - at));
       buffer.resize(n);
       tensors[i].fill(at, buffer);
-      out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(n));
+      // All-zero chunks become holes (sparse files): reads give zeros all the same.
+      if (std::all_of(buffer.begin(), buffer.end(), [](std::uint8_t b) { return b == 0; })) {
+        out.seekp(static_cast<std::streamoff>(n), std::ios::cur);
+      } else {
+        out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(n));
+      }
       done += n;
       if (progress) progress(done);
     }
   }
   out.close();
   if (!out) throw SystemError(partial.string() + ": write failed (disk full?)");
+  std::filesystem::resize_file(partial, 8 + text.size() + offset);  // a trailing hole
   std::filesystem::rename(partial, path);
 }
 

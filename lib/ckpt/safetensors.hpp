@@ -68,8 +68,9 @@ struct StTensorSource {
   std::function<void(std::uint64_t offset, std::span<std::uint8_t> chunk)> fill;
 };
 
-// Writes `tensors` in the given order with bounded memory. The file appears under its
-// name only once complete (written as <path>.partial, then renamed).
+// Writes `tensors` in the given order with bounded memory; chunks of zeros are left as
+// holes (a sparse file). The file appears under its name only once complete (written as
+// <path>.partial, then renamed).
 // `progress(bytes_done)` is called after each chunk.
 void write_safetensors(const std::filesystem::path& path, const std::vector<StTensorSource>& tensors,
                        const std::map<std::string, std::string>& metadata,

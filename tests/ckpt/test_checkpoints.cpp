@@ -5,8 +5,11 @@
 
 #include <cstring>
 
+#include <sys/stat.h>
+
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/safetensors.hpp"
 #include "core/error.hpp"
 #include "ckpt/synthetic.hpp"
 #include "engine/embed.hpp"
@@ -65,6 +68,29 @@ TokenBatch test_batch(const ModelConfig& config) {
   TokenBatch batch(config.ngram_size);
   for (const auto& r : random_requests(rng, config, 6, 30)) batch.add_request(r.tokens, r.context);
   return batch;
+}
+
+// Chunks of zeros are written as holes, a trailing one included: the file has its full
+// size, validates, reads back zeros, and occupies less disk than its size.
+TEST(Checkpoints, ZeroChunksAreWrittenAsHoles) {
+  const ScratchDir dir;
+  const auto path = dir / "sparse.safetensors";
+  constexpr std::int64_t zero_bytes = 40 << 20;  // several 16 MB chunks
+  const std::vector<StTensorSource> tensors{
+      {"ones", StDtype::U8, {1024}, 1, [](std::uint64_t, std::span<std::uint8_t> c) { std::fill(c.begin(), c.end(), 1); }},
+      {"zeros", StDtype::U8, {zero_bytes}, 1, [](std::uint64_t, std::span<std::uint8_t> c) {
+         std::fill(c.begin(), c.end(), 0);
+       }}};
+  write_safetensors(path, tensors, {});
+  const SafetensorsFile file(path);
+  const auto ones = file.data(*file.find("ones"));
+  const auto zeros = file.data(*file.find("zeros"));
+  EXPECT_TRUE(std::all_of(ones.begin(), ones.end(), [](std::uint8_t b) { return b == 1; }));
+  ASSERT_EQ(zeros.size(), static_cast<std::size_t>(zero_bytes));
+  EXPECT_TRUE(std::all_of(zeros.begin(), zeros.end(), [](std::uint8_t b) { return b == 0; }));
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_LT(static_cast<std::int64_t>(st.st_blocks) * 512, zero_bytes / 2);
 }
 
 TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {

@@ -27,7 +27,7 @@ if [ -z "$launcher" ]; then
   fi
 fi
 csv=$prefix.csv
-echo "mode,storage,backend,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,hash_s,exchange_s,lookup_s,write_s,exchange_share,busbw_gb_s" >"$csv"
+echo "mode,storage,backend,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,hash_s,exchange_s,lookup_s,collect_s,write_s,exchange_share,busbw_gb_s" >"$csv"
 for n in $ranks; do
   [ $((n % tp)) -eq 0 ] || { echo "scaling: skip $n ranks (TP $tp does not divide it)"; continue; }
   etp=$tp; [ "$etp_per_tp" -gt 0 ] && etp=$((tp * etp_per_tp))
@@ -41,9 +41,10 @@ for n in $ranks; do
   field() { echo "$line" | grep -o "\"$1\": [^,}]*" | head -1 | sed 's/.*: //' | tr -d '"'; }
   busbw=$(echo "$line" | grep -o '"[a-z_]*_busbw": [^,}]*' | sed 's/"\([a-z_]*\)_busbw": \(.*\)/\1 \2/' |
           awk '{ printf "%s%s=%.2f", (NR > 1 ? ";" : ""), $1, $2 * 1e-9 }')
+  # The exchange's share of the timed phases (graph replays are one phase of their own).
   phases=$(awk -v a="$(field hash_s)" -v b="$(field exchange_s)" -v c="$(field lookup_s)" -v d="$(field write_s)" \
-           'BEGIN { s = a + b + c + d; printf "%.4f", (s > 0 ? b / s : 0) }')
-  echo "$mode,$(field storage),$(field backend),$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field write_s),$phases,$busbw" >>"$csv"
+           -v e="$(field collect_s)" 'BEGIN { s = a + b + c + d + e; printf "%.4f", (s > 0 ? b / s : 0) }')
+  echo "$mode,$(field storage),$(field backend),$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field collect_s),$(field write_s),$phases,$busbw" >>"$csv"
 done
 if command -v column >/dev/null; then column -s, -t <"$csv"; else cat "$csv"; fi
 # The plot: tokens/s against ranks (log2 x), as a self-contained SVG.

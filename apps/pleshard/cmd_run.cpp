@@ -41,10 +41,11 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
                 ", \"etp\": %d, \"requests\": %" PRId64
                 ", \"tokens\": %" PRId64 ", \"steps\": %" PRId64 ", \"seconds\": %.6f, \"tokens_per_s\": %.6g"
                 ", \"rows_per_s\": %.6g, \"hash_s\": %.6f, \"exchange_s\": %.6f, \"lookup_s\": %.6f"
-                ", \"write_s\": %.6f, \"graph_s\": %.6f, \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
+                ", \"write_s\": %.6f, \"collect_s\": %.6f, \"graph_s\": %.6f, \"parts\": %" PRId64
+                ", \"parts_resumed\": %" PRId64,
                 to_string(r.storage), r.backend.c_str(), r.topology.world, r.topology.tp, r.topology.etp, r.requests, r.tokens, r.steps, r.seconds,
                 tokens_per_s, rows_per_s, r.times.hash, r.times.exchange, r.times.lookup, r.times.write,
-                r.times.graph, r.parts, r.parts_resumed);
+                r.times.collect, r.times.graph, r.parts, r.parts_resumed);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -58,8 +59,8 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
               " resumed)\n", r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
-  std::printf("  phases (max over ranks): hash %.3f s, exchange %.3f s, lookup %.3f s, write %.3f s",
-              r.times.hash, r.times.exchange, r.times.lookup, r.times.write);
+  std::printf("  phases (max over ranks): hash %.3f s, exchange %.3f s, lookup %.3f s, collect %.3f s, write %.3f s",
+              r.times.hash, r.times.exchange, r.times.lookup, r.times.collect, r.times.write);
   if (r.times.graph > 0) std::printf(", CUDA graph replays %.3f s", r.times.graph);
   std::printf("\n");
   std::printf("  %-22s %6s %8s %12s %10s %10s\n", "collective (rank 0)", "ranks", "calls", "bytes", "algbw GB/s",

@@ -340,11 +340,11 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.seconds = MPI_Wtime() - start;
 
   // Phase times: the slowest rank; collectives: rank 0's own calls.
-  double phases[6] = {engine.times().hash, engine.times().exchange, engine.times().lookup, report.times.write,
-                      engine.times().graph, report.seconds};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, phases, 6, MPI_DOUBLE, MPI_MAX, comms.world()));
-  report.times = {phases[0], phases[1], phases[2], phases[3], phases[4]};
-  report.seconds = phases[5];
+  const PhaseTimes& t = engine.times();
+  double phases[7] = {t.hash, t.exchange, t.lookup, report.times.write, t.collect, t.graph, report.seconds};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, phases, 7, MPI_DOUBLE, MPI_MAX, comms.world()));
+  report.times = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
+  report.seconds = phases[6];
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
   const char* group_names[] = {"etp", "etp_dp", "tp"};
   const auto comm_list = engine.communicators();

@@ -23,7 +23,9 @@ struct PhaseTimes {
   double exchange = 0;
   double lookup = 0;
   double write = 0;
-  double graph = 0;  // CUDA graph replays: hash, exchange and lookup together
+  // The step's embeddings copied to the host, with what GPU work the step still had queued.
+  double collect = 0;
+  double graph = 0;  // CUDA graph replays: hash, exchange, lookup and collect together
 };
 
 // My embeddings after the exchange: tokens [first, first + count) of my DP rank's step,

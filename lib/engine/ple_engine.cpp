@@ -128,7 +128,9 @@ void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& ou
 
   exchange_->begin_step(batch.num_tokens());
   enqueue_step(view, batch.num_tokens());
+  t0 = MPI_Wtime();
   for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
+  times_.collect += MPI_Wtime() - t0;
 }
 
 void PleEngine::enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens) {

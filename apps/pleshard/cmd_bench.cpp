@@ -72,11 +72,11 @@ void print_lookup_results(const std::vector<LookupBenchResult>& results, int ran
                 to_string(r.format), r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(),
                 r.wrong);
   for (const auto& r : results)
-    if (r.hidden >= -0.5)
+    if (r.hidden)
       std::printf("# %s %s %" PRId64 " rows: %.0f%% of the device lookups' time hidden behind the pinned lookup\n",
-                  r.tier.c_str(), to_string(r.format), r.ids, 100 * r.hidden);
+                  r.tier.c_str(), to_string(r.format), r.ids, 100 * *r.hidden);
   for (const auto& r : results) {
-    const std::string hidden = r.hidden >= -0.5 ? ", \"hidden\": " + std::to_string(r.hidden) : "";
+    const std::string hidden = r.hidden ? ", \"hidden\": " + std::to_string(*r.hidden) : "";
     std::printf("{\"bench\": \"lookup\", \"tier\": \"%s\", \"format\": \"%s\", \"ranks\": %d, "
                 "\"ids\": %" PRId64 ", \"head_dim\": %d, \"out_dtype\": \"%s\", \"seconds\": %.6e, "
                 "\"rows_per_s\": %.6e, \"gb_per_s\": %.6e, \"wrong\": %" PRId64 "%s}\n",

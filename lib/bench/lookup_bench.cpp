@@ -133,8 +133,6 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
 }
 
 #if PLESHARD_HAVE_CUDA
-// The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
-// tier's output row by row.
 int uva_blocks_per_sm(const LookupBenchOptions& o) {
   return o.uva_blocks_per_sm >= 0 ? o.uva_blocks_per_sm : kernels::k_uva_gather_blocks_per_sm;
 }
@@ -190,6 +188,8 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
   return r;
 }
 
+// The GPU tier's lookup and a plain byte gather of the same rows, checked against the host
+// tier's output row by row.
 void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vector<std::int64_t>& ids,
                     const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,9 @@ struct LookupBenchResult {
   double seconds = 0;  // median per step, max over ranks
   double bytes = 0;    // per step, FBGEMM convention
   std::int64_t wrong = 0;
-  // "pinned|device": the share of the device work's own time hidden behind the pinned
-  // lookup (1: all of it, 0: none, the two ran one after the other); -1 elsewhere.
-  double hidden = -1;
+  // "pinned|device" only: the share of the device work's own time hidden behind the pinned
+  // lookup (1: all of it, 0: none, the two ran one after the other).
+  std::optional<double> hidden;
 
   [[nodiscard]] double rows_per_second() const { return static_cast<double>(ids) / seconds; }
   [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }

@@ -50,20 +50,6 @@ std::unique_ptr<StepSpace> bench_space(MPI_Comm comm, CollectiveBackend backend)
 #endif
 }
 
-// Host vectors into and out of the space.
-template <typename T>
-void put(StepSpace& space, SpaceBuffer& b, const std::vector<T>& host) {
-  b.reserve(std::max<std::size_t>(1, host.size() * sizeof(T)));
-  space.copy_from_host(b.data(), host.data(), host.size() * sizeof(T));
-}
-
-template <typename T>
-std::vector<T> get(StepSpace& space, const SpaceBuffer& b, std::size_t count) {
-  std::vector<T> host(count);
-  space.copy_to_host(host.data(), b.data(), count * sizeof(T));
-  return host;
-}
-
 }  // namespace
 
 std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBackend backend,
@@ -93,7 +79,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
     const auto count = static_cast<std::size_t>(tokens * o.heads);
     std::vector<std::int64_t> ids(count);
     for (std::size_t i = 0; i < count; ++i) ids[i] = (static_cast<std::int64_t>(me) << 40) + static_cast<std::int64_t>(i);
-    put(*space, send, ids);
+    send.assign(std::span<const std::int64_t>(ids));
     recv.reserve(std::max<std::size_t>(1, count * ranks * 8));
     measure(
         "all_gather", tokens, static_cast<double>(count * ranks * 8),
@@ -101,7 +87,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
           return host_seconds([&] { c.all_gather({send.data(), count * 8}, {recv.data(), count * ranks * 8}); });
         },
         [&] {
-          const auto got = get<std::int64_t>(*space, recv, count * ranks);
+          const auto got = recv.to_host<std::int64_t>(count * ranks);
           std::int64_t wrong = 0;
           for (std::size_t src = 0; src < ranks; ++src)
             for (std::size_t i = 0; i < count; ++i)
@@ -116,7 +102,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
     std::vector<std::uint16_t> partial(padded);
     for (std::size_t i = 0; i < padded; ++i)
       partial[i] = static_cast<int>(i % ranks) == me ? static_cast<std::uint16_t>(i / ranks + 1) : 0;
-    put(*space, send, partial);
+    send.assign(std::span<const std::uint16_t>(partial));
     data.reserve(padded * 2);
     measure(
         "all_reduce", tokens, static_cast<double>(padded * 2),
@@ -125,7 +111,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
           return host_seconds([&] { c.all_reduce(data.data(), padded, Element::u16, ReduceOp::owned); });
         },
         [&] {
-          const auto got = get<std::uint16_t>(*space, data, padded);
+          const auto got = data.to_host<std::uint16_t>(padded);
           std::int64_t wrong = 0;
           for (std::size_t i = 0; i < padded; ++i) wrong += got[i] != static_cast<std::uint16_t>(i / ranks + 1);
           return wrong;
@@ -138,7 +124,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
               [&] { c.reduce_scatter(send.data(), recv.data(), per_rank, Element::u16, ReduceOp::owned); });
         },
         [&] {
-          const auto got = get<std::uint16_t>(*space, recv, per_rank);
+          const auto got = recv.to_host<std::uint16_t>(per_rank);
           std::int64_t wrong = 0;
           for (std::size_t i = 0; i < per_rank; ++i)
             wrong += got[i] != static_cast<std::uint16_t>((static_cast<std::size_t>(me) * per_rank + i) / ranks + 1);

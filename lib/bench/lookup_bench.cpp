@@ -93,9 +93,8 @@ class DiskBench {
     const auto n = static_cast<std::int64_t>(ids.size());
     SpaceBuffer space_ids(*space_);
     SpaceBuffer space_out(*space_);
-    space_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+    space_ids.assign(std::span<const std::int64_t>(ids));
     space_out.reserve(std::max<std::size_t>(1, expected.size()));
-    space_->copy_from_host(space_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
     LookupBenchResult r{"disk", format, n};
     r.seconds = median_seconds(
         [&] {
@@ -107,9 +106,8 @@ class DiskBench {
         },
         o.min_repeats, o.min_seconds);
     r.bytes = static_cast<double>(table_->rows_read()) * row_bytes + static_cast<double>(n) * out_row_bytes;
-    std::vector<std::uint8_t> got(expected.size());
-    space_->copy_to_host(got.data(), space_out.data(), got.size());
-    r.wrong = count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
+    r.wrong = count_wrong_rows(space_out.to_host<std::uint8_t>(expected.size()), expected,
+                               static_cast<std::size_t>(out_row_bytes));
     return r;
   }
 
@@ -154,10 +152,9 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
   SpaceBuffer d_ids(*space);
   SpaceBuffer pinned_out(*space);
   SpaceBuffer device_out(*space);
-  d_ids.reserve(std::max<std::size_t>(1, ids.size() * sizeof(std::int64_t)));
+  d_ids.assign(std::span<const std::int64_t>(ids));
   pinned_out.reserve(std::max<std::size_t>(1, expected.size()));
   device_out.reserve(std::max<std::size_t>(1, expected.size()));
-  space->copy_from_host(d_ids.data(), ids.data(), ids.size() * sizeof(std::int64_t));
   pinned.reserve(n);
   const auto* d = d_ids.as<std::int64_t>();
   const auto device_work = [&] {
@@ -180,11 +177,9 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
       o.min_repeats, o.min_seconds, nullptr, stream);
   r.hidden = device_alone > 0 ? (pinned_alone + device_alone - r.seconds) / device_alone : 0;
   r.bytes = static_cast<double>(r.ids) * (row_bytes + out_row_bytes);
-  std::vector<std::uint8_t> got(expected.size());
-  for (const SpaceBuffer* out : {&pinned_out, &device_out}) {
-    space->copy_to_host(got.data(), out->data(), got.size());
-    r.wrong += count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
-  }
+  for (const SpaceBuffer* out : {&pinned_out, &device_out})
+    r.wrong += count_wrong_rows(out->to_host<std::uint8_t>(expected.size()), expected,
+                                static_cast<std::size_t>(out_row_bytes));
   return r;
 }
 

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "kernels/common/ngram_hash.hpp"
 #include "format/row_format.hpp"
@@ -61,6 +64,19 @@ class SpaceBuffer {
   template <typename T>
   [[nodiscard]] T* as() const {
     return reinterpret_cast<T*>(data_);
+  }
+  // Grows to hold `host` (at least one byte) and copies it in, ordered on the space's stream.
+  template <typename T>
+  void assign(std::span<const T> host) {
+    reserve(std::max<std::size_t>(1, host.size_bytes()));
+    space_->copy_from_host(data_, host.data(), host.size_bytes());
+  }
+  // The first `count` elements, copied to the host once the space's queued work is done.
+  template <typename T>
+  [[nodiscard]] std::vector<T> to_host(std::size_t count) const {
+    std::vector<T> host(count);
+    space_->copy_to_host(host.data(), data_, count * sizeof(T));
+    return host;
   }
 
  private:

@@ -47,13 +47,10 @@ std::vector<std::uint8_t> lookup_from_host(TableTier& table, StepSpace& space, s
   const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(table.layout().head_dim) * kernels::out_bytes(dtype);
   SpaceBuffer space_ids(space);
   SpaceBuffer space_out(space);
-  space_ids.reserve(std::max<std::size_t>(1, ids.size_bytes()));
+  space_ids.assign(ids);
   space_out.reserve(std::max<std::size_t>(1, out_bytes));
-  space.copy_from_host(space_ids.data(), ids.data(), ids.size_bytes());
   table.lookup(space_ids.as<std::int64_t>(), static_cast<std::int64_t>(ids.size()), dtype, space_out.data());
-  std::vector<std::uint8_t> out(out_bytes);
-  space.copy_to_host(out.data(), space_out.data(), out_bytes);
-  return out;
+  return space_out.to_host<std::uint8_t>(out_bytes);
 }
 
 }  // namespace pleshard

@@ -46,15 +46,8 @@ class Backend {
   template <typename T>
   SpaceBuffer put(const std::vector<T>& host) {
     SpaceBuffer b(*space_);
-    b.reserve(std::max<std::size_t>(1, host.size() * sizeof(T)));
-    space_->copy_from_host(b.data(), host.data(), host.size() * sizeof(T));
+    b.assign(std::span<const T>(host));
     return b;
-  }
-  template <typename T>
-  std::vector<T> get(const SpaceBuffer& b, std::size_t count) {
-    std::vector<T> host(count);
-    space_->copy_to_host(host.data(), b.data(), count * sizeof(T));
-    return host;
   }
 
   std::unique_ptr<Communicator> comm;
@@ -94,7 +87,7 @@ TEST_P(Collectives, AllGatherPlacesEachRanksBlockInRankOrder) {
   SpaceBuffer s = backend->put(send);
   SpaceBuffer r = backend->put(std::vector<std::int64_t>(5 * static_cast<std::size_t>(c.size())));
   c.all_gather({s.data(), send.size() * 8}, {r.data(), send.size() * 8 * static_cast<std::size_t>(c.size())});
-  const auto recv = backend->get<std::int64_t>(r, 5 * static_cast<std::size_t>(c.size()));
+  const auto recv = r.to_host<std::int64_t>(5 * static_cast<std::size_t>(c.size()));
   for (int k = 0; k < c.size(); ++k)
     for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(recv[static_cast<std::size_t>(k * 5 + i)], code(k, i));
   EXPECT_EQ(c.counters().at("all_gather").calls, 1);
@@ -104,10 +97,10 @@ TEST_P(Collectives, AllReduceSumMaxAndOwnedBits) {
   Communicator& c = *backend->comm;
   SpaceBuffer sum = backend->put(std::vector<std::int64_t>{c.rank() + 1});
   c.all_reduce(sum.data(), 1, Element::i64, ReduceOp::sum);
-  EXPECT_EQ(backend->get<std::int64_t>(sum, 1)[0], static_cast<std::int64_t>(c.size()) * (c.size() + 1) / 2);
+  EXPECT_EQ(sum.to_host<std::int64_t>(1)[0], static_cast<std::int64_t>(c.size()) * (c.size() + 1) / 2);
   SpaceBuffer max = backend->put(std::vector<std::int64_t>{c.rank()});
   c.all_reduce(max.data(), 1, Element::i64, ReduceOp::max);
-  EXPECT_EQ(backend->get<std::int64_t>(max, 1)[0], c.size() - 1);
+  EXPECT_EQ(max.to_host<std::int64_t>(1)[0], c.size() - 1);
   // Element i is owned by rank i % size; -0.0 (0x8000) must survive, as a float sum would not.
   for (const std::size_t n : {std::size_t{12}, std::size_t{13}}) {  // whole words, and not
     std::vector<std::uint16_t> owned(n);
@@ -115,7 +108,7 @@ TEST_P(Collectives, AllReduceSumMaxAndOwnedBits) {
       owned[i] = static_cast<int>(i) % c.size() == c.rank() ? static_cast<std::uint16_t>(i == 0 ? 0x8000 : 0x100 + i) : 0;
     SpaceBuffer b = backend->put(owned);
     c.all_reduce(b.data(), n, Element::u16, ReduceOp::owned);
-    const auto got = backend->get<std::uint16_t>(b, n);
+    const auto got = b.to_host<std::uint16_t>(n);
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(got[i], i == 0 ? 0x8000 : 0x100 + i);
   }
 }
@@ -128,7 +121,7 @@ TEST_P(Collectives, ReduceScatterGivesEachRankItsBlock) {
   SpaceBuffer s = backend->put(send);
   SpaceBuffer r = backend->put(std::vector<std::uint32_t>(per_rank));
   c.reduce_scatter(s.data(), r.data(), per_rank, Element::u32, ReduceOp::sum);
-  const auto recv = backend->get<std::uint32_t>(r, per_rank);
+  const auto recv = r.to_host<std::uint32_t>(per_rank);
   const std::uint32_t rank_sum = static_cast<std::uint32_t>(c.size() * (c.size() + 1) / 2) * 1000u;
   for (std::size_t i = 0; i < per_rank; ++i)
     EXPECT_EQ(recv[i], rank_sum + static_cast<std::uint32_t>(c.size()) * static_cast<std::uint32_t>(c.rank() * per_rank + i));
@@ -154,7 +147,7 @@ TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {
   SpaceBuffer s = backend->put(send);
   SpaceBuffer r = backend->put(std::vector<std::int64_t>(static_cast<std::size_t>(total / 8)));
   c.all_to_all_v(s.data(), send_counts, send_offsets, r.data(), recv_counts, recv_offsets);
-  const auto recv = backend->get<std::int64_t>(r, static_cast<std::size_t>(total / 8));
+  const auto recv = r.to_host<std::int64_t>(static_cast<std::size_t>(total / 8));
   for (int src = 0; src < n; ++src)
     for (int k = 0; k < src + c.rank() + 1; ++k)
       EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[src] / 8 + k)], code(src, c.rank() * 100 + k));

@@ -1,5 +1,6 @@
 // pleshard bench hash|lookup|exchange: throughput, validated, as a table and JSON lines.
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -7,9 +8,12 @@
 #include "bench/exchange_bench.hpp"
 #include "bench/hash_bench.hpp"
 #include "bench/lookup_bench.hpp"
+#include "bench/step_bench.hpp"
 #include "cli.hpp"
 #include "config/model_config.hpp"
 #include "core/collective.hpp"
+#include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/synthetic.hpp"
 #include "store/storage_tier.hpp"
 
 #include <nlohmann/json.hpp>
@@ -23,6 +27,10 @@ struct BenchOptions {
   HashBenchOptions hash;
   LookupBenchOptions lookup;
   ExchangeBenchOptions exchange;
+  StepBenchOptions step;
+  std::string step_format = "bf16";
+  std::int64_t step_rows = 1 << 24;
+  std::vector<std::string> modes{"eager", "graph"};
   std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
   std::vector<std::string> tiers{"host"};
   std::vector<std::string> backends{"mpi"};
@@ -41,6 +49,48 @@ ModelConfig default_bench_config() {
                                            {"ple_embed_dim", 2560},
                                            {"ple_layer_ids", {1}}},
                             "built-in bench config");
+}
+
+// Qwen3.8-Flash-Next's PLE shape (jobs/models/qwen3.8-flash-next/config.json: one layer of
+// 16 heads of 160 values) over a table of at least `rows` rows instead of 320M.
+ModelConfig qwen_shaped_config(std::int64_t rows, const std::string& format) {
+  nlohmann::json j{{"vocab_size", 248320},
+                   {"eos_token_id", 248044},
+                   {"hidden_size", 2560},
+                   {"num_hidden_layers", 48},
+                   {"ngram_size", 3},
+                   {"heads_per_ngram", 8},
+                   {"ple_embed_dim", 2560},
+                   {"ngram_vocab_size_base", (rows + 15) / 16},
+                   {"make_ngram_vocab_size_divisible_by", 128},
+                   {"split_ngram_parts", 128},
+                   {"seed", 1234},
+                   {"ple_layer_ids", {2}}};
+  if (format == "fp8") j["ple_embedding_dtype"] = "float8_e4m3fn";
+  if (format == "nvfp4") j["ple_embedding_dtype"] = "nvfp4";
+  return parse_model_config(j, "built-in Qwen3.8-Flash-Next-shaped config");
+}
+
+void print_step_results(const std::vector<StepBenchResult>& results) {
+  std::printf("# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
+              "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
+  std::printf("%-7s %-6s %-10s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %7s\n", "tier", "mode", "backend",
+              "ranks", "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us", "tokens/s", "rows/s",
+              "#wrong");
+  for (const auto& r : results)
+    std::printf("%-7s %-6s %-10s %5d %4d %4d %8" PRId64 " %8" PRId64 " %10.1f %10.1f %12.1f %12.4e %14.4e %7" PRId64
+                "\n",
+                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.tokens, r.steps,
+                r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
+                r.wrong);
+  for (const auto& r : results)
+    std::printf("{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
+                "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64
+                ", \"steps\": %" PRId64 ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
+                ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
+                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens,
+                r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers,
+                r.tokens_per_second(), r.rows_per_second(), r.wrong);
 }
 
 void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) {
@@ -151,6 +201,51 @@ void add_bench_command(CLI::App& app, Action& action) {
         results.insert(results.end(), some.begin(), some.end());
       }
       if (world_rank() == 0) print_exchange_results(results);
+      std::int64_t wrong = 0;
+      for (const auto& r : results) wrong += r.wrong;
+      return wrong == 0 ? 0 : 1;
+    };
+  });
+
+  CLI::App* step = bench->add_subcommand("step", "Whole engine steps of every PLE layer: p50/p99 latency, tokens/s");
+  step->add_option("--config", o->config,
+                   "Model config.json (default: Qwen3.8-Flash-Next's PLE shape over --rows rows)");
+  step->add_option("--checkpoint", o->step.checkpoint,
+                   "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)");
+  step->add_option("--rows", o->step_rows, "Rows of the built-in config's table (at least)")->capture_default_str();
+  step->add_option("--format", o->step_format, "Row format of synthetic tables: bf16, fp8 or nvfp4")
+      ->check(CLI::IsMember({"bf16", "fp8", "nvfp4"}))
+      ->capture_default_str();
+  step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
+      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->capture_default_str();
+  step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")->capture_default_str();
+  step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
+      ->check(CLI::IsMember({"eager", "graph"}))
+      ->capture_default_str();
+  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->capture_default_str();
+  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)");
+  step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
+  step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
+  step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")->capture_default_str();
+  step->callback([&action, o] {
+    action = [o] {
+      collective_try(MPI_COMM_WORLD, [&] {
+        if (o->step_rows < 16) throw InputError("bench step: --rows must be >= 16");
+        o->step.config = !o->config.empty()            ? load_model_config(o->config)
+                         : !o->step.checkpoint.empty() ? load_checkpoint_config(o->step.checkpoint)
+                                                       : qwen_shaped_config(o->step_rows, o->step_format);
+        o->step.format = o->config.empty() ? parse_row_format(o->step_format) : default_format(o->step.config);
+        o->step.dtype = parse_out_dtype(o->out_dtype);
+        o->step.tiers.clear();
+        for (const auto& tier : o->tiers) o->step.tiers.push_back(parse_storage_tier(tier));
+        o->step.eager = std::find(o->modes.begin(), o->modes.end(), "eager") != o->modes.end();
+        o->step.graph = std::find(o->modes.begin(), o->modes.end(), "graph") != o->modes.end();
+        for (const std::int64_t t : o->step.tokens)
+          if (t < 1) throw InputError("bench step: --tokens must be >= 1, got " + std::to_string(t));
+      });
+      const auto results = run_step_bench(MPI_COMM_WORLD, o->step);
+      if (world_rank() == 0) print_step_results(results);
       std::int64_t wrong = 0;
       for (const auto& r : results) wrong += r.wrong;
       return wrong == 0 ? 0 : 1;

@@ -198,4 +198,32 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params,
   }
 }
 
+// A step's tokens in `slots` blocks of equal size, as the engine packs them: slot s holds
+// one DP rank's batch padded to `slot_tokens` tokens (the padding tokens form one extra
+// request), so an ETP group's batches are gathered by one fixed-size all-gather and hashed
+// where they land. A block is, in int64: tokens [slot_tokens], query_start_loc
+// [slot_tokens + 2] (room for slot_tokens + 1 requests) and contexts [(slot_tokens + 1) x (N-1)].
+struct SlotBatchView {
+  const std::int64_t* blocks = nullptr;
+  int slots = 0;
+  std::int64_t slot_tokens = 0;
+  int context_width = 0;  // N - 1
+
+  [[nodiscard]] PLESHARD_HD static constexpr std::int64_t block_size(std::int64_t slot_tokens, int context_width) {
+    return slot_tokens + (slot_tokens + 2) + (slot_tokens + 1) * context_width;
+  }
+  [[nodiscard]] PLESHARD_HD std::int64_t tokens() const { return slots * slot_tokens; }
+  [[nodiscard]] PLESHARD_HD NgramBatchView slot(std::int64_t s) const {
+    const std::int64_t* b = blocks + s * block_size(slot_tokens, context_width);
+    return {b, slot_tokens, b + slot_tokens, slot_tokens + 1, b + 2 * slot_tokens + 2};
+  }
+};
+
+// The H ids of token t (0 <= t < batch.tokens()) of a slot batch, slot by slot.
+PLESHARD_HD inline void ngram_ids_of_slot_token(const NgramHashParams& params, const SlotBatchView& batch,
+                                                std::int64_t t, std::int64_t* ids) {
+  const std::int64_t s = t / batch.slot_tokens;
+  ngram_ids_of_token(params, batch.slot(s), t - s * batch.slot_tokens, ids);
+}
+
 }  // namespace pleshard::kernels

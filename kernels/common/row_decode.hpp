@@ -148,6 +148,20 @@ struct TableView {
   }
 };
 
+// Most PLE layers one step decodes in a single launch (DESIGN.md §9's models have 1 or 2).
+inline constexpr int k_max_step_layers = 8;
+
+// One layer's share of a step's decode: entry i (token i / heads, head i % heads) is row
+// keys[i] of `rows`, or zeros where that key is outside the rows the view holds; its
+// head_dim values go to out + i * head_dim. Every tier hands the decode such a view: the
+// table itself (device, pinned, host) or a block of fetched rows (staged pinned, disk).
+struct DecodeTask {
+  TableView rows;
+  const std::int64_t* keys = nullptr;
+  std::int64_t count = 0;
+  void* out = nullptr;
+};
+
 // E4M3 decoding as a callable, so a kernel can substitute a table filled by decode_e4m3.
 struct DecodeE4m3 {
   PLESHARD_HD float operator()(std::uint8_t b) const { return decode_e4m3(b); }

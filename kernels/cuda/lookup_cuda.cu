@@ -29,10 +29,31 @@ constexpr int values_per_chunk() {
 template <int Bytes>
 using ChunkVector = std::conditional_t<Bytes == 16, uint4, uint2>;
 
+// Which shared-memory tables a launch fills: none (16- and 32-bit rows), the 256 E4M3
+// values (FP8), or those and every NVFP4 (block scale, code) product. A launch takes the
+// smallest set that covers all its tasks' formats.
+enum class Tables { none, e4m3, nvfp4 };
+
+template <Tables T>
+struct SharedTables {
+  float e4m3[T == Tables::none ? 1 : 256];
+  // NVFP4: decode_e2m1(code) * decode_e4m3(scale) for every pair, exact in float; a value is
+  // then one shared load and the global scale, as for FP8, instead of the E2M1 arithmetic.
+  float nvfp4[T == Tables::nvfp4 ? 256 * 16 : 1];
+};
+
 // E4M3 codes decoded once per block into shared memory, by the shared decode core.
 struct E4m3Table {
   const float* values;
   __device__ float operator()(std::uint8_t b) const { return values[b]; }
+};
+
+// The tasks of one launch, passed by value (a few hundred bytes of kernel parameters).
+struct StepTasks {
+  int count = 0;
+  DecodeTask tasks[k_max_step_layers];
+  // Whether a task's rows split into the format's chunks at aligned addresses.
+  bool aligned[k_max_step_layers] = {};
 };
 
 // Writes N consecutive output values with the widest stores their alignment allows.
@@ -57,27 +78,13 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
   for (int k = 0; k < N; ++k) store_value_as<O>(out, first + k, values[k]);
 }
 
-// One warp per output row. Each lane loads chunks of the stored row (read-only
-// path), decodes them with the shared decode core and stores the values in 16-byte
-// vectors; a row's chunks are contiguous across the lanes, so loads and stores coalesce.
-template <RowFormat F, OutDtype O>
-__global__ void __launch_bounds__(k_warps_per_block * 32)
-    lookup_kernel(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
-                  void* __restrict__ out) {
-  __shared__ float e4m3_values[256];
-  // NVFP4: every (block scale, code) product of the decode core, decode_e2m1(code) *
-  // decode_e4m3(scale), exact in float; a value is then one shared load and the global
-  // scale, as for FP8, instead of the E2M1 arithmetic.
-  __shared__ float nvfp4_products[F == RowFormat::nvfp4 ? 256 * 16 : 1];
-  if constexpr (F == RowFormat::fp8 || F == RowFormat::nvfp4) {
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) e4m3_values[b] = decode_e4m3(static_cast<std::uint8_t>(b));
-  }
-  if constexpr (F == RowFormat::nvfp4) {
-    for (int e = threadIdx.x; e < 256 * 16; e += blockDim.x)
-      nvfp4_products[e] = decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
-  }
-  if constexpr (F == RowFormat::fp8 || F == RowFormat::nvfp4) __syncthreads();
-  const E4m3Table e4m3{e4m3_values};
+// One warp per output row. Each lane loads chunks of the stored row (read-only path),
+// decodes them with the shared decode core and stores the values in 16-byte vectors; a
+// row's chunks are contiguous across the lanes, so loads and stores coalesce.
+template <RowFormat F, OutDtype O, Tables T>
+__device__ void decode_task_aligned(const DecodeTask& task, const SharedTables<T>& tables) {
+  const TableView& table = task.rows;
+  const std::int64_t* __restrict__ keys = task.keys;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
   constexpr int bytes = chunk_bytes<F>();
@@ -93,11 +100,11 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
   if (group >= rows_per_warp) return;  // lanes left over by the grouping; no barrier follows
-  for (std::int64_t i = warp * rows_per_warp + group; i < num_ids; i += warps * rows_per_warp) {
-    const std::int64_t id = ids[i];
+  for (std::int64_t i = warp * rows_per_warp + group; i < task.count; i += warps * rows_per_warp) {
+    const std::int64_t id = keys[i];
     const std::int64_t base = i * dim;
     if (!table.owns(id)) {
-      for (int j = group_lane; j < dim; j += group_lanes) store_value_as<O>(out, base + j, 0.0f);
+      for (int j = group_lane; j < dim; j += group_lanes) store_value_as<O>(task.out, base + j, 0.0f);
       continue;
     }
     const auto local = static_cast<std::size_t>(id - table.row_begin);
@@ -109,42 +116,82 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
         std::uint8_t bytes[bytes];
       } chunk;
       chunk.vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row) + c);
-      const std::uint8_t* chunk_scales =
-          F == RowFormat::nvfp4 ? scales + c * per_chunk / k_nvfp4_block : nullptr;
       float values[per_chunk];
       if constexpr (F == RowFormat::nvfp4) {
         // One block per chunk: (e2m1 * block scale) * global, as decode_value_as computes it.
-        const float* products = nvfp4_products + (static_cast<unsigned>(chunk_scales[0]) << 4);
+        const float* products = tables.nvfp4 + (static_cast<unsigned>(scales[c * per_chunk / k_nvfp4_block]) << 4);
 #pragma unroll
         for (int k = 0; k < per_chunk; ++k)
           values[k] = products[(chunk.bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * table.global_scale;
-      } else {
+      } else if constexpr (F == RowFormat::fp8) {
+        const E4m3Table e4m3{tables.e4m3};
 #pragma unroll
         for (int k = 0; k < per_chunk; ++k)
-          values[k] = decode_value_as<F>(chunk.bytes, chunk_scales, table.global_scale, k, e4m3);
+          values[k] = decode_value_as<F>(chunk.bytes, nullptr, table.global_scale, k, e4m3);
+      } else {
+#pragma unroll
+        for (int k = 0; k < per_chunk; ++k) values[k] = decode_value_as<F>(chunk.bytes, nullptr, table.global_scale, k);
       }
-      store_chunk<O>(out, base + c * per_chunk, values);
+      store_chunk<O>(task.out, base + c * per_chunk, values);
     }
   }
 }
 
-// Rows whose bytes do not split into 16-byte chunks: one value per lane.
+// Rows whose bytes do not split into chunks at aligned addresses: one value per lane.
 template <RowFormat F, OutDtype O>
-__global__ void __launch_bounds__(k_warps_per_block * 32)
-    lookup_kernel_unaligned(const TableView table, const std::int64_t* __restrict__ ids, std::int64_t num_ids,
-                            void* __restrict__ out) {
+__device__ void decode_task_unaligned(const DecodeTask& task) {
+  const TableView& table = task.rows;
   const int lane = threadIdx.x & 31;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
-  for (std::int64_t i = warp; i < num_ids; i += warps) {
-    const std::int64_t id = ids[i];
+  for (std::int64_t i = warp; i < task.count; i += warps) {
+    const std::int64_t id = task.keys[i];
     const bool owned = table.owns(id);
     const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
     const std::uint8_t* row = table.row_at(local);
     const std::uint8_t* scales = F == RowFormat::nvfp4 ? table.scales_at(local) : nullptr;
     for (int j = lane; j < table.head_dim; j += 32)
-      store_value_as<O>(out, i * table.head_dim + j,
+      store_value_as<O>(task.out, i * table.head_dim + j,
                         owned ? decode_value_as<F>(row, scales, table.global_scale, j) : 0.0f);
+  }
+}
+
+template <RowFormat F, OutDtype O, Tables T>
+__device__ void decode_task(const DecodeTask& task, bool aligned, const SharedTables<T>& tables) {
+  if (aligned) {
+    decode_task_aligned<F, O, T>(task, tables);
+  } else {
+    decode_task_unaligned<F, O>(task);
+  }
+}
+
+// Every warp takes its share of every task in turn, so a step's layers need no search for
+// which layer a row belongs to and stay balanced whatever their sizes.
+template <OutDtype O, Tables T>
+__global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
+  __shared__ SharedTables<T> tables;
+  if constexpr (T != Tables::none) {
+    for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
+  }
+  if constexpr (T == Tables::nvfp4) {
+    for (int e = threadIdx.x; e < 256 * 16; e += blockDim.x)
+      tables.nvfp4[e] = decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
+  }
+  if constexpr (T != Tables::none) __syncthreads();
+  for (int d = 0; d < step.count; ++d) {
+    const DecodeTask& task = step.tasks[d];
+    const bool aligned = step.aligned[d];
+    switch (task.rows.format) {
+      case RowFormat::f32: decode_task<RowFormat::f32, O, T>(task, aligned, tables); break;
+      case RowFormat::bf16: decode_task<RowFormat::bf16, O, T>(task, aligned, tables); break;
+      case RowFormat::f16: decode_task<RowFormat::f16, O, T>(task, aligned, tables); break;
+      case RowFormat::fp8:
+        if constexpr (T != Tables::none) decode_task<RowFormat::fp8, O, T>(task, aligned, tables);
+        break;
+      case RowFormat::nvfp4:
+        if constexpr (T == Tables::nvfp4) decode_task<RowFormat::nvfp4, O, T>(task, aligned, tables);
+        break;
+    }
   }
 }
 
@@ -153,38 +200,39 @@ int grid_for(std::int64_t rows) {
   return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
 }
 
-// NVFP4 blocks fill a 16 KB product table first, so they stay resident and loop over rows:
-// a few blocks per SM instead of one block per few rows.
-int persistent_grid(std::int64_t rows) {
+int multiprocessors() {
   int device = 0;
   int sms = 0;
   PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
   PLESHARD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::min(grid_for(rows), 8 * sms);
-}
-
-template <RowFormat F, OutDtype O>
-void launch(const TableView& t, const std::int64_t* ids, std::int64_t n, void* out, cudaStream_t stream) {
-  const bool aligned = stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 &&
-                       t.row_stride() % chunk_bytes<F>() == 0 &&
-                       reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
-  if (aligned) {
-    const int grid = F == RowFormat::nvfp4 ? persistent_grid(n) : grid_for(n);
-    lookup_kernel<F, O><<<grid, k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
-  } else {
-    lookup_kernel_unaligned<F, O><<<grid_for(n), k_warps_per_block * 32, 0, stream>>>(t, ids, n, out);
-  }
-  PLESHARD_CUDA_CHECK_LAUNCH();
+  return sms;
 }
 
 template <RowFormat F>
-void launch_format(const TableView& t, const std::int64_t* ids, std::int64_t n, OutDtype dtype, void* out,
-                   cudaStream_t stream) {
-  switch (dtype) {
-    case OutDtype::f32: launch<F, OutDtype::f32>(t, ids, n, out, stream); break;
-    case OutDtype::bf16: launch<F, OutDtype::bf16>(t, ids, n, out, stream); break;
-    case OutDtype::f16: launch<F, OutDtype::f16>(t, ids, n, out, stream); break;
+bool aligned_for(const TableView& t) {
+  return stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 && t.row_stride() % chunk_bytes<F>() == 0 &&
+         reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
+}
+
+bool aligned_for(const TableView& t) {
+  switch (t.format) {
+    case RowFormat::f32: return aligned_for<RowFormat::f32>(t);
+    case RowFormat::bf16: return aligned_for<RowFormat::bf16>(t);
+    case RowFormat::f16: return aligned_for<RowFormat::f16>(t);
+    case RowFormat::fp8: return aligned_for<RowFormat::fp8>(t);
+    case RowFormat::nvfp4: return aligned_for<RowFormat::nvfp4>(t);
   }
+  return false;
+}
+
+template <OutDtype O>
+void launch(const StepTasks& step, Tables tables, int grid, cudaStream_t stream) {
+  switch (tables) {
+    case Tables::none: decode_step_kernel<O, Tables::none><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
+    case Tables::e4m3: decode_step_kernel<O, Tables::e4m3><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
+    case Tables::nvfp4: decode_step_kernel<O, Tables::nvfp4><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
+  }
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 __global__ void __launch_bounds__(k_warps_per_block * 32)
@@ -203,16 +251,38 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
 
 }  // namespace
 
+void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream) {
+  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
+    throw SystemError("decode_step_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
+                      std::to_string(k_max_step_layers) + " per launch");
+  StepTasks step;
+  Tables tables = Tables::none;
+  std::int64_t most = 0;
+  for (const DecodeTask& task : tasks) {
+    if (task.count == 0) continue;
+    const int d = step.count++;
+    step.tasks[d] = task;
+    step.aligned[d] = aligned_for(task.rows);
+    most = std::max(most, task.count);
+    if (task.rows.format == RowFormat::nvfp4) tables = Tables::nvfp4;
+    if (task.rows.format == RowFormat::fp8 && tables == Tables::none) tables = Tables::e4m3;
+  }
+  if (step.count == 0) return;
+  // With NVFP4, blocks fill a 16 KB product table first, so they stay resident and loop over
+  // rows: a few blocks per SM instead of one block per few rows.
+  int grid = grid_for(most);
+  if (tables == Tables::nvfp4) grid = std::min(grid, 8 * multiprocessors());
+  switch (dtype) {
+    case OutDtype::f32: launch<OutDtype::f32>(step, tables, grid, stream); break;
+    case OutDtype::bf16: launch<OutDtype::bf16>(step, tables, grid, stream); break;
+    case OutDtype::f16: launch<OutDtype::f16>(step, tables, grid, stream); break;
+  }
+}
+
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
                       void* out, cudaStream_t stream) {
-  if (num_ids == 0) return;
-  switch (table.format) {
-    case RowFormat::f32: launch_format<RowFormat::f32>(table, ids, num_ids, dtype, out, stream); break;
-    case RowFormat::bf16: launch_format<RowFormat::bf16>(table, ids, num_ids, dtype, out, stream); break;
-    case RowFormat::f16: launch_format<RowFormat::f16>(table, ids, num_ids, dtype, out, stream); break;
-    case RowFormat::fp8: launch_format<RowFormat::fp8>(table, ids, num_ids, dtype, out, stream); break;
-    case RowFormat::nvfp4: launch_format<RowFormat::nvfp4>(table, ids, num_ids, dtype, out, stream); break;
-  }
+  const DecodeTask task{table, ids, num_ids, out};
+  decode_step_cuda({&task, 1}, dtype, stream);
 }
 
 void gather_rows_plain_cuda(const std::uint8_t* rows, std::size_t row_bytes, const std::int64_t* ids,

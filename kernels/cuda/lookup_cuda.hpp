@@ -1,9 +1,11 @@
 #pragma once
-// CUDA lookups: fused gather + decode of table rows (device memory, or pinned host memory
-// read through UVA), and a plain warp-per-row byte gather as a baseline for benchmarks.
+// CUDA lookups: one fused gather + decode launch for every layer of a step (rows in device
+// memory, or in pinned host memory read through UVA), and a plain warp-per-row byte gather
+// as a baseline for benchmarks.
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include <cuda_runtime_api.h>
 
@@ -11,8 +13,11 @@
 
 namespace pleshard::kernels {
 
-// out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view. `table`'s row and
-// scale pointers, `ids` and `out` must be device-accessible (device or mapped pinned memory).
+// Every task of a step (at most k_max_step_layers, any mix of formats) in one launch. The
+// tasks' rows, keys and outputs must be device-accessible (device or mapped pinned memory).
+void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream);
+
+// out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view: one task.
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
                       OutDtype dtype, void* out, cudaStream_t stream);
 

@@ -4,15 +4,21 @@
 
 namespace pleshard::kernels {
 
+void decode_step_host(std::span<const DecodeTask> tasks, OutDtype dtype) {
+  using Space = Kokkos::DefaultHostExecutionSpace;
+  for (const DecodeTask& task : tasks) {
+    const std::int64_t dim = task.rows.head_dim;
+    Kokkos::parallel_for(
+        "pleshard::decode_step", Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, task.count),
+        [=](std::int64_t i) { decode_row(task.rows, task.keys[i], dtype, task.out, i * dim); });
+  }
+  Space().fence();
+}
+
 void lookup_rows_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
                       OutDtype dtype, void* out) {
-  using Space = Kokkos::DefaultHostExecutionSpace;
-  const std::int64_t dim = table.head_dim;
-  Kokkos::parallel_for(
-      "pleshard::lookup_rows",
-      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, num_ids),
-      [=](std::int64_t i) { decode_row(table, ids[i], dtype, out, i * dim); });
-  Space().fence();
+  const DecodeTask task{table, ids, num_ids, out};
+  decode_step_host({&task, 1}, dtype);
 }
 
 }  // namespace pleshard::kernels

@@ -1,5 +1,6 @@
 #pragma once
-// Host (Kokkos) kernel: the H n-gram ids of every token of a batch.
+// Host (Kokkos) kernels: the H n-gram ids of every token of a batch, for one layer, or for
+// every layer of a step at once.
 
 #include <cstdint>
 
@@ -10,5 +11,9 @@ namespace pleshard::kernels {
 // ids: num_tokens * H entries, row-major. Runs on Kokkos' default host execution space.
 void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView& batch,
                             std::int64_t* ids);
+
+// As compute_step_ids_cuda: `layers` blocks of batch.tokens() x H ids.
+void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch,
+                           std::int64_t* ids);
 
 }  // namespace pleshard::kernels

@@ -12,7 +12,12 @@ namespace pleshard {
 namespace fs = std::filesystem;
 
 const char* to_string(CheckpointKind kind) {
-  return kind == CheckpointKind::hdf5 ? "hdf5" : "safetensors";
+  switch (kind) {
+    case CheckpointKind::safetensors: return "safetensors";
+    case CheckpointKind::hdf5: return "hdf5";
+    case CheckpointKind::synthetic: return "synthetic";
+  }
+  return "?";
 }
 
 namespace {

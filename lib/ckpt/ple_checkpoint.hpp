@@ -34,7 +34,8 @@ struct PleTableInfo {
   std::vector<std::int64_t> head_offsets;
 };
 
-enum class CheckpointKind { safetensors, hdf5 };
+// synthetic: tables generated where they are read, no file (benchmarks at any size).
+enum class CheckpointKind { safetensors, hdf5, synthetic };
 
 // Consecutive rows [first, first + count) of a sorted row set, packed from position `at`.
 struct RowRun {

@@ -1,11 +1,6 @@
 #include "ckpt/safetensors_ple.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <functional>
-#include <mutex>
-#include <thread>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -17,6 +12,7 @@
 #include "ckpt/safetensors.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
@@ -182,37 +178,11 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         row = stop;
       }
     }
-    run_reads(reads.size(), [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
+    // Up to 16 threads, each with at least 8 reads.
+    parallel_for(reads.size(), 16, 8, [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
   }
 
  private:
-  // Runs read(i) for i in [0, count) on up to 16 threads; rethrows the first failure.
-  static void run_reads(std::size_t count, const std::function<void(std::size_t)>& read) {
-    constexpr std::size_t k_reads_per_thread = 8;
-    const std::size_t threads = std::min<std::size_t>(16, count / k_reads_per_thread);
-    if (threads <= 1) {
-      for (std::size_t i = 0; i < count; ++i) read(i);
-      return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::mutex failure_lock;
-    std::exception_ptr failure;
-    {
-      std::vector<std::jthread> pool;
-      for (std::size_t t = 0; t < threads; ++t)
-        pool.emplace_back([&] {
-          try {
-            for (std::size_t i = next++; i < count; i = next++) read(i);
-          } catch (...) {
-            const std::lock_guard lock(failure_lock);
-            if (!failure) failure = std::current_exception();
-            next = count;
-          }
-        });
-    }
-    if (failure) std::rethrow_exception(failure);
-  }
-
   static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count,
                         std::size_t row_bytes, std::uint8_t* out) {
     ref.file->will_need(*ref.tensor, first * row_bytes, count * row_bytes);

@@ -1,6 +1,9 @@
 #include "ckpt/synthetic.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "format/encode.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
@@ -22,7 +25,39 @@ float value_of(std::uint64_t key, int column) {
   return (2.0f - sum * (1.0f / 65536.0f)) * (k_synthetic_amax / 2.0f);
 }
 
+// body(first, last) over [begin, end) in pieces of rows spread over the machine's cores.
+template <typename Body>
+void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
+  constexpr std::int64_t k_piece = 1024;
+  const auto pieces = static_cast<std::size_t>((end - begin + k_piece - 1) / k_piece);
+  parallel_for(pieces, host_cores(), 2, [&](std::size_t i) {
+    const std::int64_t first = begin + static_cast<std::int64_t>(i) * k_piece;
+    body(first, std::min(end, first + k_piece));
+  });
+}
+
+class SyntheticCheckpoint final : public PleCheckpoint {
+ public:
+  SyntheticCheckpoint(const ModelConfig& config, RowFormat format, std::uint64_t seed)
+      : sources_(synthetic_tables(config, format, seed)) {
+    path_ = "synthetic(" + config.source + ", " + to_string(format) + ", seed " + std::to_string(seed) + ")";
+    for (const auto& s : sources_) tables_.push_back(s.info);
+  }
+  [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::synthetic; }
+  void read_rows(int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                 std::span<std::uint8_t> scales) const override {
+    sources_.at(static_cast<std::size_t>(ple_index)).rows(begin, end, rows, scales);
+  }
+
+ private:
+  std::vector<TableSource> sources_;
+};
+
 }  // namespace
+
+std::unique_ptr<PleCheckpoint> synthetic_checkpoint(const ModelConfig& config, RowFormat format, std::uint64_t seed) {
+  return std::make_unique<SyntheticCheckpoint>(config, format, seed);
+}
 
 float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column) {
   return value_of(row_key(seed, ple_index, row), column);
@@ -58,14 +93,17 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     const int d = spec.ple_index;
     auto rows = [layout, global, seed, d](std::int64_t begin, std::int64_t end,
                                           std::span<std::uint8_t> out, std::span<std::uint8_t> scales) {
-      std::vector<float> values(static_cast<std::size_t>(layout.head_dim));
-      for (std::int64_t r = begin; r < end; ++r) {
-        const std::uint64_t key = row_key(seed, d, r);
-        for (int j = 0; j < layout.head_dim; ++j) values[static_cast<std::size_t>(j)] = value_of(key, j);
-        const auto i = static_cast<std::size_t>(r - begin);
-        encode_row(layout.format, values, global, out.subspan(i * layout.row_bytes(), layout.row_bytes()),
-                   scales.subspan(i * layout.scale_bytes(), layout.scale_bytes()));
-      }
+      // Rows are a function of their index alone, so any split over threads gives the same bytes.
+      parallel_rows(begin, end, [&](std::int64_t first, std::int64_t last) {
+        std::vector<float> values(static_cast<std::size_t>(layout.head_dim));
+        for (std::int64_t r = first; r < last; ++r) {
+          const std::uint64_t key = row_key(seed, d, r);
+          for (int j = 0; j < layout.head_dim; ++j) values[static_cast<std::size_t>(j)] = value_of(key, j);
+          const auto i = static_cast<std::size_t>(r - begin);
+          encode_row(layout.format, values, global, out.subspan(i * layout.row_bytes(), layout.row_bytes()),
+                     scales.subspan(i * layout.scale_bytes(), layout.scale_bytes()));
+        }
+      });
     };
     tables.push_back({std::move(info), std::move(rows)});
   }

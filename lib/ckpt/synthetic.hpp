@@ -3,6 +3,7 @@
 // memory) and reproducible from (seed, PLE index, row, column) alone.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
@@ -20,6 +21,11 @@ inline constexpr float k_synthetic_amax = 0.04f;
 // config's ple_embedding_dtype), with the derived hash buffers.
 [[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format,
                                                         std::uint64_t seed);
+
+// A checkpoint of synthetic_tables: no file; rows are generated when read, on every core,
+// with the same values whatever the core count.
+[[nodiscard]] std::unique_ptr<PleCheckpoint> synthetic_checkpoint(const ModelConfig& config, RowFormat format,
+                                                                  std::uint64_t seed);
 
 // TableSources that read an open checkpoint (for conversion): bytes are copied, never
 // re-encoded.

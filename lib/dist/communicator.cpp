@@ -19,6 +19,12 @@ std::size_t element_bytes(Element e) {
   return 0;
 }
 
+void Communicator::count(const std::string& name, double bytes) {
+  CollectiveCounter& c = counters_[name];
+  c.calls += 1;
+  c.bytes += bytes;
+}
+
 double bus_factor(const std::string& collective, int ranks) {
   const double n = ranks;
   if (collective == "all_reduce") return 2 * (n - 1) / n;

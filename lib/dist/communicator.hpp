@@ -1,13 +1,17 @@
 #pragma once
 // The collectives the exchange needs, behind one interface so that backends (MPI here,
-// NCCL on GPUs) are interchangeable. Each call records its bytes and time for reports in
-// nccl-tests' terms (algbw, busbw).
+// NCCL on GPUs) are interchangeable. A call is ordered on the step space's stream like any
+// other work there: its result is in place for the space's next work (MPI on host memory
+// completes inside the call; NCCL only enqueues). Each call records its bytes, and the time
+// of the collective itself, for reports in nccl-tests' terms (algbw, busbw).
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <mpi.h>
 
@@ -58,7 +62,20 @@ class Communicator {
                             std::span<const std::int64_t> recv_counts,
                             std::span<const std::int64_t> recv_offsets) = 0;
 
+  // Adds the times of the calls the space's stream has passed to the counters (backends
+  // that time with events on the stream read them here; the rest count as they call).
+  virtual void settle() {}
+  // Throws SystemError when the backend has failed asynchronously (a peer's error, a
+  // network fault), aborting itself first; a waiting loop calls it while it waits.
+  virtual void check() {}
+  // Gives up on every call in flight so that waits on them end (a stalled peer).
+  virtual void abort() noexcept {}
+
   [[nodiscard]] const std::map<std::string, CollectiveCounter>& counters() const { return counters_; }
+  // The calls (counter name, bytes) enqueued while the stream was being captured into a
+  // CUDA graph since the last take, which a replay repeats; a replay adds them with count().
+  [[nodiscard]] std::vector<std::pair<std::string, double>> take_captured() { return std::exchange(captured_, {}); }
+  void count(const std::string& name, double bytes);
 
   template <typename T>
   void all_reduce(std::span<T> data, ReduceOp op) {
@@ -78,6 +95,7 @@ class Communicator {
   }
 
   std::map<std::string, CollectiveCounter> counters_;
+  std::vector<std::pair<std::string, double>> captured_;
 };
 
 // MPI backend over a communicator it does not own.

@@ -1,7 +1,6 @@
 #include "dist/nccl_communicator.hpp"
 
 #include <string>
-#include <thread>
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
@@ -49,8 +48,7 @@ Reduction reduction(std::size_t count, Element element, ReduceOp op) {
 
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream, double timeout_s)
-    : stream_(stream), timeout_s_(timeout_s) {
+NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream) : stream_(stream) {
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &size_));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   ncclUniqueId id{};
@@ -60,47 +58,85 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream, double ti
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (comm_ == nullptr) return;
-  // Mirror order of the bootstrap: drain our work, then destroy.
-  cudaStreamSynchronize(stream_);
-  ncclCommDestroy(comm_);
+  if (comm_ != nullptr) {
+    // Mirror order of the bootstrap: drain our work, then destroy.
+    cudaStreamSynchronize(stream_);
+    ncclCommDestroy(comm_);
+  }
+  for (const Timed& t : in_flight_) {
+    cudaEventDestroy(t.begin);
+    cudaEventDestroy(t.end);
+  }
+  for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
 }
 
-void NcclCommunicator::wait(const char* what) {
-  const double t0 = MPI_Wtime();
-  for (;;) {
-    const cudaError_t state = cudaStreamQuery(stream_);
-    if (state == cudaSuccess) return;
-    if (state != cudaErrorNotReady) PLESHARD_CUDA_CHECK(state);
-    ncclResult_t async = ncclSuccess;
-    PLESHARD_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
-    std::string failure;
-    if (async != ncclSuccess && async != ncclInProgress) {
-      failure = std::string(what) + ": NCCL reported " + ncclGetErrorString(async);
-    } else if (MPI_Wtime() - t0 > timeout_s_) {
-      failure = std::string(what) + ": no progress in " + std::to_string(timeout_s_) +
-                " s (a rank failed or left the collective)";
-    }
-    if (!failure.empty()) {
-      ncclCommAbort(comm_);
-      comm_ = nullptr;
-      throw SystemError(failure + "; communicator aborted");
-    }
-    std::this_thread::yield();
+cudaEvent_t NcclCommunicator::take_event() {
+  if (free_events_.empty()) {
+    cudaEvent_t e = nullptr;
+    PLESHARD_CUDA_CHECK(cudaEventCreate(&e));
+    return e;
   }
+  cudaEvent_t e = free_events_.back();
+  free_events_.pop_back();
+  return e;
+}
+
+void NcclCommunicator::settle() {
+  // In call order, as far as the stream has got.
+  std::size_t settled = 0;
+  for (; settled < in_flight_.size(); ++settled) {
+    const Timed& t = in_flight_[settled];
+    const cudaError_t state = cudaEventQuery(t.end);
+    if (state == cudaErrorNotReady) break;
+    PLESHARD_CUDA_CHECK(state);
+    float ms = 0;
+    PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, t.begin, t.end));
+    counters_[t.name].seconds += ms * 1e-3;
+    free_events_.push_back(t.begin);
+    free_events_.push_back(t.end);
+  }
+  in_flight_.erase(in_flight_.begin(), in_flight_.begin() + static_cast<std::ptrdiff_t>(settled));
+}
+
+void NcclCommunicator::check() {
+  if (comm_ == nullptr) throw SystemError("NCCL communicator already aborted");
+  ncclResult_t async = ncclSuccess;
+  PLESHARD_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
+  if (async == ncclSuccess || async == ncclInProgress) return;
+  abort();
+  throw SystemError(std::string("NCCL reported ") + ncclGetErrorString(async) + "; communicator aborted");
+}
+
+void NcclCommunicator::abort() noexcept {
+  if (comm_ == nullptr) return;
+  ncclCommAbort(comm_);
+  comm_ = nullptr;
 }
 
 template <typename F>
 void NcclCommunicator::run(const char* name, double bytes, F&& enqueue) {
   if (comm_ == nullptr) throw SystemError(std::string(name) + " on an aborted NCCL communicator");
-  if (capturing_) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
     enqueue();
+    captured_.emplace_back(name, bytes);
     return;
   }
-  timed(name, bytes, [&] {
+  const Timed t{name, take_event(), take_event()};
+  try {
+    PLESHARD_CUDA_CHECK(cudaEventRecord(t.begin, stream_));
     enqueue();
-    wait(name);
-  });
+    PLESHARD_CUDA_CHECK(cudaEventRecord(t.end, stream_));
+  } catch (...) {
+    free_events_.push_back(t.begin);
+    free_events_.push_back(t.end);
+    throw;
+  }
+  in_flight_.push_back(t);
+  CollectiveCounter& c = counters_[name];
+  c.calls += 1;
+  c.bytes += bytes;
 }
 
 void NcclCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {

@@ -1,8 +1,12 @@
 #pragma once
 // NCCL backend of the collectives: device buffers, the step space's stream, one GPU per
-// rank. Every call returns when its result is in place; waiting polls the stream and
-// NCCL's asynchronous error state, and aborts the communicator on an error or after a
-// timeout instead of hanging (nccl-tests' testStreamSynchronize). Built only with NCCL.
+// rank. Calls only enqueue; each is timed by a pair of events around it, read by settle()
+// once the stream has passed them. check() polls NCCL's asynchronous error state, so that a
+// waiting loop (the engine's watched step wait) can end instead of hanging on a failed or
+// stalled peer; abort() gives up on every call in flight (nccl-tests' testStreamSynchronize).
+// Built only with NCCL.
+
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <mpi.h>
@@ -27,7 +31,7 @@ class NcclCommunicator final : public Communicator {
  public:
   // Collective over `comm`, whose ranks have each set a different current device: rank 0
   // makes the unique id and broadcasts its bytes over MPI, then ncclCommInitRank.
-  NcclCommunicator(MPI_Comm comm, cudaStream_t stream, double timeout_s = 600);
+  NcclCommunicator(MPI_Comm comm, cudaStream_t stream);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -42,24 +46,30 @@ class NcclCommunicator final : public Communicator {
                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
                     std::span<const std::int64_t> recv_counts,
                     std::span<const std::int64_t> recv_offsets) override;
+  void settle() override;
+  void check() override;
+  void abort() noexcept override;
   using Communicator::all_reduce;
 
-  // While capturing a CUDA graph, calls only enqueue: no wait, no timing.
-  void set_capturing(bool capturing) { capturing_ = capturing; }
-
  private:
-  // Enqueues `enqueue`, then (unless capturing) waits and adds the time to `name`.
+  // A call in flight: its counter and the events around it.
+  struct Timed {
+    const char* name;
+    cudaEvent_t begin;
+    cudaEvent_t end;
+  };
+  // Enqueues `enqueue` between two events (none while the stream is being captured into a
+  // CUDA graph: the engine counts a replay's collectives itself).
   template <typename F>
   void run(const char* name, double bytes, F&& enqueue);
-  // Waits for the stream; on an NCCL error or the timeout, aborts and throws.
-  void wait(const char* what);
+  [[nodiscard]] cudaEvent_t take_event();
 
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_;
   int size_ = 1;
   int rank_ = 0;
-  double timeout_s_;
-  bool capturing_ = false;
+  std::vector<Timed> in_flight_;
+  std::vector<cudaEvent_t> free_events_;
 };
 
 }  // namespace pleshard

@@ -1,7 +1,8 @@
 #pragma once
 // Collectives on a step space's memory carried by a host communicator: each call copies its
-// buffers to the host and back. For GPU runs where ranks share GPUs (NCCL wants one GPU per
-// rank) or builds without NCCL.
+// buffers to the host (waiting for the work queued before it) and back. For GPU runs where
+// ranks share GPUs (NCCL wants one GPU per rank) or builds without NCCL. The time counted
+// is the host collective's alone.
 
 #include <memory>
 #include <vector>

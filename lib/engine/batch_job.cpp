@@ -1,23 +1,18 @@
 #include "engine/batch_job.hpp"
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
 
+#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
-#include "engine/ple_engine.hpp"
-#include "io/embedding_output.hpp"
+#include "engine/job_output.hpp"
+#include "exec/space_event.hpp"
 
 namespace pleshard {
-
-namespace fs = std::filesystem;
 
 double CollectiveReport::busbw() const {
   const std::string kind = name.substr(name.find(' ') + 1);
@@ -43,15 +38,7 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<R
 
 namespace {
 
-fs::path parts_dir(const fs::path& out) { return out.string() + ".parts"; }
-
-fs::path part_path(const fs::path& out, std::size_t part) {
-  char name[32];
-  std::snprintf(name, sizeof name, "part-%06zu.h5", part);
-  return parts_dir(out) / name;
-}
-
-// Identifies a job's parts: its config, requests, schedule-independent output settings.
+// Identifies a job's output: its config, requests and layout-independent output settings.
 std::string job_fingerprint(const ModelConfig& config, const std::vector<Request>& requests,
                             const BatchJobOptions& options, const std::string& checkpoint) {
   std::uint64_t h = kernels::splitmix64(static_cast<std::uint64_t>(options.part_tokens));
@@ -66,124 +53,56 @@ std::string job_fingerprint(const ModelConfig& config, const std::vector<Request
   return text;
 }
 
-// Rank 0: parts 0..k-1 already written by an earlier run of the same job.
-std::size_t completed_parts(const fs::path& out, const std::string& fingerprint, std::size_t parts) {
-  const fs::path dir = parts_dir(out);
-  if (!fs::exists(dir)) return 0;
-  const fs::path stamp = dir / "job";
-  std::string found;
-  if (FILE* f = std::fopen(stamp.c_str(), "r")) {
-    char buffer[64] = {};
-    found.assign(buffer, std::fread(buffer, 1, sizeof buffer - 1, f));
-    std::fclose(f);
+// One DP rank's share of a part and its steps, as every rank computes it.
+struct RankSchedule {
+  std::vector<Request> requests;               // in part order
+  std::vector<std::size_t> global;             // each one's index among all requests
+  std::vector<std::vector<StepSlice>> steps;   // slices index `requests`
+  [[nodiscard]] std::int64_t tokens(std::size_t step) const {
+    std::int64_t n = 0;
+    if (step < steps.size())
+      for (const StepSlice& s : steps[step]) n += s.length;
+    return n;
   }
-  if (found != fingerprint)
-    throw InputError(dir.string() + ": holds parts of a different job (config, checkpoint, requests, "
-                     "--out-dtype or --part-tokens differ); remove it to start afresh");
-  std::size_t k = 0;
-  while (k < parts && fs::exists(part_path(out, k))) ++k;
-  return k;
-}
-
-// Per request, per layer: the embeddings of its tokens, filled step by step.
-struct RequestOutputs {
-  std::vector<std::size_t> requests;                      // global indices, my DP rank's
-  std::vector<std::vector<std::vector<std::uint8_t>>> data;  // [request][layer] bytes
+  [[nodiscard]] std::int64_t finished(std::size_t step) const {
+    std::int64_t n = 0;
+    if (step < steps.size())
+      for (const StepSlice& s : steps[step])
+        n += s.position + s.length == static_cast<std::int64_t>(requests[static_cast<std::size_t>(s.request)].tokens.size());
+    return n;
+  }
 };
 
-// Boundaries and ids of consecutive requests, as an output file lists them.
-void request_layout(std::span<const Request> requests, std::vector<std::int64_t>& qsl,
-                    std::vector<std::string>& ids) {
-  qsl.assign(1, 0);
-  ids.clear();
-  for (const auto& r : requests) {
-    qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
-    ids.push_back(r.id);
+std::vector<RankSchedule> schedule_part(const std::vector<Request>& requests, std::pair<std::size_t, std::size_t> part,
+                                        int dp, const ModelConfig& config, const StepSchedule& schedule) {
+  const std::span<const Request> span(requests.data() + part.first, part.second - part.first);
+  const std::vector<int> owner = assign_requests_by_tokens(span, dp);
+  std::vector<RankSchedule> ranks(static_cast<std::size_t>(dp));
+  for (std::size_t r = 0; r < span.size(); ++r) {
+    RankSchedule& rank = ranks[static_cast<std::size_t>(owner[r])];
+    rank.requests.push_back(span[r]);
+    rank.global.push_back(part.first + r);
   }
+  for (RankSchedule& rank : ranks) {
+    StepScheduler scheduler(rank.requests, config.ngram_size, config.eos_token_id, schedule);
+    TokenBatch batch(config.ngram_size);
+    std::vector<StepSlice> slices;
+    while (scheduler.next_step(batch, slices)) rank.steps.push_back(slices);
+  }
+  return ranks;
 }
 
-// Writes one part: with parallel HDF5 every collector (TP rank 0 of each DP rank, over the
-// DP communicator) writes its own requests into the shared file; otherwise the part is
-// gathered at world rank 0, which writes it alone.
-void write_part(const Communicators& comms, bool shared, const fs::path& path, std::span<const Request> part,
-                std::size_t first_request, const RequestOutputs& outputs, int layers, std::size_t token_bytes,
-                std::int64_t ple_embed_dim, OutDtype dtype) {
-  std::vector<std::int64_t> qsl;
-  std::vector<std::string> ids;
-  request_layout(part, qsl, ids);
-  if (shared) {
-    EmbeddingWriter writer(path, qsl, ids, layers, ple_embed_dim, dtype, comms.dp());
-    for (std::size_t i = 0; i < outputs.requests.size(); ++i)
-      for (int d = 0; d < layers; ++d)
-        writer.write(d, qsl[outputs.requests[i] - first_request], outputs.data[i][static_cast<std::size_t>(d)]);
-    writer.finish();
-    return;
-  }
-  // Gathered: each collector sends (request index, its layers' bytes) records.
-  std::vector<std::uint8_t> blob;
-  for (std::size_t i = 0; i < outputs.requests.size(); ++i) {
-    const auto index = static_cast<std::int64_t>(outputs.requests[i]);
-    blob.insert(blob.end(), reinterpret_cast<const std::uint8_t*>(&index),
-                reinterpret_cast<const std::uint8_t*>(&index) + sizeof index);
-    for (const auto& layer : outputs.data[i]) blob.insert(blob.end(), layer.begin(), layer.end());
-  }
-  if (blob.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw InputError("a part of over 2 GB on one rank; use a smaller --part-tokens");
-  int size = static_cast<int>(blob.size());
-  int dp = 1;
-  int dp_rank = 0;
-  PLESHARD_MPI_CHECK(MPI_Comm_size(comms.dp(), &dp));
-  PLESHARD_MPI_CHECK(MPI_Comm_rank(comms.dp(), &dp_rank));
-  std::vector<int> sizes(static_cast<std::size_t>(dp)), offsets(static_cast<std::size_t>(dp));
-  PLESHARD_MPI_CHECK(MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comms.dp()));
-  std::vector<std::uint8_t> all;
-  if (dp_rank == 0) {
-    std::size_t total = 0;
-    for (int r = 0; r < dp; ++r) {
-      offsets[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
-    }
-    if (total > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw InputError("a part of over 2 GB; use a smaller --part-tokens");
-    all.resize(total);
-  }
-  PLESHARD_MPI_CHECK(MPI_Gatherv(blob.data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(), MPI_BYTE,
-                                 0, comms.dp()));
-  if (dp_rank != 0) return;
-  EmbeddingWriter writer(path, qsl, ids, layers, ple_embed_dim, dtype);
-  for (std::size_t at = 0; at < all.size();) {
-    std::int64_t index = 0;
-    std::memcpy(&index, all.data() + at, sizeof index);
-    at += sizeof index;
-    const std::size_t local = static_cast<std::size_t>(index) - first_request;
-    const std::size_t bytes = part[local].tokens.size() * token_bytes;
-    for (int d = 0; d < layers; ++d, at += bytes) writer.write(d, qsl[local], {all.data() + at, bytes});
-  }
-  writer.finish();
-}
+// A step whose embeddings are on their way to the host.
+struct PendingStep {
+  std::vector<EmbeddingView> views;
+  std::vector<StepSlice> slices;
+};
 
-// Copies the parts into the output (the collectors share the parts when HDF5 is parallel)
-// and removes them.
-void assemble_output(const Communicators& comms, bool shared, const fs::path& out,
-                     const std::vector<Request>& requests,
-                     const std::vector<std::pair<std::size_t, std::size_t>>& parts, int layers,
-                     std::int64_t ple_embed_dim, OutDtype dtype) {
-  int dp = 1;
-  int dp_rank = 0;
-  PLESHARD_MPI_CHECK(MPI_Comm_size(comms.dp(), &dp));
-  PLESHARD_MPI_CHECK(MPI_Comm_rank(comms.dp(), &dp_rank));
-  if (!shared && dp_rank != 0) return;
-  std::vector<std::int64_t> qsl;
-  std::vector<std::string> ids;
-  request_layout(requests, qsl, ids);
-  EmbeddingWriter writer(out, qsl, ids, layers, ple_embed_dim, dtype, shared ? comms.dp() : MPI_COMM_SELF);
-  const std::size_t stride = shared ? static_cast<std::size_t>(dp) : 1;
-  for (std::size_t p = shared ? static_cast<std::size_t>(dp_rank) : 0; p < parts.size(); p += stride) {
-    const EmbeddingFile part = read_embeddings_h5(part_path(out, p), layers, dtype);
-    for (int d = 0; d < layers; ++d) writer.write(d, qsl[parts[p].first], part.layers[static_cast<std::size_t>(d)]);
-  }
-  writer.finish();
-  if (dp_rank == 0) fs::remove_all(parts_dir(out));
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  const auto at = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(at), values.end());
+  return values[at];
 }
 
 }  // namespace
@@ -192,166 +111,175 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                              const PleCheckpoint& checkpoint, const std::vector<Request>& requests,
                              const BatchJobOptions& options) {
   const Topology& topo = comms.topology();
-  const bool writing = !options.out.empty();
   const bool world_root = topo.rank == 0;
-  PleEngine engine(comms, config, checkpoint, options.dtype, options.storage);
-  // No step holds more tokens than the budget, nor more requests than tokens.
-  if (options.cuda_graph) engine.capture_graph(options.schedule.step_tokens, options.schedule.step_tokens);
+  EngineOptions engine_options;
+  engine_options.dtype = options.dtype;
+  engine_options.tier = options.storage;
+  engine_options.max_tokens = options.schedule.step_tokens;
+  engine_options.cuda_graphs = options.cuda_graph;
+  engine_options.collective_timeout_s = options.collective_timeout_s;
+  PleEngine engine(comms, config, checkpoint, engine_options);
+  StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();
   const auto parts = split_parts(requests, options.part_tokens);
   const std::int64_t total_tokens = pleshard::total_tokens(requests);
 
-  // Resume: rank 0 looks at the parts directory; everyone learns how many parts to skip.
-  std::size_t first_part = 0;
-  const std::string fingerprint = job_fingerprint(config, requests, options, checkpoint.path());
-  if (writing) {
-    first_part = collective_try(comms.world(), [&] {
-      std::size_t k = 0;
-      if (world_root) {
-        k = completed_parts(options.out, fingerprint, parts.size());
-        fs::create_directories(parts_dir(options.out));
-        for (const auto& entry : fs::directory_iterator(parts_dir(options.out)))
-          if (entry.path().extension() == ".partial") fs::remove(entry.path());
-        if (FILE* f = std::fopen((parts_dir(options.out) / "job").c_str(), "w")) {
-          std::fputs(fingerprint.c_str(), f);
-          std::fclose(f);
-        }
-      }
-      return k;
-    });
-    std::int64_t k = static_cast<std::int64_t>(first_part);
-    PLESHARD_MPI_CHECK(MPI_Bcast(&k, 1, MPI_INT64_T, 0, comms.world()));
-    first_part = static_cast<std::size_t>(k);
+  // TP ranks of a DP rank hold the same rows, but each its own slice under sequence
+  // parallelism: those rows are written by the rank that holds them.
+  const bool split_rows = topo.sequence_parallel() && topo.tp > 1;
+  const bool writer = !options.out.empty() && (split_rows || topo.tp_rank() == 0);
+  std::unique_ptr<JobOutput> output;
+  if (!options.out.empty()) {
+    std::vector<std::int64_t> qsl{0};
+    std::vector<std::string> ids;
+    for (const auto& r : requests) {
+      qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+      ids.push_back(r.id);
+    }
+    const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype};
+    output = std::make_unique<JobOutput>(comms, options.out, job_fingerprint(config, requests, options, checkpoint.path()),
+                                         spec, writer);
   }
+  const std::size_t first_part = output ? output->parts_done() : 0;
+  std::vector<std::int64_t> qsl{0};
+  for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
+
   JobProgress progress;
   progress.requests = static_cast<std::int64_t>(requests.size());
   progress.tokens = total_tokens;
   for (std::size_t p = 0; p < first_part; ++p) {
     progress.requests_done += static_cast<std::int64_t>(parts[p].second - parts[p].first);
-    for (std::size_t r = parts[p].first; r < parts[p].second; ++r)
-      progress.tokens_done += static_cast<std::int64_t>(requests[r].tokens.size());
+    progress.tokens_done += qsl[parts[p].second] - qsl[parts[p].first];
   }
 
   BatchJobReport report;
   report.topology = topo;
   report.storage = engine.tier();
+  report.cuda_graph = options.cuda_graph;
   report.backend = engine.backend();
+  report.exchange = engine.exchange();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
   report.parts = static_cast<std::int64_t>(parts.size());
   report.parts_resumed = static_cast<std::int64_t>(first_part);
+
+  // On a GPU, two steps' embeddings in pinned host buffers: one being copied while the
+  // rows of the other are written. On the host, a step's rows are written from where the
+  // step left them, before the next step reuses that memory.
+  const bool copying = writer && space.on_device();
+  const std::size_t layer_bytes = static_cast<std::size_t>(options.schedule.step_tokens) * token_bytes;
+  std::unique_ptr<HostBuffer> host[2];
+  std::unique_ptr<SpaceEvent> copied[2];
+  if (copying)
+    for (int i = 0; i < 2; ++i) {
+      host[i] = std::make_unique<HostBuffer>(space, static_cast<std::size_t>(layers) * layer_bytes);
+      copied[i] = std::make_unique<SpaceEvent>(space);
+    }
+  PendingStep pending[2];
+  // Writes step j's rows where they go in the output file (once their copy is done).
+  const auto write_step = [&](std::size_t j, const RankSchedule& mine) {
+    const PendingStep& step = pending[j % 2];
+    if (copying) engine.wait_until(*copied[j % 2]);
+    std::int64_t at = 0;  // the slice's first token in the step
+    for (const StepSlice& slice : step.slices) {
+      const std::int64_t file_row = qsl[mine.global[static_cast<std::size_t>(slice.request)]] + slice.position;
+      for (int d = 0; d < layers; ++d) {
+        const EmbeddingView& v = step.views[static_cast<std::size_t>(d)];
+        const std::int64_t begin = std::max(at, v.first);
+        const std::int64_t end = std::min(at + slice.length, v.first + v.rows);
+        if (begin >= end) continue;
+        const auto* rows = copying ? host[j % 2]->data() + static_cast<std::size_t>(d) * layer_bytes
+                                   : static_cast<const std::uint8_t*>(v.data);
+        output->write(d, file_row + (begin - at),
+                      {rows + static_cast<std::size_t>(begin - v.first) * token_bytes,
+                       static_cast<std::size_t>(end - begin) * token_bytes});
+      }
+      at += slice.length;
+    }
+  };
+
   PLESHARD_MPI_CHECK(MPI_Barrier(comms.world()));
   const double start = MPI_Wtime();
-  const bool collector = topo.tp_rank() == 0;  // holds its DP rank's full embeddings
-  const bool shared_output = options.parallel_output && EmbeddingWriter::parallel(comms.dp());
-
-  std::vector<ExchangeResult> results;
+  const int edp = topo.edp();
+  const int group_first = topo.etp_group() * edp;
+  std::vector<std::int64_t> group_tokens(static_cast<std::size_t>(edp));
   for (std::size_t p = first_part; p < parts.size(); ++p) {
-    const std::span<const Request> part(requests.data() + parts[p].first, parts[p].second - parts[p].first);
-    const std::vector<int> owner = assign_requests_by_tokens(part, topo.dp());
-    RequestOutputs outputs;
-    std::vector<Request> mine;
-    for (std::size_t r = 0; r < part.size(); ++r) {
-      if (owner[r] != topo.dp_rank()) continue;
-      mine.push_back(part[r]);
-      outputs.requests.push_back(parts[p].first + r);
-      outputs.data.emplace_back(static_cast<std::size_t>(layers),
-                                std::vector<std::uint8_t>(writing && collector ? part[r].tokens.size() * token_bytes : 0));
-    }
-    StepScheduler scheduler(mine, config.ngram_size, config.eos_token_id, options.schedule);
+    const std::vector<RankSchedule> ranks = schedule_part(requests, parts[p], topo.dp(), config, options.schedule);
+    const RankSchedule& mine = ranks[static_cast<std::size_t>(topo.dp_rank())];
+    // My ETP group steps together until its busiest DP rank is done.
+    std::size_t steps = 0;
+    for (int s = 0; s < edp; ++s) steps = std::max(steps, ranks[static_cast<std::size_t>(group_first + s)].steps.size());
+    StepScheduler scheduler(mine.requests, config.ngram_size, config.eos_token_id, options.schedule);
     TokenBatch batch(config.ngram_size);
     std::vector<StepSlice> slices;
-    while (true) {
-      const bool has_work = scheduler.next_step(batch, slices);
-      // Every rank steps until no rank has work: ETP groups run their collectives together.
-      // TP ranks share a DP rank's tokens and requests, so count them once.
-      std::int64_t finished = 0;
-      for (const StepSlice& slice : slices)
-        finished += slice.position + slice.length == static_cast<std::int64_t>(mine[static_cast<std::size_t>(slice.request)].tokens.size());
-      const bool counter = topo.tp_rank() == 0;
-      std::int64_t state[3] = {has_work ? 1 : 0, counter ? batch.num_tokens() : 0, counter ? finished : 0};
-      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, state, 3, MPI_INT64_T, MPI_SUM, comms.world()));
-      if (state[0] == 0) break;
-      ++report.steps;
-      engine.forward(batch, results);
-      progress.tokens_done += state[1];
-      progress.requests_done += state[2];
-
-      if (writing) {
-        const double t0 = MPI_Wtime();
+    for (std::size_t k = 0; k < steps; ++k) {
+      if (!scheduler.next_step(batch, slices)) {
+        batch = TokenBatch(config.ngram_size);
+        slices.clear();
+      }
+      for (int s = 0; s < edp; ++s)
+        group_tokens[static_cast<std::size_t>(s)] = ranks[static_cast<std::size_t>(group_first + s)].tokens(k);
+      const StepOutput out = engine.forward(batch, group_tokens);
+      if (writer) pending[k % 2] = {out.layers, slices};
+      if (copying) {
         for (int d = 0; d < layers; ++d) {
-          ExchangeResult& result = results[static_cast<std::size_t>(d)];
-          std::vector<std::uint8_t> full;
-          if (topo.sequence_parallel() && topo.tp > 1) {
-            // Gather the TP ranks' token slices at TP rank 0.
-            std::vector<int> counts(static_cast<std::size_t>(topo.tp)), offsets(static_cast<std::size_t>(topo.tp));
-            for (int t = 0; t < topo.tp; ++t) {
-              const RowRange s = sequence_slice(batch.num_tokens(), topo.tp, t);
-              counts[static_cast<std::size_t>(t)] = static_cast<int>(static_cast<std::size_t>(s.size()) * token_bytes);
-              offsets[static_cast<std::size_t>(t)] = static_cast<int>(static_cast<std::size_t>(s.begin) * token_bytes);
-            }
-            if (collector) full.resize(static_cast<std::size_t>(batch.num_tokens()) * token_bytes);
-            PLESHARD_MPI_CHECK(MPI_Gatherv(result.embeddings.data(), static_cast<int>(result.embeddings.size()),
-                                           MPI_BYTE, full.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
-                                           comms.tp()));
-          } else if (collector) {
-            full = std::move(result.embeddings);
-          }
-          if (!collector) continue;
-          std::size_t row = 0;
-          for (const StepSlice& slice : slices) {
-            auto& target = outputs.data[static_cast<std::size_t>(slice.request)][static_cast<std::size_t>(d)];
-            std::memcpy(target.data() + static_cast<std::size_t>(slice.position) * token_bytes,
-                        full.data() + row * token_bytes, static_cast<std::size_t>(slice.length) * token_bytes);
-            row += static_cast<std::size_t>(slice.length);
-          }
+          const EmbeddingView& v = out.layers[static_cast<std::size_t>(d)];
+          space.copy_to_host_async(host[k % 2]->data() + static_cast<std::size_t>(d) * layer_bytes, v.data, v.bytes());
+          report.host_copy_bytes += static_cast<double>(v.bytes());
         }
-        report.times.write += MPI_Wtime() - t0;
+        copied[k % 2]->record();
+        // The previous step's rows are written while this one runs.
+        if (k > 0) write_step(k - 1, mine);
+      } else if (writer) {
+        write_step(k, mine);
       }
       if (world_root && options.progress) {
+        for (const RankSchedule& rank : ranks) {
+          progress.tokens_done += rank.tokens(k);
+          progress.requests_done += rank.finished(k);
+        }
         progress.seconds = MPI_Wtime() - start;
         options.progress(progress);
       }
     }
-
-    if (!writing) continue;
-    const double t0 = MPI_Wtime();
-    if (collector) {
-      write_part(comms, shared_output, part_path(options.out, p), part, parts[p].first, outputs, layers, token_bytes,
-                 config.ple_embed_dim, options.dtype);
-      if (world_root) {
-        if (const char* kill_after = std::getenv("PLESHARD_FAULT_KILL_AFTER_PARTS");
-            kill_after != nullptr && static_cast<std::size_t>(std::atoll(kill_after)) == p + 1) {
-          std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", p + 1);
-          std::raise(SIGKILL);
-        }
-      }
-    }
-    report.times.write += MPI_Wtime() - t0;
+    if (copying && steps > 0) write_step(steps - 1, mine);
+    engine.wait();
+    report.steps += static_cast<std::int64_t>(steps);
+    if (output) output->finish_part(p + 1);
   }
-
-  // Assemble the parts into the output.
-  if (writing && collector) {
-    const double t0 = MPI_Wtime();
-    assemble_output(comms, shared_output, options.out, requests, parts, layers, config.ple_embed_dim, options.dtype);
-    report.times.write += MPI_Wtime() - t0;
-  }
+  engine.wait();
+  if (output) output->commit();
   report.seconds = MPI_Wtime() - start;
 
-  // Phase times: the slowest rank; collectives: rank 0's own calls.
-  const PhaseTimes& t = engine.times();
-  double phases[7] = {t.hash, t.exchange, t.lookup, report.times.write, t.collect, t.graph, report.seconds};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, phases, 7, MPI_DOUBLE, MPI_MAX, comms.world()));
-  report.times = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
-  report.seconds = phases[6];
+  // Phase times and the job's time: the slowest rank; sizes: all ranks; collectives and
+  // step latencies: rank 0's own.
+  const EngineStats& stats = engine.stats();
+  report.times = stats.times;
+  report.graphs_captured = stats.graphs_captured;
+  report.step_p50 = percentile(stats.step_seconds, 0.5);
+  report.step_p99 = percentile(stats.step_seconds, 0.99);
+  report.write_seconds = output ? output->write_seconds() : 0;
+  report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
+  std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
+  maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
+                               static_cast<double>(report.steps)});
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX,
+                                   comms.world()));
+  std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
+  report.times.steps = maxima[k_step_phases];
+  report.times.graph = maxima[k_step_phases + 1];
+  report.seconds = maxima[k_step_phases + 2];
+  report.write_seconds = maxima[k_step_phases + 3];
+  report.steps = static_cast<std::int64_t>(maxima[k_step_phases + 4]);
+  double sums[2] = {report.host_copy_bytes, report.bytes_written};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comms.world()));
+  report.host_copy_bytes = sums[0];
+  report.bytes_written = sums[1];
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
-  const char* group_names[] = {"etp", "etp_dp", "tp"};
-  const auto comm_list = engine.communicators();
-  for (std::size_t c = 0; c < comm_list.size(); ++c)
-    for (const auto& [kind, counter] : comm_list[c]->counters())
-      report.collectives.push_back({std::string(group_names[c]) + " " + kind, comm_list[c]->size(),
-                                    counter.calls, counter.bytes, counter.seconds});
+  for (const auto& [group, comm] : engine.communicators())
+    for (const auto& [kind, counter] : comm->counters())
+      report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});
   return report;
 }
 

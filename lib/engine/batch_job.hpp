@@ -1,24 +1,24 @@
 #pragma once
 // The batch job (`pleshard run`): requests in parts of about `part_tokens` tokens; within a
-// part, requests are spread over the DP ranks balanced by tokens and scheduled in steps on
-// every rank; each step runs every PLE layer through the engine. After each part its
-// embeddings go to <out>.parts/part-NNNNNN.h5 (complete or absent), written by the TP-rank-0
-// ranks together with parallel HDF5, else gathered at rank 0; a rerun of the same job skips
-// the parts already written. At the end the parts are copied into <out> the same way.
+// part, requests are spread over the DP ranks balanced by tokens and scheduled in steps.
+// Scheduling is deterministic, so every rank knows every DP rank's steps and the ETP
+// groups step together without asking each other. Each step runs every PLE layer through
+// the engine; with an output, the step's embeddings are copied into pinned buffers while
+// the next step runs and written in place into the output file (engine/job_output.hpp),
+// resumable by part.
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "dist/topology.hpp"
-#include "engine/exchange.hpp"
+#include "engine/ple_engine.hpp"
 #include "engine/step_scheduler.hpp"
-#include "store/storage_tier.hpp"
 #include "io/requests.hpp"
+#include "store/storage_tier.hpp"
 
 namespace pleshard {
 
@@ -33,17 +33,14 @@ struct JobProgress {
 struct BatchJobOptions {
   StepSchedule schedule;
   OutDtype dtype = OutDtype::bf16;
-  // Where the tables live; every tier gives the same bytes, so parts resume across tiers.
+  // Where the tables live; every tier gives the same bytes, so outputs resume across tiers.
   StorageTier storage = StorageTier::host;
-  // Replay every step from a CUDA graph of the step-token budget (device and pinned tiers
-  // over NCCL; see PleEngine::capture_graph).
+  // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
   std::filesystem::path out;            // empty: summary only
   std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
-  // Collectors write parts and the output together through MPI-IO when HDF5 is parallel;
-  // false gathers everything at rank 0 instead (the path for serial HDF5).
-  bool parallel_output = true;
-  // Rank 0, after each step: progress over all ranks.
+  double collective_timeout_s = 600;    // EngineOptions::collective_timeout_s
+  // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };
 
@@ -52,7 +49,7 @@ struct CollectiveReport {
   int ranks = 1;
   std::int64_t calls = 0;
   double bytes = 0;    // summed nccl-tests sizes on rank 0
-  double seconds = 0;  // on rank 0
+  double seconds = 0;  // on rank 0, of the collectives themselves (events on a GPU)
   [[nodiscard]] double algbw() const { return seconds > 0 ? bytes / seconds : 0; }
   [[nodiscard]] double busbw() const;
 };
@@ -60,10 +57,9 @@ struct CollectiveReport {
 struct BatchJobReport {
   Topology topology;
   StorageTier storage = StorageTier::host;
-  // Replay every step from a CUDA graph of the step-token budget (device and pinned tiers
-  // over NCCL; see PleEngine::capture_graph).
   bool cuda_graph = false;
-  std::string backend;  // the exchange's collectives: mpi, nccl or mpi-staged
+  std::string backend;   // the exchange's collectives: mpi, nccl, mpi-staged or none
+  std::string exchange;  // the strategy
   std::int64_t requests = 0;
   std::int64_t tokens = 0;
   std::int64_t rows = 0;  // embedding rows produced: tokens * heads * layers
@@ -71,7 +67,13 @@ struct BatchJobReport {
   std::int64_t parts = 0;
   std::int64_t parts_resumed = 0;
   double seconds = 0;
-  PhaseTimes times;  // max over ranks
+  PhaseTimes times;             // max over ranks
+  std::int64_t graphs_captured = 0;
+  double step_p50 = 0;          // rank 0's step latencies, on its stream
+  double step_p99 = 0;
+  double host_copy_bytes = 0;   // embeddings copied to host memory, all ranks
+  double bytes_written = 0;     // embeddings written to the output, all ranks
+  double write_seconds = 0;     // max over ranks of the time in writes and syncs
   std::vector<CollectiveReport> collectives;
 };
 

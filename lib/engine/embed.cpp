@@ -1,26 +1,31 @@
 #include "engine/embed.hpp"
 
-#include "exec/step_space.hpp"
-#include "hash/ngram_ids.hpp"
-#include "store/table_factory.hpp"
+#include <algorithm>
+
+#include "engine/ple_engine.hpp"
 
 namespace pleshard {
 
+std::vector<std::uint8_t> to_host(StepSpace& space, const EmbeddingView& view) {
+  std::vector<std::uint8_t> host(view.bytes());
+  space.copy_to_host(host.data(), view.data, host.size());
+  return host;
+}
+
 std::vector<LayerEmbeddings> embed_batch(const ModelConfig& config, const PleCheckpoint& checkpoint,
                                          const TokenBatch& batch, OutDtype dtype, StorageTier tier) {
+  // One process, one step of the whole batch.
+  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
+  EngineOptions options;
+  options.dtype = dtype;
+  options.tier = tier;
+  options.max_tokens = std::max<std::int64_t>(1, batch.num_tokens());
+  PleEngine engine(comms, config, checkpoint, options);
+  const StepOutput out = engine.forward(batch);
+  engine.wait();
   std::vector<LayerEmbeddings> layers;
-  const auto space = make_tier_space(tier);
-  for (const auto& derived : derive_layer_specs(config)) {
-    const PleTableInfo& info = checkpoint.table(derived.ple_index);
-    const PleLayerSpec spec = hashing_spec(derived, info, checkpoint.path());
-    const std::vector<std::int64_t> ids = compute_ngram_ids(spec, batch);
-    LayerEmbeddings out;
-    out.ple_index = derived.ple_index;
-    // The table is held in `tier` for this lookup only.
-    const auto table = make_table_tier(tier, checkpoint, derived.ple_index, {0, info.layout.rows}, *space);
-    out.data = lookup_from_host(*table, *space, ids, dtype);
-    layers.push_back(std::move(out));
-  }
+  for (std::size_t d = 0; d < out.layers.size(); ++d)
+    layers.push_back({static_cast<int>(d), to_host(engine.space(), out.layers[d])});
   return layers;
 }
 

@@ -1,122 +1,98 @@
 #pragma once
-// The exchange of one PLE layer: from my DP rank's ids to my embeddings. A strategy behind
-// one interface, so that others can be measured against vLLM's. Ids and partial results
-// live in the engine's step space; the result is copied to host memory for the job.
+// The exchange of a step: from my DP rank's batch, loaded in the step plan, to my
+// embeddings of every PLE layer. A strategy behind one interface, each a different plan
+// over the same data (which tokens a rank hashes, which rows it fetches, what it sends);
+// vLLM's gather-reduce flow is the first and the reference. Every call only enqueues work
+// on the step space's stream (collectives included, on device backends).
 
 #include <cstdint>
 #include <memory>
-#include <span>
-#include <string>
 #include <vector>
 
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
-#include "exec/step_space.hpp"
-#include "store/table_tier.hpp"
+#include "engine/step_marks.hpp"
+#include "engine/step_plan.hpp"
+#include "exec/workspace.hpp"
+#include "store/row_store.hpp"
 
 namespace pleshard {
 
-// Seconds per phase as the host sees them. On a GPU, asynchronous work is counted in the
-// phase whose call waits for it (collectives wait for the lookups queued before them).
-struct PhaseTimes {
-  double hash = 0;
-  double exchange = 0;
-  double lookup = 0;
-  double write = 0;
-  // The step's embeddings copied to the host, with what GPU work the step still had queued.
-  double collect = 0;
-  double graph = 0;  // CUDA graph replays: hash, exchange, lookup and collect together
-};
-
-// My embeddings after the exchange: tokens [first, first + count) of my DP rank's step,
-// each ple_embed_dim values of the output dtype.
-struct ExchangeResult {
+// One layer's embeddings of one step, where the engine left them: `rows` rows of `width`
+// values of `dtype`, row-major, for tokens [first, first + rows) of my DP rank's step.
+struct EmbeddingView {
+  const void* data = nullptr;
   std::int64_t first = 0;
-  std::int64_t count = 0;
-  std::vector<std::uint8_t> embeddings;
+  std::int64_t rows = 0;
+  std::int64_t width = 0;
+  OutDtype dtype = OutDtype::bf16;
+  [[nodiscard]] std::size_t bytes() const {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(width) * kernels::out_bytes(dtype);
+  }
 };
 
-// One step runs begin_step, then start() for every layer, then finish() for every layer
-// (so that a tier's background lookup of one layer overlaps the collectives of others),
-// then collect() for every layer. start() and finish() only enqueue work on the space's
-// stream, so a step begun with begin_fixed_step() can be captured in a CUDA graph.
+// The communicators of an exchange on step-space memory; null for a group of one rank,
+// which needs none.
+struct ExchangeComms {
+  Communicator* etp = nullptr;     // my ETP group
+  Communicator* etp_dp = nullptr;  // my ETP group's ranks with my TP rank (one per slot)
+  Communicator* tp = nullptr;      // my DP rank's TP ranks
+};
+
+// What every strategy works with.
+struct ExchangeContext {
+  StepSpace& space;
+  Workspace& workspace;
+  StepPlan& plan;
+  RowStore& store;
+  Topology topology;
+  ExchangeComms comms;
+  OutDtype dtype;
+  std::int64_t width;  // ple_embed_dim: values per token and layer
+};
+
 class Exchange {
  public:
   virtual ~Exchange() = default;
-  [[nodiscard]] virtual std::string name() const = 0;
-  // My DP rank's token count this step. Collective over my ETP group (host control values).
-  virtual void begin_step(std::int64_t tokens) = 0;
-  // A step of exactly `tokens` tokens on every rank, agreed beforehand: no collective.
-  virtual void begin_fixed_step(std::int64_t tokens) = 0;
-  // ids: my DP rank's [tokens x heads] in the step space, free to reuse on return.
-  virtual void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
-                     PhaseTimes& times) = 0;
-  virtual void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) = 0;
-  // Copies my embeddings of the step's first `tokens` tokens to the host (waits).
-  virtual void collect(int layer, std::int64_t tokens, ExchangeResult& out) = 0;
+  [[nodiscard]] virtual const char* name() const = 0;
+  // Enqueues one step: my DP rank's `tokens` tokens are loaded in the plan as a slot of
+  // plan.slot_tokens() (the group's largest count). Fills views[d] for every layer d;
+  // they stay valid until the next run.
+  virtual void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) = 0;
 };
 
-// The communicators of an exchange: data collectives on step-space memory, and a host
-// one for the step's control values (the slot size).
-struct ExchangeComms {
-  Communicator& etp;
-  Communicator& etp_dp;
-  Communicator& tp;
-  Communicator& control;  // host memory, over my ETP group
-};
-
-// vLLM's data flow: gather the ETP group's DP id blocks into slots of the largest
-// token count (padding ids are row 0, their results dropped), look up the ids I own (zeros
-// elsewhere), combine over ETP, keep my DP slot — or, with sequence parallelism (E = TP),
-// reduce-scatter so each TP rank keeps 1/TP of the tokens.
-// Partial results are combined as owned bits (ReduceOp::owned): each element has exactly
-// one owner and every other rank contributes zero bits, so the result is the owner's value
-// bit for bit (a float sum would turn the owner's -0.0 into +0.0).
+// vLLM's data flow: gather the ETP group's batches into slots (one all-gather of tokens for
+// every layer), hash them, look up the ids I own (zeros elsewhere) with one fused decode
+// of every layer, combine over ETP, keep my DP slot — or, with sequence parallelism
+// (E = TP), reduce-scatter so each TP rank keeps 1/TP of the tokens. Partial results are
+// combined as owned bits (ReduceOp::owned): each element has exactly one owner and every
+// other rank contributes zero bits, so the result is the owner's value bit for bit (a
+// float sum would turn the owner's -0.0 into +0.0).
 class GatherReduceExchange final : public Exchange {
  public:
-  GatherReduceExchange(StepSpace& space, const ExchangeComms& comms, const Topology& topology, int layers);
-  [[nodiscard]] std::string name() const override { return "gather-reduce"; }
-  void begin_step(std::int64_t tokens) override;
-  void begin_fixed_step(std::int64_t tokens) override { tokens_ = slot_ = tokens; }
-  void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
-             PhaseTimes& times) override;
-  void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) override;
-  void collect(int layer, std::int64_t tokens, ExchangeResult& out) override;
+  explicit GatherReduceExchange(const ExchangeContext& context);
+  [[nodiscard]] const char* name() const override { return "gather-reduce"; }
+  void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
 
  private:
-  StepSpace& space_;
-  ExchangeComms comms_;
-  Topology topology_;
-  std::int64_t tokens_ = 0;
-  std::int64_t slot_ = 0;
-  SpaceBuffer slot_ids_;
-  SpaceBuffer gathered_ids_;
-  std::vector<SpaceBuffer> partial_;  // per layer: in flight between start and finish
-  std::vector<std::size_t> token_bytes_;  // per layer: bytes of one token's embedding
-  std::vector<SpaceBuffer> received_;  // per layer: my sequence slice after the reduce-scatter
+  [[nodiscard]] bool sequence_parallel() const { return ctx_.comms.tp != nullptr && ctx_.topology.sequence_parallel(); }
+
+  ExchangeContext ctx_;
+  Workspace::Region partial_;   // [layers][slots x slot tokens (padded to TP)][width]
+  Workspace::Region received_;  // sequence parallel: [layers][slice][width]
 };
 
-// For tiers that hold every row (disk): each rank looks up its own tokens (its sequence
-// slice under sequence parallelism); nothing is exchanged.
+// For stores that hold every row (disk): each rank looks up the rows of its own tokens (its
+// sequence slice under sequence parallelism); nothing is exchanged.
 class LocalExchange final : public Exchange {
  public:
-  LocalExchange(StepSpace& space, const Topology& topology, int layers);
-  [[nodiscard]] std::string name() const override { return "local"; }
-  void begin_step(std::int64_t tokens) override { tokens_ = tokens; }
-  void begin_fixed_step(std::int64_t tokens) override { tokens_ = tokens; }
-  void start(int layer, const std::int64_t* ids, int heads, TableTier& table, OutDtype dtype,
-             PhaseTimes& times) override;
-  void finish(int layer, TableTier& table, OutDtype dtype, PhaseTimes& times) override;
-  void collect(int layer, std::int64_t tokens, ExchangeResult& out) override;
+  explicit LocalExchange(const ExchangeContext& context);
+  [[nodiscard]] const char* name() const override { return "local"; }
+  void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
 
  private:
-  [[nodiscard]] RowRange mine(std::int64_t tokens) const;  // the tokens of a step I keep
-
-  StepSpace& space_;
-  Topology topology_;
-  std::int64_t tokens_ = 0;
-  std::vector<SpaceBuffer> rows_;
-  std::vector<std::size_t> token_bytes_;
+  ExchangeContext ctx_;
+  Workspace::Region out_;  // [layers][slot tokens][width]
 };
 
 // Tokens [first, first + count) that TP rank `tp_rank` keeps of `tokens` under sequence

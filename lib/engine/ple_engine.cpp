@@ -1,31 +1,31 @@
 #include "engine/ple_engine.hpp"
 
+#include <algorithm>
+#include <thread>
+
 #include <mpi.h>
 
 #include "core/error.hpp"
 #include "dist/communicator_factory.hpp"
-#include "store/host_table.hpp"
-#include "store/table_factory.hpp"
+#include "store/row_store_factory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
 #include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
-#endif
-#if PLESHARD_HAVE_NCCL
-#include "dist/nccl_communicator.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 #endif
 
 namespace pleshard {
 
+// One bucket's captured step: its views (fixed addresses; rows set per replay) and the
+// collectives each replay makes.
+struct PleEngine::Graph {
 #if PLESHARD_HAVE_CUDA
-class GraphHolder {
- public:
-  GraphHolder(cudaStream_t stream, const std::function<void()>& work) : graph(stream, work) {}
-  CudaGraph graph;
-};
-#else
-class GraphHolder {};
+  std::unique_ptr<CudaGraph> graph;
 #endif
+  std::vector<EmbeddingView> views;
+  std::vector<std::pair<Communicator*, std::vector<std::pair<std::string, double>>>> collectives;
+};
 
 namespace {
 
@@ -40,49 +40,98 @@ std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier ti
   return make_tier_space(tier);
 }
 
+int size_of(MPI_Comm comm) {
+  int n = 1;
+  MPI_Comm_size(comm, &n);
+  return n;
+}
+
 }  // namespace
 
 PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
-                     OutDtype dtype, StorageTier tier)
-    : topology_(comms.topology()),
-      dtype_(dtype),
-      tier_(tier),
-      space_(make_space(comms, tier, own_gpu_)),
-      batch_(*space_),
-      ids_(*space_) {
+                     const EngineOptions& options)
+    : topology_(comms.topology()), options_(options) {
+  const StorageTier tier = options.tier;
   if (tier != StorageTier::host && checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
-  open_communicators(comms);
+  if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
+  bool own_gpu = false;
+  space_ = make_space(comms, tier, own_gpu);
+  std::vector<kernels::NgramHashParams> params;
+  std::vector<RowRange> ranges;
   for (const auto& derived : derive_layer_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
-    hash_params_.push_back(make_hash_params(specs_.back()));
-    const RowRange range = balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank());
-    tables_.push_back(make_table_tier(tier, checkpoint, derived.ple_index, range, *space_));
+    params.push_back(make_hash_params(specs_.back()));
+    ranges.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
   }
-  const int layers = static_cast<int>(specs_.size());
-  if (tier == StorageTier::disk) {
-    exchange_ = std::make_unique<LocalExchange>(*space_, topology_, layers);
+  if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
+    throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
+                     std::to_string(kernels::k_max_step_layers));
+  open_communicators(comms, own_gpu);
+  store_ = make_row_store(tier, checkpoint, ranges, *space_);
+
+  // Every rank of the disk tier holds whole tables and hashes its own tokens only.
+  const bool local = tier == StorageTier::disk;
+  const PlanShape shape{static_cast<int>(specs_.size()), config.total_heads(), config.ngram_size - 1,
+                        local ? 1 : topology_.edp(), options.max_tokens};
+  workspace_ = std::make_unique<Workspace>(*space_);
+  plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
+  const ExchangeContext context{*space_, *workspace_, *plan_, *store_, topology_,
+                                {etp_.get(), etp_dp_.get(), tp_.get()}, options.dtype, config.ple_embed_dim};
+  if (local) {
+    exchange_ = std::make_unique<LocalExchange>(context);
   } else {
-    exchange_ = std::make_unique<GatherReduceExchange>(*space_, ExchangeComms{*etp_, *etp_dp_, *tp_, *control_},
-                                                       topology_, layers);
+    exchange_ = std::make_unique<GatherReduceExchange>(context);
   }
+  workspace_->allocate();
+  plan_->upload(params);
+  store_->reserve(static_cast<std::int64_t>(shape.slots) * shape.max_slot_tokens * shape.heads);
+  for (auto& m : marks_) m = std::make_unique<StepMarks>(*space_);
+
+  options_.cuda_graphs = false;
+  use_cuda_graphs(options.cuda_graphs);
 }
 
-void PleEngine::open_communicators(const Communicators& comms) {
-  control_ = std::make_unique<MpiCommunicator>(comms.etp());
+void PleEngine::use_cuda_graphs(bool on) {
+  if (on) {
+    const StorageTier tier = options_.tier;
+    if (tier != StorageTier::device && tier != StorageTier::pinned)
+      throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier));
+    const bool collectives = etp_ != nullptr || etp_dp_ != nullptr || tp_ != nullptr;
+    if (collectives && std::string(backend_) != "nccl")
+      throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
+                       backend_);
+    if (tp_ != nullptr) throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
+#if !PLESHARD_HAVE_CUDA
+    throw InputError("CUDA graphs need a CUDA build");
+#endif
+  }
+  options_.cuda_graphs = on;
+}
+
+void PleEngine::open_communicators(const Communicators& comms, bool own_gpu) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
-  // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows).
-  const bool device_data = space_->on_device() && tier_ != StorageTier::disk;
+  // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows). Groups
+  // of one rank need no communicator.
+  const bool device_data = space_->on_device() && options_.tier != StorageTier::disk;
   const CollectiveBackend backend = !device_data ? CollectiveBackend::mpi
-                                    : own_gpu_ && backend_built(CollectiveBackend::nccl) ? CollectiveBackend::nccl
+                                    : own_gpu && backend_built(CollectiveBackend::nccl) ? CollectiveBackend::nccl
                                                                                           : CollectiveBackend::mpi_staged;
-  etp_ = make_communicator(backend, comms.etp(), *space_);
-  etp_dp_ = make_communicator(backend, comms.etp_dp(), *space_);
-  tp_ = make_communicator(backend, comms.tp(), *space_);
-  if (backend == CollectiveBackend::nccl) nccl_ = {etp_.get(), etp_dp_.get(), tp_.get()};
-  backend_ = tier_ == StorageTier::disk ? "none" : to_string(backend);
+  backend_ = options_.tier == StorageTier::disk ? "none" : to_string(backend);
+  if (options_.tier == StorageTier::disk) return;
+  const auto open = [&](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+    return size_of(comm) > 1 ? make_communicator(backend, comm, *space_) : nullptr;
+  };
+  if (size_of(comms.etp_dp()) > 1) control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
+  etp_dp_ = open(comms.etp_dp());
+  // Sequence parallelism combines over the TP group (which is then the ETP group).
+  if (topology_.sequence_parallel()) {
+    tp_ = open(comms.tp());
+  } else {
+    etp_ = open(comms.etp());
+  }
 }
 
 PleEngine::~PleEngine() {
@@ -96,117 +145,136 @@ PleEngine::~PleEngine() {
 std::size_t PleEngine::token_bytes() const {
   const auto& spec = specs_.front();
   return static_cast<std::size_t>(spec.total_heads()) * static_cast<std::size_t>(spec.head_dim) *
-         kernels::out_bytes(dtype_);
+         kernels::out_bytes(options_.dtype);
 }
 
-std::vector<const Communicator*> PleEngine::communicators() const { return {etp_.get(), etp_dp_.get(), tp_.get()}; }
+std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicators() const {
+  std::vector<std::pair<std::string, const Communicator*>> out;
+  if (etp_) out.emplace_back("etp", etp_.get());
+  if (etp_dp_) out.emplace_back("etp_dp", etp_dp_.get());
+  if (tp_) out.emplace_back("tp", tp_.get());
+  return out;
+}
 
-void PleEngine::forward(const TokenBatch& batch, std::vector<ExchangeResult>& out) {
-  out.resize(specs_.size());
-  if (graph_) {
-    // Every rank of the ETP group learns whether all of them fit before anyone replays.
-    std::int64_t need[2] = {batch.num_tokens(), batch.num_requests()};
-    control_->all_reduce(need, 2, Element::i64, ReduceOp::max);
-    if (need[0] > graph_tokens_ || need[1] > graph_requests_)
-      throw InputError("a step of " + std::to_string(need[0]) + " tokens and " + std::to_string(need[1]) +
-                       " requests exceeds the captured CUDA graph's " + std::to_string(graph_tokens_) + " and " +
-                       std::to_string(graph_requests_));
+std::int64_t PleEngine::slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  const int slots = plan_->shape().slots;
+  std::int64_t most = batch.num_tokens();
+  if (slots > 1 && group_tokens.empty()) {
+    control_->all_reduce(&most, 1, Element::i64, ReduceOp::max);
+  } else if (slots > 1) {
+    if (group_tokens.size() != static_cast<std::size_t>(slots) ||
+        group_tokens[static_cast<std::size_t>(topology_.etp_dp_rank())] != batch.num_tokens())
+      throw SystemError("forward: group_tokens must give the " + std::to_string(slots) +
+                        " DP ranks' token counts, this rank's included");
+    most = *std::max_element(group_tokens.begin(), group_tokens.end());
+  }
+  if (most > options_.max_tokens)
+    throw InputError("a step of " + std::to_string(most) + " tokens per DP rank exceeds the engine's " +
+                     std::to_string(options_.max_tokens));
+  return std::max<std::int64_t>(1, most);
+}
+
+std::int64_t PleEngine::bucket_for(std::int64_t tokens) const {
+  std::int64_t bucket = 1;
+  while (bucket < tokens) bucket *= 2;
+  return std::min(bucket, options_.max_tokens);
+}
+
+StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  StepMarks& marks = *marks_[next_step_ % 2];
+  wait_until(marks.done());  // the step before the last: its buffers are reused now
+  const std::int64_t slot = slot_tokens(batch, group_tokens);
+  const std::int64_t tokens = batch.num_tokens();
+  StepOutput out;
+  out.on_device = space_->on_device();
+  out.stream = space_->stream();
+  if (options_.cuda_graphs) {
+    const std::int64_t bucket = bucket_for(slot);
+    marks.begin(false);
+    plan_->load(batch, bucket);
+    Graph& g = graph_for(bucket, tokens);
 #if PLESHARD_HAVE_CUDA
-    const double t0 = MPI_Wtime();
-    (void)load_batch(batch, graph_tokens_, graph_requests_ + 1);  // + the padding request
-    graph_->graph.launch(stream_of(*space_));
-    for (std::size_t d = 0; d < specs_.size(); ++d)
-      exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
-    times_.graph += MPI_Wtime() - t0;
+    g.graph->launch(stream_of(*space_));
 #endif
-    return;
+    for (auto& [comm, calls] : g.collectives)
+      for (const auto& [name, bytes] : calls) comm->count(name, bytes);
+    out.layers = g.views;
+    for (auto& view : out.layers) view.rows = tokens;
+    ++stats_.graph_replays;
+  } else {
+    marks.begin(true);
+    plan_->load(batch, slot);
+    marks.mark(StepPhase::load);
+    exchange_->run(tokens, marks, out.layers);
   }
-
-  double t0 = MPI_Wtime();
-  const kernels::NgramBatchView view = load_batch(batch, batch.num_tokens(), batch.num_requests());
-  times_.hash += MPI_Wtime() - t0;
-
-  exchange_->begin_step(batch.num_tokens());
-  enqueue_step(view, batch.num_tokens());
-  t0 = MPI_Wtime();
-  for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->collect(static_cast<int>(d), batch.num_tokens(), out[d]);
-  times_.collect += MPI_Wtime() - t0;
+  marks.end();
+  out.ready = marks.done().native();
+  ++next_step_;
+  ++stats_.steps;
+  return out;
 }
 
-void PleEngine::enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens) {
-  for (std::size_t d = 0; d < specs_.size(); ++d) {
-    const double t0 = MPI_Wtime();
-    const int heads = specs_[d].total_heads();
-    ids_.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(tokens * heads)) * sizeof(std::int64_t));
-    space_->hash(hash_params_[d], view, ids_.as<std::int64_t>());
-    times_.hash += MPI_Wtime() - t0;
-    exchange_->start(static_cast<int>(d), ids_.as<std::int64_t>(), heads, *tables_[d], dtype_, times_);
-  }
-  for (std::size_t d = 0; d < specs_.size(); ++d) exchange_->finish(static_cast<int>(d), *tables_[d], dtype_, times_);
-}
-
-kernels::NgramBatchView PleEngine::load_batch(const TokenBatch& batch, std::int64_t tokens, std::int64_t requests) {
-  const auto m = static_cast<std::size_t>(tokens);
-  const auto r = static_cast<std::size_t>(requests);
-  const auto width = static_cast<std::size_t>(batch.context_width);
-  // Packed as tokens, r + 1 boundaries, r contexts; padding tokens and contexts are zeros.
-  packed_.assign(m + (r + 1) + r * width, 0);
-  std::int64_t* packed_tokens = packed_.data();
-  std::int64_t* bounds = packed_tokens + m;
-  std::int64_t* context = bounds + r + 1;
-  std::copy(batch.tokens.begin(), batch.tokens.end(), packed_tokens);
-  std::copy(batch.query_start_loc.begin(), batch.query_start_loc.end(), bounds);
-  // The request after the batch's last holds the padding tokens; any after it are empty.
-  std::fill(bounds + batch.num_requests() + 1, bounds + r + 1, tokens);
-  std::copy(batch.context.begin(), batch.context.end(), context);
-  batch_.reserve(packed_.size() * sizeof(std::int64_t));  // graph steps: the same size every step
-  space_->copy_from_host(batch_.data(), packed_.data(), packed_.size() * sizeof(std::int64_t));
-  const auto* base = batch_.as<std::int64_t>();
-  return {base, tokens, base + m, requests, base + m + r + 1};
-}
-
-void PleEngine::set_capturing(bool capturing) {
-#if PLESHARD_HAVE_NCCL
-  for (Communicator* c : nccl_) static_cast<NcclCommunicator*>(c)->set_capturing(capturing);
+PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens) {
+  auto& slot = graphs_[bucket];
+  if (slot) return *slot;
+  auto g = std::make_unique<Graph>();
+#if PLESHARD_HAVE_CUDA
+  // Buffers are pre-sized, so the capture records the step at the addresses every replay
+  // uses; it runs nothing (the replay that follows does). Every rank of the ETP group
+  // reaches the same bucket at the same step, so their collectives are captured together.
+  StepMarks unmarked(*space_);
+  unmarked.begin(false);
+  g->graph = std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, unmarked, g->views); });
+  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get()})
+    if (c != nullptr) g->collectives.emplace_back(c, c->take_captured());
 #else
-  (void)capturing;
+  (void)tokens;
+#endif
+  ++stats_.graphs_captured;
+  slot = std::move(g);
+  return *slot;
+}
+
+void PleEngine::wait() {
+  if (next_step_ > 0) wait_until(marks_[(next_step_ - 1) % 2]->done());
+}
+
+void PleEngine::wait_for(void* event) {
+#if PLESHARD_HAVE_CUDA
+  if (event != nullptr && space_->on_device())
+    PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_of(*space_), static_cast<cudaEvent_t>(event), 0));
+#else
+  (void)event;
 #endif
 }
 
-void PleEngine::capture_graph(std::int64_t max_tokens, std::int64_t max_requests) {
-  if (tier_ != StorageTier::device && tier_ != StorageTier::pinned)
-    throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier_));
-  if (nccl_.empty())
-    throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
-                     backend_);
-  if (topology_.sequence_parallel() && topology_.etp > 1)
-    throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
-  if (max_tokens < 1 || max_requests < 1) throw InputError("CUDA graphs need room for a token and a request");
-#if PLESHARD_HAVE_CUDA
-  graph_.reset();
-  graph_tokens_ = max_tokens;
-  graph_requests_ = max_requests;
-  const kernels::NgramBatchView view =
-      load_batch(TokenBatch(specs_.front().ngram_size), graph_tokens_, graph_requests_ + 1);
-  auto step = [&] {
-    exchange_->begin_fixed_step(max_tokens);
-    enqueue_step(view, max_tokens);
-  };
-  // A first step allocates every buffer at its captured size; the capture then records
-  // the same work at the same addresses.
-  const PhaseTimes before = times_;
-  step();
-  space_->synchronize();
-  set_capturing(true);
-  try {
-    graph_ = std::make_unique<GraphHolder>(stream_of(*space_), step);
-  } catch (...) {
-    set_capturing(false);
-    throw;
+void PleEngine::wait_until(const SpaceEvent& done) {
+  const double t0 = MPI_Wtime();
+  Communicator* comms[] = {etp_.get(), etp_dp_.get(), tp_.get()};
+  while (!done.done()) {
+    for (Communicator* c : comms)
+      if (c != nullptr) c->check();
+    if (MPI_Wtime() - t0 > options_.collective_timeout_s) {
+      for (Communicator* c : comms)
+        if (c != nullptr) c->abort();
+      throw SystemError("rank " + std::to_string(topology_.rank) + ": a step made no progress in " +
+                        std::to_string(static_cast<int>(options_.collective_timeout_s)) +
+                        " s (a peer rank stalled or failed); its collectives were aborted");
+    }
+    std::this_thread::yield();
   }
-  set_capturing(false);
-  times_ = before;
-#endif
+  settle();
+}
+
+void PleEngine::settle() {
+  // In step order, as far as the stream has got.
+  for (std::uint64_t step = next_step_ >= 2 ? next_step_ - 2 : 0; step < next_step_; ++step) {
+    StepMarks& marks = *marks_[step % 2];
+    if (!marks.done().done()) break;
+    if (const auto seconds = marks.settle(stats_.times)) stats_.step_seconds.push_back(*seconds);
+  }
+  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get()})
+    if (c != nullptr) c->settle();
 }
 
 }  // namespace pleshard

@@ -1,94 +1,139 @@
 #pragma once
-// One forward step of every PLE layer on every rank of a layout: hash my DP rank's tokens,
-// exchange, and hand back my embeddings. Every rank holds only its ETP row range of each
-// table (the disk tier reads whole rows on demand instead). Host-tier steps run on the host
-// over MPI; GPU tiers run on the rank's GPU, over NCCL when every rank has a GPU of its
-// own and over MPI through host staging otherwise.
+// One forward step of every PLE layer on every rank of a layout, as one plan on the step
+// space: my DP rank's batch in, my embeddings of every layer out, left where the step
+// wrote them (GPU memory for the GPU tiers) for a consumer in the same process to read
+// without a copy. Every rank holds only its ETP row range of each table (the disk tier
+// reads whole rows on demand instead). Host-tier steps run on the host over MPI; GPU tiers
+// run on the rank's GPU, over NCCL when every rank has a GPU of its own and over MPI
+// through host copies otherwise.
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
+#include "engine/step_marks.hpp"
+#include "engine/step_plan.hpp"
 #include "exec/step_space.hpp"
+#include "exec/workspace.hpp"
 #include "hash/token_batch.hpp"
+#include "store/row_store.hpp"
 #include "store/storage_tier.hpp"
-#include "store/table_tier.hpp"
 
 namespace pleshard {
 
-class GraphHolder;  // a CUDA graph in CUDA builds
+struct EngineOptions {
+  OutDtype dtype = OutDtype::bf16;
+  StorageTier tier = StorageTier::host;
+  // The most tokens of one DP rank in a step; every buffer is sized for it at construction.
+  std::int64_t max_tokens = 8192;
+  // Replay steps from CUDA graphs, one per bucket of slot sizes (powers of two up to
+  // max_tokens), each step on the smallest that fits. Needs the device or pinned tier, NCCL
+  // wherever a group has several ranks, and no sequence parallelism across ranks.
+  bool cuda_graphs = false;
+  // A step that makes no progress for this long (a stalled or failed peer) ends the job.
+  double collective_timeout_s = 600;
+};
+
+// One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`
+// (a cudaEvent_t) has passed on the engine's `stream` (a cudaStream_t); on the host at once.
+// Valid until the next forward(): a consumer reading them on another stream orders its
+// reads before that step with PleEngine::wait_for().
+struct StepOutput {
+  std::vector<EmbeddingView> layers;
+  bool on_device = false;
+  void* stream = nullptr;
+  void* ready = nullptr;
+};
+
+// Where the engine's steps spent their time, on the step space's stream, and their spread.
+struct EngineStats {
+  PhaseTimes times;
+  std::int64_t steps = 0;
+  std::int64_t graph_replays = 0;
+  std::int64_t graphs_captured = 0;
+  std::vector<double> step_seconds;  // every step's, in order
+};
 
 class PleEngine {
  public:
   // Collective over comms.world(): reads each rank's row ranges of every table. Tiers other
   // than host need a checkpoint opened for independent reads.
   PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
-            OutDtype dtype, StorageTier tier = StorageTier::host);
+            const EngineOptions& options);
   ~PleEngine();
   PleEngine(const PleEngine&) = delete;
   PleEngine& operator=(const PleEngine&) = delete;
 
-  // My DP rank's step (the same batch on its TP ranks; may be empty). Collective over my
-  // ETP group. out[d] receives layer d's embeddings of my tokens (or my sequence slice).
-  void forward(const TokenBatch& batch, std::vector<ExchangeResult>& out);
+  // Enqueues my DP rank's step (the same batch on its TP ranks; may be empty); collective
+  // over my ETP group. `group_tokens`: every DP rank of my ETP group's token count this
+  // step, in slot order, where the caller knows them (the batch job's schedule is
+  // deterministic; every rank of the group passes the same); otherwise the group agrees on
+  // them with one host collective. At most two steps are in flight: a forward() first waits
+  // for the step before the last.
+  StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens = {});
+  // Returns when the last step is done. Watched: a collective that fails, or makes no
+  // progress within the timeout, aborts the engine's communicators and throws SystemError.
+  void wait();
+  // Returns when the engine's stream has passed `mark` (recorded on it after a step),
+  // watched as wait() is.
+  void wait_until(const SpaceEvent& mark);
+  // The next step waits on the GPU for `event` (a cudaEvent_t a consumer of the last
+  // step's output recorded after its reads).
+  void wait_for(void* event);
 
-  // Captures the step (hash, exchange, lookup of every layer) in a CUDA graph for batches
-  // of up to `max_tokens` tokens and `max_requests` requests per DP rank. Every later
-  // forward() replays it on a batch padded to that size (the padding's results are
-  // dropped) and throws InputError, on every rank of the ETP group alike, for a batch that
-  // does not fit. Needs the device or pinned tier over NCCL and no sequence parallelism
-  // across ranks. Collective over comms.world().
-  void capture_graph(std::int64_t max_tokens, std::int64_t max_requests);
-  [[nodiscard]] bool graph_captured() const { return graph_ != nullptr; }
+  // Switches CUDA graph replay on or off for later steps; InputError where the layout or
+  // tier does not allow graphs (EngineOptions::cuda_graphs).
+  void use_cuda_graphs(bool on);
 
-  [[nodiscard]] const PhaseTimes& times() const { return times_; }
-  [[nodiscard]] std::vector<const Communicator*> communicators() const;
+  [[nodiscard]] const EngineStats& stats() const { return stats_; }
+  // The communicators that carry collectives, with the groups' names ("etp", "etp_dp", "tp");
+  // groups of one rank have none.
+  [[nodiscard]] std::vector<std::pair<std::string, const Communicator*>> communicators() const;
   [[nodiscard]] const Topology& topology() const { return topology_; }
-  [[nodiscard]] OutDtype dtype() const { return dtype_; }
-  [[nodiscard]] StorageTier tier() const { return tier_; }
+  [[nodiscard]] OutDtype dtype() const { return options_.dtype; }
+  [[nodiscard]] StorageTier tier() const { return options_.tier; }
+  [[nodiscard]] const char* exchange() const { return exchange_->name(); }
   // "mpi", "nccl", "mpi-staged" (MPI through host copies of GPU buffers), or "none" (disk).
   [[nodiscard]] const char* backend() const { return backend_; }
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
+  [[nodiscard]] StepSpace& space() const { return *space_; }
 
  private:
+  struct Graph;  // one bucket's CUDA graph and what its replays need
+
+  void open_communicators(const Communicators& comms, bool own_gpu);
+  [[nodiscard]] std::int64_t slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
+  [[nodiscard]] std::int64_t bucket_for(std::int64_t tokens) const;
+  void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
+  Graph& graph_for(std::int64_t bucket, std::int64_t tokens);
+  void settle();
+
   Topology topology_;
-  OutDtype dtype_;
-  StorageTier tier_;
+  EngineOptions options_;
   const char* backend_ = "mpi";
   std::vector<PleLayerSpec> specs_;  // hashing specs (checkpoint buffers applied)
-  std::vector<kernels::NgramHashParams> hash_params_;  // the kernels' view of specs_
-  bool own_gpu_ = false;  // every rank drives a GPU of its own (set with space_)
-  // Destroyed in reverse: exchange, tables and communicators before the space they use.
+  // Destroyed in reverse: exchange, store, plan and communicators before the space they use.
   std::unique_ptr<StepSpace> space_;
-  std::unique_ptr<Communicator> control_;
+  std::unique_ptr<Communicator> control_;  // host memory, my ETP group's ranks with my TP rank
   std::unique_ptr<Communicator> etp_;
   std::unique_ptr<Communicator> etp_dp_;
   std::unique_ptr<Communicator> tp_;
-  std::vector<std::unique_ptr<TableTier>> tables_;
+  std::unique_ptr<Workspace> workspace_;
+  std::unique_ptr<RowStore> store_;
+  std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<Exchange> exchange_;
-  std::vector<std::int64_t> packed_;  // the host side of batch_
-  SpaceBuffer batch_;  // tokens, query_start_loc and context of the step
-  SpaceBuffer ids_;
-  PhaseTimes times_;
-  // The graph mode: steps of exactly graph_tokens_ tokens and graph_requests_ + 1 requests
-  // (the last one holds the padding), at fixed addresses.
-  std::int64_t graph_tokens_ = 0;
-  std::int64_t graph_requests_ = 0;
-  std::vector<Communicator*> nccl_;  // the NcclCommunicators, to switch to capturing
-  std::unique_ptr<GraphHolder> graph_;
-
-  void open_communicators(const Communicators& comms);
-  // Copies `batch` into batch_ padded to `tokens` tokens and `requests` requests (at least
-  // its own counts) and returns its view there.
-  [[nodiscard]] kernels::NgramBatchView load_batch(const TokenBatch& batch, std::int64_t tokens,
-                                                   std::int64_t requests);
-  // Hashes, starts and finishes every layer of a step loaded at `view`.
-  void enqueue_step(const kernels::NgramBatchView& view, std::int64_t tokens);
-  void set_capturing(bool capturing);
+  std::unique_ptr<StepMarks> marks_[2];  // the last two steps'
+  std::uint64_t next_step_ = 0;
+  std::map<std::int64_t, std::unique_ptr<Graph>> graphs_;
+  EngineStats stats_;
 };
 
 }  // namespace pleshard

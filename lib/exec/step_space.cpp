@@ -2,10 +2,6 @@
 
 #include <cstring>
 #include <utility>
-#include <vector>
-
-#include "kernels/host/lookup_host.hpp"
-#include "kernels/host/ngram_ids_host.hpp"
 
 namespace pleshard {
 
@@ -13,9 +9,11 @@ namespace {
 
 class HostSpace final : public StepSpace {
  public:
-  [[nodiscard]] bool on_device() const override { return false; }
-  [[nodiscard]] void* allocate(std::size_t bytes) override { return ::operator new(bytes); }
+  HostSpace() : StepSpace(false, nullptr) {}
+  [[nodiscard]] void* allocate(std::size_t bytes) override { return ::operator new(std::max<std::size_t>(1, bytes)); }
   void deallocate(void* p) noexcept override { ::operator delete(p); }
+  [[nodiscard]] void* allocate_host(std::size_t bytes) override { return allocate(bytes); }
+  void deallocate_host(void* p) noexcept override { deallocate(p); }
   void fill_zero(void* p, std::size_t bytes) override {
     if (bytes != 0) std::memset(p, 0, bytes);
   }
@@ -23,16 +21,8 @@ class HostSpace final : public StepSpace {
     if (bytes != 0) std::memmove(dst, src, bytes);
   }
   void copy_from_host(void* dst, const void* host, std::size_t bytes) override { copy(dst, host, bytes); }
-  void copy_to_host(void* host, const void* src, std::size_t bytes) override { copy(host, src, bytes); }
+  void copy_to_host_async(void* host, const void* src, std::size_t bytes) override { copy(host, src, bytes); }
   void synchronize() override {}
-  void hash(const kernels::NgramHashParams& params, const kernels::NgramBatchView& batch,
-            std::int64_t* ids) override {
-    kernels::compute_ngram_ids_host(params, batch, ids);
-  }
-  void decode_rows(const kernels::TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
-                   void* out) override {
-    kernels::lookup_rows_host(table, ids, num_ids, dtype, out);
-  }
 };
 
 }  // namespace
@@ -64,5 +54,10 @@ void SpaceBuffer::reserve(std::size_t bytes) {
   data_ = static_cast<std::uint8_t*>(space_->allocate(bytes));
   capacity_ = bytes;
 }
+
+HostBuffer::HostBuffer(StepSpace& space, std::size_t bytes)
+    : space_(space), data_(static_cast<std::uint8_t*>(space.allocate_host(bytes))), size_(bytes) {}
+
+HostBuffer::~HostBuffer() { space_.deallocate_host(data_); }
 
 }  // namespace pleshard

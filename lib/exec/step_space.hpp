@@ -1,18 +1,15 @@
 #pragma once
-// Where one step's buffers live and its kernels run: the host (Kokkos), or one GPU and the
-// engine's stream. The engine, the exchange and the storage tiers are written once against
-// this interface; the memory they pass each other belongs to the space.
+// Where one step's buffers live and its work is ordered: the host, or one GPU and a stream
+// of its own. A space allocates memory and copies it, in the order of its stream; the
+// kernels that run there are launched through exec/step_kernels.hpp. The engine, the
+// exchange and the row stores are written once against it.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <memory>
 #include <span>
 #include <vector>
-
-#include "kernels/common/ngram_hash.hpp"
-#include "format/row_format.hpp"
-#include "kernels/common/row_decode.hpp"
 
 namespace pleshard {
 
@@ -20,24 +17,39 @@ class StepSpace {
  public:
   virtual ~StepSpace() = default;
 
-  [[nodiscard]] virtual bool on_device() const = 0;
+  [[nodiscard]] bool on_device() const { return on_device_; }
+  // The CUDA stream (a cudaStream_t) the space's work is ordered on; null on the host, whose
+  // work runs when it is called.
+  [[nodiscard]] void* stream() const { return stream_; }
+
+  // Memory of the space: the GPU's, or the host's for the host space.
   [[nodiscard]] virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* p) noexcept = 0;
+  // Host memory the space copies to and from without staging (pinned for a GPU).
+  [[nodiscard]] virtual void* allocate_host(std::size_t bytes) = 0;
+  virtual void deallocate_host(void* p) noexcept = 0;
 
-  // Ordered on the space's stream (the host space runs them at once).
+  // Ordered on the space's stream. copy_from_host has read pageable host memory when it
+  // returns (host memory from allocate_host must stay untouched until the stream passes).
   virtual void fill_zero(void* p, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes) = 0;
-  // Returns when `host` holds the bytes (waits for the stream).
-  virtual void copy_to_host(void* host, const void* src, std::size_t bytes) = 0;
+  // `host` holds the bytes once the stream has passed this point.
+  virtual void copy_to_host_async(void* host, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() = 0;
 
-  // The kernels: n-gram ids of a batch whose arrays live in the space, and decoding rows of
-  // `table` (in the space) into `out`.
-  virtual void hash(const kernels::NgramHashParams& params, const kernels::NgramBatchView& batch,
-                    std::int64_t* ids) = 0;
-  virtual void decode_rows(const kernels::TableView& table, const std::int64_t* ids, std::int64_t num_ids,
-                           OutDtype dtype, void* out) = 0;
+  // Returns when `host` holds the bytes (waits for the stream).
+  void copy_to_host(void* host, const void* src, std::size_t bytes) {
+    copy_to_host_async(host, src, bytes);
+    synchronize();
+  }
+
+ protected:
+  StepSpace(bool on_device, void* stream) : on_device_(on_device), stream_(stream) {}
+
+ private:
+  bool on_device_;
+  void* stream_;
 };
 
 [[nodiscard]] std::unique_ptr<StepSpace> make_host_space();
@@ -46,8 +58,8 @@ class StepSpace {
 [[nodiscard]] std::unique_ptr<StepSpace> make_cuda_space();
 #endif
 
-// Bytes in a space that grow on demand and never shrink, so that steady-state steps (and a
-// captured CUDA graph) see the same addresses.
+// Bytes in a space that grow on demand and never shrink, for buffers whose size only the
+// data tells (a disk read's rows); steps of the engine use a pre-sized Workspace instead.
 class SpaceBuffer {
  public:
   explicit SpaceBuffer(StepSpace& space) : space_(&space) {}
@@ -83,6 +95,26 @@ class SpaceBuffer {
   StepSpace* space_;
   std::uint8_t* data_ = nullptr;
   std::size_t capacity_ = 0;
+};
+
+// Host memory of a space (pinned for a GPU), owned.
+class HostBuffer {
+ public:
+  HostBuffer(StepSpace& space, std::size_t bytes);
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  ~HostBuffer();
+  [[nodiscard]] std::uint8_t* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  template <typename T>
+  [[nodiscard]] T* as() const {
+    return reinterpret_cast<T*>(data_);
+  }
+
+ private:
+  StepSpace& space_;
+  std::uint8_t* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 }  // namespace pleshard

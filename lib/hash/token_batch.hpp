@@ -40,6 +40,12 @@ struct TokenBatch {
 // (context, step_tokens), so the next step hashes exactly as if processed whole.
 void advance_context(std::span<std::int64_t> context, std::span<const std::int64_t> step_tokens);
 
+// Packs `batch` as one slot of a SlotBatchView of `slot_tokens` tokens (at least its own)
+// into `block` (SlotBatchView::block_size entries): its tokens and non-empty requests, then
+// a padding request holding the remaining zero tokens, then empty requests, with zero
+// contexts for both.
+void pack_slot(const TokenBatch& batch, std::int64_t slot_tokens, std::span<std::int64_t> block);
+
 // Throws InputError naming `source` if the layout is inconsistent.
 void validate_batch(const TokenBatch& batch, const std::string& source);
 

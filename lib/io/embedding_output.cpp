@@ -2,6 +2,12 @@
 
 #include <algorithm>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "io/detail/h5_handle.hpp"
 
 namespace pleshard {
@@ -33,13 +39,13 @@ H5Id untimed_dcpl() {
   return dcpl;
 }
 
-// Creates a 1-D dataset (collectively when shared) and fills it from one writer.
+// Creates and fills a 1-D dataset.
 void write_1d(hid_t file, const char* name, hid_t type, const void* data, hsize_t count,
-              const std::string& where, bool fill) {
+              const std::string& where) {
   H5Id space = h5_check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
   H5Id set = h5_check(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, untimed_dcpl().get(), H5P_DEFAULT),
                       H5Dclose, where + ": cannot create /" + name);
-  if (fill && count > 0)
+  if (count > 0)
     h5_check(H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where + ": cannot write /" + name);
 }
 
@@ -49,103 +55,126 @@ H5Id string_type(std::size_t size) {
   return type;
 }
 
+// Contiguous storage allocated when the dataset is made and never filled: the rows are
+// written later, in place, by whoever computes them.
+H5Id row_dcpl() {
+  H5Id dcpl = untimed_dcpl();
+  h5_check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  h5_check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  h5_check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  return dcpl;
+}
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw SystemError(what + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
-struct EmbeddingWriter::Handles {
-  H5Id file;
-  H5Id type;
-  std::vector<H5Id> sets;
-};
-
-EmbeddingWriter::~EmbeddingWriter() = default;
-
-bool EmbeddingWriter::parallel(MPI_Comm comm) {
-#if PLESHARD_HDF5_PARALLEL
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  return ranks > 1;
-#else
-  (void)comm;
-  return false;
-#endif
+std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path, const EmbeddingFileSpec& spec) {
+  detail::quiet_hdf5();
+  const std::string where = path.string();
+  H5Id file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                       where + ": cannot create");
+  write_1d(file.get(), "query_start_loc", H5T_STD_I64LE, spec.query_start_loc.data(), spec.query_start_loc.size(),
+           where);
+  if (!spec.request_ids.empty()) {
+    std::size_t width = 1;
+    for (const auto& id : spec.request_ids) width = std::max(width, id.size());
+    std::string packed(width * spec.request_ids.size(), '\0');
+    for (std::size_t i = 0; i < spec.request_ids.size(); ++i)
+      std::copy(spec.request_ids[i].begin(), spec.request_ids[i].end(),
+                packed.begin() + static_cast<std::ptrdiff_t>(i * width));
+    write_1d(file.get(), "request_ids", string_type(width).get(), packed.data(), spec.request_ids.size(), where);
+  }
+  const H5Id type = output_type(spec.dtype);
+  const std::int64_t tokens = spec.query_start_loc.empty() ? 0 : spec.query_start_loc.back();
+  const hsize_t dims[2] = {static_cast<hsize_t>(tokens), static_cast<hsize_t>(spec.width)};
+  H5Id space = h5_check(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
+  const std::string dtype_name = to_string(spec.dtype);
+  std::vector<std::uint64_t> offsets;
+  for (int d = 0; d < spec.layers; ++d) {
+    const std::string name = "ple_" + std::to_string(d);
+    H5Id set = h5_check(
+        H5Dcreate2(file.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, row_dcpl().get(), H5P_DEFAULT),
+        H5Dclose, where + ": cannot create /" + name);
+    detail::write_string_attribute(set.get(), "dtype", dtype_name);
+    const haddr_t at = H5Dget_offset(set.get());
+    // A dataset of no rows has no storage; nothing is ever written there.
+    offsets.push_back(at == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(at));
+  }
+  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(where + ": flush failed (disk full?)");
+  file = {};
+  return offsets;
 }
 
-EmbeddingWriter::EmbeddingWriter(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                                 std::span<const std::string> request_ids, int layers,
-                                 std::int64_t ple_embed_dim, OutDtype dtype, MPI_Comm comm)
-    : path_(path),
-      partial_(path.string() + ".partial"),
-      token_bytes_(static_cast<std::size_t>(ple_embed_dim) * kernels::out_bytes(dtype)),
-      comm_(comm),
-      h5_(std::make_unique<Handles>()) {
+std::vector<std::uint64_t> embedding_file_offsets(const std::filesystem::path& path, int layers) {
   detail::quiet_hdf5();
-  const std::string where = partial_.string();
-  H5Id fapl = h5_check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
-#if PLESHARD_HDF5_PARALLEL
-  if (parallel(comm)) h5_check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-#endif
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const bool fill = rank == 0;  // shared files: the small datasets come from rank 0
-  h5_->file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
-                       where + ": cannot create");
-  write_1d(h5_->file.get(), "query_start_loc", H5T_STD_I64LE, query_start_loc.data(), query_start_loc.size(),
-           where, fill);
-  if (!request_ids.empty()) {
-    std::size_t width = 1;
-    for (const auto& id : request_ids) width = std::max(width, id.size());
-    std::string packed(width * request_ids.size(), '\0');
-    for (std::size_t i = 0; i < request_ids.size(); ++i) std::copy(request_ids[i].begin(), request_ids[i].end(), packed.begin() + static_cast<std::ptrdiff_t>(i * width));
-    write_1d(h5_->file.get(), "request_ids", string_type(width).get(), packed.data(), request_ids.size(), where,
-             fill);
-  }
-  h5_->type = output_type(dtype);
-  const std::int64_t tokens = query_start_loc.empty() ? 0 : query_start_loc.back();
-  const hsize_t dims[2] = {static_cast<hsize_t>(tokens), static_cast<hsize_t>(ple_embed_dim)};
-  H5Id space = h5_check(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
-  const std::string dtype_name = to_string(dtype);
+  const std::string where = path.string();
+  H5Id file = h5_check(H5Fopen(where.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, where + ": cannot open");
+  std::vector<std::uint64_t> offsets;
   for (int d = 0; d < layers; ++d) {
     const std::string name = "ple_" + std::to_string(d);
-    H5Id set = h5_check(H5Dcreate2(h5_->file.get(), name.c_str(), h5_->type.get(), space.get(), H5P_DEFAULT,
-                                   untimed_dcpl().get(), H5P_DEFAULT),
-                        H5Dclose, where + ": cannot create /" + name);
-    detail::write_string_attribute(set.get(), "dtype", dtype_name);
-    h5_->sets.push_back(std::move(set));
+    H5Id set = h5_check(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, where + ": /" + name + " is missing");
+    const haddr_t at = H5Dget_offset(set.get());
+    offsets.push_back(at == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(at));
   }
+  return offsets;
 }
 
-void EmbeddingWriter::write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes) {
-  const auto count = static_cast<hsize_t>(bytes.size() / token_bytes_);
-  if (count == 0) return;
-  const hid_t set = h5_->sets.at(static_cast<std::size_t>(layer)).get();
-  H5Id file_space(H5Dget_space(set), H5Sclose);
-  const hsize_t start[2] = {static_cast<hsize_t>(first), 0};
-  hsize_t dims[2];
-  H5Sget_simple_extent_dims(file_space.get(), dims, nullptr);
-  const hsize_t size[2] = {count, dims[1]};
-  h5_check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr), "hyperslab");
-  H5Id memory_space = h5_check(H5Screate_simple(2, size, nullptr), H5Sclose, "H5Screate_simple");
-  h5_check(H5Dwrite(set, h5_->type.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, bytes.data()),
-           partial_.string() + ": cannot write embeddings (disk full?)");
+EmbeddingRows::EmbeddingRows(const std::filesystem::path& path, std::vector<std::uint64_t> layer_offsets,
+                             std::size_t token_bytes)
+    : path_(path.string()), offsets_(std::move(layer_offsets)), token_bytes_(token_bytes) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd_ < 0) throw_errno(path_ + ": cannot open for writing");
 }
 
-void EmbeddingWriter::finish() {
-  h5_->sets.clear();
-  h5_->type = {};
-  if (H5Fflush(h5_->file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial_.string() + ": flush failed");
-  h5_->file = {};  // collective close
-  int rank = 0;
-  MPI_Comm_rank(comm_, &rank);
-  if (rank == 0) std::filesystem::rename(partial_, path_);
-  MPI_Barrier(comm_);  // nobody returns before the file carries its final name
+EmbeddingRows::~EmbeddingRows() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void EmbeddingRows::write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes) {
+  auto offset = static_cast<off_t>(offsets_.at(static_cast<std::size_t>(layer)) +
+                                   static_cast<std::uint64_t>(first) * token_bytes_);
+  const std::uint8_t* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::pwrite(fd_, p, left, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno(path_ + ": cannot write embeddings");
+    p += n;
+    left -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+  bytes_written_ += bytes.size();
+}
+
+void EmbeddingRows::sync() {
+  if (::fdatasync(fd_) != 0) throw_errno(path_ + ": cannot sync embeddings to disk");
+}
+
+void commit_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::filesystem::rename(from, to);
+  const std::filesystem::path dir = to.has_parent_path() ? to.parent_path() : std::filesystem::path(".");
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_errno(dir.string() + ": cannot open");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw_errno(dir.string() + ": cannot sync");
 }
 
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim,
                          OutDtype dtype) {
-  EmbeddingWriter writer(path, query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype);
-  for (std::size_t d = 0; d < layers.size(); ++d) writer.write(static_cast<int>(d), 0, layers[d].data);
-  writer.finish();
+  const std::filesystem::path partial = path.string() + ".partial";
+  const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype};
+  {
+    EmbeddingRows rows(partial, create_embedding_file(partial, spec),
+                       static_cast<std::size_t>(ple_embed_dim) * kernels::out_bytes(dtype));
+    for (std::size_t d = 0; d < layers.size(); ++d) rows.write(static_cast<int>(d), 0, layers[d].data);
+    rows.sync();
+  }
+  commit_file(partial, path);
 }
 
 EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, OutDtype dtype) {

@@ -2,8 +2,13 @@
 // Embedding outputs in HDF5: one dataset /ple_{d} [tokens, ple_embed_dim] per PLE index
 // (IEEE float32, or 16-bit floats described to HDF5 as float16 / bfloat16 so readers can
 // convert them, with an attribute "dtype"), /query_start_loc, and optionally
-// /request_ids. Written as <path>.partial and renamed when complete, without timestamps,
-// so equal contents give equal bytes.
+// /request_ids; no timestamps, so equal contents give equal bytes.
+//
+// A file is made in two steps. create_embedding_file() writes the HDF5 structure with room
+// for every row — contiguous datasets allocated at creation — and returns where each
+// layer's rows start in the file. Then any number of processes write their rows straight
+// into those bytes (EmbeddingRows, pwrite), without HDF5, so a distributed job writes its
+// output in place, in any order, with serial or parallel HDF5 alike.
 
 #include <cstdint>
 #include <filesystem>
@@ -11,10 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "format/row_format.hpp"
-#include <memory>
 
 namespace pleshard {
 
@@ -23,33 +25,51 @@ struct LayerEmbeddings {
   std::vector<std::uint8_t> data;  // tokens * ple_embed_dim values of the output dtype
 };
 
-// Writes one embedding file. With a communicator of several ranks and parallel HDF5, every
-// rank of it opens the file together (MPI-IO) and writes its own token rows; otherwise one
-// process writes everything.
-class EmbeddingWriter {
- public:
-  // Creates every dataset (collective over `comm`); `query_start_loc` gives the token count.
-  EmbeddingWriter(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                  std::span<const std::string> request_ids, int layers, std::int64_t ple_embed_dim,
-                  OutDtype dtype, MPI_Comm comm = MPI_COMM_SELF);
-  // Writes tokens [first, first + bytes / token bytes) of layer d (independent I/O).
-  void write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes);
-  // Closes (collective) and renames to the final path.
-  void finish();
-
-  // Whether writers on `comm` share one file through MPI-IO (parallel HDF5, several ranks).
-  [[nodiscard]] static bool parallel(MPI_Comm comm);
-  ~EmbeddingWriter();
-
- private:
-  struct Handles;  // HDF5 stays out of this header
-  std::filesystem::path path_;
-  std::filesystem::path partial_;
-  std::size_t token_bytes_;
-  MPI_Comm comm_;
-  std::unique_ptr<Handles> h5_;
+struct EmbeddingFileSpec {
+  std::span<const std::int64_t> query_start_loc;  // its last entry is the token count
+  std::span<const std::string> request_ids;       // empty: no /request_ids
+  int layers = 0;
+  std::int64_t width = 0;  // ple_embed_dim
+  OutDtype dtype = OutDtype::bf16;
 };
 
+// Creates `path` (replacing it) holding everything but the rows; returns each layer's first
+// row's byte offset in the file.
+[[nodiscard]] std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path,
+                                                               const EmbeddingFileSpec& spec);
+
+// The offsets create_embedding_file returned, read back from such a file (to resume
+// writing it); InputError naming the file when it is not one of `layers` layers.
+[[nodiscard]] std::vector<std::uint64_t> embedding_file_offsets(const std::filesystem::path& path, int layers);
+
+// Rows written into a file made by create_embedding_file.
+class EmbeddingRows {
+ public:
+  EmbeddingRows(const std::filesystem::path& path, std::vector<std::uint64_t> layer_offsets,
+                std::size_t token_bytes);
+  ~EmbeddingRows();
+  EmbeddingRows(const EmbeddingRows&) = delete;
+  EmbeddingRows& operator=(const EmbeddingRows&) = delete;
+
+  // Tokens [first, first + bytes / token bytes) of layer d. A failed write (a full disk) is a
+  // SystemError naming the file.
+  void write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes);
+  // Returns when every row written so far is on the disk.
+  void sync();
+  [[nodiscard]] std::uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  std::string path_;
+  std::vector<std::uint64_t> offsets_;
+  std::size_t token_bytes_;
+  int fd_ = -1;
+  std::uint64_t bytes_written_ = 0;
+};
+
+// Renames a complete file to its final name, durably (the directory entry synced too).
+void commit_file(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// A whole file from one process: written as <path>.partial and renamed when complete.
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim,
                          OutDtype dtype);
@@ -60,7 +80,7 @@ struct EmbeddingFile {
   std::vector<std::vector<std::uint8_t>> layers;  // raw values per layer
 };
 
-// Reads a whole file written by EmbeddingWriter (for assembling parts).
+// Reads a whole embedding file through HDF5.
 [[nodiscard]] EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers,
                                                OutDtype dtype);
 

@@ -86,23 +86,29 @@ kernels::TableView GpuTable::view() const {
           nvfp4 ? pitch_ : 0};
 }
 
-kernels::GroupedLookup& GpuTable::grouped() const {
-  if (!grouped_) grouped_ = std::make_unique<kernels::GroupedLookup>(uva_blocks_per_sm_);
-  return *grouped_;
+kernels::DistinctRows& GpuTable::distinct() const {
+  if (!distinct_) distinct_ = std::make_unique<kernels::DistinctRows>(uva_blocks_per_sm_);
+  return *distinct_;
+}
+
+bool GpuTable::gathers_distinct(std::int64_t num_ids) const {
+  return tier_ == StorageTier::pinned && num_ids >= k_pinned_group_min_ids;
 }
 
 void GpuTable::reserve(std::int64_t max_ids) const {
-  if (tier_ != StorageTier::pinned || max_ids < k_pinned_group_min_ids) return;
-  grouped().reserve(view(), max_ids);
+  if (gathers_distinct(max_ids)) distinct().reserve(view(), max_ids);
+}
+
+kernels::DecodeTask GpuTable::rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
+  if (gathers_distinct(num_ids)) return distinct().gather(view(), ids, num_ids, stream);
+  return {view(), ids, num_ids, nullptr};
 }
 
 void GpuTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
                       cudaStream_t stream) const {
-  if (tier_ == StorageTier::pinned && num_ids >= k_pinned_group_min_ids) {
-    grouped().run(view(), ids, num_ids, dtype, out, stream);
-    return;
-  }
-  kernels::lookup_rows_cuda(view(), ids, num_ids, dtype, out, stream);
+  kernels::DecodeTask task = rows_for(ids, num_ids, stream);
+  task.out = out;
+  kernels::decode_step_cuda({&task, 1}, dtype, stream);
 }
 
 }  // namespace pleshard

@@ -1,6 +1,6 @@
 #pragma once
-// GPU storage tiers: one table's row range in GPU memory (device), or in pinned host memory
-// read by the same kernels through UVA (pinned). Built only with CUDA.
+// One table's row range in GPU memory (device), or in pinned host memory read by the same
+// kernels through UVA (pinned). Built only with CUDA.
 
 #include <cstdint>
 #include <memory>
@@ -8,8 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include "ckpt/ple_checkpoint.hpp"
-#include "kernels/cuda/grouped_lookup.hpp"
-#include "store/host_table.hpp"
+#include "kernels/cuda/distinct_rows.hpp"
+#include "store/row_range.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {
@@ -18,8 +18,8 @@ class GpuTable {
  public:
   // Takes rows [range.begin, range.end) of the table `source` produces, copied in bounded
   // bands. NVFP4 rows carry their block scales after the codes (TableView::row_pitch).
-  // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's grouped
-  // lookups gather on at most `uva_blocks_per_sm` blocks per SM (0: no cap).
+  // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
+  // gathers run on at most `uva_blocks_per_sm` blocks per SM (0: no cap).
   GpuTable(const TableSource& source, RowRange range, StorageTier tier,
            int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
   ~GpuTable();
@@ -27,18 +27,24 @@ class GpuTable {
   GpuTable& operator=(const GpuTable&) = delete;
 
   [[nodiscard]] kernels::TableView view() const;  // device-accessible pointers
-  // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
-  void reserve(std::int64_t max_ids) const;
+  [[nodiscard]] StorageTier tier() const { return tier_; }
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
+  // Whether a lookup of `num_ids` ids reads each distinct row once (pinned, large lookups).
+  [[nodiscard]] bool gathers_distinct(std::int64_t num_ids) const;
+  // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
+  void reserve(std::int64_t max_ids) const;
 
-  // ids and out in device-accessible memory; enqueued on `stream`. The pinned tier reads
-  // each distinct row of a large lookup once, in address order (GroupedLookup).
+  // Where the decode of `ids` finds its rows: the table in place, or (gathers_distinct)
+  // a block of the distinct rows gathered on `stream`. The task's out is left unset.
+  [[nodiscard]] kernels::DecodeTask rows_for(const std::int64_t* ids, std::int64_t num_ids,
+                                             cudaStream_t stream) const;
+  // rows_for, then decode into `out` (device-accessible), on `stream`.
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
               cudaStream_t stream) const;
 
  private:
-  [[nodiscard]] kernels::GroupedLookup& grouped() const;  // made on first use
+  [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use
 
   TableLayout layout_;
   RowRange range_;
@@ -47,13 +53,13 @@ class GpuTable {
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;  // bytes per row: codes, then (nvfp4) block scales and padding
   std::uint8_t* rows_ = nullptr;
-  // Scratch of the pinned tier's grouped lookups (one lookup in flight per table).
-  mutable std::unique_ptr<kernels::GroupedLookup> grouped_;
+  // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
+  mutable std::unique_ptr<kernels::DistinctRows> distinct_;
 };
 
-// Lookups of at least this many ids from pinned memory are grouped. On the H200 with uniform
-// ids over 1M rows, grouping cost 1.8x at 8192 ids (sorting, nearly no repeats) and saved
-// 1.75x at 1M ids (63% distinct rows, read in address order).
+// Lookups of at least this many ids from pinned memory read each distinct row once. On the
+// H200 with uniform ids over 1M rows, that cost 1.8x at 8192 ids (sorting, nearly no
+// repeats) and saved 1.75x at 1M ids (63% distinct rows, read in address order).
 inline constexpr std::int64_t k_pinned_group_min_ids = 1 << 17;
 
 }  // namespace pleshard

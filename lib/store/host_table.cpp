@@ -1,18 +1,9 @@
 #include "store/host_table.hpp"
 
-#include <algorithm>
-
 #include "core/error.hpp"
 #include "kernels/host/lookup_host.hpp"
 
 namespace pleshard {
-
-RowRange balanced_range(std::int64_t rows, int parts, int index) {
-  const std::int64_t base = rows / parts;
-  const std::int64_t extra = rows % parts;
-  const std::int64_t begin = index * base + std::min<std::int64_t>(index, extra);
-  return {begin, begin + base + (index < extra ? 1 : 0)};
-}
 
 HostTable::HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range)
     : HostTable(TableSource{checkpoint.table(ple_index),
@@ -36,10 +27,6 @@ HostTable::HostTable(const TableSource& source, RowRange range)
 kernels::TableView HostTable::view() const {
   return {layout_.format, layout_.head_dim, range_.begin, range_.end,
           rows_.data(),   scales_.empty() ? nullptr : scales_.data(), global_scale_};
-}
-
-void HostTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out) {
-  kernels::lookup_rows_host(view(), ids, num_ids, dtype, out);
 }
 
 void HostTable::lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A batch job killed after its second part leaves no output file; the same command rerun
-# resumes from the parts written and ends with output byte-identical to an uninterrupted run.
+# A batch job killed after its second part leaves no output file, only its partial file and
+# a progress record of two parts; the same command rerun resumes after them and ends with
+# output byte-identical to an uninterrupted run.
 #   resume.sh PLESHARD CHECKPOINT MPIEXEC
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3
@@ -18,20 +19,20 @@ rc=$?
 set -e
 [ $rc -ne 0 ] || { echo "FAIL: the killed run exited 0"; exit 1; }
 [ ! -e "$work/b.h5" ] || { echo "FAIL: a killed run left an output file"; exit 1; }
-[ -e "$work/b.h5.parts/part-000001.h5" ] && [ ! -e "$work/b.h5.parts/part-000002.h5" ] \
-  || { echo "FAIL: expected exactly two parts"; ls "$work/b.h5.parts"; exit 1; }
+[ -e "$work/b.h5.partial" ] && [ "$(cut -d' ' -f2 "$work/b.h5.progress")" = 2 ] \
+  || { echo "FAIL: expected a partial file and a record of two parts"; ls "$work"; cat "$work/b.h5.progress"; exit 1; }
 
 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/b.h5" >"$work/resumed.log"
 grep -q "(2 resumed)" "$work/resumed.log" || { echo "FAIL: did not resume"; cat "$work/resumed.log"; exit 1; }
 cmp "$work/whole.h5" "$work/b.h5" || { echo "FAIL: resumed output differs"; exit 1; }
-[ ! -e "$work/b.h5.parts" ] || { echo "FAIL: parts left behind"; exit 1; }
+[ ! -e "$work/b.h5.partial" ] && [ ! -e "$work/b.h5.progress" ] || { echo "FAIL: partial output left behind"; exit 1; }
 
-# Parts of another job are refused, not mixed in.
+# The partial output of another job is refused, not mixed in.
 set +e
 PLESHARD_FAULT_KILL_AFTER_PARTS=1 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/c.h5" >/dev/null 2>&1
 out=$("$mpiexec" -n 3 --oversubscribe "$app" "${job[@]/--synthetic-max-tokens/--synthetic-min-tokens}" --out "$work/c.h5" 2>&1)
 rc=$?
 set -e
-[ $rc -ne 0 ] && echo "$out" | grep -q "holds parts of a different job" \
-  || { echo "FAIL: foreign parts accepted: $out"; exit 1; }
+[ $rc -ne 0 ] && echo "$out" | grep -q "records the progress of a different job" \
+  || { echo "FAIL: another job's output accepted: $out"; exit 1; }
 echo "resume: identical"

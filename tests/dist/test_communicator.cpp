@@ -15,7 +15,7 @@
 #include "dist/communicator_factory.hpp"
 #include "dist/topology.hpp"
 #include "exec/step_space.hpp"
-#include "store/table_factory.hpp"
+#include "store/row_store_factory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
 #endif

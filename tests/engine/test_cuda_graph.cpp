@@ -1,8 +1,9 @@
-// The device and pinned tiers' step captured in a CUDA graph and replayed with changing
-// tokens, request counts and token counts up to the captured maximum (empty and full
-// batches included) gives embeddings bit-identical to the host tier; a batch larger than
-// the capture is refused. Where ranks share a GPU (no NCCL), capturing is refused. Skips
-// without a GPU.
+// Steps replayed from CUDA graphs of bucketed sizes give embeddings bit-identical to the host
+// tier: every bucket from 1 token to the largest (which is the step budget, not a power of
+// two), in changing order, with changing tokens and request counts, empty batches included;
+// a batch larger than the budget is refused. The pinned tier's distinct-row gather (queries
+// of 2^17 ids or more) runs on its side stream inside the graph. Where ranks share a GPU (no
+// NCCL), graphs are refused. Skips without a GPU.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -15,35 +16,62 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "hash/random_batches.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#include "store/gpu_table.hpp"
+#endif
 
 namespace {
 
 using namespace pleshard;
 using namespace pleshard::testing_support;
 
-constexpr std::int64_t k_max_tokens = 64;
-constexpr std::int64_t k_max_requests = 8;
+constexpr std::int64_t k_max_tokens = 48;  // buckets 1, 2, 4, ..., 32 and 48
 
-// A batch of at most k_max_requests requests and k_max_tokens tokens.
-TokenBatch random_batch(std::mt19937_64& rng, const ModelConfig& config) {
+// The test's ranks share one node: they share GPUs when there are more ranks than GPUs.
+bool ranks_share_gpu(int world) {
+#if PLESHARD_HAVE_CUDA
+  return kernels::cuda_device_count() < world;
+#else
+  (void)world;
+  return true;
+#endif
+}
+
+// A batch of exactly `tokens` tokens in requests of random lengths (empty ones included).
+TokenBatch batch_of(std::mt19937_64& rng, const ModelConfig& config, std::int64_t tokens) {
   TokenBatch batch(config.ngram_size);
-  std::int64_t tokens = 0;
-  for (const auto& r : random_requests(rng, config, static_cast<int>(k_max_requests), 16)) {
-    if (tokens + static_cast<std::int64_t>(r.tokens.size()) > k_max_tokens) break;
-    tokens += static_cast<std::int64_t>(r.tokens.size());
-    batch.add_request(r.tokens, r.context);
+  std::int64_t left = tokens;
+  while (left > 0 || rng() % 4 == 0) {
+    const std::int64_t take = std::min<std::int64_t>(left, static_cast<std::int64_t>(rng() % 9));
+    std::vector<std::int64_t> t(static_cast<std::size_t>(take));
+    for (auto& v : t) v = random_token(rng, config);
+    std::vector<std::int64_t> context(static_cast<std::size_t>(config.ngram_size - 1));
+    for (auto& v : context) v = random_token(rng, config) % config.vocab_size;
+    batch.add_request(t, context);
+    left -= take;
   }
   return batch;
 }
 
-TEST(CudaGraph, ReplaysMatchTheHostTier) {
+void expect_host_bytes(PleEngine& engine, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                       const TokenBatch& batch, const StepOutput& out, const std::string& what) {
+  engine.wait();
+  const auto expected = embed_batch(config, checkpoint, batch, OutDtype::bf16);
+  ASSERT_EQ(out.layers.size(), expected.size());
+  for (std::size_t d = 0; d < expected.size(); ++d) {
+    EXPECT_EQ(out.layers[d].rows, batch.num_tokens()) << what;
+    EXPECT_TRUE(to_host(engine.space(), out.layers[d]) == expected[d].data) << what << " layer " << d;
+  }
+}
+
+TEST(CudaGraph, EveryBucketMatchesTheHostTier) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   int rank = 0;
   int world = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   const SharedScratchDir dir("pleshard_graph");
-  std::mt19937_64 rng(41);
   for (const char* dtype : {static_cast<const char*>(nullptr), "float8_e4m3fn", "nvfp4"}) {
     const ModelConfig config = small_config(dtype, 3);
     const auto path = dir / (dtype == nullptr ? "bf16" : dtype);
@@ -53,40 +81,62 @@ TEST(CudaGraph, ReplaysMatchTheHostTier) {
     const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, world));
     for (const StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
       SCOPED_TRACE(std::string(dtype == nullptr ? "bf16" : dtype) + " " + to_string(tier));
-      PleEngine engine(comms, config, *checkpoint, OutDtype::bf16, tier);
-      if (std::string(engine.backend()) != "nccl") {
-        EXPECT_THROW(engine.capture_graph(k_max_tokens, k_max_requests), InputError);
+      EngineOptions options;
+      options.tier = tier;
+      options.max_tokens = k_max_tokens;
+      options.cuda_graphs = true;
+      if (world > 1 && ranks_share_gpu(world)) {
+        EXPECT_THROW(PleEngine(comms, config, *checkpoint, options), InputError);
         continue;
       }
-      engine.capture_graph(k_max_tokens, k_max_requests);
-      ASSERT_TRUE(engine.graph_captured());
-      for (int step = 0; step < 12; ++step) {
-        TokenBatch batch = step == 0 ? TokenBatch(config.ngram_size) : random_batch(rng, config);
-        if (step == 1) {  // exactly the captured size
-          batch = TokenBatch(config.ngram_size);
-          for (std::int64_t r = 0; r < k_max_requests; ++r) {
-            std::vector<std::int64_t> tokens(k_max_tokens / k_max_requests);
-            for (auto& t : tokens) t = random_token(rng, config);
-            batch.add_request(tokens, fresh_context(config.ngram_size, config.eos_token_id));
-          }
-        }
-        std::vector<ExchangeResult> got;
-        engine.forward(batch, got);
-        const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::bf16);
-        ASSERT_EQ(got.size(), expected.size());
-        for (std::size_t d = 0; d < got.size(); ++d) {
-          EXPECT_EQ(got[d].count, batch.num_tokens()) << "step " << step;
-          EXPECT_TRUE(got[d].embeddings == expected[d].data)
-              << "step " << step << " (" << batch.num_tokens() << " tokens) layer " << d;
-        }
+      PleEngine engine(comms, config, *checkpoint, options);
+      // The same sizes on every rank (the ETP group steps together); each bucket at its
+      // edges, the largest bucket (the budget) included, then back down.
+      std::mt19937_64 rng(41 + static_cast<std::uint64_t>(rank));
+      const std::int64_t sizes[] = {0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 32, 33, 47, 48, 7, 1, 0, 30, 48};
+      for (const std::int64_t tokens : sizes) {
+        const TokenBatch batch = batch_of(rng, config, tokens);
+        const StepOutput out = engine.forward(batch);
+        expect_host_bytes(engine, config, *checkpoint, batch, out, std::to_string(tokens) + " tokens");
       }
-      TokenBatch too_big(config.ngram_size);
-      too_big.add_request(std::vector<std::int64_t>(k_max_tokens + 1, 5),
-                          fresh_context(config.ngram_size, config.eos_token_id));
-      std::vector<ExchangeResult> ignored;
-      EXPECT_THROW(engine.forward(too_big, ignored), InputError);
+      EXPECT_EQ(engine.stats().graphs_captured, 7);  // 1, 2, 4, 8, 16, 32, 48
+      EXPECT_EQ(engine.stats().graph_replays, static_cast<std::int64_t>(std::size(sizes)));
+      const TokenBatch too_big = batch_of(rng, config, k_max_tokens + 1);
+      EXPECT_THROW((void)engine.forward(too_big), InputError);
     }
   }
 }
+
+// Queries of at least k_pinned_group_min_ids ids take the pinned tier's distinct-row gather
+// on its side stream; captured and replayed, with other sizes in between.
+#if PLESHARD_HAVE_CUDA
+TEST(CudaGraph, PinnedDistinctRowGatherIsCaptured) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  int rank = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (world > 1 && ranks_share_gpu(world)) GTEST_SKIP() << "ranks share a GPU: no graphs";
+  const SharedScratchDir dir("pleshard_graph_pinned");
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  if (rank == 0) write_checkpoint(dir / "ckpt", config, synthetic_tables(config, RowFormat::fp8, 6), {});
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
+  const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, world));
+  // Slots of the whole group are looked up: enough tokens for 2^17 ids on every rank count.
+  const std::int64_t large = k_pinned_group_min_ids / config.total_heads() / world + 100;
+  EngineOptions options;
+  options.tier = StorageTier::pinned;
+  options.max_tokens = large;
+  options.cuda_graphs = true;
+  PleEngine engine(comms, config, *checkpoint, options);
+  std::mt19937_64 rng(5 + static_cast<std::uint64_t>(rank));
+  for (const std::int64_t tokens : {large, std::int64_t{100}, large - 1, large}) {
+    const TokenBatch batch = batch_of(rng, config, tokens);
+    const StepOutput out = engine.forward(batch);
+    expect_host_bytes(engine, config, *checkpoint, batch, out, std::to_string(tokens) + " tokens");
+  }
+}
+#endif
 
 }  // namespace

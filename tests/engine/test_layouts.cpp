@@ -134,7 +134,6 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
           options.storage = tier;
           options.part_tokens = 60;
           options.out = dir / "out.h5";
-          options.parallel_output = (l + c) % 2 == 0;  // both output paths, where HDF5 is parallel
           const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
           EXPECT_EQ(report.tokens, total_tokens(requests));
           EXPECT_EQ(report.backend, expected_backend(tier, world));
@@ -148,7 +147,8 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
             }
             for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
               EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
-            EXPECT_FALSE(fs::exists(dir / "out.h5.parts"));
+            EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+            EXPECT_FALSE(fs::exists(dir / "out.h5.progress"));
             fs::remove(options.out);
           }
           MPI_Barrier(MPI_COMM_WORLD);
@@ -176,17 +176,21 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
   for (const StorageTier tier : tiers()) {
-    PleEngine engine(comms, config, *checkpoint, OutDtype::f32, tier);
-    std::vector<ExchangeResult> results;
-    engine.forward(batch, results);
+    EngineOptions options;
+    options.dtype = OutDtype::f32;
+    options.tier = tier;
+    options.max_tokens = batch.num_tokens();
+    PleEngine engine(comms, config, *checkpoint, options);
+    const StepOutput out = engine.forward(batch);
+    engine.wait();
     for (int d = 0; d < config.num_ple_layers(); ++d) {
-      const auto& r = results[static_cast<std::size_t>(d)];
-      EXPECT_EQ(r.first, slice.begin) << to_string(tier);
-      EXPECT_EQ(r.count, slice.size()) << to_string(tier);
+      const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
+      EXPECT_EQ(view.first, slice.begin) << to_string(tier);
+      EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
+      const std::vector<std::uint8_t> got = to_host(engine.space(), view);
       const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
                          static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
-      EXPECT_TRUE(std::equal(r.embeddings.begin(), r.embeddings.end(), begin))
-          << to_string(tier) << " layer " << d;
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
     }
   }
 }

@@ -12,9 +12,9 @@
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
-#include "store/disk_table.hpp"
+#include "store/disk_store.hpp"
 #include "store/host_table.hpp"
-#include "store/table_factory.hpp"
+#include "store/row_store_factory.hpp"
 
 namespace {
 
@@ -52,10 +52,10 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
     write_checkpoint(path, config, synthetic_tables(config, c.format, 9), {c.kind, c.files});
     const auto checkpoint = open_ple_checkpoint(path, config);
     for (const auto& space : spaces()) {
+      DiskStore disk(*checkpoint, *space);
       for (int d = 0; d < config.num_ple_layers(); ++d) {
         const std::int64_t rows = checkpoint->table(d).layout.rows;
         const HostTable host(*checkpoint, d, {0, rows});
-        DiskTable disk(*checkpoint, d, *space);
         SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) + (space->on_device() ? " gpu" : " host"));
         for (std::int64_t n : {0, 1, 64, 3000}) {
           std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
@@ -78,8 +78,8 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
             std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) *
                                                kernels::out_bytes(dtype));
             host.lookup(ids, dtype, expected.data());
-            ASSERT_EQ(lookup_from_host(disk, *space, ids, dtype), expected) << n << " ids";
-            EXPECT_EQ(disk.rows_read(), static_cast<std::int64_t>(distinct.size()));
+            ASSERT_EQ(lookup_from_host(disk, *space, d, ids, dtype), expected) << n << " ids";
+            EXPECT_EQ(disk.rows_read(d), static_cast<std::int64_t>(distinct.size()));
           }
         }
       }
@@ -95,17 +95,17 @@ TEST(DiskTable, TruncatedFileIsAnErrorNamingIt) {
     write_checkpoint(path, config, synthetic_tables(config, RowFormat::bf16, 3), {kind});
     const auto checkpoint = open_ple_checkpoint(path, config);
     const auto space = make_host_space();
-    DiskTable disk(*checkpoint, 1, *space);  // the last table: its rows end the file
+    DiskStore disk(*checkpoint, *space);  // layer 1, the last table: its rows end the file
     const std::int64_t rows = checkpoint->table(1).layout.rows;
     const std::vector<std::int64_t> last{rows - 1};
     // (HDF5 would serve a second read of the same rows from its chunk cache.)
     if (kind == CheckpointKind::safetensors) {
-      EXPECT_NO_THROW((void)lookup_from_host(disk, *space, last, OutDtype::f32));
+      EXPECT_NO_THROW((void)lookup_from_host(disk, *space, 1, last, OutDtype::f32));
     }
     const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
     fs::resize_file(file, fs::file_size(file) / 2);
     try {
-      (void)lookup_from_host(disk, *space, last, OutDtype::f32);
+      (void)lookup_from_host(disk, *space, 1, last, OutDtype::f32);
       ADD_FAILURE() << to_string(kind) << ": a lookup past the truncation succeeded";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();

@@ -114,7 +114,8 @@ TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
 
 #include "exec/cuda_step_space.hpp"
 #include "large_table.hpp"
-#include "store/gpu_tier.hpp"
+#include "exec/step_kernels.hpp"
+#include "store/gpu_store.hpp"
 
 namespace {
 
@@ -123,7 +124,9 @@ void keep_busy(cudaStream_t stream, kernels::DeviceBuffer<std::uint8_t>& scratch
   for (int i = 0; i < 20; ++i) PLESHARD_CUDA_CHECK(cudaMemsetAsync(scratch.data(), i, scratch.bytes(), stream));
 }
 
-TEST_F(GpuTiers, PinnedPrefetchSurvivesReusedIdsAndConcurrentWork) {
+// The pinned store gathers large queries' distinct rows on its side stream between submit()
+// and wait(), while other work runs on the step's stream; the device store reads in place.
+TEST_F(GpuTiers, StoreFetchRunsBesideOtherWork) {
   const ModelConfig config = config_with("float8_e4m3fn", 4 * 160);
   const TableSource source = synthetic_tables(config, RowFormat::fp8, 3).front();
   const std::int64_t rows = source.info.layout.rows;
@@ -134,33 +137,32 @@ TEST_F(GpuTiers, PinnedPrefetchSurvivesReusedIdsAndConcurrentWork) {
   kernels::DeviceBuffer<std::uint8_t> scratch(std::size_t{1} << 30);
   std::mt19937_64 rng(3);
   for (StorageTier tier : {StorageTier::pinned, StorageTier::device}) {
-    GpuTier table(source, range, tier, *space);
-    const std::int64_t n = 1 << 16;
-    std::vector<std::int64_t> ids(static_cast<std::size_t>(n)), other(ids.size());
-    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
-    for (auto& id : other) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
-    const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(config.head_dim()) * 2;
-    std::vector<std::uint8_t> expected(out_bytes), got(out_bytes);
-    host.lookup(ids, OutDtype::bf16, expected.data());
-
-    kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
+    GpuStore store({&source, 1}, {&range, 1}, tier, *space);
+    const std::int64_t n = k_pinned_group_min_ids + 1000;
+    store.reserve(n);
+    EXPECT_EQ(store.table(0).gathers_distinct(n), tier == StorageTier::pinned);
+    const std::size_t out_bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(config.head_dim()) * 2;
+    kernels::DeviceBuffer<std::int64_t> d_ids(static_cast<std::size_t>(n));
     kernels::DeviceBuffer<std::uint8_t> d_out(out_bytes);
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(d_ids.data(), ids.data(), ids.size() * 8, cudaMemcpyHostToDevice, stream));
-    table.start(d_ids.data(), n, OutDtype::bf16, d_out.data());
-    // The ids buffer is reused at once, and other work runs on the main stream meanwhile.
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(d_ids.data(), other.data(), other.size() * 8, cudaMemcpyHostToDevice, stream));
-    keep_busy(stream, scratch);
-    table.finish();
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream));
-    PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    EXPECT_EQ(got, expected) << to_string(tier);
-    // A second round on the same table: one lookup in flight at a time, buffers reused.
-    table.start(d_ids.data(), n, OutDtype::bf16, d_out.data());
-    table.finish();
-    host.lookup(other, OutDtype::bf16, expected.data());
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream));
-    PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    EXPECT_EQ(got, expected) << to_string(tier) << " second round";
+    // Two rounds on the same store: its scratch is reused.
+    for (int round = 0; round < 2; ++round) {
+      std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+      for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+      ids[3] = -1;
+      std::vector<std::uint8_t> expected(out_bytes), got(out_bytes);
+      host.lookup(ids, OutDtype::bf16, expected.data());
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(d_ids.data(), ids.data(), ids.size() * 8, cudaMemcpyHostToDevice, stream));
+      PLESHARD_CUDA_CHECK(cudaMemsetAsync(d_out.data(), 0xCD, out_bytes, stream));  // poison
+      const RowQuery query{d_ids.data(), n};
+      store.submit({&query, 1});
+      keep_busy(stream, scratch);
+      kernels::DecodeTask task = store.wait().front();
+      task.out = d_out.data();
+      decode_step(*space, {&task, 1}, OutDtype::bf16);
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out.data(), out_bytes, cudaMemcpyDeviceToHost, stream));
+      PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
+      EXPECT_EQ(got, expected) << to_string(tier) << " round " << round;
+    }
   }
 }
 

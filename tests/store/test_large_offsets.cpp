@@ -12,9 +12,9 @@
 #include "io/pread_file.hpp"
 #include "large_table.hpp"
 #include "ckpt/synthetic.hpp"
-#include "store/disk_table.hpp"
+#include "store/disk_store.hpp"
 #include "store/host_table.hpp"
-#include "store/table_factory.hpp"
+#include "store/row_store_factory.hpp"
 
 namespace {
 
@@ -88,8 +88,8 @@ TEST(LargeOffsets, DiskTierReadsRowsPast4GiBOfACheckpoint) {
       for (int j = 0; j < LargeTable::head_dim; ++j)
         expected[i * LargeTable::head_dim + static_cast<std::size_t>(j)] = LargeTable::value(ids[i], j);
   const auto space = make_tier_space(StorageTier::disk);
-  DiskTable table(*checkpoint, 0, *space);
-  const std::vector<std::uint8_t> got = lookup_from_host(table, *space, ids, OutDtype::bf16);
+  DiskStore store(*checkpoint, *space);
+  const std::vector<std::uint8_t> got = lookup_from_host(store, *space, 0, ids, OutDtype::bf16);
   ASSERT_EQ(got.size(), expected.size() * 2);
   EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0);
 }

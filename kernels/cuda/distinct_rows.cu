@@ -1,7 +1,9 @@
-#include "kernels/cuda/grouped_lookup.hpp"
+#include "kernels/cuda/distinct_rows.hpp"
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <string>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -84,15 +86,15 @@ std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 }  // namespace
 
-GroupedLookup::~GroupedLookup() { release(); }
+DistinctRows::~DistinctRows() { release(); }
 
-void GroupedLookup::release() noexcept {
+void DistinctRows::release() noexcept {
   if (memory_ != nullptr) cudaFree(memory_);
   memory_ = nullptr;
   capacity_ = 0;
 }
 
-void GroupedLookup::reserve(const TableView& table, std::int64_t max_ids) {
+void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
   const std::size_t scale_bytes = table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
   if (max_ids <= capacity_ && row_bytes == row_bytes_ && scale_bytes == scale_bytes_) return;
@@ -139,12 +141,17 @@ void GroupedLookup::reserve(const TableView& table, std::int64_t max_ids) {
   scale_bytes_ = scale_bytes;
 }
 
-void GroupedLookup::run(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
-                        void* out, cudaStream_t stream) {
-  if (num_ids == 0) return;
+DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
+                               cudaStream_t stream) {
   const std::int64_t rows = table.row_end - table.row_begin;
-  if (rows >= 0xFFFFFFFFll) throw SystemError("GroupedLookup: tables of 2^32 - 1 rows or more are not supported");
+  if (rows >= 0xFFFFFFFFll) throw SystemError("DistinctRows: tables of 2^32 - 1 rows or more are not supported");
+  if (num_ids > std::numeric_limits<int>::max())
+    throw SystemError("DistinctRows: " + std::to_string(num_ids) + " ids exceed CUB's int sizes");
   reserve(table, num_ids);
+  const TableView staged{table.format, table.head_dim, 0,
+                         num_ids,      staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
+                         table.global_scale};
+  if (num_ids == 0) return {staged, remapped_, 0, nullptr};
   const int blocks = blocks_for(num_ids);
   const int n = static_cast<int>(num_ids);
   const auto none = static_cast<std::uint32_t>(rows);
@@ -168,10 +175,14 @@ void GroupedLookup::run(const TableView& table, const std::int64_t* ids, std::in
                     k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, distinct_, runs_,
                                             sorted_keys_, num_ids, none, staged_rows_, staged_scales_);
   PLESHARD_CUDA_CHECK_LAUNCH();
-  const TableView staged{table.format, table.head_dim, 0,
-                         num_ids,      staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
-                         table.global_scale};
-  lookup_rows_cuda(staged, remapped_, num_ids, dtype, out, stream);
+  return {staged, remapped_, num_ids, nullptr};
+}
+
+void DistinctRows::lookup(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
+                          void* out, cudaStream_t stream) {
+  DecodeTask task = gather(table, ids, num_ids, stream);
+  task.out = out;
+  decode_step_cuda({&task, 1}, dtype, stream);
 }
 
 }  // namespace pleshard::kernels

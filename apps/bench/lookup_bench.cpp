@@ -11,18 +11,19 @@
 #include "ckpt/synthetic.hpp"
 #include "core/mpi_check.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "exec/step_kernels.hpp"
 #include "exec/step_space.hpp"
 #include "io/pread_file.hpp"
-#include "store/disk_table.hpp"
+#include "store/disk_store.hpp"
 #include "store/host_table.hpp"
-#include "store/table_factory.hpp"
+#include "store/row_store_factory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "bench/gpu_timing.hpp"
+#include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
-#include "exec/cuda_step_space.hpp"
+#include "store/gpu_store.hpp"
 #include "store/gpu_table.hpp"
-#include "store/gpu_tier.hpp"
 #endif
 
 namespace pleshard {
@@ -77,10 +78,10 @@ class DiskBench {
     if (checkpoint_->table(0).layout.rows < o.rows)
       throw SystemError("bench lookup: the disk table has fewer rows than --rows");
     space_ = make_tier_space(StorageTier::disk);
-    table_ = std::make_unique<DiskTable>(*checkpoint_, 0, *space_);
+    store_ = std::make_unique<DiskStore>(*checkpoint_, *space_);
   }
   ~DiskBench() {
-    table_.reset();
+    store_.reset();
     checkpoint_.reset();
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -100,12 +101,16 @@ class DiskBench {
         [&] {
           for (const auto& entry : std::filesystem::directory_iterator(dir_)) drop_cached_pages(entry.path());
           return host_seconds([&] {
-            table_->lookup(space_ids.as<std::int64_t>(), n, o.out_dtype, space_out.data());
+            const RowQuery query{space_ids.as<std::int64_t>(), n};
+            store_->submit({&query, 1});
+            kernels::DecodeTask task = store_->wait().front();
+            task.out = space_out.data();
+            decode_step(*space_, {&task, 1}, o.out_dtype);
             space_->synchronize();
           });
         },
         o.min_repeats, o.min_seconds);
-    r.bytes = static_cast<double>(table_->rows_read()) * row_bytes + static_cast<double>(n) * out_row_bytes;
+    r.bytes = static_cast<double>(store_->rows_read(0)) * row_bytes + static_cast<double>(n) * out_row_bytes;
     r.wrong = count_wrong_rows(space_out.to_host<std::uint8_t>(expected.size()), expected,
                                static_cast<std::size_t>(out_row_bytes));
     return r;
@@ -115,7 +120,7 @@ class DiskBench {
   std::filesystem::path dir_;
   std::unique_ptr<PleCheckpoint> checkpoint_;
   std::unique_ptr<StepSpace> space_;
-  std::unique_ptr<DiskTable> table_;
+  std::unique_ptr<DiskStore> store_;
 };
 
 // Element-by-element check with a plain loop over the decode core.
@@ -138,16 +143,17 @@ int uva_blocks_per_sm(const LookupBenchOptions& o) {
 // Device-tier lookups of the step's ids run beside the pinned lookup in the overlap case.
 constexpr int k_device_lookups_beside = 8;
 
-// The pinned tier's lookup started on its side stream while the device tier looks the same
-// ids up k_device_lookups_beside times on the space's stream, as a step overlaps them; each
-// side is also timed alone, which gives the share of the device work hidden behind the
-// pinned lookup. Both outputs are checked.
+// The pinned tier's fetch started on its side stream (submit) while the device tier looks
+// the same ids up k_device_lookups_beside times on the space's stream, then joined and
+// decoded (wait), as a step overlaps them; each side is also timed alone, which gives the
+// share of the device work hidden behind the pinned fetch. Both outputs are checked.
 LookupBenchResult bench_pinned_beside_device(const TableSource& source, const std::vector<std::int64_t>& ids,
                                              const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o,
                                              RowFormat format, double row_bytes, double out_row_bytes) {
   const std::unique_ptr<StepSpace> space = make_cuda_space();
-  GpuTier pinned(source, {0, o.rows}, StorageTier::pinned, *space, uva_blocks_per_sm(o));
-  GpuTier device(source, {0, o.rows}, StorageTier::device, *space);
+  const RowRange whole{0, o.rows};
+  GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, uva_blocks_per_sm(o));
+  GpuTable device(source, whole, StorageTier::device);
   const auto n = static_cast<std::int64_t>(ids.size());
   SpaceBuffer d_ids(*space);
   SpaceBuffer pinned_out(*space);
@@ -157,22 +163,29 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
   device_out.reserve(std::max<std::size_t>(1, expected.size()));
   pinned.reserve(n);
   const auto* d = d_ids.as<std::int64_t>();
-  const auto device_work = [&] {
-    for (int i = 0; i < k_device_lookups_beside; ++i) device.lookup(d, n, o.out_dtype, device_out.data());
-  };
-  const auto pinned_lookup = [&] {
-    pinned.start(d, n, o.out_dtype, pinned_out.data());
-    pinned.finish();
-  };
   const cudaStream_t stream = stream_of(*space);
-  const double pinned_alone = gpu_median_seconds(pinned_lookup, o.min_repeats, o.min_seconds, nullptr, stream);
+  const auto device_work = [&] {
+    for (int i = 0; i < k_device_lookups_beside; ++i) device.lookup(d, n, o.out_dtype, device_out.data(), stream);
+  };
+  const RowQuery query{d, n};
+  const auto pinned_finish = [&] {
+    kernels::DecodeTask task = pinned.wait().front();
+    task.out = pinned_out.data();
+    decode_step(*space, {&task, 1}, o.out_dtype);
+  };
+  const double pinned_alone = gpu_median_seconds(
+      [&] {
+        pinned.submit({&query, 1});
+        pinned_finish();
+      },
+      o.min_repeats, o.min_seconds, nullptr, stream);
   const double device_alone = gpu_median_seconds(device_work, o.min_repeats, o.min_seconds, nullptr, stream);
   LookupBenchResult r{"pinned|device", format, (1 + k_device_lookups_beside) * n};
   r.seconds = gpu_median_seconds(
       [&] {
-        pinned.start(d, n, o.out_dtype, pinned_out.data());
+        pinned.submit({&query, 1});
         device_work();
-        pinned.finish();
+        pinned_finish();
       },
       o.min_repeats, o.min_seconds, nullptr, stream);
   r.hidden = device_alone > 0 ? (pinned_alone + device_alone - r.seconds) / device_alone : 0;

@@ -1,9 +1,9 @@
 #pragma once
-// A lookup that reads each distinct row once, for tables behind a slow link (pinned host
-// memory over PCIe): sort the ids, gather the distinct rows in address order into a device
-// staging table, then decode from there with the usual fused kernel (one decode core).
-// Every step is a kernel or a CUB call on the stream with scratch sized up front, so the
-// lookup can be captured in a CUDA graph. The gather over the slow link runs on a capped
+// Each distinct row of a lookup read once, for tables behind a slow link (pinned host memory
+// over PCIe): sort the ids, gather the distinct rows in address order into a packed device
+// block, and key every id to its row there; the step's fused decode then reads the block
+// (one decode core for every tier). Every stage is a kernel or a CUB call on the stream
+// with scratch sized up front, so it can be captured in a CUDA graph. The gather over the slow link runs on a capped
 // grid: PCIe is saturated by far fewer warps than a full GPU holds, and the SMs left free
 // run other work (decoding, the device tier, the exchange) beside it.
 
@@ -21,19 +21,24 @@ namespace pleshard::kernels {
 // device lookups running beside it, against 2-7% uncapped (docs/performance.md).
 inline constexpr int k_uva_gather_blocks_per_sm = 1;
 
-class GroupedLookup {
+class DistinctRows {
  public:
-  explicit GroupedLookup(int gather_blocks_per_sm = k_uva_gather_blocks_per_sm)
+  explicit DistinctRows(int gather_blocks_per_sm = k_uva_gather_blocks_per_sm)
       : gather_blocks_per_sm_(gather_blocks_per_sm) {}
-  ~GroupedLookup();
-  GroupedLookup(const GroupedLookup&) = delete;
-  GroupedLookup& operator=(const GroupedLookup&) = delete;
+  ~DistinctRows();
+  DistinctRows(const DistinctRows&) = delete;
+  DistinctRows& operator=(const DistinctRows&) = delete;
 
-  // Scratch for lookups of up to `max_ids` ids in tables of `table`'s format and width.
+  // Scratch for up to `max_ids` ids in tables of `table`'s format and width.
   void reserve(const TableView& table, std::int64_t max_ids);
-  // As lookup_rows_cuda; `table` may span at most 2^32 - 2 rows.
-  void run(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
-           cudaStream_t stream);
+  // The rows `ids` name that `table` holds, each read once into a packed block: a task that
+  // decodes them (keys index the block; -1 where `table` holds no row) with out and count
+  // left to the caller. Valid until the next gather. `table` may span at most 2^32 - 2 rows.
+  [[nodiscard]] DecodeTask gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
+                                  cudaStream_t stream);
+  // gather, then decode into `out` (as lookup_rows_cuda).
+  void lookup(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
+              cudaStream_t stream);
 
  private:
   void release() noexcept;

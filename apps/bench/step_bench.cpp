@@ -1,0 +1,199 @@
+#include "bench/step_bench.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/synthetic.hpp"
+#include "core/collective.hpp"
+#include "core/error.hpp"
+#include "core/mpi_check.hpp"
+#include "engine/embed.hpp"
+#include "engine/ple_engine.hpp"
+#include "engine/step_scheduler.hpp"
+#include "hash/ngram_ids.hpp"
+#include "io/requests.hpp"
+
+namespace pleshard {
+
+namespace {
+
+constexpr std::uint64_t k_table_seed = 2024;
+
+// The first `count` steps of `requests` scheduled as `pleshard run` schedules them (chunked
+// prefill of `tokens` per step), cycling through the requests again as needed.
+std::vector<TokenBatch> step_batches(const std::vector<Request>& requests, const ModelConfig& config,
+                                     std::int64_t tokens, int count) {
+  std::vector<TokenBatch> batches;
+  if (requests.empty()) return batches;
+  while (static_cast<int>(batches.size()) < count) {
+    StepScheduler scheduler(requests, config.ngram_size, config.eos_token_id, {tokens, 0});
+    TokenBatch batch(config.ngram_size);
+    std::vector<StepSlice> slices;
+    while (static_cast<int>(batches.size()) < count && scheduler.next_step(batch, slices)) batches.push_back(batch);
+  }
+  return batches;
+}
+
+// Every `ranks`-th request from `first`: a DP rank's share of the stream.
+std::vector<Request> share_of(const std::vector<Request>& all, int ranks, int first) {
+  std::vector<Request> mine;
+  for (std::size_t r = static_cast<std::size_t>(first); r < all.size(); r += static_cast<std::size_t>(ranks))
+    mine.push_back(all[r]);
+  return mine;
+}
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  const auto at = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(at), values.end());
+  return values[at];
+}
+
+// Elements of a step's output that differ from the rows of the checkpoint, read one by one
+// and decoded by the shared core.
+std::int64_t count_wrong(const PleCheckpoint& checkpoint, const ModelConfig& config, const TokenBatch& batch,
+                         const StepOutput& out, PleEngine& engine) {
+  std::int64_t wrong = 0;
+  const OutDtype dtype = engine.dtype();
+  for (int d = 0; d < config.num_ple_layers(); ++d) {
+    const PleTableInfo& info = checkpoint.table(d);
+    const PleLayerSpec spec = hashing_spec(derive_layer_spec(config, d), info, checkpoint.path());
+    const std::vector<std::int64_t> ids = compute_ngram_ids(spec, batch);
+    const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
+    const std::vector<std::uint8_t> got = to_host(engine.space(), view);
+    const std::size_t row_out = static_cast<std::size_t>(info.layout.head_dim) * kernels::out_bytes(dtype);
+    std::vector<std::uint8_t> row(info.layout.row_bytes()), scales(info.layout.scale_bytes()), expected(row_out);
+    const int heads = spec.total_heads();
+    for (std::int64_t t = 0; t < view.rows; ++t)
+      for (int h = 0; h < heads; ++h) {
+        const std::int64_t id = ids[static_cast<std::size_t>((view.first + t) * heads + h)];
+        checkpoint.read_rows(d, id, id + 1, row, scales);
+        const kernels::TableView one{info.layout.format, info.layout.head_dim, id, id + 1, row.data(),
+                                     scales.empty() ? nullptr : scales.data(), info.global_scale};
+        kernels::decode_row(one, id, dtype, expected.data(), 0);
+        wrong += std::memcmp(expected.data(), got.data() + static_cast<std::size_t>(t * heads + h) * row_out,
+                             row_out) != 0
+                     ? 1
+                     : 0;
+      }
+  }
+  return wrong;
+}
+
+}  // namespace
+
+std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOptions& o) {
+  int world = 1;
+  int rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &world));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  const ModelConfig& config = o.config;
+  const Topology topology = collective_try(comm, [&] { return make_topology(world, rank, o.tp, o.etp); });
+  const Communicators comms(comm, topology);
+  const std::vector<Request> all = collective_try(comm, [&] {
+    if (!o.requests.empty()) return load_requests(o.requests);
+    SyntheticRequestsSpec spec;
+    spec.count = 512;
+    spec.vocab_size = config.vocab_size;
+    return make_synthetic_requests(spec);
+  });
+  const int dp = topology.dp();
+  const int edp = topology.edp();
+  const int group_first = topology.etp_group() * edp;
+  const std::int64_t most = *std::max_element(o.tokens.begin(), o.tokens.end());
+
+  std::vector<StepBenchResult> results;
+  for (const StorageTier tier : o.tiers) {
+    CheckpointOptions ckpt_options;
+    ckpt_options.comm = comms.world();
+    ckpt_options.collective_io = tier == StorageTier::host;
+    const std::unique_ptr<PleCheckpoint> checkpoint = collective_try(comm, [&] {
+      return o.checkpoint.empty() ? synthetic_checkpoint(config, o.format, k_table_seed)
+                                  : open_ple_checkpoint(o.checkpoint, config, ckpt_options);
+    });
+    EngineOptions engine_options;
+    engine_options.dtype = o.dtype;
+    engine_options.tier = tier;
+    engine_options.max_tokens = most;
+    PleEngine engine(comms, config, *checkpoint, engine_options);
+    for (const std::int64_t tokens : o.tokens) {
+      // My DP rank's steps and my ETP group's token counts for each.
+      std::vector<std::vector<TokenBatch>> group(static_cast<std::size_t>(edp));
+      for (int s = 0; s < edp; ++s)
+        group[static_cast<std::size_t>(s)] = step_batches(share_of(all, dp, group_first + s), config, tokens, o.distinct_steps);
+      const std::vector<TokenBatch>& mine = group[static_cast<std::size_t>(topology.etp_dp_rank())];
+      std::vector<std::vector<std::int64_t>> counts(mine.size(), std::vector<std::int64_t>(static_cast<std::size_t>(edp)));
+      for (std::size_t k = 0; k < mine.size(); ++k)
+        for (int s = 0; s < edp; ++s) {
+          const auto& theirs = group[static_cast<std::size_t>(s)];
+          counts[k][static_cast<std::size_t>(s)] = k < theirs.size() ? theirs[k].num_tokens() : 0;
+        }
+      const auto step = [&](std::size_t k) {
+        const std::size_t i = k % mine.size();
+        return engine.forward(mine[i], counts[i]);
+      };
+      for (const bool graph : {false, true}) {
+        if ((graph && !o.graph) || (!graph && !o.eager)) continue;
+        bool allowed = true;
+        try {
+          engine.use_cuda_graphs(graph);
+        } catch (const InputError&) {
+          allowed = false;  // the same answer on every rank
+        }
+        if (!allowed) continue;
+        // Warm-up (graphs captured), then a probe of one round for the step count.
+        for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
+        engine.wait();
+        PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+        double t0 = MPI_Wtime();
+        for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
+        engine.wait();
+        double probe = (MPI_Wtime() - t0) / static_cast<double>(mine.size());
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
+        const auto steps = static_cast<std::size_t>(
+            std::clamp(o.min_seconds / std::max(probe, 1e-9), static_cast<double>(o.min_steps), 100000.0));
+        const std::size_t first = engine.stats().step_seconds.size();
+        PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+        t0 = MPI_Wtime();
+        for (std::size_t k = 0; k < steps; ++k) (void)step(k);
+        engine.wait();
+        double wall = MPI_Wtime() - t0;
+        std::vector<double> latency(engine.stats().step_seconds.begin() + static_cast<std::ptrdiff_t>(first),
+                                    engine.stats().step_seconds.end());
+        latency.resize(steps);
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE,
+                                         MPI_MAX, comm));
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, comm));
+        // The first step again, checked.
+        const StepOutput out = step(0);
+        engine.wait();
+        std::int64_t wrong = count_wrong(*checkpoint, config, mine.front(), out, engine);
+        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+
+        StepBenchResult r;
+        r.tier = to_string(tier);
+        r.mode = graph ? "graph" : "eager";
+        r.backend = engine.backend();
+        r.ranks = world;
+        r.tp = topology.tp;
+        r.etp = topology.etp;
+        r.dp = dp;
+        r.layers = config.num_ple_layers();
+        r.heads = config.total_heads();
+        r.tokens = tokens;
+        r.steps = static_cast<std::int64_t>(steps);
+        r.p50 = percentile(latency, 0.5);
+        r.p99 = percentile(latency, 0.99);
+        r.wall = wall;
+        r.wrong = wrong;
+        results.push_back(r);
+      }
+      engine.use_cuda_graphs(false);
+    }
+  }
+  return results;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,68 @@
+#pragma once
+// `pleshard bench step`: whole engine steps — hash, exchange, row fetch and decode of every
+// PLE layer — at several token counts per DP rank, eager and replayed from CUDA graphs, on
+// any world size, layout and tier. Steps come from a token stream (a corpus, or synthetic
+// requests) scheduled as `pleshard run` schedules them. Measured the nccl-tests way:
+// warm-up (graphs captured), barrier, back-to-back steps; each step's latency is its time
+// on the engine's stream, the max over ranks. The last step is checked element by element
+// against rows read from the checkpoint and decoded by the shared core (#wrong).
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "config/model_config.hpp"
+#include "format/row_format.hpp"
+#include "store/storage_tier.hpp"
+
+namespace pleshard {
+
+struct StepBenchOptions {
+  ModelConfig config;
+  std::vector<StorageTier> tiers{StorageTier::host};
+  std::vector<std::int64_t> tokens{1, 8, 64, 256, 1024, 8192};  // per DP rank and step
+  bool eager = true;
+  bool graph = true;  // where the tier and layout allow it
+  int tp = 1;
+  int etp = 0;  // 0: --tp
+  // Empty: synthetic tables of `config` stored as `format`, generated where the tier keeps
+  // them (no file).
+  std::filesystem::path checkpoint;
+  RowFormat format = RowFormat::bf16;
+  std::filesystem::path requests;  // empty: synthetic Zipf-like requests
+  OutDtype dtype = OutDtype::bf16;
+  double min_seconds = 0.5;
+  int min_steps = 20;
+  int distinct_steps = 64;  // steps cycled through, so ids vary from step to step
+};
+
+struct StepBenchResult {
+  std::string tier;
+  std::string mode;     // "eager" or "graph"
+  std::string backend;  // the exchange's collectives
+  int ranks = 1;
+  int tp = 1;
+  int etp = 1;
+  int layers = 1;
+  int heads = 1;
+  std::int64_t tokens = 0;  // per DP rank and step
+  std::int64_t steps = 0;
+  double p50 = 0;           // seconds per step
+  double p99 = 0;
+  double wall = 0;          // of all the timed steps, max over ranks
+  std::int64_t wrong = 0;
+  int dp = 1;
+
+  [[nodiscard]] double tokens_per_second() const {
+    return static_cast<double>(steps * tokens * dp) / wall;
+  }
+  [[nodiscard]] double rows_per_second() const { return tokens_per_second() * heads * layers; }
+};
+
+// Collective over `comm`.
+[[nodiscard]] std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOptions& options);
+
+}  // namespace pleshard

@@ -1,0 +1,58 @@
+#include "engine/run_job.hpp"
+
+#include <filesystem>
+#include <memory>
+
+#include "core/collective.hpp"
+#include "core/error.hpp"
+
+namespace pleshard {
+
+BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
+  int ranks = 1;
+  int rank = 0;
+  MPI_Comm_size(world, &ranks);
+  MPI_Comm_rank(world, &rank);
+  struct Loaded {
+    Topology topology;
+    BatchJobOptions job;
+    ModelConfig config;
+    std::vector<Request> requests;
+  };
+  const Loaded loaded = collective_try(world, [&] {
+    Loaded l;
+    l.topology = make_topology(ranks, rank, in.tp, in.etp);
+    l.job = in.job;
+    l.job.storage = parse_storage_tier(in.storage);
+    l.job.dtype = parse_out_dtype(in.out_dtype);
+    l.job.out = in.out;
+    if (l.job.cuda_graph && l.job.storage != StorageTier::device && l.job.storage != StorageTier::pinned)
+      throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
+    // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
+    if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
+    l.config = load_checkpoint_config(in.checkpoint, in.config);
+    (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.config.eos_token_id, l.job.schedule);
+    if (l.job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
+    if (in.synthetic) {
+      SyntheticRequestsSpec spec = *in.synthetic;
+      spec.vocab_size = l.config.vocab_size;
+      l.requests = make_synthetic_requests(spec);
+    } else {
+      l.requests = load_requests(in.requests);
+    }
+    return l;
+  });
+  const Communicators comms(world, loaded.topology);
+  CheckpointOptions options;
+  if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
+  options.comm = comms.world();
+  // Only the host tier reads each rank's range in one collective call per table.
+  options.collective_io = loaded.job.storage == StorageTier::host;
+  const auto checkpoint = collective_try(comms.world(), [&] {
+    return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, loaded.config, options));
+  });
+  // A failure inside the job is one rank's; the app then takes every rank down.
+  return run_batch_job(comms, loaded.config, *checkpoint, loaded.requests, loaded.job);
+}
+
+}  // namespace pleshard

@@ -1,0 +1,33 @@
+#pragma once
+// `pleshard run` from its inputs as named on the command line: the layout, the config, the
+// requests and the checkpoint are loaded and checked on every rank together (bad input is
+// one message on every rank, before any collective open), then the batch job runs.
+
+#include <optional>
+#include <string>
+
+#include <mpi.h>
+
+#include "engine/batch_job.hpp"
+#include "io/requests.hpp"
+
+namespace pleshard {
+
+struct RunJobInputs {
+  std::string checkpoint;  // directory, .safetensors or .h5
+  std::string config;      // empty: beside the checkpoint
+  std::string requests;    // JSONL or .h5, unless synthetic
+  std::optional<SyntheticRequestsSpec> synthetic;  // vocab_size is the config's
+  int tp = 1;
+  int etp = 0;  // 0: --tp
+  std::string storage = "host";
+  std::string out_dtype = "bfloat16";
+  std::string layer_prefix;  // empty: the default
+  std::string out;           // empty: summary only
+  BatchJobOptions job;       // storage, dtype and out are set from the fields above
+};
+
+// Collective over `world`.
+[[nodiscard]] BatchJobReport run_job(MPI_Comm world, const RunJobInputs& inputs);
+
+}  // namespace pleshard

@@ -1,0 +1,49 @@
+#include "engine/step_marks.hpp"
+
+namespace pleshard {
+
+const char* to_string(StepPhase phase) {
+  static constexpr const char* names[k_step_phases] = {"load", "gather", "hash", "fetch", "decode", "combine"};
+  return names[static_cast<int>(phase)];
+}
+
+StepMarks::StepMarks(const StepSpace& space) : begin_(space), end_(space) {
+  for (auto& e : phases_) e = std::make_unique<SpaceEvent>(space);
+}
+
+void StepMarks::begin(bool phases) {
+  phased_ = phases;
+  marked_.fill(false);
+  begin_.record();
+  pending_ = true;
+}
+
+void StepMarks::mark(StepPhase phase) {
+  if (!phased_) return;
+  const auto p = static_cast<std::size_t>(phase);
+  phases_[p]->record();
+  marked_[p] = true;
+}
+
+void StepMarks::end() { end_.record(); }
+
+std::optional<double> StepMarks::settle(PhaseTimes& times) {
+  if (!pending_) return std::nullopt;
+  pending_ = false;
+  const double seconds = end_.seconds_since(begin_);
+  times.steps += seconds;
+  if (!phased_) {
+    times.graph += seconds;
+    return seconds;
+  }
+  // Each phase runs from the previous mark (the step's start for the first).
+  const SpaceEvent* previous = &begin_;
+  for (std::size_t p = 0; p < phases_.size(); ++p) {
+    if (!marked_[p]) continue;
+    times.phase[p] += phases_[p]->seconds_since(*previous);
+    previous = phases_[p].get();
+  }
+  return seconds;
+}
+
+}  // namespace pleshard

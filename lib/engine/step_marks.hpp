@@ -1,0 +1,51 @@
+#pragma once
+// Where a step's time goes: a mark in the step space's stream after each phase (events on a
+// GPU, the clock on the host), read once the step is done. Marks are left out of CUDA graph
+// captures, whose replays are timed whole.
+
+#include <array>
+#include <memory>
+#include <optional>
+
+#include "exec/space_event.hpp"
+
+namespace pleshard {
+
+enum class StepPhase { load, gather, hash, fetch, decode, combine };
+inline constexpr int k_step_phases = 6;
+
+// Seconds per phase summed over steps, as the space's stream saw them.
+struct PhaseTimes {
+  std::array<double, k_step_phases> phase{};
+  double steps = 0;  // whole steps, from the first mark to the last
+  double graph = 0;  // CUDA graph replays (included in steps)
+
+  [[nodiscard]] double operator[](StepPhase p) const { return phase[static_cast<std::size_t>(p)]; }
+};
+
+[[nodiscard]] const char* to_string(StepPhase phase);
+
+class StepMarks {
+ public:
+  explicit StepMarks(const StepSpace& space);
+
+  // At the start of a step; `phases`: whether the phases are marked (not while capturing).
+  void begin(bool phases);
+  void mark(StepPhase phase);
+  // At the end of a step.
+  void end();
+  [[nodiscard]] const SpaceEvent& done() const { return end_; }
+  // Once done() is: the step's seconds, its phases added to `times` (the whole step only
+  // for an unmarked one, counted as a graph replay); nothing for a step settled before.
+  std::optional<double> settle(PhaseTimes& times);
+
+ private:
+  SpaceEvent begin_;
+  SpaceEvent end_;
+  std::array<std::unique_ptr<SpaceEvent>, k_step_phases> phases_;
+  std::array<bool, k_step_phases> marked_{};
+  bool phased_ = false;
+  bool pending_ = false;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,64 @@
+#include "engine/step_plan.hpp"
+
+#include "core/error.hpp"
+#include "exec/step_kernels.hpp"
+
+namespace pleshard {
+
+namespace {
+
+std::size_t block_entries(const PlanShape& shape, std::int64_t slot_tokens) {
+  return static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, shape.context_width));
+}
+
+}  // namespace
+
+StepPlan::StepPlan(StepSpace& space, Workspace& workspace, const PlanShape& shape)
+    : space_(space),
+      workspace_(workspace),
+      shape_(shape),
+      params_(workspace.add<kernels::NgramHashParams>(static_cast<std::size_t>(shape.layers))),
+      my_block_(workspace.add<std::int64_t>(block_entries(shape, shape.max_slot_tokens))),
+      group_blocks_(workspace.add<std::int64_t>(static_cast<std::size_t>(shape.slots) *
+                                                block_entries(shape, shape.max_slot_tokens))),
+      ids_(workspace.add<std::int64_t>(static_cast<std::size_t>(shape.layers) * static_cast<std::size_t>(shape.slots) *
+                                       static_cast<std::size_t>(shape.max_slot_tokens) *
+                                       static_cast<std::size_t>(shape.heads))),
+      packed_{HostBuffer(space, block_entries(shape, shape.max_slot_tokens) * sizeof(std::int64_t)),
+              HostBuffer(space, block_entries(shape, shape.max_slot_tokens) * sizeof(std::int64_t))} {}
+
+void StepPlan::upload(std::span<const kernels::NgramHashParams> params) {
+  if (params.size() != static_cast<std::size_t>(shape_.layers)) throw SystemError("StepPlan: one hash spec per layer");
+  space_.copy_from_host(workspace_.at<kernels::NgramHashParams>(params_), params.data(), params.size_bytes());
+  space_.synchronize();  // from pageable memory that goes away
+}
+
+std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_tokens_) * sizeof(std::int64_t); }
+
+std::int64_t* StepPlan::my_block() const { return workspace_.at<std::int64_t>(my_block_); }
+std::int64_t* StepPlan::group_blocks() const { return workspace_.at<std::int64_t>(group_blocks_); }
+
+void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
+  if (slot_tokens < 1 || slot_tokens > shape_.max_slot_tokens)
+    throw InputError("a step of " + std::to_string(slot_tokens) + " tokens per DP rank exceeds the engine's " +
+                     std::to_string(shape_.max_slot_tokens));
+  slot_tokens_ = slot_tokens;
+  HostBuffer& host = packed_[next_packed_];
+  next_packed_ ^= 1;
+  const std::size_t entries = block_entries(shape_, slot_tokens);
+  pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), entries});
+  space_.copy_from_host(my_block(), host.data(), entries * sizeof(std::int64_t));
+}
+
+void StepPlan::hash(const std::int64_t* blocks, int slots) {
+  const kernels::SlotBatchView view{blocks, slots, slot_tokens_, shape_.context_width};
+  hashed_tokens_ = view.tokens();
+  hash_step(space_, workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
+            workspace_.at<std::int64_t>(ids_));
+}
+
+const std::int64_t* StepPlan::ids(int layer) const {
+  return workspace_.at<std::int64_t>(ids_) + static_cast<std::int64_t>(layer) * ids_per_layer();
+}
+
+}  // namespace pleshard

@@ -1,0 +1,68 @@
+#pragma once
+// What one step of every PLE layer works on, built in a pre-sized workspace of the step
+// space: my DP rank's batch packed as one slot, the ETP group's slots (gathered by the
+// exchange: tokens are H x L times smaller than the ids they hash to, so ranks exchange
+// tokens and each hashes the group's itself), and the ids of every layer for those slots.
+// The exchange decides which slots a rank hashes; the plan holds them.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exec/step_space.hpp"
+#include "exec/workspace.hpp"
+#include "hash/token_batch.hpp"
+
+namespace pleshard {
+
+struct PlanShape {
+  int layers = 1;
+  int heads = 1;          // H, the same for every layer
+  int context_width = 0;  // N - 1
+  int slots = 1;          // DP ranks whose tokens this rank hashes
+  std::int64_t max_slot_tokens = 1;  // the most tokens of one DP rank in a step
+};
+
+class StepPlan {
+ public:
+  // Adds the plan's regions to `workspace`; usable once the workspace is allocated and
+  // upload() has copied the layers' hash parameters in.
+  StepPlan(StepSpace& space, Workspace& workspace, const PlanShape& shape);
+  StepPlan(const StepPlan&) = delete;
+  StepPlan& operator=(const StepPlan&) = delete;
+
+  void upload(std::span<const kernels::NgramHashParams> params);
+
+  [[nodiscard]] const PlanShape& shape() const { return shape_; }
+  [[nodiscard]] std::int64_t slot_tokens() const { return slot_tokens_; }
+  [[nodiscard]] std::size_t block_bytes() const;  // one slot's packed batch at slot_tokens()
+
+  // Packs my DP rank's batch as a slot of `slot_tokens` tokens and copies it into the space
+  // (my_block()). The host copy alternates between two pinned buffers: the step before the
+  // last must have passed the copy (the engine keeps at most two steps in flight).
+  void load(const TokenBatch& batch, std::int64_t slot_tokens);
+  [[nodiscard]] std::int64_t* my_block() const;
+  // Room for every slot's block, in slot order (the group's all-gather lands here).
+  [[nodiscard]] std::int64_t* group_blocks() const;
+
+  // Hashes `slots` blocks at `blocks` (my_block() for one, group_blocks() for the group):
+  // every layer's ids for slots x slot_tokens() tokens.
+  void hash(const std::int64_t* blocks, int slots);
+  [[nodiscard]] const std::int64_t* ids(int layer) const;
+  [[nodiscard]] std::int64_t ids_per_layer() const { return hashed_tokens_ * shape_.heads; }
+
+ private:
+  StepSpace& space_;
+  Workspace& workspace_;
+  PlanShape shape_;
+  Workspace::Region params_;
+  Workspace::Region my_block_;
+  Workspace::Region group_blocks_;
+  Workspace::Region ids_;
+  HostBuffer packed_[2];
+  int next_packed_ = 0;
+  std::int64_t slot_tokens_ = 0;
+  std::int64_t hashed_tokens_ = 0;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,35 @@
+#include "exec/step_kernels.hpp"
+
+#include "kernels/host/lookup_host.hpp"
+#include "kernels/host/ngram_ids_host.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/lookup_cuda.hpp"
+#include "kernels/cuda/ngram_ids_cuda.hpp"
+#endif
+
+namespace pleshard {
+
+void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int layers, int heads,
+               const kernels::SlotBatchView& batch, std::int64_t* ids) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::compute_step_ids_cuda(params, layers, heads, batch, ids, stream_of(space));
+    return;
+  }
+#endif
+  (void)heads;
+  kernels::compute_step_ids_host(params, layers, batch, ids);
+}
+
+void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::decode_step_cuda(tasks, dtype, stream_of(space));
+    return;
+  }
+#endif
+  kernels::decode_step_host(tasks, dtype);
+}
+
+}  // namespace pleshard

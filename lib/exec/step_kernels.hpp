@@ -1,0 +1,22 @@
+#pragma once
+// The kernels of a step, launched where the space runs them: the Kokkos kernels on the
+// host, the CUDA kernels on the space's stream. Arguments live in the space's memory.
+
+#include <cstdint>
+#include <span>
+
+#include "exec/step_space.hpp"
+#include "kernels/common/ngram_hash.hpp"
+#include "kernels/common/row_decode.hpp"
+
+namespace pleshard {
+
+// ids of every layer (params[d], in the space) for every token of `batch`: `layers`
+// blocks of batch.tokens() x heads ids.
+void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int layers, int heads,
+               const kernels::SlotBatchView& batch, std::int64_t* ids);
+
+// Every task of a step in one launch (tasks are described from the host).
+void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);
+
+}  // namespace pleshard

@@ -1,0 +1,64 @@
+#include "store/disk_store.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space) : checkpoint_(checkpoint), space_(space) {
+  if (checkpoint.reads_collectively())
+    throw SystemError(checkpoint.path() + ": the disk tier needs a checkpoint opened for independent reads");
+  for (const PleTableInfo& info : checkpoint.tables()) {
+    layouts_.push_back(info.layout);
+    ranges_.push_back({0, info.layout.rows});
+    layers_.emplace_back(space);
+  }
+  tasks_.resize(layers_.size());
+}
+
+void DiskStore::submit(std::span<const RowQuery> queries) {
+  check_queries(queries);
+  for (std::size_t d = 0; d < layers_.size(); ++d) fetch(static_cast<int>(d), queries[d]);
+}
+
+void DiskStore::fetch(int layer, const RowQuery& query) {
+  Staging& s = layers_[static_cast<std::size_t>(layer)];
+  const PleTableInfo& info = checkpoint_.table(layer);
+  const auto n = static_cast<std::size_t>(query.count);
+  s.host_ids.resize(n);
+  space_.copy_to_host(s.host_ids.data(), query.ids, n * sizeof(std::int64_t));
+
+  const std::int64_t rows = info.layout.rows;
+  s.distinct.clear();
+  for (const std::int64_t id : s.host_ids)
+    if (id >= 0 && id < rows) s.distinct.push_back(id);
+  std::sort(s.distinct.begin(), s.distinct.end());
+  s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
+
+  const std::size_t row_bytes = info.layout.row_bytes();
+  const std::size_t scale_bytes = info.layout.scale_bytes();
+  s.host_rows.resize(s.distinct.size() * row_bytes);
+  s.host_scales.resize(s.distinct.size() * scale_bytes);
+  checkpoint_.read_row_set(layer, s.distinct, s.host_rows, s.host_scales);
+
+  // Ids become positions among the distinct rows; ids outside the table stay outside.
+  for (std::int64_t& id : s.host_ids) {
+    const auto at = std::lower_bound(s.distinct.begin(), s.distinct.end(), id);
+    id = (at != s.distinct.end() && *at == id) ? at - s.distinct.begin() : -1;
+  }
+  // Copies from pageable memory: the host vectors have been read when these return.
+  s.keys.assign(std::span<const std::int64_t>(s.host_ids));
+  s.rows.assign(std::span<const std::uint8_t>(s.host_rows));
+  s.scales.assign(std::span<const std::uint8_t>(s.host_scales));
+  const kernels::TableView packed{info.layout.format,
+                                  info.layout.head_dim,
+                                  0,
+                                  static_cast<std::int64_t>(s.distinct.size()),
+                                  s.rows.data(),
+                                  scale_bytes == 0 ? nullptr : s.scales.data(),
+                                  info.global_scale};
+  tasks_[static_cast<std::size_t>(layer)] = {packed, s.keys.as<std::int64_t>(), query.count, nullptr};
+}
+
+}  // namespace pleshard

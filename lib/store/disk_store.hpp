@@ -1,0 +1,52 @@
+#pragma once
+// The disk tier: no table in memory. Each step copies its ids to the host, reads each
+// distinct row of every layer once from the checkpoint's files, and stages the raw rows
+// into the step space, where the step's decode reads them. Every table is held whole (each
+// rank reads the rows of its own tokens), so nothing needs combining across ranks.
+
+#include <cstdint>
+#include <vector>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "exec/step_space.hpp"
+#include "store/row_store.hpp"
+
+namespace pleshard {
+
+class DiskStore final : public RowStore {
+ public:
+  // `checkpoint` must outlive the store and must not read collectively.
+  DiskStore(const PleCheckpoint& checkpoint, StepSpace& space);
+
+  [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }
+  [[nodiscard]] bool enqueues_only() const override { return false; }
+  void submit(std::span<const RowQuery> queries) override;
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
+
+  // Rows read for the layer by the last submit (its distinct ids inside the table).
+  [[nodiscard]] std::int64_t rows_read(int layer) const {
+    return static_cast<std::int64_t>(layers_.at(static_cast<std::size_t>(layer)).distinct.size());
+  }
+
+ private:
+  // One layer's staging, kept between steps.
+  struct Staging {
+    explicit Staging(StepSpace& space) : keys(space), rows(space), scales(space) {}
+    std::vector<std::int64_t> host_ids;
+    std::vector<std::int64_t> distinct;
+    std::vector<std::uint8_t> host_rows;
+    std::vector<std::uint8_t> host_scales;
+    SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table
+    SpaceBuffer rows;    // the distinct rows
+    SpaceBuffer scales;  // and their block scales (nvfp4)
+  };
+
+  void fetch(int layer, const RowQuery& query);
+
+  const PleCheckpoint& checkpoint_;
+  StepSpace& space_;
+  std::vector<Staging> layers_;
+  std::vector<kernels::DecodeTask> tasks_;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,70 @@
+#include "store/gpu_store.hpp"
+
+#include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+
+namespace pleshard {
+
+GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
+                   StepSpace& space, int uva_blocks_per_sm)
+    : tier_(tier), stream_(stream_of(space)) {
+  try {
+    for (std::size_t d = 0; d < sources.size(); ++d) {
+      tables_.push_back(std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm));
+      layouts_.push_back(tables_.back()->layout());
+      ranges_.push_back(ranges[d]);
+    }
+    tasks_.resize(tables_.size());
+    if (tier_ == StorageTier::pinned) {
+      PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+      PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
+      PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(&gathered_, cudaEventDisableTiming));
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+GpuStore::~GpuStore() { release(); }
+
+void GpuStore::release() noexcept {
+  if (side_ != nullptr) cudaStreamSynchronize(side_);
+  if (gathered_ != nullptr) cudaEventDestroy(gathered_);
+  if (forked_ != nullptr) cudaEventDestroy(forked_);
+  if (side_ != nullptr) cudaStreamDestroy(side_);
+  gathered_ = forked_ = nullptr;
+  side_ = nullptr;
+}
+
+void GpuStore::reserve(std::int64_t max_ids) {
+  for (const auto& table : tables_) table->reserve(max_ids);
+}
+
+void GpuStore::submit(std::span<const RowQuery> queries) {
+  check_queries(queries);
+  joining_ = false;
+  for (std::size_t d = 0; d < tables_.size(); ++d) {
+    const RowQuery& q = queries[d];
+    if (!tables_[d]->gathers_distinct(q.count)) {
+      tasks_[d] = tables_[d]->rows_for(q.ids, q.count, stream_);  // read in place
+      continue;
+    }
+    if (!joining_) {
+      // The side stream starts once the step's ids are there.
+      PLESHARD_CUDA_CHECK(cudaEventRecord(forked_, stream_));
+      PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
+      joining_ = true;
+    }
+    tasks_[d] = tables_[d]->rows_for(q.ids, q.count, side_);
+  }
+  if (joining_) PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+}
+
+std::span<const kernels::DecodeTask> GpuStore::wait() {
+  if (joining_) PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_, gathered_, 0));
+  joining_ = false;
+  return tasks_;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,49 @@
+#pragma once
+// The device and pinned tiers: every table's row range in GPU memory, or in pinned host
+// memory read through UVA. The pinned tier gathers the distinct rows of large queries over
+// PCIe on a side stream forked from the step's at submit() and joined at wait(), on a
+// capped grid so that other work of the step runs beside it. Built only with CUDA.
+
+#include <memory>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "exec/step_space.hpp"
+#include "store/gpu_table.hpp"
+#include "store/row_store.hpp"
+
+namespace pleshard {
+
+class GpuStore final : public RowStore {
+ public:
+  // sources[d] and ranges[d]: table d and the rows of it to hold. `space` is a CUDA space;
+  // `tier` is device or pinned.
+  GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
+           StepSpace& space, int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
+  ~GpuStore() override;
+  GpuStore(const GpuStore&) = delete;
+  GpuStore& operator=(const GpuStore&) = delete;
+
+  [[nodiscard]] StorageTier tier() const override { return tier_; }
+  void reserve(std::int64_t max_ids) override;
+  void submit(std::span<const RowQuery> queries) override;
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+
+  [[nodiscard]] const GpuTable& table(int layer) const { return *tables_.at(static_cast<std::size_t>(layer)); }
+
+ private:
+  void release() noexcept;
+
+  StorageTier tier_;
+  cudaStream_t stream_;  // the space's
+  std::vector<std::unique_ptr<GpuTable>> tables_;
+  std::vector<kernels::DecodeTask> tasks_;
+  cudaStream_t side_ = nullptr;  // pinned: where distinct rows are gathered
+  cudaEvent_t forked_ = nullptr;
+  cudaEvent_t gathered_ = nullptr;
+  bool joining_ = false;  // the last submit forked work that wait() must join
+};
+
+}  // namespace pleshard

@@ -1,0 +1,59 @@
+#pragma once
+// The storage tiers as row stores (DESIGN.md §6): every PLE table of a model as one tier
+// holds it, each reduced to the rows a rank owns. A step asks for the rows of every layer
+// at once and decodes them itself, in one fused launch (exec/step_kernels.hpp), from
+// wherever the store leaves them: the table in place (device, pinned, host), or a block of
+// raw stored bytes (codes and scales) fetched for the step (the pinned tier's large
+// lookups, the disk tier). submit() starts the fetch and wait() hands out the rows, so a
+// fetch runs beside whatever the step does in between.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "format/row_format.hpp"
+#include "store/row_range.hpp"
+#include "store/storage_tier.hpp"
+
+namespace pleshard {
+
+// One layer's lookups of a step: ids of the layer's table, in the step space.
+struct RowQuery {
+  const std::int64_t* ids = nullptr;
+  std::int64_t count = 0;
+};
+
+class RowStore {
+ public:
+  virtual ~RowStore() = default;
+
+  [[nodiscard]] virtual StorageTier tier() const = 0;
+  [[nodiscard]] int layers() const { return static_cast<int>(layouts_.size()); }
+  [[nodiscard]] const TableLayout& layout(int layer) const { return layouts_.at(static_cast<std::size_t>(layer)); }
+  // The rows of the layer's table this store holds; ids outside decode to zeros.
+  [[nodiscard]] RowRange range(int layer) const { return ranges_.at(static_cast<std::size_t>(layer)); }
+
+  // Allocates now what steps of up to `max_ids` ids per layer need, so that no step
+  // allocates (and a step can be captured in a CUDA graph).
+  virtual void reserve(std::int64_t max_ids) { (void)max_ids; }
+  // Whether submit() and wait() only enqueue work on the space's stream (and streams it
+  // forks from there): then a step that uses them can be captured in a CUDA graph.
+  [[nodiscard]] virtual bool enqueues_only() const { return true; }
+
+  // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
+  // wait() returns.
+  virtual void submit(std::span<const RowQuery> queries) = 0;
+  // Per layer: where the decode finds the rows of the last submit — a task with rows, keys
+  // and count set, out left to the caller — ready for the space's next work and valid until
+  // the next submit.
+  [[nodiscard]] virtual std::span<const kernels::DecodeTask> wait() = 0;
+
+ protected:
+  // Throws SystemError unless there is one query per layer.
+  void check_queries(std::span<const RowQuery> queries) const;
+
+  std::vector<TableLayout> layouts_;
+  std::vector<RowRange> ranges_;
+};
+
+}  // namespace pleshard

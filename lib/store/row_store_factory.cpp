@@ -1,0 +1,58 @@
+#include "store/row_store_factory.hpp"
+
+#include <string>
+
+#include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
+#include "exec/step_kernels.hpp"
+#include "store/disk_store.hpp"
+#include "store/host_store.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "store/gpu_store.hpp"
+#endif
+
+namespace pleshard {
+
+std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
+                                         std::span<const RowRange> ranges, StepSpace& space) {
+  switch (tier) {
+    case StorageTier::host: return std::make_unique<HostStore>(checkpoint, ranges);
+    case StorageTier::disk: return std::make_unique<DiskStore>(checkpoint, space);
+    case StorageTier::device:
+    case StorageTier::pinned: break;
+  }
+#if PLESHARD_HAVE_CUDA
+  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space);
+#else
+  (void)space;
+  throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");
+#endif
+}
+
+std::unique_ptr<StepSpace> make_tier_space(StorageTier tier) {
+#if PLESHARD_HAVE_CUDA
+  if (tier_uses_gpu(tier)) return make_cuda_space();
+#else
+  (void)tier;
+#endif
+  return make_host_space();
+}
+
+std::vector<std::uint8_t> lookup_from_host(RowStore& store, StepSpace& space, int layer,
+                                           std::span<const std::int64_t> ids, OutDtype dtype) {
+  const std::size_t out_bytes =
+      ids.size() * static_cast<std::size_t>(store.layout(layer).head_dim) * kernels::out_bytes(dtype);
+  SpaceBuffer space_ids(space);
+  SpaceBuffer space_out(space);
+  space_ids.assign(ids);
+  space_out.reserve(std::max<std::size_t>(1, out_bytes));
+  std::vector<RowQuery> queries(static_cast<std::size_t>(store.layers()));
+  queries[static_cast<std::size_t>(layer)] = {space_ids.as<std::int64_t>(), static_cast<std::int64_t>(ids.size())};
+  store.submit(queries);
+  kernels::DecodeTask task = store.wait()[static_cast<std::size_t>(layer)];
+  task.out = space_out.data();
+  decode_step(space, {&task, 1}, dtype);
+  return space_out.to_host<std::uint8_t>(out_bytes);
+}
+
+}  // namespace pleshard

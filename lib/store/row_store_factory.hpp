@@ -1,0 +1,29 @@
+#pragma once
+// The one place that builds a storage tier's row store and the step space it runs in.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "exec/step_space.hpp"
+#include "store/row_store.hpp"
+
+namespace pleshard {
+
+// Every table of the checkpoint in `tier`: rows ranges[d] of table d (the disk tier always
+// holds every row), in `space` (the host space for the host tier, a CUDA space for device
+// and pinned). The checkpoint must outlive a disk store.
+[[nodiscard]] std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
+                                                       std::span<const RowRange> ranges, StepSpace& space);
+
+// The space a tier's steps run in on this process's current device.
+[[nodiscard]] std::unique_ptr<StepSpace> make_tier_space(StorageTier tier);
+
+// One layer's rows of `ids` (host memory) through the store, decoded: the ids copied into
+// `space`, fetched, decoded there and copied back; waits for the result.
+[[nodiscard]] std::vector<std::uint8_t> lookup_from_host(RowStore& store, StepSpace& space, int layer,
+                                                         std::span<const std::int64_t> ids, OutDtype dtype);
+
+}  // namespace pleshard

@@ -10,4 +10,10 @@ rc=$?
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log"
 "$build/tests/test_ngram_ids_cuda" 2>&1 | tail -4
 "$app" bench hash --min-seconds 0.5 "$@" | tee "$out/bench-hash.txt"
+# The consumer project against the installed package: on a GPU it reads a step's
+# embeddings in GPU memory on a stream of its own.
+cmake --install "$build" --prefix "$build/install" >/dev/null &&
+  cmake -S tests/consumer -B "$build/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$build/install;/opt/kk/usr" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/consumer.log" 2>&1 &&
+  cmake --build "$build/consumer" >>"$out/consumer.log" 2>&1 && "$build/consumer/consumer" || { tail -20 "$out/consumer.log"; rc=1; }
 exit $rc

@@ -1,5 +1,7 @@
 #include "core/collective.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "core/mpi_check.hpp"
@@ -22,6 +24,15 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   message.resize(static_cast<std::size_t>(length));
   PLESHARD_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
   throw AgreedError(message, first);
+}
+
+void abort_job(const std::string& message) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "pleshard: rank %d: error: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // MPI_Abort does not return; if it did, still end here
 }
 
 void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure) {

@@ -32,6 +32,11 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure);
 // agree_on_failure for a caught exception (null when this rank succeeded).
 void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure);
 
+// For failures that unwinding cannot survive (a GPU that makes no progress: every later
+// wait and free would block): prints "pleshard: rank R: error: <message>" and ends the job
+// on every rank with MPI_Abort.
+[[noreturn]] void abort_job(const std::string& message);
+
 // Runs `body` on every rank of `comm` and agrees on failure afterwards.
 // `body` must not call collectives on `comm` that a failing rank could skip.
 template <typename Body>

@@ -1,10 +1,12 @@
 #include "engine/ple_engine.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 #include <mpi.h>
 
+#include "core/collective.hpp"
 #include "core/error.hpp"
 #include "dist/communicator_factory.hpp"
 #include "store/row_store_factory.hpp"
@@ -13,6 +15,7 @@
 #include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/fault.hpp"
 #endif
 
 namespace pleshard {
@@ -58,6 +61,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
   bool own_gpu = false;
   space_ = make_space(comms, tier, own_gpu);
+  space_->set_stall_timeout(options.collective_timeout_s);
   std::vector<kernels::NgramHashParams> params;
   std::vector<RowRange> ranges;
   for (const auto& derived : derive_layer_specs(config)) {
@@ -203,6 +207,7 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
     ++stats_.graph_replays;
   } else {
     marks.begin(true);
+    inject_stall();
     plan_->load(batch, slot);
     marks.mark(StepPhase::load);
     exchange_->run(tokens, marks, out.layers);
@@ -212,6 +217,15 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
   ++next_step_;
   ++stats_.steps;
   return out;
+}
+
+void PleEngine::inject_stall() {
+  static const char* step = std::getenv("PLESHARD_FAULT_STALL_STEP");
+  static const char* rank = std::getenv("PLESHARD_FAULT_STALL_RANK");
+  if (step == nullptr || stats_.steps != std::atoll(step) || topology_.rank != (rank ? std::atoi(rank) : 0)) return;
+#if PLESHARD_HAVE_CUDA
+  if (space_->on_device()) kernels::stall_stream_cuda(stream_of(*space_));
+#endif
 }
 
 PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens) {
@@ -255,11 +269,11 @@ void PleEngine::wait_until(const SpaceEvent& done) {
     for (Communicator* c : comms)
       if (c != nullptr) c->check();
     if (MPI_Wtime() - t0 > options_.collective_timeout_s) {
+      // The stream will not drain: unwinding would block in every wait and free below.
       for (Communicator* c : comms)
         if (c != nullptr) c->abort();
-      throw SystemError("rank " + std::to_string(topology_.rank) + ": a step made no progress in " +
-                        std::to_string(static_cast<int>(options_.collective_timeout_s)) +
-                        " s (a peer rank stalled or failed); its collectives were aborted");
+      abort_job("a step made no progress in " + std::to_string(static_cast<int>(options_.collective_timeout_s)) +
+                " s (a stalled GPU, or a peer rank stalled or failed); collectives aborted");
     }
     std::this_thread::yield();
   }

@@ -37,7 +37,8 @@ struct EngineOptions {
   // max_tokens), each step on the smallest that fits. Needs the device or pinned tier, NCCL
   // wherever a group has several ranks, and no sequence parallelism across ranks.
   bool cuda_graphs = false;
-  // A step that makes no progress for this long (a stalled or failed peer) ends the job.
+  // A step that makes no progress for this long (a stalled GPU, a stalled or failed peer)
+  // ends the job on every rank (abort_job): a stream that will not drain cannot be unwound.
   double collective_timeout_s = 600;
 };
 
@@ -115,6 +116,9 @@ class PleEngine {
   void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
   Graph& graph_for(std::int64_t bucket, std::int64_t tokens);
   void settle();
+  // Tests: PLESHARD_FAULT_STALL_STEP=k (and PLESHARD_FAULT_STALL_RANK=r, default 0) stalls
+  // the GPU stream of world rank r at its step k, as a hung kernel or peer would.
+  void inject_stall();
 
   Topology topology_;
   EngineOptions options_;

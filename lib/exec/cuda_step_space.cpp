@@ -1,5 +1,10 @@
 #include "exec/cuda_step_space.hpp"
 
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "core/collective.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace pleshard {
@@ -43,10 +48,23 @@ class CudaSpace final : public StepSpace {
   void copy_to_host_async(void* host, const void* src, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, native()));
   }
-  void synchronize() override { PLESHARD_CUDA_CHECK(cudaStreamSynchronize(native())); }
+  void synchronize() override {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const cudaError_t state = cudaStreamQuery(native());
+      if (state == cudaSuccess) return;
+      if (state != cudaErrorNotReady) PLESHARD_CUDA_CHECK(state);
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > stall_timeout_)
+        abort_job("the GPU stream made no progress in " + std::to_string(static_cast<int>(stall_timeout_)) +
+                  " s (a stalled kernel, or a peer rank stalled or failed)");
+      std::this_thread::yield();
+    }
+  }
+  void set_stall_timeout(double seconds) override { stall_timeout_ = seconds; }
 
  private:
   [[nodiscard]] cudaStream_t native() const { return stream_of(*this); }
+  double stall_timeout_ = 600;
 };
 
 }  // namespace

@@ -36,7 +36,10 @@ class StepSpace {
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes) = 0;
   // `host` holds the bytes once the stream has passed this point.
   virtual void copy_to_host_async(void* host, const void* src, std::size_t bytes) = 0;
+  // Returns when the stream has passed everything enqueued. A GPU that makes no progress
+  // for the stall timeout ends the job (abort_job): nothing could be freed or waited on.
   virtual void synchronize() = 0;
+  virtual void set_stall_timeout(double seconds) { (void)seconds; }
 
   // Returns when `host` holds the bytes (waits for the stream).
   void copy_to_host(void* host, const void* src, std::size_t bytes) {

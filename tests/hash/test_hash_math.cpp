@@ -185,3 +185,21 @@ TEST(FloorMod, MatchesWideDivisionOnEdgesAndRandomValues) {
 }
 
 }  // namespace
+
+namespace {
+
+// jobs/models/qwen3.8-flash-next/config.json gives DESIGN.md §9's table: 320,001,536 rows
+// of 160 values, and its multipliers of PLE index 0.
+TEST(RealModels, QwenFlashNextConfigGivesTheDesignTable) {
+  const auto config = pleshard::load_model_config(PLESHARD_SOURCE_DIR "/jobs/models/qwen3.8-flash-next/config.json");
+  const auto spec = pleshard::derive_layer_spec(config, 0);
+  EXPECT_EQ(config.num_ple_layers(), 1);
+  EXPECT_EQ(spec.total_heads(), 16);
+  EXPECT_EQ(spec.head_dim, 160);
+  EXPECT_EQ(spec.padded_rows, 320'001'536);
+  EXPECT_EQ(spec.head_sizes.front(), 20'000'003);
+  EXPECT_EQ(spec.shard_rows, 2'500'012);
+  EXPECT_EQ(spec.multipliers, (std::vector<std::int64_t>{23703573157769, 20109073645365, 8052911324071}));
+}
+
+}  // namespace

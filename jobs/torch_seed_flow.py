@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""What a user would run instead of `pleshard run --summary-only` on one GPU: the seed's
+data flow in plain PyTorch. Requests from a JSONL corpus are scheduled as `pleshard run`
+schedules them (parts of --part-tokens, chunked prefill of --step-tokens per step, the
+context carried between steps); each step hashes its tokens for every PLE layer with
+vectorized torch integer ops (DESIGN.md section 2, written here from the spec) and looks the
+rows up: F.embedding for bf16 tables, a gather then dequantization for FP8 and NVFP4. The
+embeddings stay on the GPU, as with --summary-only.
+
+    python3 jobs/torch_seed_flow.py --checkpoint MODEL_DIR --requests corpus.jsonl \\
+        [--pleshard build/bin/pleshard] [--step-tokens 8192] [--part-tokens 65536]
+
+With --pleshard, a batch cut from the corpus is first checked: every id against
+`pleshard ids`, every embedding bit against `pleshard embed`. Prints one
+JSON line: tokens/s over the whole corpus (tables loaded beforehand, not timed)."""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+from safetensors import safe_open
+
+MASK = (1 << 64) - 1
+
+
+def splitmix64(v):
+    v = (v + 0x9E3779B97F4A7C15) & MASK
+    v = ((v ^ (v >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    v = ((v ^ (v >> 27)) * 0x94D049BB133111EB) & MASK
+    return v ^ (v >> 31)
+
+
+def is_prime(n):
+    if n < 2:
+        return False
+    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+        if n % p == 0:
+            return n == p
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in (2, 325, 9375, 28178, 450775, 9780504, 1795265022):
+        if a % n == 0:
+            continue
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def signed(v):
+    v &= MASK
+    return v - (1 << 64) if v >> 63 else v
+
+
+class Config:
+    def __init__(self, path):
+        c = json.load(open(path))
+        c = c.get("text_config", c)
+        self.vocab = c["vocab_size"]
+        eos = c["eos_token_id"]
+        self.eos = eos[0] if isinstance(eos, list) else eos
+        self.n = c.get("ngram_size", 3)
+        self.k = c.get("heads_per_ngram", 8)
+        self.heads = (self.n - 1) * self.k
+        self.base = c.get("ngram_vocab_size_base", 20000000)
+        self.seed = c.get("seed", 1234)
+        self.layers = sorted(set(c["ple_layer_ids"]))
+        self.dtype = c.get("ple_embedding_dtype")
+
+    def layout(self, d):
+        half = max(1, ((2**63 - 1) // self.vocab) // 2)
+        mults = [2 * (splitmix64(self.seed + 10007 * d + 0x9E3779B97F4A7C15 * (i + 1)) % half) + 1
+                 for i in range(self.n)]
+        primes, c = [], self.base
+        while len(primes) < (d + 1) * self.heads:
+            if is_prime(c):
+                primes.append(c)
+            c += 1
+        sizes = primes[d * self.heads:]
+        offsets = [sum(sizes[:h]) for h in range(self.heads)]
+        return [signed(m) for m in mults], sizes, offsets
+
+
+class Hasher:
+    """Every layer's ids of a step's tokens, on the GPU."""
+
+    def __init__(self, cfg, device):
+        self.cfg = cfg
+        self.layers = []
+        for d in range(len(cfg.layers)):
+            mults, sizes, offsets = cfg.layout(d)
+            self.layers.append((torch.tensor(mults, dtype=torch.int64, device=device),
+                                torch.tensor(sizes, dtype=torch.int64, device=device),
+                                torch.tensor(offsets, dtype=torch.int64, device=device)))
+
+    def __call__(self, ext, positions):
+        """ext: each request's context then its step tokens, concatenated; positions: where
+        each step token sits in ext. Returns [layer] -> [tokens, heads] ids."""
+        cfg = self.cfg
+        # preds[k] = the token k places before each step token (k = 0 is the token itself).
+        preds = torch.stack([ext[positions - k] for k in range(cfg.n)])
+        # Once a predecessor equal to EOS is seen, every older one counts as EOS.
+        seen = torch.cumsum((preds[1:-1] == cfg.eos).to(torch.int64), dim=0) > 0
+        older = preds[2:].clone()
+        older[seen] = cfg.eos
+        preds = torch.cat([preds[:2], older])
+        out = []
+        for mults, sizes, offsets in self.layers:
+            mix = preds[0] * mults[0]
+            per_order = []
+            for k in range(1, cfg.n):
+                mix = torch.bitwise_xor(mix, preds[k] * mults[k])
+                per_order.append(mix)
+            mixes = torch.stack(per_order, dim=1).repeat_interleave(cfg.k, dim=1)  # [tokens, heads]
+            out.append(torch.remainder(mixes, sizes) + offsets)
+        return out
+
+
+def load_tables(checkpoint, cfg, device, prefix):
+    """Per layer: (format, rows tensor, block scales or None, global scale)."""
+    tensors = {}
+    for path in sorted(glob.glob(os.path.join(checkpoint, "*.safetensors"))):
+        with safe_open(path, framework="pt", device="cpu") as f:
+            for name in f.keys():
+                tensors[name] = (path, name)
+
+    def get(name):
+        path, key = tensors[name]
+        with safe_open(path, framework="pt", device="cpu") as f:
+            return f.get_tensor(key)
+
+    tables = []
+    for layer in cfg.layers:
+        p = prefix.replace("{L}", str(layer - 1)) + ".ngram_embedding."
+        shards = sorted((n for n in tensors if n.startswith(p + "shard_") and n.endswith(".weight")),
+                        key=lambda n: int(n[len(p) + 6:].split(".")[0]))
+        rows = torch.cat([get(n) for n in shards]).to(device)
+        if cfg.dtype == "nvfp4":
+            scales = torch.cat([get(n[:-len(".weight")] + ".weight_scale") for n in shards]).to(device)
+            tables.append(("nvfp4", rows, scales, float(get(p + "weight_scale_2").float().item())))
+        elif cfg.dtype == "float8_e4m3fn":
+            tables.append(("fp8", rows, None, float(get(p + "weight_scale").float().item())))
+        else:
+            tables.append(("plain", rows, None, 1.0))
+    return tables
+
+
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def lookup(table, ids, e2m1):
+    kind, rows, scales, global_scale = table
+    flat = ids.reshape(-1)
+    if kind == "plain":
+        return F.embedding(flat, rows).to(torch.bfloat16).reshape(ids.shape[0], -1)
+    if kind == "fp8":
+        codes = rows.view(torch.uint8)[flat].view(torch.float8_e4m3fn)
+        return (codes.to(torch.float32) * global_scale).to(torch.bfloat16).reshape(ids.shape[0], -1)
+    codes = rows.view(torch.uint8)[flat]  # [n, dim / 2], element 2i in the low nibble
+    values = e2m1[torch.stack([codes & 0xF, codes >> 4], dim=-1).reshape(codes.shape[0], -1).long()]
+    block = scales.view(torch.float8_e4m3fn)[flat].to(torch.float32)  # [n, dim / 16]
+    values = (values.reshape(codes.shape[0], block.shape[1], -1) * block.unsqueeze(-1)) * global_scale
+    return values.reshape(ids.shape[0], -1).to(torch.bfloat16)
+
+
+def split_parts(requests, part_tokens):
+    parts, first, tokens = [], 0, 0
+    for r, req in enumerate(requests):
+        tokens += len(req)
+        if tokens >= part_tokens:
+            parts.append((first, r + 1))
+            first, tokens = r + 1, 0
+    if first < len(requests):
+        parts.append((first, len(requests)))
+    return parts
+
+
+def steps(requests, cfg, step_tokens, part_tokens):
+    """pleshard run's schedule with one DP rank and no decode tail: per step, (ext, positions)."""
+    width = cfg.n - 1
+    for first, last in split_parts(requests, part_tokens):
+        position = {r: 0 for r in range(first, last)}
+        context = {r: [cfg.eos] * width for r in range(first, last)}
+        open_ = first
+        while open_ < last:
+            while open_ < last and position[open_] == len(requests[open_]):
+                open_ += 1
+            budget, ext, positions = step_tokens, [], []
+            for r in range(open_, last):
+                if budget == 0:
+                    break
+                left = len(requests[r]) - position[r]
+                if left == 0:
+                    continue
+                take = min(left, budget)
+                chunk = requests[r][position[r]:position[r] + take]
+                start = len(ext) + width
+                ext += context[r] + chunk
+                positions += range(start, start + take)
+                seq = context[r] + chunk
+                context[r] = seq[len(seq) - width:]
+                position[r] += take
+                budget -= take
+            if positions:
+                yield ext, positions
+
+
+def check_against_pleshard(args, cfg, hasher, tables, e2m1, requests, device):
+    """A batch cut from the corpus: every id against `pleshard ids`, every embedding bit
+    against `pleshard embed` (bf16 output, read raw from its contiguous datasets)."""
+    import h5py
+    import numpy as np
+
+    batch = {"requests": [{"tokens": r[:300]} for r in requests[:5]]}
+    ext, positions = [], []
+    for req in batch["requests"]:
+        start = len(ext) + cfg.n - 1
+        ext += [cfg.eos] * (cfg.n - 1) + req["tokens"]
+        positions += range(start, start + len(req["tokens"]))
+    ids = hasher(torch.tensor(ext, device=device), torch.tensor(positions, device=device))
+    with tempfile.TemporaryDirectory() as work:
+        batch_path, out_path = os.path.join(work, "batch.json"), os.path.join(work, "embed.h5")
+        json.dump(batch, open(batch_path, "w"))
+        for d in range(len(cfg.layers)):
+            want = json.loads(subprocess.check_output([args.pleshard, "ids", "--config", args.config, "--ple-index",
+                                                       str(d), "--batch", batch_path]))["ids"]
+            if ids[d].cpu().tolist() != want:
+                raise SystemExit(f"torch hashing differs from pleshard ids (layer {d})")
+        subprocess.check_call([args.pleshard, "embed", "--checkpoint", args.checkpoint, "--config", args.config,
+                               "--batch", batch_path, "--out", out_path, "--out-dtype", "bfloat16"])
+        with h5py.File(out_path, "r") as f:
+            for d in range(len(cfg.layers)):
+                dataset = f[f"ple_{d}"]
+                want = np.fromfile(out_path, dtype=np.uint16, count=dataset.size, offset=dataset.id.get_offset())
+                got = lookup(tables[d], ids[d], e2m1).view(torch.int16).cpu().numpy().view(np.uint16).reshape(-1)
+                if not np.array_equal(got, want):
+                    raise SystemExit(f"torch embeddings differ from pleshard embed (layer {d})")
+    return "ok"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", required=True, help="safetensors checkpoint directory")
+    parser.add_argument("--config", help="config.json (default: beside the checkpoint)")
+    parser.add_argument("--requests", required=True, help="JSONL corpus")
+    parser.add_argument("--step-tokens", type=int, default=8192)
+    parser.add_argument("--part-tokens", type=int, default=65536)
+    parser.add_argument("--layer-prefix", default="model.language_model.layers.{L}.ple.ple_embedding")
+    parser.add_argument("--pleshard", help="pleshard executable to check ids and embeddings against")
+    args = parser.parse_args()
+    args.config = args.config or os.path.join(args.checkpoint, "config.json")
+    device = torch.device("cuda")
+    cfg = Config(args.config)
+    requests = [json.loads(line)["tokens"] for line in open(args.requests)]
+    hasher = Hasher(cfg, device)
+    tables = load_tables(args.checkpoint, cfg, device, args.layer_prefix)
+    e2m1 = torch.tensor(E2M1, dtype=torch.float32, device=device)
+    check = check_against_pleshard(args, cfg, hasher, tables, e2m1, requests, device) if args.pleshard else "none"
+    schedule = list(steps(requests, cfg, args.step_tokens, args.part_tokens))
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    tokens = 0
+    for ext, positions in schedule:
+        ids = hasher(torch.tensor(ext, device=device), torch.tensor(positions, device=device))
+        embeddings = [lookup(tables[d], ids[d], e2m1) for d in range(len(tables))]
+        tokens += len(positions)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - t0
+    del embeddings
+    print(json.dumps({"job": "torch-seed-flow", "format": tables[0][0] if tables[0][0] != "plain" else "bf16",
+                      "layers": len(tables), "tokens": tokens, "steps": len(schedule), "seconds": seconds,
+                      "tokens_per_s": tokens / seconds, "checked_against_pleshard": check,
+                      "gpu": torch.cuda.get_device_name()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A GPU stream that stops making progress on one rank (a hung kernel, standing in for a
+# stalled GPU or peer) ends the job on every rank within the timeout, with one message:
+# one rank, and three ranks sharing the GPU (host-staged MPI). Without a GPU: skipped.
+#   stall.sh PLESHARD CHECKPOINT MPIEXEC
+set -uo pipefail
+app=$1; ckpt=$2; mpiexec=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+job=(run --checkpoint "$ckpt" --synthetic 30 --synthetic-max-tokens 150 --step-tokens 64 --summary-only --quiet
+     --storage device --collective-timeout 3)
+if ! "$app" "${job[@]}" >"$work/probe.log" 2>&1; then
+  grep -q "needs a CUDA build and a GPU" "$work/probe.log" && { echo "stall: skipped (no GPU)"; exit 0; }
+  echo "FAIL: the job without a fault failed:"; cat "$work/probe.log"; exit 1
+fi
+for ranks in 1 3; do
+  start=$(date +%s)
+  PLESHARD_FAULT_STALL_STEP=2 PLESHARD_FAULT_STALL_RANK=$((ranks - 1)) timeout 120 \
+    "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" --etp "$ranks" >"$work/out" 2>"$work/err"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: $ranks ranks: exit $rc after $took s"; cat "$work/err"; exit 1; }
+  [ "$took" -le 60 ] || { echo "FAIL: $ranks ranks took $took s to end"; exit 1; }
+  grep -q "made no progress in 3 s" "$work/err" || { echo "FAIL: $ranks ranks: no message"; cat "$work/err"; exit 1; }
+  [ "$(grep -c "pleshard: rank .*: error:" "$work/err")" -ge 1 ] || { echo "FAIL: no error line"; exit 1; }
+done
+echo "stall: every rank ended"

@@ -1,0 +1,181 @@
+// The step kernels as the engine launches them (exec/step_kernels.hpp), on the host space
+// and, where there is a GPU, the CUDA space:
+// - the fused decode of a step against the shared decode core, entry by entry: every format,
+//   mixed formats across layers, rows that do and do not split into aligned chunks, NVFP4
+//   scales packed or stored after each row's codes, owned and foreign keys, empty tasks,
+//   every output dtype, up to k_max_step_layers tasks in one launch;
+// - the slot hash of every layer against the reference hashing of each slot's batch alone,
+//   (the spec's scalar reference), slots of several sizes with empty requests and padding.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "core/error.hpp"
+#include "exec/step_kernels.hpp"
+#include "hash/ple_layer_spec.hpp"
+#include "hash/random_batches.hpp"
+#include "store/row_store_factory.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+
+std::vector<std::unique_ptr<StepSpace>> spaces() {
+  std::vector<std::unique_ptr<StepSpace>> out;
+  out.push_back(make_host_space());
+  if (gpu_available()) out.push_back(make_tier_space(StorageTier::device));
+  return out;
+}
+
+// One table of random stored bytes (every code, NaN patterns included) in a space.
+struct RandomTable {
+  RandomTable(StepSpace& space, std::mt19937_64& rng, RowFormat format, int head_dim, std::int64_t rows,
+              std::int64_t row_begin, bool scales_after_codes)
+      : bytes(space) {
+    const std::size_t row_bytes = kernels::stored_row_bytes(format, head_dim);
+    const std::size_t scale_bytes = kernels::scale_row_bytes(format, head_dim);
+    pitch = scales_after_codes && scale_bytes != 0 ? (row_bytes + scale_bytes + 15) / 16 * 16 : row_bytes;
+    const std::size_t rows_part = static_cast<std::size_t>(rows) * pitch;
+    host.resize(rows_part + (scales_after_codes ? 0 : static_cast<std::size_t>(rows) * scale_bytes));
+    for (auto& b : host) b = static_cast<std::uint8_t>(rng());
+    bytes.assign(std::span<const std::uint8_t>(host));
+    const float global = format == RowFormat::fp8 || format == RowFormat::nvfp4 ? 0.37f : 1.0f;
+    view = {format, head_dim, row_begin, row_begin + rows, bytes.data(), nullptr, global};
+    host_view = view;
+    host_view.rows = host.data();
+    if (scale_bytes != 0) {
+      const std::size_t scales = scales_after_codes ? row_bytes : rows_part;
+      view.block_scales = bytes.data() + scales;
+      host_view.block_scales = host.data() + scales;
+      if (scales_after_codes) view.row_pitch = view.scale_pitch = host_view.row_pitch = host_view.scale_pitch = pitch;
+    }
+  }
+  std::vector<std::uint8_t> host;
+  SpaceBuffer bytes;
+  std::size_t pitch = 0;
+  kernels::TableView view;
+  kernels::TableView host_view;
+};
+
+TEST(StepKernels, FusedDecodeEqualsTheDecodeCore) {
+  std::mt19937_64 rng(2718);
+  struct Layer {
+    RowFormat format;
+    int head_dim;
+    bool scales_after_codes;
+  };
+  // Mixed formats in one step; bf16 rows of 20 values (40 bytes) and f32 rows of 6 take the
+  // unaligned path.
+  const std::vector<std::vector<Layer>> steps = {
+      {{RowFormat::bf16, 160, false}, {RowFormat::fp8, 160, false}, {RowFormat::nvfp4, 160, true}},
+      {{RowFormat::nvfp4, 32, false}, {RowFormat::f16, 48, false}, {RowFormat::f32, 16, false},
+       {RowFormat::bf16, 20, false}, {RowFormat::fp8, 48, false}},
+      {{RowFormat::f32, 6, false}, {RowFormat::nvfp4, 48, true}, {RowFormat::fp8, 16, false},
+       {RowFormat::bf16, 32, false}, {RowFormat::nvfp4, 16, false}, {RowFormat::f16, 160, false},
+       {RowFormat::bf16, 160, false}, {RowFormat::fp8, 160, false}},
+  };
+  for (const auto& space : spaces()) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      for (const OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
+        SCOPED_TRACE("step " + std::to_string(s) + (space->on_device() ? " cuda " : " host ") + to_string(dtype));
+        std::vector<std::unique_ptr<RandomTable>> tables;
+        std::vector<SpaceBuffer> keys, outs;
+        std::vector<std::vector<std::int64_t>> host_keys;
+        std::vector<kernels::DecodeTask> tasks;
+        for (std::size_t d = 0; d < steps[s].size(); ++d) {
+          const Layer& layer = steps[s][d];
+          const std::int64_t rows = 50 + static_cast<std::int64_t>(rng() % 200);
+          const std::int64_t begin = static_cast<std::int64_t>(rng() % 1000);
+          tables.push_back(std::make_unique<RandomTable>(*space, rng, layer.format, layer.head_dim, rows, begin,
+                                                         layer.scales_after_codes));
+          // Every third task of the last step is empty; keys own or miss the table's rows.
+          const std::size_t count = s == 2 && d % 3 == 2 ? 0 : 1 + rng() % 3000;
+          std::vector<std::int64_t> k(count);
+          for (auto& key : k)
+            key = rng() % 5 == 0 ? static_cast<std::int64_t>(rng() % 3000) - 1000
+                                 : begin + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+          host_keys.push_back(k);
+          keys.emplace_back(*space);
+          keys.back().assign(std::span<const std::int64_t>(k));
+          outs.emplace_back(*space);
+          outs.back().reserve(std::max<std::size_t>(1, count * static_cast<std::size_t>(layer.head_dim) * 4));
+          space->fill_zero(outs.back().data(), outs.back().capacity());
+          tasks.push_back({tables.back()->view, keys.back().as<std::int64_t>(), static_cast<std::int64_t>(count),
+                           outs.back().data()});
+        }
+        decode_step(*space, tasks, dtype);
+        for (std::size_t d = 0; d < tasks.size(); ++d) {
+          const int dim = steps[s][d].head_dim;
+          const std::size_t row_out = static_cast<std::size_t>(dim) * kernels::out_bytes(dtype);
+          const auto got = outs[d].to_host<std::uint8_t>(host_keys[d].size() * row_out);
+          std::vector<std::uint8_t> expected(row_out);
+          std::int64_t wrong = 0;
+          for (std::size_t i = 0; i < host_keys[d].size(); ++i) {
+            kernels::decode_row(tables[d]->host_view, host_keys[d][i], dtype, expected.data(), 0);
+            wrong += std::memcmp(expected.data(), got.data() + i * row_out, row_out) != 0 ? 1 : 0;
+          }
+          EXPECT_EQ(wrong, 0) << "layer " << d << " (" << to_string(steps[s][d].format) << ", " << dim << " values)";
+        }
+      }
+    }
+  }
+}
+
+TEST(StepKernels, FusedDecodeTakesAtMostTheStepLayers) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device (the host decode takes any number)";
+  const auto space = make_tier_space(StorageTier::device);
+  std::vector<kernels::DecodeTask> tasks(kernels::k_max_step_layers + 1);
+  EXPECT_THROW(decode_step(*space, tasks, OutDtype::bf16), SystemError);
+}
+
+TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
+  std::mt19937_64 rng(1618);
+  for (const auto& space : spaces()) {
+    for (int model = 0; model < 30; ++model) {
+      const ModelConfig config = random_config(rng);
+      const int layers = 1 + static_cast<int>(rng() % 4);
+      const int heads = config.total_heads();
+      const int width = config.ngram_size - 1;
+      std::vector<kernels::NgramHashParams> params;
+      for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_layer_spec(config, d)));
+      const int slots = 1 + static_cast<int>(rng() % 4);
+      std::vector<std::vector<reference::Request>> requests;
+      std::vector<TokenBatch> batches;
+      std::int64_t slot_tokens = 1;
+      for (int s = 0; s < slots; ++s) {
+        requests.push_back(random_requests(rng, config, 6, 20));
+        batches.push_back(to_batch(config, requests.back()));
+        slot_tokens = std::max(slot_tokens, batches.back().num_tokens());
+      }
+      slot_tokens += static_cast<std::int64_t>(rng() % 5);  // padding beyond the largest
+      const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
+      std::vector<std::int64_t> packed(block * static_cast<std::size_t>(slots));
+      for (int s = 0; s < slots; ++s) pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
+                                                std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
+      SpaceBuffer blocks(*space), space_params(*space), ids(*space);
+      blocks.assign(std::span<const std::int64_t>(packed));
+      space_params.assign(std::span<const kernels::NgramHashParams>(params));
+      const std::size_t per_layer = static_cast<std::size_t>(slots * slot_tokens) * static_cast<std::size_t>(heads);
+      ids.reserve(static_cast<std::size_t>(layers) * per_layer * 8);
+      const kernels::SlotBatchView view{blocks.as<std::int64_t>(), slots, slot_tokens, width};
+      hash_step(*space, space_params.as<kernels::NgramHashParams>(), layers, heads, view, ids.as<std::int64_t>());
+      const auto got = ids.to_host<std::int64_t>(static_cast<std::size_t>(layers) * per_layer);
+      for (int d = 0; d < layers; ++d)
+        for (int s = 0; s < slots; ++s) {
+          const auto expected = flatten(reference::ngram_ids(reference::layer_layout(config, d), config.ngram_size,
+                                                             config.heads_per_ngram, config.eos_token_id,
+                                                             requests[static_cast<std::size_t>(s)]));
+          const auto first = got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d) * per_layer +
+                                                                       static_cast<std::size_t>(s * slot_tokens * heads));
+          EXPECT_TRUE(std::equal(expected.begin(), expected.end(), first))
+              << "model " << model << " layer " << d << " slot " << s << (space->on_device() ? " cuda" : " host");
+        }
+    }
+  }
+}
+
+}  // namespace

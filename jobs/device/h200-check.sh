@@ -13,7 +13,7 @@ grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log"
 # The consumer project against the installed package: on a GPU it reads a step's
 # embeddings in GPU memory on a stream of its own.
 cmake --install "$build" --prefix "$build/install" >/dev/null &&
-  cmake -S tests/consumer -B "$build/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$build/install;/opt/kk/usr" \
+  cmake -S tests/consumer -B "$build/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$PWD/$build/install;/opt/kk/usr" \
     -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/consumer.log" 2>&1 &&
   cmake --build "$build/consumer" >>"$out/consumer.log" 2>&1 && "$build/consumer/consumer" || { tail -20 "$out/consumer.log"; rc=1; }
 exit $rc

@@ -82,8 +82,8 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
 // decodes them with the shared decode core and stores the values in 16-byte vectors; a
 // row's chunks are contiguous across the lanes, so loads and stores coalesce.
 template <RowFormat F, OutDtype O, Tables T>
-__device__ void decode_task_aligned(const DecodeTask& task, const SharedTables<T>& tables) {
-  const TableView& table = task.rows;
+__device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>& tables) {
+  const TableView table = task.rows;
   const std::int64_t* __restrict__ keys = task.keys;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
@@ -139,8 +139,8 @@ __device__ void decode_task_aligned(const DecodeTask& task, const SharedTables<T
 
 // Rows whose bytes do not split into chunks at aligned addresses: one value per lane.
 template <RowFormat F, OutDtype O>
-__device__ void decode_task_unaligned(const DecodeTask& task) {
-  const TableView& table = task.rows;
+__device__ void decode_task_unaligned(const DecodeTask task) {
+  const TableView table = task.rows;
   const int lane = threadIdx.x & 31;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
@@ -157,7 +157,7 @@ __device__ void decode_task_unaligned(const DecodeTask& task) {
 }
 
 template <RowFormat F, OutDtype O, Tables T>
-__device__ void decode_task(const DecodeTask& task, bool aligned, const SharedTables<T>& tables) {
+__device__ void decode_task(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
   if (aligned) {
     decode_task_aligned<F, O, T>(task, tables);
   } else {
@@ -166,8 +166,10 @@ __device__ void decode_task(const DecodeTask& task, bool aligned, const SharedTa
 }
 
 // Every warp takes its share of every task in turn, so a step's layers need no search for
-// which layer a row belongs to and stay balanced whatever their sizes.
-template <OutDtype O, Tables T>
+// which layer a row belongs to and stay balanced whatever their sizes. `Only` >= 0 compiles
+// the one format every task has (the usual step: one format for the whole model), so the
+// kernel takes no more registers than that format needs; -1 compiles them all.
+template <OutDtype O, Tables T, int Only>
 __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
   __shared__ SharedTables<T> tables;
   if constexpr (T != Tables::none) {
@@ -178,18 +180,28 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
       tables.nvfp4[e] = decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
   }
   if constexpr (T != Tables::none) __syncthreads();
+  constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
   for (int d = 0; d < step.count; ++d) {
-    const DecodeTask& task = step.tasks[d];
+    // A copy in registers: the row loop then reads no kernel parameter through an index.
+    const DecodeTask task = step.tasks[d];
     const bool aligned = step.aligned[d];
     switch (task.rows.format) {
-      case RowFormat::f32: decode_task<RowFormat::f32, O, T>(task, aligned, tables); break;
-      case RowFormat::bf16: decode_task<RowFormat::bf16, O, T>(task, aligned, tables); break;
-      case RowFormat::f16: decode_task<RowFormat::f16, O, T>(task, aligned, tables); break;
+      case RowFormat::f32:
+        if constexpr (compiled(RowFormat::f32)) decode_task<RowFormat::f32, O, T>(task, aligned, tables);
+        break;
+      case RowFormat::bf16:
+        if constexpr (compiled(RowFormat::bf16)) decode_task<RowFormat::bf16, O, T>(task, aligned, tables);
+        break;
+      case RowFormat::f16:
+        if constexpr (compiled(RowFormat::f16)) decode_task<RowFormat::f16, O, T>(task, aligned, tables);
+        break;
       case RowFormat::fp8:
-        if constexpr (T != Tables::none) decode_task<RowFormat::fp8, O, T>(task, aligned, tables);
+        if constexpr (T != Tables::none && compiled(RowFormat::fp8))
+          decode_task<RowFormat::fp8, O, T>(task, aligned, tables);
         break;
       case RowFormat::nvfp4:
-        if constexpr (T == Tables::nvfp4) decode_task<RowFormat::nvfp4, O, T>(task, aligned, tables);
+        if constexpr (T == Tables::nvfp4 && compiled(RowFormat::nvfp4))
+          decode_task<RowFormat::nvfp4, O, T>(task, aligned, tables);
         break;
     }
   }
@@ -225,14 +237,39 @@ bool aligned_for(const TableView& t) {
   return false;
 }
 
+template <OutDtype O, Tables T, int Only>
+void launch(const StepTasks& step, int grid, cudaStream_t stream) {
+  decode_step_kernel<O, T, Only><<<grid, k_warps_per_block * 32, 0, stream>>>(step);
+}
+
+// The instantiation for the tasks' formats: one format alone, or all of them.
 template <OutDtype O>
-void launch(const StepTasks& step, Tables tables, int grid, cudaStream_t stream) {
-  switch (tables) {
-    case Tables::none: decode_step_kernel<O, Tables::none><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
-    case Tables::e4m3: decode_step_kernel<O, Tables::e4m3><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
-    case Tables::nvfp4: decode_step_kernel<O, Tables::nvfp4><<<grid, k_warps_per_block * 32, 0, stream>>>(step); break;
+void launch(const StepTasks& step, int grid, cudaStream_t stream) {
+  bool one_format = true;
+  for (int d = 1; d < step.count; ++d) one_format = one_format && step.tasks[d].rows.format == step.tasks[0].rows.format;
+  if (!one_format) {
+    bool nvfp4 = false;
+    bool fp8 = false;
+    for (int d = 0; d < step.count; ++d) {
+      nvfp4 = nvfp4 || step.tasks[d].rows.format == RowFormat::nvfp4;
+      fp8 = fp8 || step.tasks[d].rows.format == RowFormat::fp8;
+    }
+    if (nvfp4) {
+      launch<O, Tables::nvfp4, -1>(step, grid, stream);
+    } else if (fp8) {
+      launch<O, Tables::e4m3, -1>(step, grid, stream);
+    } else {
+      launch<O, Tables::none, -1>(step, grid, stream);
+    }
+    return;
   }
-  PLESHARD_CUDA_CHECK_LAUNCH();
+  switch (step.tasks[0].rows.format) {
+    case RowFormat::f32: launch<O, Tables::none, static_cast<int>(RowFormat::f32)>(step, grid, stream); break;
+    case RowFormat::bf16: launch<O, Tables::none, static_cast<int>(RowFormat::bf16)>(step, grid, stream); break;
+    case RowFormat::f16: launch<O, Tables::none, static_cast<int>(RowFormat::f16)>(step, grid, stream); break;
+    case RowFormat::fp8: launch<O, Tables::e4m3, static_cast<int>(RowFormat::fp8)>(step, grid, stream); break;
+    case RowFormat::nvfp4: launch<O, Tables::nvfp4, static_cast<int>(RowFormat::nvfp4)>(step, grid, stream); break;
+  }
 }
 
 __global__ void __launch_bounds__(k_warps_per_block * 32)
@@ -256,7 +293,7 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     throw SystemError("decode_step_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
                       std::to_string(k_max_step_layers) + " per launch");
   StepTasks step;
-  Tables tables = Tables::none;
+  bool nvfp4 = false;
   std::int64_t most = 0;
   for (const DecodeTask& task : tasks) {
     if (task.count == 0) continue;
@@ -264,19 +301,19 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     step.tasks[d] = task;
     step.aligned[d] = aligned_for(task.rows);
     most = std::max(most, task.count);
-    if (task.rows.format == RowFormat::nvfp4) tables = Tables::nvfp4;
-    if (task.rows.format == RowFormat::fp8 && tables == Tables::none) tables = Tables::e4m3;
+    nvfp4 = nvfp4 || task.rows.format == RowFormat::nvfp4;
   }
   if (step.count == 0) return;
   // With NVFP4, blocks fill a 16 KB product table first, so they stay resident and loop over
   // rows: a few blocks per SM instead of one block per few rows.
   int grid = grid_for(most);
-  if (tables == Tables::nvfp4) grid = std::min(grid, 8 * multiprocessors());
+  if (nvfp4) grid = std::min(grid, 8 * multiprocessors());
   switch (dtype) {
-    case OutDtype::f32: launch<OutDtype::f32>(step, tables, grid, stream); break;
-    case OutDtype::bf16: launch<OutDtype::bf16>(step, tables, grid, stream); break;
-    case OutDtype::f16: launch<OutDtype::f16>(step, tables, grid, stream); break;
+    case OutDtype::f32: launch<OutDtype::f32>(step, grid, stream); break;
+    case OutDtype::bf16: launch<OutDtype::bf16>(step, grid, stream); break;
+    case OutDtype::f16: launch<OutDtype::f16>(step, grid, stream); break;
   }
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,

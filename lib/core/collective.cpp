@@ -1,7 +1,9 @@
 #include "core/collective.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "core/mpi_check.hpp"
@@ -31,8 +33,12 @@ void abort_job(const std::string& message) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "pleshard: rank %d: error: %s\n", rank, message.c_str());
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return; if it did, still end here
+  // MPI_Abort tells the launcher to end every rank, then exits this process through its
+  // exit handlers, where the CUDA runtime may wait for the very kernel that stalled; so
+  // this thread leaves without them once the abort has had time to get out.
+  std::thread([] { MPI_Abort(MPI_COMM_WORLD, 1); }).detach();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  std::_Exit(1);
 }
 
 void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure) {

@@ -16,10 +16,12 @@ if ! "$app" "${job[@]}" >"$work/probe.log" 2>&1; then
 fi
 for ranks in 1 3; do
   start=$(date +%s)
-  PLESHARD_FAULT_STALL_STEP=2 PLESHARD_FAULT_STALL_RANK=$((ranks - 1)) timeout 120 \
+  echo "stall: $ranks rank(s), rank $((ranks - 1)) stalls at step 2"
+  PLESHARD_FAULT_STALL_STEP=2 PLESHARD_FAULT_STALL_RANK=$((ranks - 1)) timeout 100 \
     "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" --etp "$ranks" >"$work/out" 2>"$work/err"
   rc=$?
   took=$(( $(date +%s) - start ))
+  echo "stall: exit $rc after $took s"
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: $ranks ranks: exit $rc after $took s"; cat "$work/err"; exit 1; }
   [ "$took" -le 60 ] || { echo "FAIL: $ranks ranks took $took s to end"; exit 1; }
   grep -q "made no progress in 3 s" "$work/err" || { echo "FAIL: $ranks ranks: no message"; cat "$work/err"; exit 1; }

@@ -1,7 +1,7 @@
 // A decoder shard in the same process uses a GPU step's embeddings where the engine left
-// them: the views point into GPU memory at addresses fixed from step to step, and a reader
-// on a stream of its own, ordered after the step's ready event, sees the host tier's bytes.
-// The engine's next step waits for the reader's event (wait_for). Skips without a GPU.
+// them: the views point into GPU memory, and a reader on a stream of its own, ordered after
+// the step's ready event, sees the host tier's bytes. The engine's next step waits for the
+// reader's event (wait_for). Skips without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -36,7 +36,6 @@ TEST(DeviceView, ReadInPlaceOnAnotherStream) {
   PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking));
   PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(&read, cudaEventDisableTiming));
   std::mt19937_64 rng(9);
-  std::vector<const void*> addresses;
   for (int step = 0; step < 4; ++step) {
     const TokenBatch batch = to_batch(config, random_requests(rng, config, 6, 40));
     const StepOutput out = engine.forward(batch);
@@ -53,8 +52,6 @@ TEST(DeviceView, ReadInPlaceOnAnotherStream) {
       PLESHARD_CUDA_CHECK(cudaMemcpyAsync(got.data(), view.data, got.size(), cudaMemcpyDeviceToHost, reader));
       PLESHARD_CUDA_CHECK(cudaStreamSynchronize(reader));
       EXPECT_EQ(got, expected[d].data) << "step " << step << " layer " << d;
-      if (step == 0) addresses.push_back(view.data);
-      EXPECT_EQ(view.data, addresses[d]) << "step " << step << " layer " << d;
     }
     PLESHARD_CUDA_CHECK(cudaEventRecord(read, reader));
     engine.wait_for(read);

@@ -41,8 +41,11 @@ class StepSpace {
   virtual void synchronize() = 0;
   virtual void set_stall_timeout(double seconds) { (void)seconds; }
 
-  // Returns when `host` holds the bytes (waits for the stream).
+  // Returns when `host` holds the bytes (waits for the stream). The stream is drained first:
+  // a copy into pageable memory would block inside the runtime, out of the stall timeout's
+  // reach, while the work before it runs.
   void copy_to_host(void* host, const void* src, std::size_t bytes) {
+    synchronize();
     copy_to_host_async(host, src, bytes);
     synchronize();
   }

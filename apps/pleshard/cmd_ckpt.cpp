@@ -27,12 +27,6 @@ struct CkptOptions {
   bool quiet = false;
 };
 
-CheckpointKind parse_kind(const std::string& kind) {
-  if (kind == "safetensors") return CheckpointKind::safetensors;
-  if (kind == "hdf5" || kind == "h5") return CheckpointKind::hdf5;
-  throw InputError("--kind " + kind + ": expected safetensors or hdf5");
-}
-
 std::uint64_t total_bytes(const std::vector<TableSource>& tables) {
   std::uint64_t total = 0;
   for (const auto& t : tables)
@@ -52,7 +46,8 @@ int on_rank_zero(Body&& body) {
 void write_tables(const CkptOptions& o, const ModelConfig& config, const std::vector<TableSource>& tables,
                   const char* label) {
   WriteOptions options;
-  options.kind = parse_kind(o.kind);
+  options.kind = parse_checkpoint_kind(o.kind);
+  if (options.kind == CheckpointKind::synthetic) throw InputError("--kind synthetic: expected safetensors or hdf5");
   options.files = o.files;
   options.layer_prefix = o.layer_prefix;
   ProgressMeter meter(label, total_bytes(tables), !o.quiet);

@@ -4,6 +4,7 @@
 
 #include "ckpt/hdf5_ple.hpp"
 #include "ckpt/safetensors_ple.hpp"
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
@@ -11,13 +12,19 @@ namespace pleshard {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+constexpr EnumNames<CheckpointKind, 4> k_kinds{{{CheckpointKind::safetensors, "safetensors"},
+                                               {CheckpointKind::hdf5, "hdf5"},
+                                               {CheckpointKind::synthetic, "synthetic"},
+                                               {CheckpointKind::hdf5, "h5"}}};
+
+}  // namespace
+
+CheckpointKind parse_checkpoint_kind(std::string_view name) { return parse_value(k_kinds, name, "--kind"); }
+
 const char* to_string(CheckpointKind kind) {
-  switch (kind) {
-    case CheckpointKind::safetensors: return "safetensors";
-    case CheckpointKind::hdf5: return "hdf5";
-    case CheckpointKind::synthetic: return "synthetic";
-  }
-  return "?";
+  return name_of(k_kinds, kind);
 }
 
 namespace {

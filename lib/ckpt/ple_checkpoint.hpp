@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mpi.h>
@@ -45,6 +46,7 @@ struct RowRun {
 };
 [[nodiscard]] std::vector<RowRun> row_runs(std::span<const std::int64_t> sorted_rows);
 [[nodiscard]] const char* to_string(CheckpointKind kind);
+[[nodiscard]] CheckpointKind parse_checkpoint_kind(std::string_view name);
 
 class PleCheckpoint {
  public:

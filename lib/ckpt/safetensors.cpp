@@ -8,32 +8,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace pleshard {
 
 namespace {
 
-struct DtypeInfo {
-  StDtype dtype;
-  const char* name;
-  std::size_t size;
-};
-
-constexpr DtypeInfo k_dtypes[] = {
-    {StDtype::BOOL, "BOOL", 1}, {StDtype::U8, "U8", 1},      {StDtype::I8, "I8", 1},
-    {StDtype::U16, "U16", 2},   {StDtype::I16, "I16", 2},    {StDtype::F16, "F16", 2},
-    {StDtype::BF16, "BF16", 2}, {StDtype::U32, "U32", 4},    {StDtype::I32, "I32", 4},
-    {StDtype::F32, "F32", 4},   {StDtype::U64, "U64", 8},    {StDtype::I64, "I64", 8},
-    {StDtype::F64, "F64", 8},   {StDtype::F8_E4M3, "F8_E4M3", 1},
-    {StDtype::F8_E5M2, "F8_E5M2", 1},
-};
-
-const DtypeInfo* find_dtype(const std::string& name) {
-  for (const auto& d : k_dtypes)
-    if (name == d.name) return &d;
-  return nullptr;
-}
+constexpr EnumNames<StDtype, 15> k_dtypes{{{StDtype::BOOL, "BOOL"},
+                                           {StDtype::U8, "U8"},
+                                           {StDtype::I8, "I8"},
+                                           {StDtype::U16, "U16"},
+                                           {StDtype::I16, "I16"},
+                                           {StDtype::F16, "F16"},
+                                           {StDtype::BF16, "BF16"},
+                                           {StDtype::U32, "U32"},
+                                           {StDtype::I32, "I32"},
+                                           {StDtype::F32, "F32"},
+                                           {StDtype::U64, "U64"},
+                                           {StDtype::I64, "I64"},
+                                           {StDtype::F64, "F64"},
+                                           {StDtype::F8_E4M3, "F8_E4M3"},
+                                           {StDtype::F8_E5M2, "F8_E5M2"}}};
 
 std::uint64_t read_le64(const std::uint8_t* p) {
   std::uint64_t v = 0;
@@ -49,15 +45,26 @@ bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
 
 }  // namespace
 
-const char* to_string(StDtype dtype) {
-  for (const auto& d : k_dtypes)
-    if (d.dtype == dtype) return d.name;
-  return "?";
-}
+const char* to_string(StDtype dtype) { return name_of(k_dtypes, dtype); }
 
 std::size_t dtype_size(StDtype dtype) {
-  for (const auto& d : k_dtypes)
-    if (d.dtype == dtype) return d.size;
+  switch (dtype) {
+    case StDtype::BOOL:
+    case StDtype::U8:
+    case StDtype::I8:
+    case StDtype::F8_E4M3:
+    case StDtype::F8_E5M2: return 1;
+    case StDtype::U16:
+    case StDtype::I16:
+    case StDtype::F16:
+    case StDtype::BF16: return 2;
+    case StDtype::U32:
+    case StDtype::I32:
+    case StDtype::F32: return 4;
+    case StDtype::U64:
+    case StDtype::I64:
+    case StDtype::F64: return 8;
+  }
   return 0;
 }
 
@@ -110,9 +117,9 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     StTensor t;
     t.name = name;
     const auto& dtype = entry["dtype"];
-    const DtypeInfo* info = dtype.is_string() ? find_dtype(dtype.get<std::string>()) : nullptr;
-    if (info == nullptr) throw InputError(where + ": unknown dtype " + dtype.dump());
-    t.dtype = info->dtype;
+    const auto known = dtype.is_string() ? find_value(k_dtypes, dtype.get<std::string>()) : std::nullopt;
+    if (!known) throw InputError(where + ": unknown dtype " + dtype.dump());
+    t.dtype = *known;
     std::uint64_t elements = 1;
     if (!entry["shape"].is_array()) throw InputError(where + ": shape is not a list");
     for (const auto& dim : entry["shape"]) {
@@ -131,12 +138,12 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     t.begin = offsets[0].get<std::uint64_t>();
     t.end = offsets[1].get<std::uint64_t>();
     std::uint64_t expected_bytes = 0;
-    if (!checked_mul(elements, info->size, expected_bytes))
+    if (!checked_mul(elements, dtype_size(t.dtype), expected_bytes))
       throw InputError(where + ": byte size of shape " + t.shape_string() + " overflows");
     if (t.end < t.begin || t.end - t.begin != expected_bytes)
       throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +
                        std::to_string(t.end) + "] hold " + std::to_string(t.end - t.begin) +
-                       " bytes, but " + info->name + " " + t.shape_string() + " needs " +
+                       " bytes, but " + std::string(to_string(t.dtype)) + " " + t.shape_string() + " needs " +
                        std::to_string(expected_bytes));
     if (t.end > data_size)
       throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +

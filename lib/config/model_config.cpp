@@ -7,19 +7,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
 namespace pleshard {
 
-const char* to_string(TableQuantization q) {
-  switch (q) {
-    case TableQuantization::none: return "none";
-    case TableQuantization::fp8: return "float8_e4m3fn";
-    case TableQuantization::nvfp4: return "nvfp4";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<TableQuantization, 3> k_quantizations{{{TableQuantization::none, "none"},
+                                                           {TableQuantization::fp8, "float8_e4m3fn"},
+                                                           {TableQuantization::nvfp4, "nvfp4"}}};
+
+}  // namespace
+
+const char* to_string(TableQuantization q) { return name_of(k_quantizations, q); }
 
 namespace {
 
@@ -176,15 +178,10 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
   if (const json* dtype = r.find("ple_embedding_dtype")) {
     if (!dtype->is_string())
       r.fail("ple_embedding_dtype", *dtype, "must be \"float8_e4m3fn\", \"nvfp4\" or absent");
-    const auto& name = dtype->get_ref<const std::string&>();
-    if (name == "float8_e4m3fn") {
-      c.quantization = TableQuantization::fp8;
-    } else if (name == "nvfp4") {
-      c.quantization = TableQuantization::nvfp4;
-    } else {
-      r.fail("ple_embedding_dtype", *dtype,
-             "unknown dtype; expected \"float8_e4m3fn\", \"nvfp4\" or absent");
-    }
+    const auto quantization = find_value(k_quantizations, dtype->get_ref<const std::string&>());
+    if (!quantization || *quantization == TableQuantization::none)
+      r.fail("ple_embedding_dtype", *dtype, "unknown dtype; expected \"float8_e4m3fn\", \"nvfp4\" or absent");
+    c.quantization = *quantization;
   }
   if (c.quantization == TableQuantization::nvfp4 && c.head_dim() % 16 != 0)
     r.fail("ple_embedding_dtype", json("nvfp4"),

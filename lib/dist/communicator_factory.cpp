@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "dist/staged_communicator.hpp"
 #if PLESHARD_HAVE_NCCL
@@ -11,19 +12,18 @@
 
 namespace pleshard {
 
-const char* to_string(CollectiveBackend backend) {
-  switch (backend) {
-    case CollectiveBackend::mpi: return "mpi";
-    case CollectiveBackend::mpi_staged: return "mpi-staged";
-    case CollectiveBackend::nccl: return "nccl";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<CollectiveBackend, 3> k_backends{{{CollectiveBackend::mpi, "mpi"},
+                                                      {CollectiveBackend::mpi_staged, "mpi-staged"},
+                                                      {CollectiveBackend::nccl, "nccl"}}};
+
+}  // namespace
+
+const char* to_string(CollectiveBackend backend) { return name_of(k_backends, backend); }
 
 CollectiveBackend parse_collective_backend(std::string_view name) {
-  for (const auto b : {CollectiveBackend::mpi, CollectiveBackend::mpi_staged, CollectiveBackend::nccl})
-    if (name == to_string(b)) return b;
-  throw InputError("unknown collective backend '" + std::string(name) + "' (mpi, mpi-staged or nccl)");
+  return parse_value(k_backends, name, "collective backend");
 }
 
 bool backend_built(CollectiveBackend backend) {

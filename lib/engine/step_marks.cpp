@@ -1,11 +1,21 @@
 #include "engine/step_marks.hpp"
 
+#include "core/enum_names.hpp"
+
 namespace pleshard {
 
-const char* to_string(StepPhase phase) {
-  static constexpr const char* names[k_step_phases] = {"load", "gather", "hash", "fetch", "decode", "combine"};
-  return names[static_cast<int>(phase)];
-}
+namespace {
+
+constexpr EnumNames<StepPhase, k_step_phases> k_phases{{{StepPhase::load, "load"},
+                                                        {StepPhase::gather, "gather"},
+                                                        {StepPhase::hash, "hash"},
+                                                        {StepPhase::fetch, "fetch"},
+                                                        {StepPhase::decode, "decode"},
+                                                        {StepPhase::combine, "combine"}}};
+
+}  // namespace
+
+const char* to_string(StepPhase phase) { return name_of(k_phases, phase); }
 
 StepMarks::StepMarks(const StepSpace& space) : begin_(space), end_(space) {
   for (auto& e : phases_) e = std::make_unique<SpaceEvent>(space);

@@ -1,46 +1,39 @@
 #include "format/row_format.hpp"
 
-#include "core/error.hpp"
+#include "core/enum_names.hpp"
 
 namespace pleshard {
 
-const char* to_string(RowFormat format) {
-  switch (format) {
-    case RowFormat::f32: return "f32";
-    case RowFormat::bf16: return "bf16";
-    case RowFormat::f16: return "f16";
-    case RowFormat::fp8: return "fp8";
-    case RowFormat::nvfp4: return "nvfp4";
-  }
-  return "?";
-}
+namespace {
 
-const char* to_string(OutDtype dtype) {
-  switch (dtype) {
-    case OutDtype::f32: return "float32";
-    case OutDtype::bf16: return "bfloat16";
-    case OutDtype::f16: return "float16";
-  }
-  return "?";
-}
+constexpr EnumNames<RowFormat, 14> k_row_formats{{{RowFormat::f32, "f32"},
+                                                  {RowFormat::bf16, "bf16"},
+                                                  {RowFormat::f16, "f16"},
+                                                  {RowFormat::fp8, "fp8"},
+                                                  {RowFormat::nvfp4, "nvfp4"},
+                                                  {RowFormat::f32, "float32"},
+                                                  {RowFormat::f32, "F32"},
+                                                  {RowFormat::bf16, "bfloat16"},
+                                                  {RowFormat::bf16, "BF16"},
+                                                  {RowFormat::f16, "float16"},
+                                                  {RowFormat::f16, "F16"},
+                                                  {RowFormat::fp8, "float8_e4m3fn"},
+                                                  {RowFormat::fp8, "F8_E4M3"},
+                                                  {RowFormat::nvfp4, "NVFP4"}}};
 
-RowFormat parse_row_format(std::string_view name) {
-  if (name == "f32" || name == "float32" || name == "F32") return RowFormat::f32;
-  if (name == "bf16" || name == "bfloat16" || name == "BF16") return RowFormat::bf16;
-  if (name == "f16" || name == "float16" || name == "F16") return RowFormat::f16;
-  if (name == "fp8" || name == "float8_e4m3fn" || name == "F8_E4M3") return RowFormat::fp8;
-  if (name == "nvfp4") return RowFormat::nvfp4;
-  throw InputError("unknown row format \"" + std::string(name) +
-                   "\"; expected f32, bf16, f16, fp8 or nvfp4");
-}
+constexpr EnumNames<OutDtype, 6> k_out_dtypes{{{OutDtype::f32, "float32"},
+                                               {OutDtype::bf16, "bfloat16"},
+                                               {OutDtype::f16, "float16"},
+                                               {OutDtype::f32, "f32"},
+                                               {OutDtype::bf16, "bf16"},
+                                               {OutDtype::f16, "f16"}}};
 
-OutDtype parse_out_dtype(std::string_view name) {
-  if (name == "float32" || name == "f32") return OutDtype::f32;
-  if (name == "bfloat16" || name == "bf16") return OutDtype::bf16;
-  if (name == "float16" || name == "f16") return OutDtype::f16;
-  throw InputError("unknown output dtype \"" + std::string(name) +
-                   "\"; expected float32, bfloat16 or float16");
-}
+}  // namespace
+
+const char* to_string(RowFormat format) { return name_of(k_row_formats, format); }
+const char* to_string(OutDtype dtype) { return name_of(k_out_dtypes, dtype); }
+RowFormat parse_row_format(std::string_view name) { return parse_value(k_row_formats, name, "row format"); }
+OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtypes, name, "output dtype"); }
 
 bool format_matches_config(RowFormat format, TableQuantization quantization) {
   switch (quantization) {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/error.hpp"
+#include "core/enum_names.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
 #endif
@@ -17,29 +17,22 @@ bool gpu_available() {
 #endif
 }
 
-const char* to_string(StorageTier tier) {
-  switch (tier) {
-    case StorageTier::host: return "host";
-    case StorageTier::device: return "device";
-    case StorageTier::pinned: return "pinned";
-    case StorageTier::disk: return "disk";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<StorageTier, 4> k_tiers{{{StorageTier::host, "host"},
+                                             {StorageTier::device, "device"},
+                                             {StorageTier::pinned, "pinned"},
+                                             {StorageTier::disk, "disk"}}};
+
+}  // namespace
+
+const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
 
 StorageTier parse_storage_tier(std::string_view name) {
-  if (name == "host") return StorageTier::host;
-  if (name == "disk") return StorageTier::disk;
-  StorageTier tier;
-  if (name == "device") {
-    tier = StorageTier::device;
-  } else if (name == "pinned") {
-    tier = StorageTier::pinned;
-  } else {
-    throw InputError("--storage " + std::string(name) + ": expected host, device, pinned or disk");
-  }
-  if (gpu_available()) return tier;
-  throw InputError("--storage " + std::string(name) + ": needs a CUDA build and a GPU");
+  const StorageTier tier = parse_value(k_tiers, name, "--storage");
+  if ((tier == StorageTier::device || tier == StorageTier::pinned) && !gpu_available())
+    throw InputError("--storage " + std::string(name) + ": needs a CUDA build and a GPU");
+  return tier;
 }
 
 bool tier_uses_gpu(StorageTier tier) {

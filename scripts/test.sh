@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Set up, build, and run the whole test suite, then build a tiny consumer project
-# against the installed package.
+# Set up, build, check the formatting, and run the whole test suite, then build a tiny
+# consumer project against the installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+scripts/check-format.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
 echo "== parser and format tests under AddressSanitizer + UBSan"
 scripts/test-sanitizers.sh

@@ -17,8 +17,7 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
   void OnTestPartResult(const testing::TestPartResult& result) override {
     if (!result.failed()) return;
     std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
-                 result.file_name() != nullptr ? result.file_name() : "?", result.line_number(),
-                 result.message());
+                 result.file_name() != nullptr ? result.file_name() : "?", result.line_number(), result.message());
   }
 
  private:
@@ -44,8 +43,7 @@ int main(int argc, char** argv) {
   }
   int worst = 0;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && worst != result)
-    std::fprintf(stderr, "pleshard tests: another rank failed (exit %d)\n", worst);
+  if (rank == 0 && worst != result) std::fprintf(stderr, "pleshard tests: another rank failed (exit %d)\n", worst);
   MPI_Finalize();
   return worst;
 }

@@ -92,13 +92,16 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
     // Ids: each rank's block encodes (rank, index) so every received id names its sender.
     const auto count = static_cast<std::size_t>(tokens * o.heads);
     std::vector<std::int64_t> ids(count);
-    for (std::size_t i = 0; i < count; ++i) ids[i] = (static_cast<std::int64_t>(me) << 40) + static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < count; ++i)
+      ids[i] = (static_cast<std::int64_t>(me) << 40) + static_cast<std::int64_t>(i);
     send.assign(std::span<const std::int64_t>(ids));
     recv.reserve(std::max<std::size_t>(1, count * ranks * 8));
     measure(
         "all_gather", tokens, static_cast<double>(count * ranks * 8),
         [&] {
-          return stream_seconds(*space, [&] { c.all_gather({send.data(), count * 8}, {recv.data(), count * ranks * 8}); });
+          return stream_seconds(*space, [&] {
+            c.all_gather({send.data(), count * 8}, {recv.data(), count * ranks * 8});
+          });
         },
         [&] {
           const auto got = recv.to_host<std::int64_t>(count * ranks);

@@ -7,8 +7,8 @@
 #include "bench/timing.hpp"
 #include "core/mpi_check.hpp"
 #include "hash/ple_layer_spec.hpp"
-#include "kernels/host/ngram_ids_host.hpp"
 #include "io/requests.hpp"
+#include "kernels/host/ngram_ids_host.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
@@ -44,11 +44,10 @@ TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens, std:
 
 namespace {
 
-std::int64_t count_mismatches(const std::vector<std::int64_t>& ids,
-                              const std::vector<std::int64_t>& reference) {
-  return static_cast<std::int64_t>(reference.size()) -
-         std::inner_product(ids.begin(), ids.end(), reference.begin(), std::int64_t{0},
-                            std::plus<>(), std::equal_to<>());
+std::int64_t count_mismatches(const std::vector<std::int64_t>& ids, const std::vector<std::int64_t>& reference) {
+  return static_cast<std::int64_t>(reference.size()) - std::inner_product(ids.begin(), ids.end(), reference.begin(),
+                                                                          std::int64_t{0}, std::plus<>(),
+                                                                          std::equal_to<>());
 }
 
 HashBenchResult reduce_result(MPI_Comm comm, HashBenchResult result) {
@@ -61,8 +60,7 @@ HashBenchResult reduce_result(MPI_Comm comm, HashBenchResult result) {
 
 }  // namespace
 
-std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& config,
-                                            const HashBenchOptions& options) {
+std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& config, const HashBenchOptions& options) {
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const kernels::NgramHashParams params = make_hash_params(derive_layer_spec(config, 0));
@@ -82,10 +80,7 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
       std::vector<std::int64_t> ids(reference.size(), -1);
       PLESHARD_MPI_CHECK(MPI_Barrier(comm));
       r.seconds = median_seconds(
-          [&] {
-            return host_seconds(
-                [&] { kernels::compute_ngram_ids_host(params, batch.view(), ids.data()); });
-          },
+          [&] { return host_seconds([&] { kernels::compute_ngram_ids_host(params, batch.view(), ids.data()); }); },
           options.min_repeats, options.min_seconds, &r.repeats);
       r.wrong = count_mismatches(ids, reference);
       results.push_back(reduce_result(comm, r));
@@ -101,8 +96,8 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
       d_qsl.copy_from_host(std::span<const std::int64_t>(batch.query_start_loc));
       d_context.copy_from_host(std::span<const std::int64_t>(batch.context));
       PLESHARD_CUDA_CHECK(cudaMemset(d_ids.data(), 0xff, d_ids.bytes()));
-      const kernels::NgramBatchView view{d_tokens.data(), batch.num_tokens(), d_qsl.data(),
-                                         batch.num_requests(), d_context.data()};
+      const kernels::NgramBatchView view{d_tokens.data(), batch.num_tokens(), d_qsl.data(), batch.num_requests(),
+                                         d_context.data()};
       PLESHARD_MPI_CHECK(MPI_Barrier(comm));
       r.seconds = gpu_median_seconds([&] { kernels::compute_ngram_ids_cuda(params, view, d_ids.data(), nullptr); },
                                      options.min_repeats, options.min_seconds, &r.repeats);

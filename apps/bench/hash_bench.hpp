@@ -39,7 +39,6 @@ struct HashBenchResult {
 
 // Synthetic batch of `tokens` tokens: Zipf-like token ids, requests of up to 512 tokens,
 // fresh and continuing contexts alternating; deterministic in `seed`.
-[[nodiscard]] TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens,
-                                          std::uint64_t seed);
+[[nodiscard]] TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens, std::uint64_t seed);
 
 }  // namespace pleshard

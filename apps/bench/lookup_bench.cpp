@@ -10,10 +10,10 @@
 #include "bench/timing.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/mpi_check.hpp"
-#include "kernels/common/ngram_hash.hpp"
 #include "exec/step_kernels.hpp"
 #include "exec/step_space.hpp"
 #include "io/pread_file.hpp"
+#include "kernels/common/ngram_hash.hpp"
 #include "store/disk_store.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store_factory.hpp"
@@ -124,8 +124,8 @@ class DiskBench {
 };
 
 // Element-by-element check with a plain loop over the decode core.
-std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::int64_t>& ids,
-                         OutDtype dtype, const std::vector<std::uint8_t>& out) {
+std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::int64_t>& ids, OutDtype dtype,
+                         const std::vector<std::uint8_t>& out) {
   std::vector<std::uint8_t> row(static_cast<std::size_t>(view.head_dim) * kernels::out_bytes(dtype));
   std::int64_t wrong = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -258,9 +258,9 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
         if (tier == StorageTier::host) {
           LookupBenchResult r{"host", format, n};
           PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-          r.seconds = median_seconds(
-              [&] { return host_seconds([&] { table.lookup(ids, options.out_dtype, out.data()); }); },
-              options.min_repeats, options.min_seconds);
+          r.seconds =
+              median_seconds([&] { return host_seconds([&] { table.lookup(ids, options.out_dtype, out.data()); }); },
+                             options.min_repeats, options.min_seconds);
           r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
           r.wrong = count_wrong(table.view(), ids, options.out_dtype, out);
           results.push_back(r);

@@ -20,8 +20,7 @@ namespace pleshard {
 
 struct LookupBenchOptions {
   std::vector<StorageTier> tiers{StorageTier::host};  // the GPU tiers need CUDA
-  std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8,
-                                 RowFormat::nvfp4};
+  std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4};
   std::vector<std::int64_t> ids_per_step{1, 64, 8192, 1 << 20};
   std::int64_t rows = 1 << 20;  // table rows (ids are uniform over them)
   int head_dim = 160;
@@ -55,7 +54,6 @@ struct LookupBenchResult {
 };
 
 // Collective over `comm`: each rank benchmarks its own table; times reduced with MAX.
-[[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm,
-                                                              const LookupBenchOptions& options);
+[[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options);
 
 }  // namespace pleshard

@@ -70,13 +70,14 @@ std::int64_t count_wrong(const PleCheckpoint& checkpoint, const ModelConfig& con
       for (int h = 0; h < heads; ++h) {
         const std::int64_t id = ids[static_cast<std::size_t>((view.first + t) * heads + h)];
         checkpoint.read_rows(d, id, id + 1, row, scales);
-        const kernels::TableView one{info.layout.format, info.layout.head_dim, id, id + 1, row.data(),
-                                     scales.empty() ? nullptr : scales.data(), info.global_scale};
+        const kernels::TableView one{
+            info.layout.format, info.layout.head_dim, id, id + 1, row.data(), scales.empty() ? nullptr : scales.data(),
+            info.global_scale};
         kernels::decode_row(one, id, dtype, expected.data(), 0);
-        wrong += std::memcmp(expected.data(), got.data() + static_cast<std::size_t>(t * heads + h) * row_out,
-                             row_out) != 0
-                     ? 1
-                     : 0;
+        wrong +=
+            std::memcmp(expected.data(), got.data() + static_cast<std::size_t>(t * heads + h) * row_out, row_out) != 0
+                ? 1
+                : 0;
       }
   }
   return wrong;
@@ -122,9 +123,11 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
       // My DP rank's steps and my ETP group's token counts for each.
       std::vector<std::vector<TokenBatch>> group(static_cast<std::size_t>(edp));
       for (int s = 0; s < edp; ++s)
-        group[static_cast<std::size_t>(s)] = step_batches(share_of(all, dp, group_first + s), config, tokens, o.distinct_steps);
+        group[static_cast<std::size_t>(s)] =
+            step_batches(share_of(all, dp, group_first + s), config, tokens, o.distinct_steps);
       const std::vector<TokenBatch>& mine = group[static_cast<std::size_t>(topology.etp_dp_rank())];
-      std::vector<std::vector<std::int64_t>> counts(mine.size(), std::vector<std::int64_t>(static_cast<std::size_t>(edp)));
+      std::vector<std::vector<std::int64_t>> counts(mine.size(),
+                                                    std::vector<std::int64_t>(static_cast<std::size_t>(edp)));
       for (std::size_t k = 0; k < mine.size(); ++k)
         for (int s = 0; s < edp; ++s) {
           const auto& theirs = group[static_cast<std::size_t>(s)];
@@ -163,8 +166,8 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         std::vector<double> latency(engine.stats().step_seconds.begin() + static_cast<std::ptrdiff_t>(first),
                                     engine.stats().step_seconds.end());
         latency.resize(steps);
-        PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE,
-                                         MPI_MAX, comm));
+        PLESHARD_MPI_CHECK(
+            MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE, MPI_MAX, comm));
         PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, comm));
         // The first step again, checked.
         const StepOutput out = step(0);

@@ -50,15 +50,13 @@ struct StepBenchResult {
   int heads = 1;
   std::int64_t tokens = 0;  // per DP rank and step
   std::int64_t steps = 0;
-  double p50 = 0;           // seconds per step
+  double p50 = 0;  // seconds per step
   double p99 = 0;
-  double wall = 0;          // of all the timed steps, max over ranks
+  double wall = 0;  // of all the timed steps, max over ranks
   std::int64_t wrong = 0;
   int dp = 1;
 
-  [[nodiscard]] double tokens_per_second() const {
-    return static_cast<double>(steps * tokens * dp) / wall;
-  }
+  [[nodiscard]] double tokens_per_second() const { return static_cast<double>(steps * tokens * dp) / wall; }
   [[nodiscard]] double rows_per_second() const { return tokens_per_second() * heads * layers; }
 };
 

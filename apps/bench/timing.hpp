@@ -58,5 +58,4 @@ double median_seconds_collective(Once&& once, Agree&& agree, int min_repeats, do
   return times[times.size() / 2];
 }
 
-
 }  // namespace pleshard

@@ -4,8 +4,8 @@
 
 #include <functional>
 
-#include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 namespace pleshard::app {
 

@@ -9,11 +9,11 @@
 #include "bench/hash_bench.hpp"
 #include "bench/lookup_bench.hpp"
 #include "bench/step_bench.hpp"
+#include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/synthetic.hpp"
 #include "cli.hpp"
 #include "config/model_config.hpp"
 #include "core/collective.hpp"
-#include "ckpt/ple_checkpoint.hpp"
-#include "ckpt/synthetic.hpp"
 #include "store/storage_tier.hpp"
 
 #include <nlohmann/json.hpp>
@@ -72,84 +72,83 @@ ModelConfig qwen_shaped_config(std::int64_t rows, const std::string& format) {
 }
 
 void print_step_results(const std::vector<StepBenchResult>& results) {
-  std::printf("# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
-              "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
-  std::printf("%-7s %-6s %-10s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %7s\n", "tier", "mode", "backend",
-              "ranks", "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us", "tokens/s", "rows/s",
-              "#wrong");
+  std::printf(
+      "# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
+      "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
+  std::printf("%-7s %-6s %-10s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %7s\n", "tier", "mode", "backend", "ranks",
+              "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us", "tokens/s", "rows/s", "#wrong");
   for (const auto& r : results)
     std::printf("%-7s %-6s %-10s %5d %4d %4d %8" PRId64 " %8" PRId64 " %10.1f %10.1f %12.1f %12.4e %14.4e %7" PRId64
                 "\n",
-                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.tokens, r.steps,
-                r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
-                r.wrong);
+                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.tokens, r.steps, r.p50 * 1e6,
+                r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(), r.wrong);
   for (const auto& r : results)
-    std::printf("{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
-                "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64
-                ", \"steps\": %" PRId64 ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
-                ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
-                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens,
-                r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers,
-                r.tokens_per_second(), r.rows_per_second(), r.wrong);
+    std::printf(
+        "{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
+        "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64 ", \"steps\": %" PRId64
+        ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
+        ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
+        r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps,
+        r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers, r.tokens_per_second(),
+        r.rows_per_second(), r.wrong);
 }
 
 void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) {
-  std::printf("# pleshard bench hash: %d rank(s); seconds = median per batch, max over ranks\n",
-              ranks);
-  std::printf("%-6s %10s %6s %8s %12s %14s %14s %7s\n", "kernel", "tokens", "heads", "repeats",
-              "seconds", "tokens/s", "ids/s", "#wrong");
+  std::printf("# pleshard bench hash: %d rank(s); seconds = median per batch, max over ranks\n", ranks);
+  std::printf("%-6s %10s %6s %8s %12s %14s %14s %7s\n", "kernel", "tokens", "heads", "repeats", "seconds", "tokens/s",
+              "ids/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-6s %10" PRId64 " %6d %8d %12.4e %14.4e %14.4e %7" PRId64 "\n", r.kernel.c_str(),
-                r.tokens, r.heads, r.repeats, r.seconds, r.tokens_per_second(),
-                r.ids_per_second(), r.wrong);
+    std::printf("%-6s %10" PRId64 " %6d %8d %12.4e %14.4e %14.4e %7" PRId64 "\n", r.kernel.c_str(), r.tokens, r.heads,
+                r.repeats, r.seconds, r.tokens_per_second(), r.ids_per_second(), r.wrong);
   for (const auto& r : results)
     std::printf("{\"bench\": \"hash\", \"kernel\": \"%s\", \"ranks\": %d, \"tokens\": %" PRId64
                 ", \"heads\": %d, \"seconds\": %.6e, \"tokens_per_s\": %.6e, \"ids_per_s\": %.6e"
                 ", \"wrong\": %" PRId64 "}\n",
-                r.kernel.c_str(), ranks, r.tokens, r.heads, r.seconds, r.tokens_per_second(),
-                r.ids_per_second(), r.wrong);
+                r.kernel.c_str(), ranks, r.tokens, r.heads, r.seconds, r.tokens_per_second(), r.ids_per_second(),
+                r.wrong);
 }
 
-void print_lookup_results(const std::vector<LookupBenchResult>& results, int ranks,
-                          const LookupBenchOptions& o) {
-  std::printf("# pleshard bench lookup: %d rank(s), %lld-row tables of %d values, out %s; "
-              "seconds = median per step, max over ranks; GB/s = (read + written bytes) / s\n",
-              ranks, static_cast<long long>(o.rows), o.head_dim, to_string(o.out_dtype));
-  std::printf("%-14s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s",
-              "GB/s", "#wrong");
+void print_lookup_results(const std::vector<LookupBenchResult>& results, int ranks, const LookupBenchOptions& o) {
+  std::printf(
+      "# pleshard bench lookup: %d rank(s), %lld-row tables of %d values, out %s; "
+      "seconds = median per step, max over ranks; GB/s = (read + written bytes) / s\n",
+      ranks, static_cast<long long>(o.rows), o.head_dim, to_string(o.out_dtype));
+  std::printf("%-14s %-6s %10s %12s %14s %10s %7s\n", "tier", "format", "ids", "seconds", "rows/s", "GB/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-14s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(),
-                to_string(r.format), r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(),
-                r.wrong);
+    std::printf("%-14s %-6s %10" PRId64 " %12.4e %14.4e %10.3f %7" PRId64 "\n", r.tier.c_str(), to_string(r.format),
+                r.ids, r.seconds, r.rows_per_second(), r.gigabytes_per_second(), r.wrong);
   for (const auto& r : results)
     if (r.hidden)
       std::printf("# %s %s %" PRId64 " rows: %.0f%% of the device lookups' time hidden behind the pinned lookup\n",
                   r.tier.c_str(), to_string(r.format), r.ids, 100 * *r.hidden);
   for (const auto& r : results) {
     const std::string hidden = r.hidden ? ", \"hidden\": " + std::to_string(*r.hidden) : "";
-    std::printf("{\"bench\": \"lookup\", \"tier\": \"%s\", \"format\": \"%s\", \"ranks\": %d, "
-                "\"ids\": %" PRId64 ", \"head_dim\": %d, \"out_dtype\": \"%s\", \"seconds\": %.6e, "
-                "\"rows_per_s\": %.6e, \"gb_per_s\": %.6e, \"wrong\": %" PRId64 "%s}\n",
-                r.tier.c_str(), to_string(r.format), ranks, r.ids, o.head_dim, to_string(o.out_dtype),
-                r.seconds, r.rows_per_second(), r.gigabytes_per_second(), r.wrong, hidden.c_str());
+    std::printf(
+        "{\"bench\": \"lookup\", \"tier\": \"%s\", \"format\": \"%s\", \"ranks\": %d, "
+        "\"ids\": %" PRId64
+        ", \"head_dim\": %d, \"out_dtype\": \"%s\", \"seconds\": %.6e, "
+        "\"rows_per_s\": %.6e, \"gb_per_s\": %.6e, \"wrong\": %" PRId64 "%s}\n",
+        r.tier.c_str(), to_string(r.format), ranks, r.ids, o.head_dim, to_string(o.out_dtype), r.seconds,
+        r.rows_per_second(), r.gigabytes_per_second(), r.wrong, hidden.c_str());
   }
 }
 
 void print_exchange_results(const std::vector<ExchangeBenchResult>& results) {
-  std::printf("# pleshard bench exchange: seconds = median, max over ranks; "
-              "busbw per nccl-tests (all_reduce x2(n-1)/n, others x(n-1)/n)\n");
-  std::printf("%-15s %-10s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "backend", "ranks", "tokens",
-              "bytes", "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
+  std::printf(
+      "# pleshard bench exchange: seconds = median, max over ranks; "
+      "busbw per nccl-tests (all_reduce x2(n-1)/n, others x(n-1)/n)\n");
+  std::printf("%-15s %-10s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "backend", "ranks", "tokens", "bytes",
+              "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
   for (const auto& r : results)
     std::printf("%-15s %-10s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.collective.c_str(),
-                r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9,
-                r.wrong);
+                r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9, r.wrong);
   for (const auto& r : results)
-    std::printf("{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
-                "\"tokens\": %" PRId64 ", \"bytes\": %.0f, \"seconds\": %.6e, \"algbw\": %.6e, "
-                "\"busbw\": %.6e, \"wrong\": %" PRId64 "}\n",
-                r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(),
-                r.busbw(), r.wrong);
+    std::printf(
+        "{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
+        "\"tokens\": %" PRId64
+        ", \"bytes\": %.0f, \"seconds\": %.6e, \"algbw\": %.6e, "
+        "\"busbw\": %.6e, \"wrong\": %" PRId64 "}\n",
+        r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(), r.busbw(), r.wrong);
 }
 
 }  // namespace
@@ -160,19 +159,16 @@ void add_bench_command(CLI::App& app, Action& action) {
   bench->require_subcommand(1);
   CLI::App* hash = bench->add_subcommand("hash", "n-gram hashing kernels: tokens/s and ids/s");
   hash->add_option("--config", o->config, "Model config.json (default: built-in, 16 heads)");
-  hash->add_option("--tokens", o->hash.batch_tokens, "Batch sizes in tokens")
-      ->capture_default_str();
-  hash->add_option("--min-seconds", o->hash.min_seconds, "Least time spent per case")
-      ->capture_default_str();
+  hash->add_option("--tokens", o->hash.batch_tokens, "Batch sizes in tokens")->capture_default_str();
+  hash->add_option("--min-seconds", o->hash.min_seconds, "Least time spent per case")->capture_default_str();
   hash->add_flag("--no-cuda", o->no_cuda, "Skip the CUDA kernel");
   hash->add_flag("--no-host", o->no_host, "Skip the host kernel");
   hash->callback([&action, o] {
     action = [o] {
       o->hash.cuda = !o->no_cuda;
       o->hash.host = !o->no_host;
-      const ModelConfig config = collective_try(MPI_COMM_WORLD, [&] {
-        return o->config.empty() ? default_bench_config() : load_model_config(o->config);
-      });
+      const ModelConfig config = collective_try(
+          MPI_COMM_WORLD, [&] { return o->config.empty() ? default_bench_config() : load_model_config(o->config); });
       const auto results = run_hash_bench(MPI_COMM_WORLD, config, o->hash);
       int ranks = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -188,9 +184,10 @@ void add_bench_command(CLI::App& app, Action& action) {
   exchange->add_option("--heads", o->exchange.heads, "Ids per token")->capture_default_str();
   exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")->capture_default_str();
   exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
-  exchange->add_option("--backend", o->backends,
-                       "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
-                       "nccl (GPU memory, one GPU per rank)")
+  exchange
+      ->add_option("--backend", o->backends,
+                   "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
+                   "nccl (GPU memory, one GPU per rank)")
       ->check(CLI::IsMember({"mpi", "mpi-staged", "nccl"}))
       ->capture_default_str();
   exchange->callback([&action, o] {
@@ -264,8 +261,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")->capture_default_str();
   lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")->capture_default_str();
-  lookup->add_option("--uva-blocks-per-sm", o->lookup.uva_blocks_per_sm,
-                     "Pinned tier: blocks per SM of the gather over PCIe (0: no cap; default: the library's)")
+  lookup
+      ->add_option("--uva-blocks-per-sm", o->lookup.uva_blocks_per_sm,
+                   "Pinned tier: blocks per SM of the gather over PCIe (0: no cap; default: the library's)")
       ->check(CLI::Range(0, 64));
   lookup->callback([&action, o] {
     action = [o] {

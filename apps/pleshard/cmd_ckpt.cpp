@@ -29,8 +29,7 @@ struct CkptOptions {
 
 std::uint64_t total_bytes(const std::vector<TableSource>& tables) {
   std::uint64_t total = 0;
-  for (const auto& t : tables)
-    total += static_cast<std::uint64_t>(t.info.layout.rows) * t.info.layout.bytes_per_row();
+  for (const auto& t : tables) total += static_cast<std::uint64_t>(t.info.layout.rows) * t.info.layout.bytes_per_row();
   return total;
 }
 
@@ -52,9 +51,9 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
   options.layer_prefix = o.layer_prefix;
   ProgressMeter meter(label, total_bytes(tables), !o.quiet);
   write_checkpoint(o.out, config, tables, options, [&](std::uint64_t done) { meter.update(done); });
-  std::printf("%s: wrote %s checkpoint %s: %zu tables, %.3f GB in %.2f s (%.3f GB/s)\n", label,
-              to_string(options.kind), o.out.c_str(), tables.size(), total_bytes(tables) * 1e-9,
-              meter.seconds(), total_bytes(tables) * 1e-9 / meter.seconds());
+  std::printf("%s: wrote %s checkpoint %s: %zu tables, %.3f GB in %.2f s (%.3f GB/s)\n", label, to_string(options.kind),
+              o.out.c_str(), tables.size(), total_bytes(tables) * 1e-9, meter.seconds(),
+              total_bytes(tables) * 1e-9 / meter.seconds());
 }
 
 void inspect(const CkptOptions& o, bool verify) {
@@ -62,10 +61,10 @@ void inspect(const CkptOptions& o, bool verify) {
   CheckpointOptions options;
   options.layer_prefix = o.layer_prefix;
   const auto checkpoint = open_ple_checkpoint(o.checkpoint, config, options);
-  std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(),
-              to_string(checkpoint->kind()), config.source.c_str());
-  std::printf("%4s %6s %7s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows",
-              "bytes", "global", "hash buffers");
+  std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(), to_string(checkpoint->kind()),
+              config.source.c_str());
+  std::printf("%4s %6s %7s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
+              "hash buffers");
   const auto specs = derive_layer_specs(config);
   std::uint64_t bytes = 0;
   for (const auto& t : checkpoint->tables()) {
@@ -74,16 +73,18 @@ void inspect(const CkptOptions& o, bool verify) {
     const auto note = [&](const char* name, const std::vector<std::int64_t>& loaded,
                           const std::vector<std::int64_t>& derived) {
       buffers += std::string(buffers.empty() ? "" : ", ") + name +
-                 (loaded.empty() ? " absent" : loaded == derived ? " agree" : " DIFFER");
+                 (loaded.empty()      ? " absent"
+                  : loaded == derived ? " agree"
+                                      : " DIFFER");
     };
     note("multipliers", t.multipliers, spec.multipliers);
     note("sizes", t.head_sizes, spec.head_sizes);
     note("offsets", t.head_offsets, spec.head_offsets);
     const std::uint64_t table_bytes = static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();
     bytes += table_bytes;
-    std::printf("%4d %6d %7s %8d %12" PRId64 " %12" PRIu64 " %12.6g  %s\n", t.ple_index,
-                t.decoder_layer, to_string(t.layout.format), t.layout.head_dim, t.layout.rows,
-                table_bytes, static_cast<double>(t.global_scale), buffers.c_str());
+    std::printf("%4d %6d %7s %8d %12" PRId64 " %12" PRIu64 " %12.6g  %s\n", t.ple_index, t.decoder_layer,
+                to_string(t.layout.format), t.layout.head_dim, t.layout.rows, table_bytes,
+                static_cast<double>(t.global_scale), buffers.c_str());
   }
   std::printf("total %.3f GB in %zu tables\n", bytes * 1e-9, checkpoint->tables().size());
   if (verify) {
@@ -101,8 +102,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   CLI::App* ckpt = app.add_subcommand("ckpt", "Make, convert, inspect and verify PLE checkpoints");
   ckpt->require_subcommand(1);
   auto add_common = [&](CLI::App* cmd) {
-    cmd->add_option("--layer-prefix", o->layer_prefix,
-                    "safetensors tensor prefix; {L} is the 0-based decoder layer")
+    cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
         ->capture_default_str();
     cmd->add_flag("--quiet", o->quiet, "No progress lines");
   };
@@ -110,8 +110,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   CLI::App* make = ckpt->add_subcommand("make", "Write a synthetic checkpoint from a config");
   make->add_option("--config", o->config, "Model config.json")->required();
   make->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required();
-  make->add_option("--format", o->format, "f32|bf16|f16 for unquantized configs (default bf16); "
-                                          "fp8/nvfp4 follow ple_embedding_dtype");
+  make->add_option("--format", o->format,
+                   "f32|bf16|f16 for unquantized configs (default bf16); "
+                   "fp8/nvfp4 follow ple_embedding_dtype");
   make->add_option("--kind", o->kind, "safetensors or hdf5")->capture_default_str();
   make->add_option("--files", o->files, "safetensors files to spread the shards over")->capture_default_str();
   make->add_option("--seed", o->seed, "Seed of the synthetic values")->capture_default_str();
@@ -126,7 +127,8 @@ void add_ckpt_command(CLI::App& app, Action& action) {
     };
   });
 
-  CLI::App* convert = ckpt->add_subcommand("convert", "Convert between safetensors and HDF5 (bytes copied, never re-encoded)");
+  CLI::App* convert =
+      ckpt->add_subcommand("convert", "Convert between safetensors and HDF5 (bytes copied, never re-encoded)");
   convert->add_option("--checkpoint", o->checkpoint, "Source checkpoint")->required();
   convert->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
   convert->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required();
@@ -145,7 +147,8 @@ void add_ckpt_command(CLI::App& app, Action& action) {
     };
   });
 
-  CLI::App* inspect_cmd = ckpt->add_subcommand("inspect", "Print layers, formats, shapes, bytes and hash-buffer agreement");
+  CLI::App* inspect_cmd =
+      ckpt->add_subcommand("inspect", "Print layers, formats, shapes, bytes and hash-buffer agreement");
   CLI::App* verify_cmd = ckpt->add_subcommand("verify", "Validate everything and read every row (exit 0 valid, 1 not)");
   for (CLI::App* cmd : {inspect_cmd, verify_cmd}) {
     cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory or file")->required();

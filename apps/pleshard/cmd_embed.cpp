@@ -30,8 +30,7 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
   cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
   cmd->add_option("--batch", o->batch, "BATCH.json")->required();
-  cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
-      ->required();
+  cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")->required();
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();

@@ -25,18 +25,21 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   const double rows_per_s = static_cast<double>(r.rows) / r.seconds;
   const double write_rate = r.write_seconds > 0 ? r.bytes_written / r.write_seconds : 0;
   if (o.json) {
-    std::printf("{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", \"ranks\": %d"
-                ", \"tp\": %d, \"etp\": %d, \"cuda_graph\": %s, \"requests\": %" PRId64 ", \"tokens\": %" PRId64
-                ", \"steps\": %" PRId64 ", \"seconds\": %.6f, \"tokens_per_s\": %.6g, \"rows_per_s\": %.6g"
-                ", \"step_p50_us\": %.3f, \"step_p99_us\": %.3f, \"steps_s\": %.6f, \"graph_s\": %.6f",
-                to_string(r.storage), r.backend.c_str(), r.exchange.c_str(), r.topology.world, r.topology.tp,
-                r.topology.etp, r.cuda_graph ? "true" : "false", r.requests, r.tokens, r.steps, r.seconds,
-                tokens_per_s, rows_per_s, r.step_p50 * 1e6, r.step_p99 * 1e6, r.times.steps, r.times.graph);
+    std::printf(
+        "{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", \"ranks\": %d"
+        ", \"tp\": %d, \"etp\": %d, \"cuda_graph\": %s, \"requests\": %" PRId64 ", \"tokens\": %" PRId64
+        ", \"steps\": %" PRId64
+        ", \"seconds\": %.6f, \"tokens_per_s\": %.6g, \"rows_per_s\": %.6g"
+        ", \"step_p50_us\": %.3f, \"step_p99_us\": %.3f, \"steps_s\": %.6f, \"graph_s\": %.6f",
+        to_string(r.storage), r.backend.c_str(), r.exchange.c_str(), r.topology.world, r.topology.tp, r.topology.etp,
+        r.cuda_graph ? "true" : "false", r.requests, r.tokens, r.steps, r.seconds, tokens_per_s, rows_per_s,
+        r.step_p50 * 1e6, r.step_p99 * 1e6, r.times.steps, r.times.graph);
     for (int p = 0; p < k_step_phases; ++p)
       std::printf(", \"%s_s\": %.6f", to_string(static_cast<StepPhase>(p)), r.times.phase[static_cast<std::size_t>(p)]);
-    std::printf(", \"host_copy_bytes\": %.0f, \"bytes_written\": %.0f, \"write_s\": %.6f, \"write_bytes_per_s\": %.6g"
-                ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
-                r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed);
+    std::printf(
+        ", \"host_copy_bytes\": %.0f, \"bytes_written\": %.0f, \"write_s\": %.6f, \"write_bytes_per_s\": %.6g"
+        ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
+        r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -48,11 +51,13 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   std::printf("pleshard run: %s, storage %s, exchange %s, collectives over %s%s\n", r.topology.describe().c_str(),
               to_string(r.storage), r.exchange.c_str(), r.backend.c_str(), r.cuda_graph ? ", CUDA graphs" : "");
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
-              " resumed)\n", r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
+              " resumed)\n",
+              r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
   std::printf("  steps (max over ranks) %.3f s, p50 %.1f us, p99 %.1f us (rank 0)", r.times.steps, r.step_p50 * 1e6,
               r.step_p99 * 1e6);
-  if (r.times.graph > 0) std::printf(", of which CUDA graph replays %.3f s (%" PRId64 " graphs)", r.times.graph, r.graphs_captured);
+  if (r.times.graph > 0)
+    std::printf(", of which CUDA graph replays %.3f s (%" PRId64 " graphs)", r.times.graph, r.graphs_captured);
   std::printf("\n  phases (max over ranks):");
   for (int p = 0; p < k_step_phases; ++p)
     std::printf(" %s %.3f s%s", to_string(static_cast<StepPhase>(p)), r.times.phase[static_cast<std::size_t>(p)],
@@ -76,13 +81,15 @@ void add_run_command(CLI::App& app, Action& action) {
       "run", "Batch job under mpirun/srun: every PLE layer of every request, step by step, across ranks");
   cmd->add_option("--checkpoint", in.checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
   cmd->add_option("--config", in.config, "Model config.json (default: beside the checkpoint)");
-  auto* requests = cmd->add_option("--requests", in.requests,
-                                   "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");
-  auto* synthetic = cmd->add_option("--synthetic", o->synthetic.count,
-                                    "Use N synthetic Zipf-like requests instead of --requests");
+  auto* requests =
+      cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");
+  auto* synthetic =
+      cmd->add_option("--synthetic", o->synthetic.count, "Use N synthetic Zipf-like requests instead of --requests");
   requests->excludes(synthetic);
-  cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")->capture_default_str();
-  cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")->capture_default_str();
+  cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")
+      ->capture_default_str();
+  cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")
+      ->capture_default_str();
   cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")->capture_default_str();
   auto* out = cmd->add_option("--out", in.out, "Output HDF5: /ple_{d}, /query_start_loc, /request_ids");
   auto* summary = cmd->add_flag("--summary-only", o->summary_only, "Write no embeddings (none is copied to the host)");
@@ -96,16 +103,19 @@ void add_run_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")->capture_default_str();
   cmd->add_option("--decode-tokens", in.job.schedule.decode_tokens,
-                  "Last tokens of each request fed one per step, like decoding")->capture_default_str();
+                  "Last tokens of each request fed one per step, like decoding")
+      ->capture_default_str();
   cmd->add_option("--out-dtype", in.out_dtype, "float32, bfloat16 or float16")
-      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))->capture_default_str();
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
+      ->capture_default_str();
   cmd->add_option("--part-tokens", in.job.part_tokens, "Tokens per output part (the resume unit)")
       ->capture_default_str();
   cmd->add_option("--layer-prefix", in.layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer");
   cmd->add_flag("--cuda-graph", in.job.cuda_graph,
                 "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
   cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
-                  "Seconds a step may make no progress before a stalled peer ends the job")->capture_default_str();
+                  "Seconds a step may make no progress before a stalled peer ends the job")
+      ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line");
   cmd->callback([&action, o, synthetic, requests, out, summary] {
@@ -119,12 +129,13 @@ void add_run_command(CLI::App& app, Action& action) {
           if (p.seconds - last < 1.0 && p.tokens_done != p.tokens) return;
           last = p.seconds;
           const double rate = static_cast<double>(p.tokens_done) / std::max(p.seconds, 1e-9);
-          std::fprintf(stderr,
-                       "pleshard run: %" PRId64 "/%" PRId64 " requests, %" PRId64 "/%" PRId64
-                       " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
-                       p.requests_done, p.requests, p.tokens_done, p.tokens,
-                       p.tokens > 0 ? 100.0 * static_cast<double>(p.tokens_done) / static_cast<double>(p.tokens) : 100.0,
-                       rate, rate > 0 ? static_cast<double>(p.tokens - p.tokens_done) / rate : 0.0);
+          std::fprintf(
+              stderr,
+              "pleshard run: %" PRId64 "/%" PRId64 " requests, %" PRId64 "/%" PRId64
+              " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
+              p.requests_done, p.requests, p.tokens_done, p.tokens,
+              p.tokens > 0 ? 100.0 * static_cast<double>(p.tokens_done) / static_cast<double>(p.tokens) : 100.0, rate,
+              rate > 0 ? static_cast<double>(p.tokens - p.tokens_done) / rate : 0.0);
         };
       const BatchJobReport report = run_job(MPI_COMM_WORLD, o->inputs);
       if (world_rank() == 0) print_report(report, *o);

@@ -29,8 +29,7 @@ PLESHARD_HD constexpr std::uint64_t mul_mod(std::uint64_t a, std::uint64_t b, st
   return static_cast<std::uint64_t>(static_cast<uint128_t>(a) * b % m);
 }
 
-PLESHARD_HD constexpr std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent,
-                                            std::uint64_t m) {
+PLESHARD_HD constexpr std::uint64_t pow_mod(std::uint64_t base, std::uint64_t exponent, std::uint64_t m) {
   std::uint64_t result = 1 % m;
   base %= m;
   while (exponent != 0) {
@@ -84,10 +83,9 @@ PLESHARD_HD constexpr std::uint64_t next_prime_above(std::uint64_t p) {
 
 // Multiplier i (0..N-1) of PLE index d: odd, and at most (2^63-1)/vocab_size so that a
 // token below vocab_size times it cannot overflow.
-PLESHARD_HD constexpr std::int64_t layer_multiplier(std::int64_t seed, std::int64_t ple_index,
-                                                    int i, std::int64_t vocab_size) {
-  const std::uint64_t max_multiplier =
-      0x7FFFFFFFFFFFFFFFull / static_cast<std::uint64_t>(vocab_size);
+PLESHARD_HD constexpr std::int64_t layer_multiplier(std::int64_t seed, std::int64_t ple_index, int i,
+                                                    std::int64_t vocab_size) {
+  const std::uint64_t max_multiplier = 0x7FFFFFFFFFFFFFFFull / static_cast<std::uint64_t>(vocab_size);
   const std::uint64_t half = max_multiplier / 2 > 1 ? max_multiplier / 2 : 1;
   const std::uint64_t value = static_cast<std::uint64_t>(seed) +
                               k_ple_layer_prime * static_cast<std::uint64_t>(ple_index) +
@@ -132,9 +130,7 @@ struct NgramHashParams {
   std::int64_t head_offsets[k_hash_max_heads] = {};
   std::uint64_t head_reciprocals[k_hash_max_heads] = {};  // modulus_reciprocal(head_sizes[h])
 
-  [[nodiscard]] PLESHARD_HD constexpr int total_heads() const {
-    return (ngram_size - 1) * heads_per_ngram;
-  }
+  [[nodiscard]] PLESHARD_HD constexpr int total_heads() const { return (ngram_size - 1) * heads_per_ngram; }
 };
 
 // A batch as device or host pointers: flat tokens, request boundaries (num_requests + 1
@@ -166,21 +162,18 @@ PLESHARD_HD inline std::int64_t request_of_token(const NgramBatchView& batch, st
 // The H ids of flat token t, written to ids[0..H). Predecessors come from the request's
 // own tokens, then from its context row; once a predecessor equal to EOS has been seen,
 // every older one counts as EOS.
-PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params,
-                                           const NgramBatchView& batch, std::int64_t t,
+PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t t,
                                            std::int64_t* ids) {
   const int n_max = params.ngram_size;
   const std::int64_t r = request_of_token(batch, t);
   const std::int64_t begin = batch.query_start_loc[r];
   const std::int64_t* context = batch.context + r * (n_max - 1);
 
-  std::uint64_t mix = static_cast<std::uint64_t>(batch.tokens[t]) *
-                      static_cast<std::uint64_t>(params.multipliers[0]);
+  std::uint64_t mix = static_cast<std::uint64_t>(batch.tokens[t]) * static_cast<std::uint64_t>(params.multipliers[0]);
   bool after_eos = false;
   for (int k = 1; k < n_max; ++k) {
     const std::int64_t source = t - k;
-    std::int64_t token =
-        source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
+    std::int64_t token = source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
     if (after_eos) {
       token = params.eos_token_id;
     } else if (token == params.eos_token_id) {
@@ -191,8 +184,7 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params,
     const std::int64_t signed_mix = static_cast<std::int64_t>(mix);
     const int first_head = (k - 1) * params.heads_per_ngram;
     for (int h = first_head; h < first_head + params.heads_per_ngram; ++h) {
-      ids[h] = floor_mod(signed_mix, static_cast<std::uint64_t>(params.head_sizes[h]),
-                         params.head_reciprocals[h]) +
+      ids[h] = floor_mod(signed_mix, static_cast<std::uint64_t>(params.head_sizes[h]), params.head_reciprocals[h]) +
                params.head_offsets[h];
     }
   }

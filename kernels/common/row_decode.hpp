@@ -22,11 +22,15 @@ inline constexpr int k_nvfp4_block = 16;
 
 PLESHARD_HD constexpr std::size_t stored_row_bytes(RowFormat format, int head_dim) {
   switch (format) {
-    case RowFormat::f32: return 4u * static_cast<std::size_t>(head_dim);
+    case RowFormat::f32:
+      return 4u * static_cast<std::size_t>(head_dim);
     case RowFormat::bf16:
-    case RowFormat::f16: return 2u * static_cast<std::size_t>(head_dim);
-    case RowFormat::fp8: return static_cast<std::size_t>(head_dim);
-    case RowFormat::nvfp4: return static_cast<std::size_t>(head_dim) / 2;
+    case RowFormat::f16:
+      return 2u * static_cast<std::size_t>(head_dim);
+    case RowFormat::fp8:
+      return static_cast<std::size_t>(head_dim);
+    case RowFormat::nvfp4:
+      return static_cast<std::size_t>(head_dim) / 2;
   }
   return 0;
 }
@@ -36,9 +40,7 @@ PLESHARD_HD constexpr std::size_t scale_row_bytes(RowFormat format, int head_dim
   return format == RowFormat::nvfp4 ? static_cast<std::size_t>(head_dim / k_nvfp4_block) : 0;
 }
 
-PLESHARD_HD constexpr std::size_t out_bytes(OutDtype dtype) {
-  return dtype == OutDtype::f32 ? 4u : 2u;
-}
+PLESHARD_HD constexpr std::size_t out_bytes(OutDtype dtype) { return dtype == OutDtype::f32 ? 4u : 2u; }
 
 PLESHARD_HD inline float float_from_bits(std::uint32_t bits) {
   float f;
@@ -52,9 +54,7 @@ PLESHARD_HD inline std::uint32_t bits_from_float(float f) {
   return bits;
 }
 
-PLESHARD_HD inline float decode_bf16(std::uint16_t h) {
-  return float_from_bits(static_cast<std::uint32_t>(h) << 16);
-}
+PLESHARD_HD inline float decode_bf16(std::uint16_t h) { return float_from_bits(static_cast<std::uint32_t>(h) << 16); }
 
 PLESHARD_HD inline float decode_f16(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -104,7 +104,7 @@ PLESHARD_HD inline std::uint16_t encode_f16(float f) {
   bits &= 0x7FFFFFFFu;
   if (bits >= 0x7F800000u)  // infinity or NaN
     return static_cast<std::uint16_t>(sign | (bits > 0x7F800000u ? 0x7E00u : 0x7C00u));
-  if (bits < 0x38800000u) {  // below 2^-14: a half subnormal or zero
+  if (bits < 0x38800000u) {                                           // below 2^-14: a half subnormal or zero
     if (bits < 0x33000000u) return static_cast<std::uint16_t>(sign);  // <= 2^-25 rounds to 0
     const std::uint32_t exponent = bits >> 23;
     const std::uint32_t mantissa = (bits & 0x7FFFFFu) | 0x800000u;
@@ -136,9 +136,7 @@ struct TableView {
   std::size_t row_pitch = 0;
   std::size_t scale_pitch = 0;
 
-  [[nodiscard]] PLESHARD_HD bool owns(std::int64_t id) const {
-    return id >= row_begin && id < row_end;
-  }
+  [[nodiscard]] PLESHARD_HD bool owns(std::int64_t id) const { return id >= row_begin && id < row_end; }
   [[nodiscard]] PLESHARD_HD std::size_t row_stride() const {
     return row_pitch != 0 ? row_pitch : stored_row_bytes(format, head_dim);
   }
@@ -169,8 +167,8 @@ struct DecodeE4m3 {
 
 // Value j of a stored row of format F, in float32.
 template <RowFormat F, typename E4m3 = DecodeE4m3>
-PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uint8_t* scales,
-                                         float global_scale, int j, E4m3 e4m3 = {}) {
+PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uint8_t* scales, float global_scale, int j,
+                                         E4m3 e4m3 = {}) {
   if constexpr (F == RowFormat::f32) {
     float v;
     std::memcpy(&v, row + 4 * j, sizeof v);
@@ -189,14 +187,18 @@ PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uin
 }
 
 // Value j of a stored row, in float32.
-PLESHARD_HD inline float decode_value(const TableView& t, const std::uint8_t* row,
-                                      const std::uint8_t* scales, int j) {
+PLESHARD_HD inline float decode_value(const TableView& t, const std::uint8_t* row, const std::uint8_t* scales, int j) {
   switch (t.format) {
-    case RowFormat::f32: return decode_value_as<RowFormat::f32>(row, scales, t.global_scale, j);
-    case RowFormat::bf16: return decode_value_as<RowFormat::bf16>(row, scales, t.global_scale, j);
-    case RowFormat::f16: return decode_value_as<RowFormat::f16>(row, scales, t.global_scale, j);
-    case RowFormat::fp8: return decode_value_as<RowFormat::fp8>(row, scales, t.global_scale, j);
-    case RowFormat::nvfp4: return decode_value_as<RowFormat::nvfp4>(row, scales, t.global_scale, j);
+    case RowFormat::f32:
+      return decode_value_as<RowFormat::f32>(row, scales, t.global_scale, j);
+    case RowFormat::bf16:
+      return decode_value_as<RowFormat::bf16>(row, scales, t.global_scale, j);
+    case RowFormat::f16:
+      return decode_value_as<RowFormat::f16>(row, scales, t.global_scale, j);
+    case RowFormat::fp8:
+      return decode_value_as<RowFormat::fp8>(row, scales, t.global_scale, j);
+    case RowFormat::nvfp4:
+      return decode_value_as<RowFormat::nvfp4>(row, scales, t.global_scale, j);
   }
   return 0.0f;
 }
@@ -214,8 +216,7 @@ PLESHARD_HD inline void store_value_as(void* out, std::int64_t index, float v) {
 
 // One row, format and output dtype fixed at compile time so the inner loop is tight.
 template <RowFormat F, OutDtype O>
-PLESHARD_HD inline void decode_row_as(const TableView& t, std::int64_t id, void* out,
-                                      std::int64_t base) {
+PLESHARD_HD inline void decode_row_as(const TableView& t, std::int64_t id, void* out, std::int64_t base) {
   if (!t.owns(id)) {
     for (int j = 0; j < t.head_dim; ++j) store_value_as<O>(out, base + j, 0.0f);
     return;
@@ -244,22 +245,37 @@ template <RowFormat F>
 PLESHARD_HD inline void decode_row_to(const TableView& t, std::int64_t id, OutDtype dtype, void* out,
                                       std::int64_t base) {
   switch (dtype) {
-    case OutDtype::f32: decode_row_as<F, OutDtype::f32>(t, id, out, base); break;
-    case OutDtype::bf16: decode_row_as<F, OutDtype::bf16>(t, id, out, base); break;
-    case OutDtype::f16: decode_row_as<F, OutDtype::f16>(t, id, out, base); break;
+    case OutDtype::f32:
+      decode_row_as<F, OutDtype::f32>(t, id, out, base);
+      break;
+    case OutDtype::bf16:
+      decode_row_as<F, OutDtype::bf16>(t, id, out, base);
+      break;
+    case OutDtype::f16:
+      decode_row_as<F, OutDtype::f16>(t, id, out, base);
+      break;
   }
 }
 
 // Decodes row `id` of the table into out[base .. base + head_dim), or writes zeros when
 // the id is outside the rows this view holds.
-PLESHARD_HD inline void decode_row(const TableView& t, std::int64_t id, OutDtype dtype, void* out,
-                                   std::int64_t base) {
+PLESHARD_HD inline void decode_row(const TableView& t, std::int64_t id, OutDtype dtype, void* out, std::int64_t base) {
   switch (t.format) {
-    case RowFormat::f32: decode_row_to<RowFormat::f32>(t, id, dtype, out, base); break;
-    case RowFormat::bf16: decode_row_to<RowFormat::bf16>(t, id, dtype, out, base); break;
-    case RowFormat::f16: decode_row_to<RowFormat::f16>(t, id, dtype, out, base); break;
-    case RowFormat::fp8: decode_row_to<RowFormat::fp8>(t, id, dtype, out, base); break;
-    case RowFormat::nvfp4: decode_row_to<RowFormat::nvfp4>(t, id, dtype, out, base); break;
+    case RowFormat::f32:
+      decode_row_to<RowFormat::f32>(t, id, dtype, out, base);
+      break;
+    case RowFormat::bf16:
+      decode_row_to<RowFormat::bf16>(t, id, dtype, out, base);
+      break;
+    case RowFormat::f16:
+      decode_row_to<RowFormat::f16>(t, id, dtype, out, base);
+      break;
+    case RowFormat::fp8:
+      decode_row_to<RowFormat::fp8>(t, id, dtype, out, base);
+      break;
+    case RowFormat::nvfp4:
+      decode_row_to<RowFormat::nvfp4>(t, id, dtype, out, base);
+      break;
   }
 }
 

@@ -5,8 +5,8 @@
 namespace pleshard::detail {
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  throw SystemError(describe_failed_call(
-      call, file, line, std::string(cudaGetErrorName(code)) + ": " + cudaGetErrorString(code)));
+  throw SystemError(
+      describe_failed_call(call, file, line, std::string(cudaGetErrorName(code)) + ": " + cudaGetErrorString(code)));
 }
 
 }  // namespace pleshard::detail

@@ -10,10 +10,10 @@ namespace pleshard::detail {
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 }  // namespace pleshard::detail
 
-#define PLESHARD_CUDA_CHECK(call)                                                  \
-  do {                                                                             \
-    const cudaError_t pleshard_cuda_rc_ = (call);                                  \
-    if (pleshard_cuda_rc_ != cudaSuccess)                                          \
+#define PLESHARD_CUDA_CHECK(call)                                                         \
+  do {                                                                                    \
+    const cudaError_t pleshard_cuda_rc_ = (call);                                         \
+    if (pleshard_cuda_rc_ != cudaSuccess)                                                 \
       ::pleshard::detail::throw_cuda_error(pleshard_cuda_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 

@@ -41,13 +41,11 @@ class DeviceBuffer {
 
   void copy_from_host(std::span<const T> host, cudaStream_t stream = nullptr) {
     if (host.size() > size_) throw SystemError("DeviceBuffer: copy larger than the buffer");
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(data_, host.data(), host.size_bytes(),
-                                        cudaMemcpyHostToDevice, stream));
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(data_, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, stream));
   }
   void copy_to_host(std::span<T> host, cudaStream_t stream = nullptr) const {
     if (host.size() > size_) throw SystemError("DeviceBuffer: copy larger than the buffer");
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host.data(), data_, host.size_bytes(),
-                                        cudaMemcpyDeviceToHost, stream));
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host.data(), data_, host.size_bytes(), cudaMemcpyDeviceToHost, stream));
   }
 
  private:

@@ -17,7 +17,9 @@ namespace {
 
 constexpr int k_threads = 256;
 
-int blocks_for(std::int64_t n) { return static_cast<int>(std::min<std::int64_t>((n + k_threads - 1) / k_threads, 1 << 16)); }
+int blocks_for(std::int64_t n) {
+  return static_cast<int>(std::min<std::int64_t>((n + k_threads - 1) / k_threads, 1 << 16));
+}
 
 // Ids the table does not hold get the sentinel key `none` (the table's row count), which
 // sorts last.
@@ -32,7 +34,8 @@ __global__ void make_keys(TableView table, const std::int64_t* __restrict__ ids,
   }
 }
 
-__global__ void mark_heads(const std::uint32_t* __restrict__ sorted, std::int64_t n, std::uint32_t* __restrict__ heads) {
+__global__ void mark_heads(const std::uint32_t* __restrict__ sorted, std::int64_t n,
+                           std::uint32_t* __restrict__ heads) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     heads[i] = (i == 0 || sorted[i] != sorted[i - 1]) ? 1u : 0u;
@@ -41,7 +44,8 @@ __global__ void mark_heads(const std::uint32_t* __restrict__ sorted, std::int64_
 // runs[i] counts the distinct keys of sorted[0..i]; the staging row of sorted id i is runs[i] - 1.
 __global__ void scatter_runs(TableView table, const std::uint32_t* __restrict__ sorted,
                              const std::uint32_t* __restrict__ positions, const std::uint32_t* __restrict__ runs,
-                             std::int64_t n, std::int64_t* __restrict__ remapped, std::uint32_t* __restrict__ distinct) {
+                             std::int64_t n, std::int64_t* __restrict__ remapped,
+                             std::uint32_t* __restrict__ distinct) {
   const auto none = static_cast<std::uint32_t>(table.row_end - table.row_begin);
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -109,16 +113,15 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
   std::size_t sort_bytes = 0;
   std::size_t scan_bytes = 0;
-  PLESHARD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr),
-                                                      static_cast<std::uint32_t*>(nullptr),
-                                                      static_cast<const std::uint32_t*>(nullptr),
-                                                      static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
+  PLESHARD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
   PLESHARD_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, static_cast<const std::uint32_t*>(nullptr),
                                                     static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
   temp_bytes_ = std::max(sort_bytes, scan_bytes);
   const std::size_t words = round_up(n * 4);
-  const std::size_t total = 6 * words + round_up(n * 8) + round_up(n * row_bytes) + round_up(n * scale_bytes) +
-                            round_up(temp_bytes_);
+  const std::size_t total =
+      6 * words + round_up(n * 8) + round_up(n * row_bytes) + round_up(n * scale_bytes) + round_up(temp_bytes_);
   PLESHARD_CUDA_CHECK(cudaMalloc(&memory_, total));
   auto* p = static_cast<std::uint8_t*>(memory_);
   auto take = [&p](std::size_t bytes) {
@@ -142,14 +145,14 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
 }
 
 DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
-                               cudaStream_t stream) {
+                                cudaStream_t stream) {
   const std::int64_t rows = table.row_end - table.row_begin;
   if (rows >= 0xFFFFFFFFll) throw SystemError("DistinctRows: tables of 2^32 - 1 rows or more are not supported");
   if (num_ids > std::numeric_limits<int>::max())
     throw SystemError("DistinctRows: " + std::to_string(num_ids) + " ids exceed CUB's int sizes");
   reserve(table, num_ids);
-  const TableView staged{table.format, table.head_dim, 0,
-                         num_ids,      staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
+  const TableView staged{table.format,      table.head_dim, 0,
+                         num_ids,           staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
                          table.global_scale};
   if (num_ids == 0) return {staged, remapped_, 0, nullptr};
   const int blocks = blocks_for(num_ids);
@@ -170,10 +173,10 @@ DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids,
                                                  distinct_);
   PLESHARD_CUDA_CHECK_LAUNCH();
   const int warps_per_block = k_threads / 32;
-  gather_distinct<<<static_cast<int>(std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block,
-                                                             gather_max_blocks_)),
-                    k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, distinct_, runs_,
-                                            sorted_keys_, num_ids, none, staged_rows_, staged_scales_);
+  gather_distinct<<<static_cast<int>(
+                        std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block, gather_max_blocks_)),
+                    k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, distinct_, runs_, sorted_keys_, num_ids,
+                                            none, staged_rows_, staged_scales_);
   PLESHARD_CUDA_CHECK_LAUNCH();
   return {staged, remapped_, num_ids, nullptr};
 }

@@ -54,12 +54,12 @@ class DistinctRows {
   std::uint32_t* sorted_keys_ = nullptr;
   std::uint32_t* positions_ = nullptr;
   std::uint32_t* sorted_positions_ = nullptr;
-  std::uint32_t* runs_ = nullptr;       // inclusive count of distinct keys up to each sorted id
-  std::uint32_t* distinct_ = nullptr;   // distinct local rows, ascending
-  std::int64_t* remapped_ = nullptr;    // each id's row in the staging table, -1 for none
+  std::uint32_t* runs_ = nullptr;      // inclusive count of distinct keys up to each sorted id
+  std::uint32_t* distinct_ = nullptr;  // distinct local rows, ascending
+  std::int64_t* remapped_ = nullptr;   // each id's row in the staging table, -1 for none
   std::uint8_t* staged_rows_ = nullptr;
   std::uint8_t* staged_scales_ = nullptr;
-  void* temp_ = nullptr;                // CUB's
+  void* temp_ = nullptr;  // CUB's
 };
 
 }  // namespace pleshard::kernels

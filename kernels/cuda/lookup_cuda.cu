@@ -21,9 +21,12 @@ constexpr int chunk_bytes() {
 // the chunk stays in registers.
 template <RowFormat F>
 constexpr int values_per_chunk() {
-  if constexpr (F == RowFormat::f32) return 4;
-  else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16) return 8;
-  else return 16;
+  if constexpr (F == RowFormat::f32)
+    return 4;
+  else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16)
+    return 8;
+  else
+    return 16;
 }
 
 template <int Bytes>
@@ -228,11 +231,16 @@ bool aligned_for(const TableView& t) {
 
 bool aligned_for(const TableView& t) {
   switch (t.format) {
-    case RowFormat::f32: return aligned_for<RowFormat::f32>(t);
-    case RowFormat::bf16: return aligned_for<RowFormat::bf16>(t);
-    case RowFormat::f16: return aligned_for<RowFormat::f16>(t);
-    case RowFormat::fp8: return aligned_for<RowFormat::fp8>(t);
-    case RowFormat::nvfp4: return aligned_for<RowFormat::nvfp4>(t);
+    case RowFormat::f32:
+      return aligned_for<RowFormat::f32>(t);
+    case RowFormat::bf16:
+      return aligned_for<RowFormat::bf16>(t);
+    case RowFormat::f16:
+      return aligned_for<RowFormat::f16>(t);
+    case RowFormat::fp8:
+      return aligned_for<RowFormat::fp8>(t);
+    case RowFormat::nvfp4:
+      return aligned_for<RowFormat::nvfp4>(t);
   }
   return false;
 }
@@ -246,7 +254,8 @@ void launch(const StepTasks& step, int grid, cudaStream_t stream) {
 template <OutDtype O>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
   bool one_format = true;
-  for (int d = 1; d < step.count; ++d) one_format = one_format && step.tasks[d].rows.format == step.tasks[0].rows.format;
+  for (int d = 1; d < step.count; ++d)
+    one_format = one_format && step.tasks[d].rows.format == step.tasks[0].rows.format;
   if (!one_format) {
     bool nvfp4 = false;
     bool fp8 = false;
@@ -264,11 +273,21 @@ void launch(const StepTasks& step, int grid, cudaStream_t stream) {
     return;
   }
   switch (step.tasks[0].rows.format) {
-    case RowFormat::f32: launch<O, Tables::none, static_cast<int>(RowFormat::f32)>(step, grid, stream); break;
-    case RowFormat::bf16: launch<O, Tables::none, static_cast<int>(RowFormat::bf16)>(step, grid, stream); break;
-    case RowFormat::f16: launch<O, Tables::none, static_cast<int>(RowFormat::f16)>(step, grid, stream); break;
-    case RowFormat::fp8: launch<O, Tables::e4m3, static_cast<int>(RowFormat::fp8)>(step, grid, stream); break;
-    case RowFormat::nvfp4: launch<O, Tables::nvfp4, static_cast<int>(RowFormat::nvfp4)>(step, grid, stream); break;
+    case RowFormat::f32:
+      launch<O, Tables::none, static_cast<int>(RowFormat::f32)>(step, grid, stream);
+      break;
+    case RowFormat::bf16:
+      launch<O, Tables::none, static_cast<int>(RowFormat::bf16)>(step, grid, stream);
+      break;
+    case RowFormat::f16:
+      launch<O, Tables::none, static_cast<int>(RowFormat::f16)>(step, grid, stream);
+      break;
+    case RowFormat::fp8:
+      launch<O, Tables::e4m3, static_cast<int>(RowFormat::fp8)>(step, grid, stream);
+      break;
+    case RowFormat::nvfp4:
+      launch<O, Tables::nvfp4, static_cast<int>(RowFormat::nvfp4)>(step, grid, stream);
+      break;
   }
 }
 
@@ -309,15 +328,21 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
   int grid = grid_for(most);
   if (nvfp4) grid = std::min(grid, 8 * multiprocessors());
   switch (dtype) {
-    case OutDtype::f32: launch<OutDtype::f32>(step, grid, stream); break;
-    case OutDtype::bf16: launch<OutDtype::bf16>(step, grid, stream); break;
-    case OutDtype::f16: launch<OutDtype::f16>(step, grid, stream); break;
+    case OutDtype::f32:
+      launch<OutDtype::f32>(step, grid, stream);
+      break;
+    case OutDtype::bf16:
+      launch<OutDtype::bf16>(step, grid, stream);
+      break;
+    case OutDtype::f16:
+      launch<OutDtype::f16>(step, grid, stream);
+      break;
   }
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
-void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype,
-                      void* out, cudaStream_t stream) {
+void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
+                      cudaStream_t stream) {
   const DecodeTask task{table, ids, num_ids, out};
   decode_step_cuda({&task, 1}, dtype, stream);
 }

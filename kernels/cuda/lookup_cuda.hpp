@@ -18,8 +18,8 @@ namespace pleshard::kernels {
 void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream);
 
 // out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view: one task.
-void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
-                      OutDtype dtype, void* out, cudaStream_t stream);
+void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
+                      cudaStream_t stream);
 
 // out[i] = raw bytes of row ids[i] (row_bytes each), one warp per row: the reference point
 // for a gather without decoding.

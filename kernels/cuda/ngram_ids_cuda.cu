@@ -64,14 +64,14 @@ void launch(const Source& source, std::int64_t num_tokens, int heads, int layers
   const std::int64_t blocks = (num_tokens + threads - 1) / threads;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(layers));
   ngram_ids_kernel<<<grid, threads, static_cast<std::size_t>(threads * bytes_per_token), stream>>>(source, num_tokens,
-                                                                                                 heads, ids);
+                                                                                                   heads, ids);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView& batch,
-                            std::int64_t* ids, cudaStream_t stream) {
+void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t* ids,
+                            cudaStream_t stream) {
   launch(BatchIds{params, batch}, batch.num_tokens, params.total_heads(), 1, ids, stream);
 }
 

@@ -11,8 +11,8 @@
 namespace pleshard::kernels {
 
 // `batch` pointers and `ids` (num_tokens * H) are device memory; enqueued on `stream`.
-void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView& batch,
-                            std::int64_t* ids, cudaStream_t stream);
+void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t* ids,
+                            cudaStream_t stream);
 
 // The ids of every layer (params[d], in device memory; every layer has `heads` heads) for
 // every token of `batch`: `layers` blocks of batch.tokens() x heads ids, one launch.

@@ -13,7 +13,6 @@ namespace pleshard::kernels {
 void decode_step_host(std::span<const DecodeTask> tasks, OutDtype dtype);
 
 // out: num_ids * head_dim elements of `dtype`, row i for ids[i]: one task.
-void lookup_rows_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
-                      OutDtype dtype, void* out);
+void lookup_rows_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out);
 
 }  // namespace pleshard::kernels

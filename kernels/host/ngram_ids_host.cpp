@@ -11,25 +11,21 @@ using TokenRange = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
 
 }  // namespace
 
-void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView& batch,
-                            std::int64_t* ids) {
+void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t* ids) {
   const std::int64_t heads = params.total_heads();
-  Kokkos::parallel_for(
-      "pleshard::ngram_ids", TokenRange(0, batch.num_tokens),
-      [=](std::int64_t t) { ngram_ids_of_token(params, batch, t, ids + t * heads); });
+  Kokkos::parallel_for("pleshard::ngram_ids", TokenRange(0, batch.num_tokens),
+                       [=](std::int64_t t) { ngram_ids_of_token(params, batch, t, ids + t * heads); });
   Space().fence();
 }
 
-void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch,
-                           std::int64_t* ids) {
+void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch, std::int64_t* ids) {
   const std::int64_t tokens = batch.tokens();
   for (int d = 0; d < layers; ++d) {
     const NgramHashParams& layer = params[d];
     const std::int64_t heads = layer.total_heads();
     std::int64_t* out = ids + d * tokens * heads;
-    Kokkos::parallel_for(
-        "pleshard::step_ids", TokenRange(0, tokens),
-        [=, &layer](std::int64_t t) { ngram_ids_of_slot_token(layer, batch, t, out + t * heads); });
+    Kokkos::parallel_for("pleshard::step_ids", TokenRange(0, tokens),
+                         [=, &layer](std::int64_t t) { ngram_ids_of_slot_token(layer, batch, t, out + t * heads); });
   }
   Space().fence();
 }

@@ -9,11 +9,9 @@
 namespace pleshard::kernels {
 
 // ids: num_tokens * H entries, row-major. Runs on Kokkos' default host execution space.
-void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView& batch,
-                            std::int64_t* ids);
+void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t* ids);
 
 // As compute_step_ids_cuda: `layers` blocks of batch.tokens() x H ids.
-void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch,
-                           std::int64_t* ids);
+void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch, std::int64_t* ids);
 
 }  // namespace pleshard::kernels

@@ -36,8 +36,8 @@ std::string group_name(int d) { return "/ple/" + std::to_string(d); }
 
 void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
   H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  H5Id attr = check(H5Acreate2(object, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                    H5Aclose, std::string("cannot create attribute ") + name);
+  H5Id attr = check(H5Acreate2(object, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+                    std::string("cannot create attribute ") + name);
   check(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), std::string("cannot write attribute ") + name);
 }
 
@@ -49,11 +49,10 @@ std::int64_t read_int_attribute(hid_t object, const char* name, const std::strin
   return value;
 }
 
-void write_vector(hid_t group, const char* name, hid_t file_type, hid_t memory_type,
-                  const void* data, hsize_t count) {
+void write_vector(hid_t group, const char* name, hid_t file_type, hid_t memory_type, const void* data, hsize_t count) {
   H5Id space = check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
-  H5Id set = check(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                   H5Dclose, std::string("cannot create dataset ") + name);
+  H5Id set = check(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+                   std::string("cannot create dataset ") + name);
   check(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
         std::string("cannot write dataset ") + name);
 }
@@ -82,12 +81,11 @@ H5Id create_rows_dataset(hid_t group, const char* name, std::int64_t rows, std::
     check(H5Pset_chunk(plist.get(), 2, chunk), "H5Pset_chunk");
     check(H5Pset_fletcher32(plist.get()), "H5Pset_fletcher32");
   }
-  return check(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
-               H5Dclose, std::string("cannot create dataset ") + name);
+  return check(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT), H5Dclose,
+               std::string("cannot create dataset ") + name);
 }
 
-void write_rows(hid_t set, std::int64_t begin, std::int64_t count, std::size_t width,
-                const std::uint8_t* data) {
+void write_rows(hid_t set, std::int64_t begin, std::int64_t count, std::size_t width, const std::uint8_t* data) {
   if (count == 0 || width == 0) return;
   H5Id file_space(H5Dget_space(set), H5Sclose);
   const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
@@ -110,16 +108,14 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     MPI_Comm_size(options.comm, &ranks);
     if (ranks > 1) {
       check(H5Pset_fapl_mpio(fapl.get(), options.comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-      check(H5Pset_dxpl_mpio(xfer_.get(), options.collective_io ? H5FD_MPIO_COLLECTIVE
-                                                                : H5FD_MPIO_INDEPENDENT),
+      check(H5Pset_dxpl_mpio(xfer_.get(), options.collective_io ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT),
             "H5Pset_dxpl_mpio");
       collective_ = options.collective_io;
     }
 #else
     (void)options;
 #endif
-    if (!is_hdf5_file(path_))
-      throw InputError(path_ + ": not an HDF5 file");
+    if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
     file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
 
     for (const auto& spec : derive_layer_specs(config)) {
@@ -127,8 +123,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       if (H5Lexists(file_.get(), "/ple", H5P_DEFAULT) <= 0 ||
           H5Lexists(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT) <= 0)
         throw InputError(where + ": group is missing");
-      H5Id group = check(H5Gopen2(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT),
-                         H5Gclose, where + ": cannot open group");
+      H5Id group = check(H5Gopen2(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT), H5Gclose,
+                         where + ": cannot open group");
       PleTableInfo info;
       info.ple_index = spec.ple_index;
       info.decoder_layer = spec.decoder_layer;
@@ -142,8 +138,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
                          " does not match ple_embedding_dtype = " + to_string(config.quantization));
       info.layout.head_dim = static_cast<int>(read_int_attribute(group.get(), "head_dim", where));
       if (info.layout.head_dim != spec.head_dim)
-        throw InputError(where + ": head_dim " + std::to_string(info.layout.head_dim) +
-                         ", the config gives " + std::to_string(spec.head_dim));
+        throw InputError(where + ": head_dim " + std::to_string(info.layout.head_dim) + ", the config gives " +
+                         std::to_string(spec.head_dim));
       info.layout.rows = spec.padded_rows;
 
       Table table;
@@ -188,22 +184,21 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     H5Id scales;
   };
 
-  static H5Id open_rows(hid_t group, const char* name, std::int64_t rows, std::size_t width,
-                        const std::string& where) {
+  static H5Id open_rows(hid_t group, const char* name, std::int64_t rows, std::size_t width, const std::string& where) {
     if (H5Lexists(group, name, H5P_DEFAULT) <= 0) throw InputError(where + "/" + name + ": missing");
     H5Id set = check(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose, where + "/" + name + ": cannot open");
     const auto dims = dims_of(set.get());
     if (dims.size() != 2 || dims[0] != static_cast<hsize_t>(rows) || dims[1] != width)
-      throw InputError(where + "/" + name + ": shape does not match [" + std::to_string(rows) +
-                       ", " + std::to_string(width) + "]");
+      throw InputError(where + "/" + name + ": shape does not match [" + std::to_string(rows) + ", " +
+                       std::to_string(width) + "]");
     H5Id type(H5Dget_type(set.get()), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1)
       throw InputError(where + "/" + name + ": expected u8 row bytes");
     return set;
   }
 
-  static void read_buffer(hid_t group, const char* name, std::size_t length,
-                          std::vector<std::int64_t>& out, const std::string& where) {
+  static void read_buffer(hid_t group, const char* name, std::size_t length, std::vector<std::int64_t>& out,
+                          const std::string& where) {
     if (H5Lexists(group, name, H5P_DEFAULT) <= 0) return;  // optional
     H5Id set = check(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose, where + "/" + name);
     const auto dims = dims_of(set.get());
@@ -214,8 +209,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
           where + "/" + name + ": cannot read");
   }
 
-  void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width,
-                 std::uint8_t* out, const std::string& where) const {
+  void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width, std::uint8_t* out,
+                 const std::string& where) const {
     // Every rank takes part in a collective read, also with an empty selection.
     H5Id file_space(H5Dget_space(set), H5Sclose);
     const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
@@ -260,23 +255,22 @@ ModelConfig read_hdf5_config(const fs::path& path) {
   return parse_model_config(document, p + " (config attribute)");
 }
 
-void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config,
-                           const std::vector<TableSource>& tables,
+void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, const std::vector<TableSource>& tables,
                            const std::function<void(std::uint64_t)>& progress) {
   quiet_hdf5();
   const fs::path partial = path.string() + ".partial";
   {
-    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                      H5Fclose, partial.string() + ": cannot create");
+    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                      partial.string() + ": cannot create");
     write_string_attribute(file.get(), "config", to_json(config).dump());
     write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
     H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "/ple");
     std::uint64_t done = 0;
     for (const auto& table : tables) {
       const PleTableInfo& info = table.info;
-      H5Id group = check(H5Gcreate2(file.get(), group_name(info.ple_index).c_str(), H5P_DEFAULT,
-                                    H5P_DEFAULT, H5P_DEFAULT),
-                         H5Gclose, "cannot create " + group_name(info.ple_index));
+      H5Id group =
+          check(H5Gcreate2(file.get(), group_name(info.ple_index).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Gclose, "cannot create " + group_name(info.ple_index));
       write_string_attribute(group.get(), "format", to_string(info.layout.format));
       write_int_attribute(group.get(), "head_dim", info.layout.head_dim);
       write_int_attribute(group.get(), "decoder_layer", info.decoder_layer);
@@ -312,8 +306,7 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config,
         if (progress) progress(done);
       }
     }
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-      throw SystemError(partial.string() + ": flush failed (disk full?)");
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial.string() + ": flush failed (disk full?)");
   }
   fs::rename(partial, path);
 }

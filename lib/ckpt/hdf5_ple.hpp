@@ -23,7 +23,6 @@ namespace pleshard::detail {
 
 // Writes a native checkpoint table by table in row bands (bounded memory).
 void write_hdf5_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
-                           const std::vector<TableSource>& tables,
-                           const std::function<void(std::uint64_t)>& progress);
+                           const std::vector<TableSource>& tables, const std::function<void(std::uint64_t)>& progress);
 
 }  // namespace pleshard::detail

@@ -15,17 +15,15 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr EnumNames<CheckpointKind, 4> k_kinds{{{CheckpointKind::safetensors, "safetensors"},
-                                               {CheckpointKind::hdf5, "hdf5"},
-                                               {CheckpointKind::synthetic, "synthetic"},
-                                               {CheckpointKind::hdf5, "h5"}}};
+                                                {CheckpointKind::hdf5, "hdf5"},
+                                                {CheckpointKind::synthetic, "synthetic"},
+                                                {CheckpointKind::hdf5, "h5"}}};
 
 }  // namespace
 
 CheckpointKind parse_checkpoint_kind(std::string_view name) { return parse_value(k_kinds, name, "--kind"); }
 
-const char* to_string(CheckpointKind kind) {
-  return name_of(k_kinds, kind);
-}
+const char* to_string(CheckpointKind kind) { return name_of(k_kinds, kind); }
 
 namespace {
 
@@ -51,8 +49,7 @@ std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const M
                                                    const CheckpointOptions& options) {
   if (!fs::exists(path)) throw InputError(path.string() + ": checkpoint not found");
   if (fs::is_directory(path)) {
-    if (const fs::path h5 = single_hdf5_in(path); !h5.empty())
-      return detail::open_hdf5_checkpoint(h5, config, options);
+    if (const fs::path h5 = single_hdf5_in(path); !h5.empty()) return detail::open_hdf5_checkpoint(h5, config, options);
     return detail::open_safetensors_checkpoint(path, config, options);
   }
   if (is_hdf5_path(path)) return detail::open_hdf5_checkpoint(path, config, options);
@@ -70,14 +67,12 @@ ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& c
   throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
 }
 
-PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table,
-                          const std::string& source) {
+PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table, const std::string& source) {
   PleLayerSpec spec = derived;
-  const auto take = [&](const char* name, const std::vector<std::int64_t>& loaded,
-                        std::vector<std::int64_t>& target) {
+  const auto take = [&](const char* name, const std::vector<std::int64_t>& loaded, std::vector<std::int64_t>& target) {
     if (loaded.empty() || loaded == target) return;
-    log_warning(source + ": PLE layer " + std::to_string(derived.ple_index) + ": checkpoint " +
-                name + " differ from the derived ones; using the checkpoint's");
+    log_warning(source + ": PLE layer " + std::to_string(derived.ple_index) + ": checkpoint " + name +
+                " differ from the derived ones; using the checkpoint's");
     target = loaded;
   };
   take("layer_multipliers", table.multipliers, spec.multipliers);
@@ -86,10 +81,10 @@ PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table
   for (std::size_t h = 0; h < spec.head_sizes.size(); ++h) {
     if (spec.head_sizes[h] <= 0 || spec.head_offsets[h] < 0 ||
         spec.head_offsets[h] + spec.head_sizes[h] > spec.padded_rows)
-      throw InputError(source + ": PLE layer " + std::to_string(derived.ple_index) + ": head " +
-                       std::to_string(h) + " (offset " + std::to_string(spec.head_offsets[h]) +
-                       ", size " + std::to_string(spec.head_sizes[h]) + ") lies outside the " +
-                       std::to_string(spec.padded_rows) + " table rows");
+      throw InputError(source + ": PLE layer " + std::to_string(derived.ple_index) + ": head " + std::to_string(h) +
+                       " (offset " + std::to_string(spec.head_offsets[h]) + ", size " +
+                       std::to_string(spec.head_sizes[h]) + ") lies outside the " + std::to_string(spec.padded_rows) +
+                       " table rows");
   }
   return spec;
 }
@@ -106,8 +101,8 @@ std::vector<RowRun> row_runs(std::span<const std::int64_t> sorted_rows) {
   return runs;
 }
 
-void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows,
-                                 std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const {
+void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
+                                 std::span<std::uint8_t> scales) const {
   if (reads_collectively())
     throw SystemError(path_ + ": opened for collective reads; the disk tier reads each rank's rows alone");
   const TableLayout& layout = table(ple_index).layout;
@@ -142,9 +137,8 @@ void PleCheckpoint::verify_data(const std::function<void(double)>& progress) con
   }
 }
 
-void write_checkpoint(const fs::path& path, const ModelConfig& config,
-                      const std::vector<TableSource>& tables, const WriteOptions& options,
-                      const std::function<void(std::uint64_t)>& progress) {
+void write_checkpoint(const fs::path& path, const ModelConfig& config, const std::vector<TableSource>& tables,
+                      const WriteOptions& options, const std::function<void(std::uint64_t)>& progress) {
   if (options.kind == CheckpointKind::hdf5) {
     detail::write_hdf5_checkpoint(path, config, tables, progress);
   } else {

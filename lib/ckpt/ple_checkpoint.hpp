@@ -20,8 +20,7 @@
 
 namespace pleshard {
 
-inline constexpr const char* k_default_layer_prefix =
-    "model.language_model.layers.{L}.ple.ple_embedding";
+inline constexpr const char* k_default_layer_prefix = "model.language_model.layers.{L}.ple.ple_embedding";
 
 // One PLE table as a checkpoint stores it.
 struct PleTableInfo {
@@ -62,14 +61,14 @@ class PleCheckpoint {
   // Copies rows [begin, end) of table `ple_index`: stored row bytes into `rows`, and for
   // nvfp4 the block scales into `scales`. With HDF5 and MPI-IO, every rank of the
   // communicator the checkpoint was opened with must call it for the same table together.
-  virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end,
-                         std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const = 0;
+  virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                         std::span<std::uint8_t> scales) const = 0;
 
   // Copies the rows `sorted_rows` (ascending, distinct) of table `ple_index`, packed in that
   // order: the disk tier's read of one step. Each rank reads on its own, so a checkpoint
   // opened for collective reads refuses. Runs of consecutive rows are read together.
-  virtual void read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows,
-                            std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) const;
+  virtual void read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
+                            std::span<std::uint8_t> scales) const;
 
   // Whether read_rows is collective over the communicator the checkpoint was opened with.
   [[nodiscard]] virtual bool reads_collectively() const { return false; }
@@ -84,13 +83,13 @@ class PleCheckpoint {
 
 struct CheckpointOptions {
   std::string layer_prefix = k_default_layer_prefix;  // "{L}" is the 0-based decoder layer
-  MPI_Comm comm = MPI_COMM_SELF;  // ranks that read an HDF5 checkpoint collectively
-  bool collective_io = true;      // collective MPI-IO reads when HDF5 is parallel
+  MPI_Comm comm = MPI_COMM_SELF;                      // ranks that read an HDF5 checkpoint collectively
+  bool collective_io = true;                          // collective MPI-IO reads when HDF5 is parallel
 };
 
 // Produces rows [begin, end) of one table: stored row bytes and (nvfp4) block scales.
-using RowSource = std::function<void(std::int64_t begin, std::int64_t end,
-                                     std::span<std::uint8_t> rows, std::span<std::uint8_t> scales)>;
+using RowSource = std::function<void(std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                                     std::span<std::uint8_t> scales)>;
 
 struct TableSource {
   PleTableInfo info;

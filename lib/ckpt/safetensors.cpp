@@ -53,17 +53,21 @@ std::size_t dtype_size(StDtype dtype) {
     case StDtype::U8:
     case StDtype::I8:
     case StDtype::F8_E4M3:
-    case StDtype::F8_E5M2: return 1;
+    case StDtype::F8_E5M2:
+      return 1;
     case StDtype::U16:
     case StDtype::I16:
     case StDtype::F16:
-    case StDtype::BF16: return 2;
+    case StDtype::BF16:
+      return 2;
     case StDtype::U32:
     case StDtype::I32:
-    case StDtype::F32: return 4;
+    case StDtype::F32:
+      return 4;
     case StDtype::U64:
     case StDtype::I64:
-    case StDtype::F64: return 8;
+    case StDtype::F64:
+      return 8;
   }
   return 0;
 }
@@ -78,18 +82,15 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
   const auto bytes = file_.bytes();
   const std::string& p = file_.path();
   if (bytes.size() < 8)
-    throw InputError(p + ": shorter than the 8-byte header length (" +
-                     std::to_string(bytes.size()) + " bytes)");
+    throw InputError(p + ": shorter than the 8-byte header length (" + std::to_string(bytes.size()) + " bytes)");
   const std::uint64_t header_length = read_le64(bytes.data());
   if (header_length > k_safetensors_max_header)
-    throw InputError(p + ": header length " + std::to_string(header_length) +
-                     " exceeds the 100 MB limit");
+    throw InputError(p + ": header length " + std::to_string(header_length) + " exceeds the 100 MB limit");
   if (header_length > bytes.size() - 8)
-    throw InputError(p + ": header length " + std::to_string(header_length) +
-                     " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+    throw InputError(p + ": header length " + std::to_string(header_length) + " runs past the end of the file (" +
+                     std::to_string(bytes.size()) + " bytes)");
   const std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), header_length);
-  if (header.empty() || header.front() != '{')
-    throw InputError(p + ": header does not begin with '{'");
+  if (header.empty() || header.front() != '{') throw InputError(p + ": header does not begin with '{'");
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(header);
@@ -105,14 +106,12 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     if (name == "__metadata__") {
       if (!entry.is_object()) throw InputError(p + ": __metadata__ is not an object");
       for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string())
-          throw InputError(p + ": __metadata__ value of \"" + key + "\" is not a string");
+        if (!value.is_string()) throw InputError(p + ": __metadata__ value of \"" + key + "\" is not a string");
         metadata_[key] = value.get<std::string>();
       }
       continue;
     }
-    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
-        !entry.contains("data_offsets"))
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
       throw InputError(where + ": expected an object with dtype, shape and data_offsets");
     StTensor t;
     t.name = name;
@@ -141,14 +140,13 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
     if (!checked_mul(elements, dtype_size(t.dtype), expected_bytes))
       throw InputError(where + ": byte size of shape " + t.shape_string() + " overflows");
     if (t.end < t.begin || t.end - t.begin != expected_bytes)
-      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +
-                       std::to_string(t.end) + "] hold " + std::to_string(t.end - t.begin) +
-                       " bytes, but " + std::string(to_string(t.dtype)) + " " + t.shape_string() + " needs " +
-                       std::to_string(expected_bytes));
+      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "] hold " +
+                       std::to_string(t.end - t.begin) + " bytes, but " + std::string(to_string(t.dtype)) + " " +
+                       t.shape_string() + " needs " + std::to_string(expected_bytes));
     if (t.end > data_size)
-      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " +
-                       std::to_string(t.end) + "] run past the data area of " +
-                       std::to_string(data_size) + " bytes (out of bounds, or a truncated file)");
+      throw InputError(where + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                       "] run past the data area of " + std::to_string(data_size) +
+                       " bytes (out of bounds, or a truncated file)");
     tensors_.push_back(std::move(t));
   }
 
@@ -161,15 +159,14 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : file_(path
   for (std::size_t i : order) {
     const StTensor& t = tensors_[i];
     if (t.begin != expected_begin)
-      throw InputError(p + ": tensor \"" + t.name + "\" starts at data offset " +
-                       std::to_string(t.begin) + ", expected " + std::to_string(expected_begin) +
-                       (t.begin < expected_begin ? " (overlaps the previous tensor)"
-                                                 : " (a hole in the data)"));
+      throw InputError(p + ": tensor \"" + t.name + "\" starts at data offset " + std::to_string(t.begin) +
+                       ", expected " + std::to_string(expected_begin) +
+                       (t.begin < expected_begin ? " (overlaps the previous tensor)" : " (a hole in the data)"));
     expected_begin = t.end;
   }
   if (expected_begin != data_size)
-    throw InputError(p + ": tensors cover " + std::to_string(expected_begin) +
-                     " data bytes but the file holds " + std::to_string(data_size) +
+    throw InputError(p + ": tensors cover " + std::to_string(expected_begin) + " data bytes but the file holds " +
+                     std::to_string(data_size) +
                      (expected_begin > data_size ? " (truncated file)" : " (trailing bytes)"));
   for (std::size_t i = 0; i < tensors_.size(); ++i) by_name_[tensors_[i].name] = i;
 }
@@ -183,8 +180,7 @@ std::span<const std::uint8_t> SafetensorsFile::data(const StTensor& tensor) cons
   return file_.bytes().subspan(data_start_ + tensor.begin, tensor.bytes());
 }
 
-void SafetensorsFile::will_need(const StTensor& tensor, std::uint64_t offset,
-                                std::uint64_t length) const {
+void SafetensorsFile::will_need(const StTensor& tensor, std::uint64_t offset, std::uint64_t length) const {
   file_.will_need(data_start_ + tensor.begin + offset, length);
 }
 
@@ -198,8 +194,7 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
   for (const auto& t : tensors) {
     std::uint64_t bytes = dtype_size(t.dtype);
     for (auto d : t.shape) bytes *= static_cast<std::uint64_t>(d);
-    header[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape},
-                      {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     sizes.push_back(bytes);
     offset += bytes;
   }

@@ -80,8 +80,7 @@ std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::strin
 
 class SafetensorsPleCheckpoint final : public PleCheckpoint {
  public:
-  SafetensorsPleCheckpoint(const fs::path& path, const ModelConfig& config,
-                           const CheckpointOptions& options) {
+  SafetensorsPleCheckpoint(const fs::path& path, const ModelConfig& config, const CheckpointOptions& options) {
     path_ = path.string();
     std::map<std::string, std::string> index;
     for (const auto& file : checkpoint_files(path, index)) {
@@ -183,15 +182,15 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
  private:
-  static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count,
-                        std::size_t row_bytes, std::uint8_t* out) {
+  static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count, std::size_t row_bytes,
+                        std::uint8_t* out) {
     ref.file->will_need(*ref.tensor, first * row_bytes, count * row_bytes);
     const auto data = ref.file->data(*ref.tensor);
     std::memcpy(out, data.data() + first * row_bytes, count * row_bytes);
   }
 
-  void load_table(const ModelConfig& config, const PleLayerSpec& spec,
-                  const CheckpointOptions& options, const std::map<std::string, TensorRef>& tensors) {
+  void load_table(const ModelConfig& config, const PleLayerSpec& spec, const CheckpointOptions& options,
+                  const std::map<std::string, TensorRef>& tensors) {
     const std::string prefix = layer_prefix(options.layer_prefix, spec.decoder_layer) + ".";
     const std::string shard_prefix = "ngram_embedding.shard_";
     const bool nvfp4 = config.quantization == TableQuantization::nvfp4;
@@ -222,22 +221,31 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     auto take_weight_dtype = [&](const TensorRef& ref) {
       RowFormat f;
       switch (ref.tensor->dtype) {
-        case StDtype::F32: f = RowFormat::f32; break;
-        case StDtype::BF16: f = RowFormat::bf16; break;
-        case StDtype::F16: f = RowFormat::f16; break;
-        case StDtype::F8_E4M3: f = RowFormat::fp8; break;
-        case StDtype::U8: f = RowFormat::nvfp4; break;
+        case StDtype::F32:
+          f = RowFormat::f32;
+          break;
+        case StDtype::BF16:
+          f = RowFormat::bf16;
+          break;
+        case StDtype::F16:
+          f = RowFormat::f16;
+          break;
+        case StDtype::F8_E4M3:
+          f = RowFormat::fp8;
+          break;
+        case StDtype::U8:
+          f = RowFormat::nvfp4;
+          break;
         default:
-          throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
-                           " is not a PLE row format");
+          throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + " is not a PLE row format");
       }
       if (!format_matches_config(f, config.quantization))
         throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
                          " does not match ple_embedding_dtype = " + to_string(config.quantization) +
                          " (packed rows are never cast)");
       if (format_known && f != info.layout.format)
-        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
-                         " differs from the other shards' " + to_string(info.layout.format));
+        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + " differs from the other shards' " +
+                         to_string(info.layout.format));
       info.layout.format = f;
       format_known = true;
     };
@@ -282,12 +290,11 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
             std::max<std::int64_t>(0, std::min(spec.shard_rows, spec.padded_rows - shard * spec.shard_rows));
         auto& slot = (suffix == "weight" ? shards.weights : shards.scales)[static_cast<std::size_t>(shard)];
         if (slot.tensor != nullptr)
-          throw InputError(ref.where() + ": duplicate of shard " + std::to_string(shard) + " (" +
-                           slot.where() + ")");
+          throw InputError(ref.where() + ": duplicate of shard " + std::to_string(shard) + " (" + slot.where() + ")");
         if (suffix == "weight") {
           take_weight_dtype(ref);
-          expect_shape(ref, {expected_rows, static_cast<std::int64_t>(info.layout.row_bytes() /
-                                                                      (dtype_size(ref.tensor->dtype)))});
+          expect_shape(ref, {expected_rows,
+                             static_cast<std::int64_t>(info.layout.row_bytes() / (dtype_size(ref.tensor->dtype)))});
         } else {
           if (ref.tensor->dtype != StDtype::F8_E4M3)
             throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
@@ -300,17 +307,16 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                          "<i>.weight and .weight_scale shards, not unsharded");
       } else if (name == "ngram_embedding.weight") {
         take_weight_dtype(ref);
-        expect_shape(ref, {spec.padded_rows, static_cast<std::int64_t>(info.layout.row_bytes() /
-                                                                       dtype_size(ref.tensor->dtype))});
+        expect_shape(ref, {spec.padded_rows,
+                           static_cast<std::int64_t>(info.layout.row_bytes() / dtype_size(ref.tensor->dtype))});
         unsharded = ref;
       } else {
         log_warning(ref.where() + ": unexpected tensor under the PLE prefix; ignored");
       }
     }
 
-    const std::string layer = path_ + ": PLE layer " + std::to_string(spec.ple_index) +
-                              " (decoder layer " + std::to_string(spec.decoder_layer) + ", prefix " +
-                              prefix + ")";
+    const std::string layer = path_ + ": PLE layer " + std::to_string(spec.ple_index) + " (decoder layer " +
+                              std::to_string(spec.decoder_layer) + ", prefix " + prefix + ")";
     if (!format_known) throw InputError(layer + ": no ngram_embedding tensors");
     if (unsharded) {
       if (std::any_of(shards.weights.begin(), shards.weights.end(), [](const TensorRef& r) { return r.tensor; }))
@@ -321,8 +327,8 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       for (std::int64_t i = 0; i < parts && i * spec.shard_rows < spec.padded_rows; ++i) {
         const auto s = static_cast<std::size_t>(i);
         if (shards.weights[s].tensor == nullptr)
-          throw InputError(layer + ": shard " + std::to_string(i) + " (rows " +
-                           std::to_string(i * spec.shard_rows) + "..) is missing: incomplete row coverage");
+          throw InputError(layer + ": shard " + std::to_string(i) + " (rows " + std::to_string(i * spec.shard_rows) +
+                           "..) is missing: incomplete row coverage");
         if (nvfp4 && shards.scales[s].tensor == nullptr)
           throw InputError(layer + ": shard " + std::to_string(i) + " has no weight_scale");
       }
@@ -330,11 +336,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     if (fp8 || nvfp4) {
       const char* name = nvfp4 ? "ngram_embedding.weight_scale_2" : "ngram_embedding.weight_scale";
       if (!global) throw InputError(layer + ": global scale " + name + " is missing");
-      if (global->tensor->dtype != StDtype::F32 ||
-          (global->tensor->shape.size() > 1) ||
+      if (global->tensor->dtype != StDtype::F32 || (global->tensor->shape.size() > 1) ||
           (global->tensor->shape.size() == 1 && global->tensor->shape[0] != 1))
-        throw InputError(global->where() + ": expected one F32 value, got " +
-                         to_string(global->tensor->dtype) + " " + global->tensor->shape_string());
+        throw InputError(global->where() + ": expected one F32 value, got " + to_string(global->tensor->dtype) + " " +
+                         global->tensor->shape_string());
       std::memcpy(&info.global_scale, global->file->data(*global->tensor).data(), sizeof(float));
       if (!std::isfinite(info.global_scale))
         throw InputError(global->where() + ": global scale is " + std::to_string(info.global_scale));
@@ -350,8 +355,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
 
 }  // namespace
 
-std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(const std::filesystem::path& path,
-                                                           const ModelConfig& config,
+std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
                                                            const CheckpointOptions& options) {
   return std::make_unique<SafetensorsPleCheckpoint>(path, config, options);
 }
@@ -364,8 +368,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
                                   const std::vector<TableSource>& tables, const WriteOptions& options,
                                   const std::function<void(std::uint64_t)>& progress) {
   namespace fs = std::filesystem;
-  if (fs::exists(path) && !fs::is_directory(path))
-    throw InputError(path.string() + ": exists and is not a directory");
+  if (fs::exists(path) && !fs::is_directory(path)) throw InputError(path.string() + ": exists and is not a directory");
   fs::create_directories(path);
   const int files = std::max(1, options.files);
 
@@ -392,31 +395,55 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
       };
     };
     if (!info.multipliers.empty())
-      planned.push_back({file_of(0), {prefix + "layer_multipliers", StDtype::I64,
-                                      {static_cast<std::int64_t>(info.multipliers.size())}, 8, buffer(info.multipliers)}});
+      planned.push_back({file_of(0),
+                         {prefix + "layer_multipliers",
+                          StDtype::I64,
+                          {static_cast<std::int64_t>(info.multipliers.size())},
+                          8,
+                          buffer(info.multipliers)}});
     if (!info.head_sizes.empty())
-      planned.push_back({file_of(0), {prefix + "ngram_heads_vocab_sizes", StDtype::I64,
-                                      {static_cast<std::int64_t>(info.head_sizes.size())}, 8, buffer(info.head_sizes)}});
+      planned.push_back({file_of(0),
+                         {prefix + "ngram_heads_vocab_sizes",
+                          StDtype::I64,
+                          {static_cast<std::int64_t>(info.head_sizes.size())},
+                          8,
+                          buffer(info.head_sizes)}});
     if (!info.head_offsets.empty())
-      planned.push_back({file_of(0), {prefix + "ngram_heads_offsets", StDtype::I64,
-                                      {static_cast<std::int64_t>(info.head_offsets.size())}, 8, buffer(info.head_offsets)}});
+      planned.push_back({file_of(0),
+                         {prefix + "ngram_heads_offsets",
+                          StDtype::I64,
+                          {static_cast<std::int64_t>(info.head_offsets.size())},
+                          8,
+                          buffer(info.head_offsets)}});
     if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
       const float scale = info.global_scale;
-      planned.push_back({file_of(0), {prefix + (info.layout.format == RowFormat::nvfp4
-                                                    ? "ngram_embedding.weight_scale_2"
-                                                    : "ngram_embedding.weight_scale"),
-                                      StDtype::F32, {}, 4,
-                                      [scale](std::uint64_t, std::span<std::uint8_t> chunk) {
-                                        std::memcpy(chunk.data(), &scale, sizeof scale);
-                                      }}});
+      planned.push_back({file_of(0),
+                         {prefix + (info.layout.format == RowFormat::nvfp4 ? "ngram_embedding.weight_scale_2"
+                                                                           : "ngram_embedding.weight_scale"),
+                          StDtype::F32,
+                          {},
+                          4,
+                          [scale](std::uint64_t, std::span<std::uint8_t> chunk) {
+                            std::memcpy(chunk.data(), &scale, sizeof scale);
+                          }}});
     }
     StDtype weight_dtype = StDtype::U8;
     switch (info.layout.format) {
-      case RowFormat::f32: weight_dtype = StDtype::F32; break;
-      case RowFormat::bf16: weight_dtype = StDtype::BF16; break;
-      case RowFormat::f16: weight_dtype = StDtype::F16; break;
-      case RowFormat::fp8: weight_dtype = StDtype::F8_E4M3; break;
-      case RowFormat::nvfp4: weight_dtype = StDtype::U8; break;
+      case RowFormat::f32:
+        weight_dtype = StDtype::F32;
+        break;
+      case RowFormat::bf16:
+        weight_dtype = StDtype::BF16;
+        break;
+      case RowFormat::f16:
+        weight_dtype = StDtype::F16;
+        break;
+      case RowFormat::fp8:
+        weight_dtype = StDtype::F8_E4M3;
+        break;
+      case RowFormat::nvfp4:
+        weight_dtype = StDtype::U8;
+        break;
     }
     for (std::int64_t shard = 0; shard < parts; ++shard) {
       const std::int64_t first = shard * shard_rows;
@@ -437,12 +464,19 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
           }
         };
       };
-      planned.push_back({file_of(shard), {name + ".weight", weight_dtype,
-                                          {rows, static_cast<std::int64_t>(row_bytes / dtype_size(weight_dtype))},
-                                          row_bytes, rows_of(false)}});
+      planned.push_back({file_of(shard),
+                         {name + ".weight",
+                          weight_dtype,
+                          {rows, static_cast<std::int64_t>(row_bytes / dtype_size(weight_dtype))},
+                          row_bytes,
+                          rows_of(false)}});
       if (scale_bytes != 0)
-        planned.push_back({file_of(shard), {name + ".weight_scale", StDtype::F8_E4M3,
-                                            {rows, static_cast<std::int64_t>(scale_bytes)}, scale_bytes, rows_of(true)}});
+        planned.push_back({file_of(shard),
+                           {name + ".weight_scale",
+                            StDtype::F8_E4M3,
+                            {rows, static_cast<std::int64_t>(scale_bytes)},
+                            scale_bytes,
+                            rows_of(true)}});
     }
   }
 

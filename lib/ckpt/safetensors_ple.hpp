@@ -8,8 +8,9 @@
 
 namespace pleshard::detail {
 
-[[nodiscard]] std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(
-    const std::filesystem::path& path, const ModelConfig& config, const CheckpointOptions& options);
+[[nodiscard]] std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(const std::filesystem::path& path,
+                                                                         const ModelConfig& config,
+                                                                         const CheckpointOptions& options);
 
 // Writes the vLLM layout into directory `path`: split_ngram_parts shards per table spread
 // over `options.files` files (with model.safetensors.index.json when more than one).

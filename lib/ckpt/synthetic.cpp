@@ -13,14 +13,13 @@ namespace {
 
 std::uint64_t row_key(std::uint64_t seed, int ple_index, std::int64_t row) {
   using kernels::splitmix64;
-  return splitmix64(splitmix64(seed ^ (static_cast<std::uint64_t>(ple_index) << 48)) +
-                    static_cast<std::uint64_t>(row));
+  return splitmix64(splitmix64(seed ^ (static_cast<std::uint64_t>(ple_index) << 48)) + static_cast<std::uint64_t>(row));
 }
 
 float value_of(std::uint64_t key, int column) {
   const std::uint64_t bits = kernels::splitmix64(key + static_cast<std::uint64_t>(column));
-  const auto sum = static_cast<float>((bits & 0xFFFF) + ((bits >> 16) & 0xFFFF) +
-                                      ((bits >> 32) & 0xFFFF) + (bits >> 48));
+  const auto sum =
+      static_cast<float>((bits & 0xFFFF) + ((bits >> 16) & 0xFFFF) + ((bits >> 32) & 0xFFFF) + (bits >> 48));
   // sum / 65536 is in [0, 4); centred and scaled into (-amax, amax].
   return (2.0f - sum * (1.0f / 65536.0f)) * (k_synthetic_amax / 2.0f);
 }
@@ -65,9 +64,12 @@ float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int c
 
 RowFormat default_format(const ModelConfig& config) {
   switch (config.quantization) {
-    case TableQuantization::fp8: return RowFormat::fp8;
-    case TableQuantization::nvfp4: return RowFormat::nvfp4;
-    case TableQuantization::none: return RowFormat::bf16;
+    case TableQuantization::fp8:
+      return RowFormat::fp8;
+    case TableQuantization::nvfp4:
+      return RowFormat::nvfp4;
+    case TableQuantization::none:
+      return RowFormat::bf16;
   }
   return RowFormat::bf16;
 }
@@ -91,8 +93,8 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     const TableLayout layout = info.layout;
     const float global = info.global_scale;
     const int d = spec.ple_index;
-    auto rows = [layout, global, seed, d](std::int64_t begin, std::int64_t end,
-                                          std::span<std::uint8_t> out, std::span<std::uint8_t> scales) {
+    auto rows = [layout, global, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
+                                          std::span<std::uint8_t> scales) {
       // Rows are a function of their index alone, so any split over threads gives the same bytes.
       parallel_rows(begin, end, [&](std::int64_t first, std::int64_t last) {
         std::vector<float> values(static_cast<std::size_t>(layout.head_dim));
@@ -114,8 +116,8 @@ std::vector<TableSource> checkpoint_tables(const PleCheckpoint& checkpoint) {
   std::vector<TableSource> tables;
   for (const auto& info : checkpoint.tables()) {
     const int d = info.ple_index;
-    tables.push_back({info, [&checkpoint, d](std::int64_t begin, std::int64_t end,
-                                             std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) {
+    tables.push_back({info, [&checkpoint, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                                             std::span<std::uint8_t> scales) {
                         checkpoint.read_rows(d, begin, end, rows, scales);
                       }});
   }

@@ -34,10 +34,8 @@ using kernels::k_hash_max_ngram_size;
 // as "<source>: <key> = <value>: <what is wrong>".
 class ConfigReader {
  public:
-  ConfigReader(const json& document, std::string source)
-      : document_(document), source_(std::move(source)) {
-    if (!document_.is_object())
-      throw InputError(source_ + ": expected a JSON object at the top level");
+  ConfigReader(const json& document, std::string source) : document_(document), source_(std::move(source)) {
+    if (!document_.is_object()) throw InputError(source_ + ": expected a JSON object at the top level");
     if (auto it = document_.find("text_config"); it != document_.end() && !it->is_null()) {
       if (!it->is_object()) fail("text_config", *it, "must be an object");
       text_config_ = &*it;
@@ -46,8 +44,7 @@ class ConfigReader {
 
   [[nodiscard]] const json* find(const char* key) const {
     if (text_config_ != nullptr) {
-      if (auto it = text_config_->find(key); it != text_config_->end() && !it->is_null())
-        return &*it;
+      if (auto it = text_config_->find(key); it != text_config_->end() && !it->is_null()) return &*it;
     }
     if (auto it = document_.find(key); it != document_.end() && !it->is_null()) return &*it;
     return nullptr;
@@ -63,8 +60,7 @@ class ConfigReader {
   [[nodiscard]] std::int64_t integer(const char* key, const json& value) const {
     if (value.is_number_integer()) {
       if (value.is_number_unsigned() &&
-          value.get<std::uint64_t>() >
-              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+          value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         fail(key, value, "does not fit a signed 64-bit integer");
       return value.get<std::int64_t>();
     }
@@ -124,13 +120,11 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
   if (c.eos_token_id < 0) r.fail("eos_token_id", *eos, "must be non-negative");
 
   c.num_hidden_layers = as_int(r, "num_hidden_layers", r.required_integer("num_hidden_layers"));
-  if (c.num_hidden_layers <= 0)
-    r.fail("num_hidden_layers", json(c.num_hidden_layers), "must be positive");
+  if (c.num_hidden_layers <= 0) r.fail("num_hidden_layers", json(c.num_hidden_layers), "must be positive");
 
   const std::int64_t n = r.optional_integer("ngram_size").value_or(3);
   if (n < 2) r.fail("ngram_size", json(n), "must be >= 2");
-  if (n > k_hash_max_ngram_size)
-    r.fail("ngram_size", json(n), "must be <= " + std::to_string(k_hash_max_ngram_size));
+  if (n > k_hash_max_ngram_size) r.fail("ngram_size", json(n), "must be <= " + std::to_string(k_hash_max_ngram_size));
   c.ngram_size = static_cast<int>(n);
 
   const std::int64_t k = r.optional_integer("heads_per_ngram").value_or(8);
@@ -150,9 +144,9 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
   }
   if (c.ple_embed_dim <= 0) r.fail("ple_embed_dim", json(c.ple_embed_dim), "must be positive");
   if (c.ple_embed_dim % c.total_heads() != 0)
-    r.fail("ple_embed_dim", json(c.ple_embed_dim),
-           "must be divisible by the total heads (ngram_size - 1) * heads_per_ngram = " +
-               std::to_string(c.total_heads()));
+    r.fail(
+        "ple_embed_dim", json(c.ple_embed_dim),
+        "must be divisible by the total heads (ngram_size - 1) * heads_per_ngram = " + std::to_string(c.total_heads()));
 
   c.ngram_vocab_size_base = r.positive("ngram_vocab_size_base", c.ngram_vocab_size_base);
   c.vocab_size_divisor = r.positive("make_ngram_vocab_size_divisible_by", c.vocab_size_divisor);
@@ -161,8 +155,7 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 
   const json* ids = r.find("ple_layer_ids");
   if (ids == nullptr) r.fail_missing("ple_layer_ids");
-  if (!ids->is_array() || ids->empty())
-    r.fail("ple_layer_ids", *ids, "must be a non-empty list of integers");
+  if (!ids->is_array() || ids->empty()) r.fail("ple_layer_ids", *ids, "must be a non-empty list of integers");
   for (const json& id : *ids) {
     const std::int64_t layer = r.integer("ple_layer_ids", id);
     if (layer < 1 || layer > c.num_hidden_layers)
@@ -172,12 +165,10 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
     c.ple_layer_ids.push_back(static_cast<int>(layer));
   }
   std::sort(c.ple_layer_ids.begin(), c.ple_layer_ids.end());
-  c.ple_layer_ids.erase(std::unique(c.ple_layer_ids.begin(), c.ple_layer_ids.end()),
-                        c.ple_layer_ids.end());
+  c.ple_layer_ids.erase(std::unique(c.ple_layer_ids.begin(), c.ple_layer_ids.end()), c.ple_layer_ids.end());
 
   if (const json* dtype = r.find("ple_embedding_dtype")) {
-    if (!dtype->is_string())
-      r.fail("ple_embedding_dtype", *dtype, "must be \"float8_e4m3fn\", \"nvfp4\" or absent");
+    if (!dtype->is_string()) r.fail("ple_embedding_dtype", *dtype, "must be \"float8_e4m3fn\", \"nvfp4\" or absent");
     const auto quantization = find_value(k_quantizations, dtype->get_ref<const std::string&>());
     if (!quantization || *quantization == TableQuantization::none)
       r.fail("ple_embedding_dtype", *dtype, "unknown dtype; expected \"float8_e4m3fn\", \"nvfp4\" or absent");
@@ -185,8 +176,7 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
   }
   if (c.quantization == TableQuantization::nvfp4 && c.head_dim() % 16 != 0)
     r.fail("ple_embedding_dtype", json("nvfp4"),
-           "needs head_dim = ple_embed_dim / heads = " + std::to_string(c.head_dim()) +
-               " to be a multiple of 16");
+           "needs head_dim = ple_embed_dim / heads = " + std::to_string(c.head_dim()) + " to be a multiple of 16");
   return c;
 }
 
@@ -214,8 +204,7 @@ nlohmann::json to_json(const ModelConfig& c) {
             {"split_ngram_parts", c.split_ngram_parts},
             {"seed", c.seed},
             {"ple_layer_ids", c.ple_layer_ids}};
-  if (c.quantization != TableQuantization::none)
-    j["ple_embedding_dtype"] = to_string(c.quantization);
+  if (c.quantization != TableQuantization::none) j["ple_embedding_dtype"] = to_string(c.quantization);
   return j;
 }
 

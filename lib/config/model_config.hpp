@@ -40,8 +40,7 @@ struct ModelConfig {
 };
 
 // Parses and validates; throws InputError("<source>: <key> ...") on the first problem.
-[[nodiscard]] ModelConfig parse_model_config(const nlohmann::json& document,
-                                             const std::string& source);
+[[nodiscard]] ModelConfig parse_model_config(const nlohmann::json& document, const std::string& source);
 
 // Reads a config.json file; a missing file or malformed JSON is an InputError too.
 [[nodiscard]] ModelConfig load_model_config(const std::filesystem::path& path);

@@ -17,8 +17,7 @@ namespace pleshard {
 // lowest failing rank.
 class AgreedError : public Error {
  public:
-  AgreedError(const std::string& message, int failing_rank)
-      : Error(message), failing_rank_(failing_rank) {}
+  AgreedError(const std::string& message, int failing_rank) : Error(message), failing_rank_(failing_rank) {}
   [[nodiscard]] int failing_rank() const { return failing_rank_; }
 
  private:

@@ -27,7 +27,6 @@ class SystemError : public Error {
 };
 
 // "file.cpp:12: call failed: detail" for the check macros of each runtime.
-[[nodiscard]] std::string describe_failed_call(const char* call, const char* file, int line,
-                                               const std::string& detail);
+[[nodiscard]] std::string describe_failed_call(const char* call, const char* file, int line, const std::string& detail);
 
 }  // namespace pleshard

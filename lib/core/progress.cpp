@@ -24,8 +24,8 @@ void ProgressMeter::update(std::uint64_t done_bytes) {
   const double rate = static_cast<double>(done_) / s;
   std::fprintf(stderr, "%s: %.2f / %.2f GB (%.0f%%)  %.2f GB/s  ETA %.0f s\n", label_.c_str(),
                static_cast<double>(done_) * 1e-9, static_cast<double>(total_) * 1e-9,
-               total_ ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0,
-               rate * 1e-9, rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
+               total_ ? 100.0 * static_cast<double>(done_) / static_cast<double>(total_) : 100.0, rate * 1e-9,
+               rate > 0 ? static_cast<double>(total_ - done_) / rate : 0.0);
 }
 
 }  // namespace pleshard

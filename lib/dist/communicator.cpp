@@ -10,11 +10,16 @@ namespace pleshard {
 
 std::size_t element_bytes(Element e) {
   switch (e) {
-    case Element::u8: return 1;
-    case Element::u16: return 2;
-    case Element::u32: return 4;
-    case Element::i64: return 8;
-    case Element::f32: return 4;
+    case Element::u8:
+      return 1;
+    case Element::u16:
+      return 2;
+    case Element::u32:
+      return 4;
+    case Element::i64:
+      return 8;
+    case Element::f32:
+      return 4;
   }
   return 0;
 }
@@ -35,11 +40,16 @@ namespace {
 
 MPI_Datatype datatype(Element e) {
   switch (e) {
-    case Element::u8: return mpi_type<std::uint8_t>();
-    case Element::u16: return mpi_type<std::uint16_t>();
-    case Element::u32: return mpi_type<std::uint32_t>();
-    case Element::i64: return mpi_type<std::int64_t>();
-    case Element::f32: return mpi_type<float>();
+    case Element::u8:
+      return mpi_type<std::uint8_t>();
+    case Element::u16:
+      return mpi_type<std::uint16_t>();
+    case Element::u32:
+      return mpi_type<std::uint32_t>();
+    case Element::i64:
+      return mpi_type<std::int64_t>();
+    case Element::f32:
+      return mpi_type<float>();
   }
   return MPI_DATATYPE_NULL;
 }
@@ -69,25 +79,23 @@ void MpiCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<s
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
   timed("all_gather", static_cast<double>(recv.size()), [&] {
-    PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), as_count(send.size()), MPI_BYTE, recv.data(),
-                                     as_count(send.size()), MPI_BYTE, comm_));
+    PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), as_count(send.size()), MPI_BYTE, recv.data(), as_count(send.size()),
+                                     MPI_BYTE, comm_));
   });
 }
 
 void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
   timed("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
-    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, as_count(count), datatype(element),
-                                     op_of(op, element), comm_));
+    PLESHARD_MPI_CHECK(
+        MPI_Allreduce(MPI_IN_PLACE, data, as_count(count), datatype(element), op_of(op, element), comm_));
   });
 }
 
-void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                                     ReduceOp op) {
-  timed("reduce_scatter",
-        static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
-          PLESHARD_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, as_count(count), datatype(element),
-                                                      op_of(op, element), comm_));
-        });
+void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) {
+  timed("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
+    PLESHARD_MPI_CHECK(
+        MPI_Reduce_scatter_block(send, recv, as_count(count), datatype(element), op_of(op, element), comm_));
+  });
 }
 
 void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
@@ -104,8 +112,8 @@ void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std
     bytes += static_cast<double>(send_counts[r]);
   }
   timed("all_to_all", bytes, [&] {
-    PLESHARD_MPI_CHECK(MPI_Alltoallv(send, sc.data(), so.data(), MPI_BYTE, recv, rc.data(), ro.data(),
-                                     MPI_BYTE, comm_));
+    PLESHARD_MPI_CHECK(
+        MPI_Alltoallv(send, sc.data(), so.data(), MPI_BYTE, recv, rc.data(), ro.data(), MPI_BYTE, comm_));
   });
 }
 

@@ -27,12 +27,18 @@ enum class ReduceOp { sum, max, bitwise_or, owned };
 
 template <typename T>
 constexpr Element element_of() {
-  if constexpr (std::is_same_v<T, std::uint8_t>) return Element::u8;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return Element::u16;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return Element::u32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return Element::i64;
-  else if constexpr (std::is_same_v<T, float>) return Element::f32;
-  else static_assert(sizeof(T) == 0, "no collective element type for this type");
+  if constexpr (std::is_same_v<T, std::uint8_t>)
+    return Element::u8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return Element::u16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return Element::u32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return Element::i64;
+  else if constexpr (std::is_same_v<T, float>)
+    return Element::f32;
+  else
+    static_assert(sizeof(T) == 0, "no collective element type for this type");
 }
 
 [[nodiscard]] std::size_t element_bytes(Element e);
@@ -54,13 +60,11 @@ class Communicator {
   virtual void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) = 0;
   virtual void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) = 0;
   // send holds size() blocks of `count` elements; block r is reduced into rank r's recv.
-  virtual void reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                              ReduceOp op) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) = 0;
   // Byte counts and displacements per rank.
   virtual void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                             std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                            std::span<const std::int64_t> recv_counts,
-                            std::span<const std::int64_t> recv_offsets) = 0;
+                            std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) = 0;
 
   // Adds the times of the calls the space's stream has passed to the counters (backends
   // that time with events on the stream read them here; the rest count as they call).
@@ -106,12 +110,10 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] int rank() const override { return rank_; }
   void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) override;
   void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                      ReduceOp op) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) override;
   void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                    std::span<const std::int64_t> recv_counts,
-                    std::span<const std::int64_t> recv_offsets) override;
+                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) override;
   using Communicator::all_reduce;
 
  private:

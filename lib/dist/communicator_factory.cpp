@@ -39,7 +39,8 @@ std::unique_ptr<Communicator> make_communicator(CollectiveBackend backend, MPI_C
   if (backend != CollectiveBackend::mpi && !space.on_device())
     throw SystemError(std::string("the ") + to_string(backend) + " backend needs a GPU step space");
   switch (backend) {
-    case CollectiveBackend::mpi: return std::make_unique<MpiCommunicator>(comm);
+    case CollectiveBackend::mpi:
+      return std::make_unique<MpiCommunicator>(comm);
     case CollectiveBackend::mpi_staged:
       return std::make_unique<StagedCommunicator>(std::make_unique<MpiCommunicator>(comm), space);
     case CollectiveBackend::nccl:

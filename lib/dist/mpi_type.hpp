@@ -12,9 +12,9 @@ struct MpiType {
   static_assert(sizeof(T) == 0, "no MPI datatype for this type");
 };
 
-#define PLESHARD_MPI_TYPE(T, M) \
-  template <>                   \
-  struct MpiType<T> {           \
+#define PLESHARD_MPI_TYPE(T, M)             \
+  template <>                               \
+  struct MpiType<T> {                       \
     static MPI_Datatype get() { return M; } \
   }
 

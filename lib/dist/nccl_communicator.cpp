@@ -37,11 +37,16 @@ Reduction reduction(std::size_t count, Element element, ReduceOp op) {
   if (op == ReduceOp::bitwise_or) throw SystemError("NCCL has no bitwise OR; use ReduceOp::owned");
   const ncclRedOp_t nccl_op = op == ReduceOp::max ? ncclMax : ncclSum;
   switch (element) {
-    case Element::u8: return {ncclUint8, nccl_op, count};
-    case Element::u32: return {ncclUint32, nccl_op, count};
-    case Element::i64: return {ncclInt64, nccl_op, count};
-    case Element::f32: return {ncclFloat32, nccl_op, count};
-    case Element::u16: break;
+    case Element::u8:
+      return {ncclUint8, nccl_op, count};
+    case Element::u32:
+      return {ncclUint32, nccl_op, count};
+    case Element::i64:
+      return {ncclInt64, nccl_op, count};
+    case Element::f32:
+      return {ncclFloat32, nccl_op, count};
+    case Element::u16:
+      break;
   }
   throw SystemError("NCCL has no 16-bit unsigned type for sum or max");
 }
@@ -142,24 +147,20 @@ void NcclCommunicator::run(const char* name, double bytes, F&& enqueue) {
 void NcclCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
-  run("all_gather", static_cast<double>(recv.size()), [&] {
-    PLESHARD_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), send.size(), ncclUint8, comm_, stream_));
-  });
+  run("all_gather", static_cast<double>(recv.size()),
+      [&] { PLESHARD_NCCL_CHECK(ncclAllGather(send.data(), recv.data(), send.size(), ncclUint8, comm_, stream_)); });
 }
 
 void NcclCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
   const Reduction r = reduction(count, element, op);
-  run("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
-    PLESHARD_NCCL_CHECK(ncclAllReduce(data, data, r.count, r.type, r.op, comm_, stream_));
-  });
+  run("all_reduce", static_cast<double>(count * element_bytes(element)),
+      [&] { PLESHARD_NCCL_CHECK(ncclAllReduce(data, data, r.count, r.type, r.op, comm_, stream_)); });
 }
 
-void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                                      ReduceOp op) {
+void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) {
   const Reduction r = reduction(count, element, op);
-  run("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
-    PLESHARD_NCCL_CHECK(ncclReduceScatter(send, recv, r.count, r.type, r.op, comm_, stream_));
-  });
+  run("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)),
+      [&] { PLESHARD_NCCL_CHECK(ncclReduceScatter(send, recv, r.count, r.type, r.op, comm_, stream_)); });
 }
 
 void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
@@ -173,11 +174,11 @@ void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const st
     for (int peer = 0; peer < size_; ++peer) {
       const auto p = static_cast<std::size_t>(peer);
       if (send_counts[p] > 0)
-        PLESHARD_NCCL_CHECK(ncclSend(send + send_offsets[p], static_cast<std::size_t>(send_counts[p]), ncclUint8,
-                                     peer, comm_, stream_));
+        PLESHARD_NCCL_CHECK(ncclSend(send + send_offsets[p], static_cast<std::size_t>(send_counts[p]), ncclUint8, peer,
+                                     comm_, stream_));
       if (recv_counts[p] > 0)
-        PLESHARD_NCCL_CHECK(ncclRecv(recv + recv_offsets[p], static_cast<std::size_t>(recv_counts[p]), ncclUint8,
-                                     peer, comm_, stream_));
+        PLESHARD_NCCL_CHECK(ncclRecv(recv + recv_offsets[p], static_cast<std::size_t>(recv_counts[p]), ncclUint8, peer,
+                                     comm_, stream_));
     }
     PLESHARD_NCCL_CHECK(ncclGroupEnd());
   });

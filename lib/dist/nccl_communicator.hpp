@@ -20,10 +20,10 @@ namespace detail {
 [[noreturn]] void throw_nccl_error(ncclResult_t code, const char* call, const char* file, int line);
 }  // namespace detail
 
-#define PLESHARD_NCCL_CHECK(call)                                                   \
-  do {                                                                              \
-    const ncclResult_t pleshard_nccl_rc_ = (call);                                  \
-    if (pleshard_nccl_rc_ != ncclSuccess)                                           \
+#define PLESHARD_NCCL_CHECK(call)                                                         \
+  do {                                                                                    \
+    const ncclResult_t pleshard_nccl_rc_ = (call);                                        \
+    if (pleshard_nccl_rc_ != ncclSuccess)                                                 \
       ::pleshard::detail::throw_nccl_error(pleshard_nccl_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -40,12 +40,10 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] int rank() const override { return rank_; }
   void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) override;
   void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) override;
-  void reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                      ReduceOp op) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) override;
   void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                    std::span<const std::int64_t> recv_counts,
-                    std::span<const std::int64_t> recv_offsets) override;
+                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) override;
   void settle() override;
   void check() override;
   void abort() noexcept override;

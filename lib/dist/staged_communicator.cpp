@@ -33,13 +33,13 @@ void StagedCommunicator::all_reduce(void* data, std::size_t count, Element eleme
   stage_out(data, send_, bytes);
 }
 
-void StagedCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element,
-                                        ReduceOp op) {
+void StagedCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) {
   const std::size_t block = count * element_bytes(element);
   const std::size_t total = block * static_cast<std::size_t>(size());
   const std::uint8_t* s = stage_in(send_, send, total);
   recv_.resize(block);
-  timed("reduce_scatter", static_cast<double>(total), [&] { host_->reduce_scatter(s, recv_.data(), count, element, op); });
+  timed("reduce_scatter", static_cast<double>(total),
+        [&] { host_->reduce_scatter(s, recv_.data(), count, element, op); });
   stage_out(recv, recv_, block);
 }
 
@@ -56,9 +56,8 @@ void StagedCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const 
   const double bytes = std::accumulate(send_counts.begin(), send_counts.end(), 0.0);
   const std::uint8_t* s = stage_in(send_, send, send_bytes);
   recv_.resize(recv_bytes);
-  timed("all_to_all", bytes, [&] {
-    host_->all_to_all_v(s, send_counts, send_offsets, recv_.data(), recv_counts, recv_offsets);
-  });
+  timed("all_to_all", bytes,
+        [&] { host_->all_to_all_v(s, send_counts, send_offsets, recv_.data(), recv_counts, recv_offsets); });
   stage_out(recv, recv_, recv_bytes);
 }
 

@@ -6,14 +6,14 @@
 namespace pleshard {
 
 std::string Topology::describe() const {
-  return "world " + std::to_string(world) + " = DP " + std::to_string(dp()) + " x TP " +
-         std::to_string(tp) + ", ETP " + std::to_string(etp) + " (Edp " + std::to_string(edp()) + ")";
+  return "world " + std::to_string(world) + " = DP " + std::to_string(dp()) + " x TP " + std::to_string(tp) + ", ETP " +
+         std::to_string(etp) + " (Edp " + std::to_string(edp()) + ")";
 }
 
 Topology make_topology(int world, int rank, int tp, int etp) {
   if (etp == 0) etp = tp;
-  const std::string layout = "layout --tp " + std::to_string(tp) + " --etp " + std::to_string(etp) +
-                             " on " + std::to_string(world) + " ranks: ";
+  const std::string layout = "layout --tp " + std::to_string(tp) + " --etp " + std::to_string(etp) + " on " +
+                             std::to_string(world) + " ranks: ";
   if (tp < 1 || etp < 1) throw InputError(layout + "--tp and --etp must be >= 1");
   if (world % tp != 0) throw InputError(layout + "--tp must divide the number of ranks");
   if (etp % tp != 0) throw InputError(layout + "--etp must be a multiple of --tp");

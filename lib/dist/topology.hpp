@@ -16,8 +16,8 @@ struct Topology {
   int etp = 1;  // ETP size E
   int rank = 0;
 
-  [[nodiscard]] int dp() const { return world / tp; }               // DP size
-  [[nodiscard]] int edp() const { return etp / tp; }                // DP ranks per ETP group
+  [[nodiscard]] int dp() const { return world / tp; }  // DP size
+  [[nodiscard]] int edp() const { return etp / tp; }   // DP ranks per ETP group
   [[nodiscard]] int dp_rank() const { return rank / tp; }
   [[nodiscard]] int tp_rank() const { return rank % tp; }
   [[nodiscard]] int etp_group() const { return dp_rank() / edp(); }

@@ -55,9 +55,9 @@ std::string job_fingerprint(const ModelConfig& config, const std::vector<Request
 
 // One DP rank's share of a part and its steps, as every rank computes it.
 struct RankSchedule {
-  std::vector<Request> requests;               // in part order
-  std::vector<std::size_t> global;             // each one's index among all requests
-  std::vector<std::vector<StepSlice>> steps;   // slices index `requests`
+  std::vector<Request> requests;              // in part order
+  std::vector<std::size_t> global;            // each one's index among all requests
+  std::vector<std::vector<StepSlice>> steps;  // slices index `requests`
   [[nodiscard]] std::int64_t tokens(std::size_t step) const {
     std::int64_t n = 0;
     if (step < steps.size())
@@ -68,7 +68,8 @@ struct RankSchedule {
     std::int64_t n = 0;
     if (step < steps.size())
       for (const StepSlice& s : steps[step])
-        n += s.position + s.length == static_cast<std::int64_t>(requests[static_cast<std::size_t>(s.request)].tokens.size());
+        n += s.position + s.length ==
+             static_cast<std::int64_t>(requests[static_cast<std::size_t>(s.request)].tokens.size());
     return n;
   }
 };
@@ -107,9 +108,8 @@ double percentile(std::vector<double> values, double q) {
 
 }  // namespace
 
-BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,
-                             const PleCheckpoint& checkpoint, const std::vector<Request>& requests,
-                             const BatchJobOptions& options) {
+BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                             const std::vector<Request>& requests, const BatchJobOptions& options) {
   const Topology& topo = comms.topology();
   const bool world_root = topo.rank == 0;
   EngineOptions engine_options;
@@ -138,8 +138,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       ids.push_back(r.id);
     }
     const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype};
-    output = std::make_unique<JobOutput>(comms, options.out, job_fingerprint(config, requests, options, checkpoint.path()),
-                                         spec, writer);
+    output = std::make_unique<JobOutput>(comms, options.out,
+                                         job_fingerprint(config, requests, options, checkpoint.path()), spec, writer);
   }
   const std::size_t first_part = output ? output->parts_done() : 0;
   std::vector<std::int64_t> qsl{0};
@@ -209,7 +209,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     const RankSchedule& mine = ranks[static_cast<std::size_t>(topo.dp_rank())];
     // My ETP group steps together until its busiest DP rank is done.
     std::size_t steps = 0;
-    for (int s = 0; s < edp; ++s) steps = std::max(steps, ranks[static_cast<std::size_t>(group_first + s)].steps.size());
+    for (int s = 0; s < edp; ++s)
+      steps = std::max(steps, ranks[static_cast<std::size_t>(group_first + s)].steps.size());
     StepScheduler scheduler(mine.requests, config.ngram_size, config.eos_token_id, options.schedule);
     TokenBatch batch(config.ngram_size);
     std::vector<StepSlice> slices;
@@ -264,8 +265,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
   maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
                                static_cast<double>(report.steps)});
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX,
-                                   comms.world()));
+  PLESHARD_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX, comms.world()));
   std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
   report.times.steps = maxima[k_step_phases];
   report.times.graph = maxima[k_step_phases + 1];

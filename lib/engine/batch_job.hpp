@@ -37,9 +37,9 @@ struct BatchJobOptions {
   StorageTier storage = StorageTier::host;
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
-  std::filesystem::path out;            // empty: summary only
-  std::int64_t part_tokens = 1 << 16;   // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;    // EngineOptions::collective_timeout_s
+  std::filesystem::path out;           // empty: summary only
+  std::int64_t part_tokens = 1 << 16;  // tokens per output part (resume granularity)
+  double collective_timeout_s = 600;   // EngineOptions::collective_timeout_s
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };
@@ -67,25 +67,24 @@ struct BatchJobReport {
   std::int64_t parts = 0;
   std::int64_t parts_resumed = 0;
   double seconds = 0;
-  PhaseTimes times;             // max over ranks
+  PhaseTimes times;  // max over ranks
   std::int64_t graphs_captured = 0;
-  double step_p50 = 0;          // rank 0's step latencies, on its stream
+  double step_p50 = 0;  // rank 0's step latencies, on its stream
   double step_p99 = 0;
-  double host_copy_bytes = 0;   // embeddings copied to host memory, all ranks
-  double bytes_written = 0;     // embeddings written to the output, all ranks
-  double write_seconds = 0;     // max over ranks of the time in writes and syncs
+  double host_copy_bytes = 0;  // embeddings copied to host memory, all ranks
+  double bytes_written = 0;    // embeddings written to the output, all ranks
+  double write_seconds = 0;    // max over ranks of the time in writes and syncs
   std::vector<CollectiveReport> collectives;
 };
 
 // Collective over comms.world(); every rank passes the same requests.
 [[nodiscard]] BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,
-                                           const PleCheckpoint& checkpoint,
-                                           const std::vector<Request>& requests,
+                                           const PleCheckpoint& checkpoint, const std::vector<Request>& requests,
                                            const BatchJobOptions& options);
 
 // Consecutive request ranges [first, last) of about `part_tokens` tokens (at least one
 // request each).
-[[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> split_parts(
-    const std::vector<Request>& requests, std::int64_t part_tokens);
+[[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<Request>& requests,
+                                                                           std::int64_t part_tokens);
 
 }  // namespace pleshard

@@ -18,8 +18,7 @@ namespace pleshard {
 
 // One LayerEmbeddings per PLE index: [tokens, ple_embed_dim] of `dtype`, token t's head h
 // occupying values [h * head_dim, (h + 1) * head_dim).
-[[nodiscard]] std::vector<LayerEmbeddings> embed_batch(const ModelConfig& config,
-                                                       const PleCheckpoint& checkpoint,
+[[nodiscard]] std::vector<LayerEmbeddings> embed_batch(const ModelConfig& config, const PleCheckpoint& checkpoint,
                                                        const TokenBatch& batch, OutDtype dtype,
                                                        StorageTier tier = StorageTier::host);
 

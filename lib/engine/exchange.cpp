@@ -61,8 +61,9 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   const std::int64_t* blocks = plan.my_block();
   if (ctx_.comms.etp_dp != nullptr) {
     const std::size_t bytes = plan.block_bytes();
-    ctx_.comms.etp_dp->all_gather({reinterpret_cast<const std::uint8_t*>(plan.my_block()), bytes},
-                                  {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
+    ctx_.comms.etp_dp->all_gather(
+        {reinterpret_cast<const std::uint8_t*>(plan.my_block()), bytes},
+        {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
     blocks = plan.group_blocks();
   }
   marks.mark(StepPhase::gather);
@@ -94,7 +95,8 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   marks.mark(StepPhase::combine);
 
   views.resize(layers);
-  const RowRange slice = sequence_parallel() ? sequence_slice(tokens, tp, ctx_.topology.tp_rank()) : RowRange{0, tokens};
+  const RowRange slice =
+      sequence_parallel() ? sequence_slice(tokens, tp, ctx_.topology.tp_rank()) : RowRange{0, tokens};
   const std::size_t slot_offset =
       static_cast<std::size_t>(ctx_.topology.etp_dp_rank()) * static_cast<std::size_t>(slot_tokens) * row_bytes;
   for (std::size_t d = 0; d < layers; ++d) {
@@ -105,8 +107,8 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
 }
 
 LocalExchange::LocalExchange(const ExchangeContext& context) : ctx_(context) {
-  out_ = ctx_.workspace.add<std::uint8_t>(layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) *
-                                          token_bytes(ctx_));
+  out_ = ctx_.workspace.add<std::uint8_t>(
+      layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_));
 }
 
 void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -124,7 +126,8 @@ void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   auto* out = ctx_.workspace.at<std::uint8_t>(out_);
   fetch_and_decode(ctx_, queries, out, layer_bytes, marks);
   views.resize(layers);
-  for (std::size_t d = 0; d < layers; ++d) views[d] = {out + d * layer_bytes, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
+  for (std::size_t d = 0; d < layers; ++d)
+    views[d] = {out + d * layer_bytes, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
 }
 
 }  // namespace pleshard

@@ -54,9 +54,10 @@ JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std:
       std::string found;
       in >> found >> done;
       if (found != fingerprint)
-        throw InputError(record_.string() + ": records the progress of a different job (config, checkpoint, "
-                         "requests, --out-dtype or --part-tokens differ); remove it and " + partial_.string() +
-                         " to start afresh");
+        throw InputError(record_.string() +
+                         ": records the progress of a different job (config, checkpoint, "
+                         "requests, --out-dtype or --part-tokens differ); remove it and " +
+                         partial_.string() + " to start afresh");
       if (!fs::exists(partial_)) done = 0;
     }
     if (done > 0) {

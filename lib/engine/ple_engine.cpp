@@ -82,8 +82,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                         local ? 1 : topology_.edp(), options.max_tokens};
   workspace_ = std::make_unique<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
-  const ExchangeContext context{*space_, *workspace_, *plan_, *store_, topology_,
-                                {etp_.get(), etp_dp_.get(), tp_.get()}, options.dtype, config.ple_embed_dim};
+  const ExchangeContext context{*space_,       *workspace_,         *plan_,
+                                *store_,       topology_,           {etp_.get(), etp_dp_.get(), tp_.get()},
+                                options.dtype, config.ple_embed_dim};
   if (local) {
     exchange_ = std::make_unique<LocalExchange>(context);
   } else {
@@ -120,9 +121,9 @@ void PleEngine::open_communicators(const Communicators& comms, bool own_gpu) {
   // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows). Groups
   // of one rank need no communicator.
   const bool device_data = space_->on_device() && options_.tier != StorageTier::disk;
-  const CollectiveBackend backend = !device_data ? CollectiveBackend::mpi
+  const CollectiveBackend backend = !device_data                                        ? CollectiveBackend::mpi
                                     : own_gpu && backend_built(CollectiveBackend::nccl) ? CollectiveBackend::nccl
-                                                                                          : CollectiveBackend::mpi_staged;
+                                                                                        : CollectiveBackend::mpi_staged;
   backend_ = options_.tier == StorageTier::disk ? "none" : to_string(backend);
   if (options_.tier == StorageTier::disk) return;
   const auto open = [&](MPI_Comm comm) -> std::unique_ptr<Communicator> {

@@ -14,9 +14,9 @@
 namespace pleshard {
 
 struct RunJobInputs {
-  std::string checkpoint;  // directory, .safetensors or .h5
-  std::string config;      // empty: beside the checkpoint
-  std::string requests;    // JSONL or .h5, unless synthetic
+  std::string checkpoint;                          // directory, .safetensors or .h5
+  std::string config;                              // empty: beside the checkpoint
+  std::string requests;                            // JSONL or .h5, unless synthetic
   std::optional<SyntheticRequestsSpec> synthetic;  // vocab_size is the config's
   int tp = 1;
   int etp = 0;  // 0: --tp

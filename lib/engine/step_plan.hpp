@@ -17,9 +17,9 @@ namespace pleshard {
 
 struct PlanShape {
   int layers = 1;
-  int heads = 1;          // H, the same for every layer
-  int context_width = 0;  // N - 1
-  int slots = 1;          // DP ranks whose tokens this rank hashes
+  int heads = 1;                     // H, the same for every layer
+  int context_width = 0;             // N - 1
+  int slots = 1;                     // DP ranks whose tokens this rank hashes
   std::int64_t max_slot_tokens = 1;  // the most tokens of one DP rank in a step
 };
 

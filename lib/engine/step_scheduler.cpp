@@ -10,9 +10,8 @@ namespace pleshard {
 std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, int ranks) {
   std::vector<std::size_t> order(requests.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return requests[a].tokens.size() > requests[b].tokens.size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return requests[a].tokens.size() > requests[b].tokens.size(); });
   std::vector<std::int64_t> load(static_cast<std::size_t>(ranks), 0);
   std::vector<int> owner(requests.size(), 0);
   for (std::size_t r : order) {
@@ -23,20 +22,15 @@ std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, in
   return owner;
 }
 
-StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size,
-                             std::int64_t eos_token_id, StepSchedule schedule)
-    : requests_(requests),
-      schedule_(schedule),
-      position_(requests.size(), 0),
-      context_width_(ngram_size - 1) {
+StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id,
+                             StepSchedule schedule)
+    : requests_(requests), schedule_(schedule), position_(requests.size(), 0), context_width_(ngram_size - 1) {
   if (schedule_.step_tokens < 1)
     throw InputError("--step-tokens must be >= 1, got " + std::to_string(schedule_.step_tokens));
   if (schedule_.decode_tokens < 0)
-    throw InputError("--decode-tokens must be >= 0, got " +
-                     std::to_string(schedule_.decode_tokens));
+    throw InputError("--decode-tokens must be >= 0, got " + std::to_string(schedule_.decode_tokens));
   const auto fresh = fresh_context(ngram_size, eos_token_id);
-  for (std::size_t r = 0; r < requests.size(); ++r)
-    context_.insert(context_.end(), fresh.begin(), fresh.end());
+  for (std::size_t r = 0; r < requests.size(); ++r) context_.insert(context_.end(), fresh.begin(), fresh.end());
 }
 
 bool StepScheduler::next_step(TokenBatch& batch, std::vector<StepSlice>& slices) {
@@ -55,8 +49,7 @@ bool StepScheduler::next_step(TokenBatch& batch, std::vector<StepSlice>& slices)
     const std::int64_t prefill = remaining - std::min(remaining, schedule_.decode_tokens);
     const std::int64_t take = prefill > 0 ? std::min(prefill, budget) : 1;
 
-    const std::span<const std::int64_t> step_tokens(tokens.data() + position_[r],
-                                                    static_cast<std::size_t>(take));
+    const std::span<const std::int64_t> step_tokens(tokens.data() + position_[r], static_cast<std::size_t>(take));
     const std::span<std::int64_t> context(context_.data() + r * context_width_,
                                           static_cast<std::size_t>(context_width_));
     batch.add_request(step_tokens, context);

@@ -19,7 +19,7 @@ struct StepSchedule {
 
 // One request's part of a step.
 struct StepSlice {
-  std::int64_t request = 0;  // index into the scheduler's request list
+  std::int64_t request = 0;   // index into the scheduler's request list
   std::int64_t position = 0;  // first token's position within the request
   std::int64_t length = 0;
 };
@@ -30,8 +30,7 @@ struct StepSlice {
 
 class StepScheduler {
  public:
-  StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id,
-                StepSchedule schedule);
+  StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id, StepSchedule schedule);
 
   // Fills `batch` and `slices` with the next step; false when every token was scheduled.
   // Requests are served in order; a request in its decode tail takes one token per step.

@@ -10,9 +10,7 @@ namespace pleshard {
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -57,8 +55,8 @@ double SpaceEvent::seconds_since(const SpaceEvent& earlier) const {
 #if PLESHARD_HAVE_CUDA
   if (event_ != nullptr) {
     float ms = 0;
-    PLESHARD_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(earlier.event_),
-                                             static_cast<cudaEvent_t>(event_)));
+    PLESHARD_CUDA_CHECK(
+        cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(earlier.event_), static_cast<cudaEvent_t>(event_)));
     return ms * 1e-3;
   }
 #endif

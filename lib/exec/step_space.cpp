@@ -30,9 +30,7 @@ class HostSpace final : public StepSpace {
 std::unique_ptr<StepSpace> make_host_space() { return std::make_unique<HostSpace>(); }
 
 SpaceBuffer::SpaceBuffer(SpaceBuffer&& other) noexcept
-    : space_(other.space_),
-      data_(std::exchange(other.data_, nullptr)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
+    : space_(other.space_), data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}
 
 SpaceBuffer& SpaceBuffer::operator=(SpaceBuffer&& other) noexcept {
   std::swap(space_, other.space_);

@@ -13,7 +13,7 @@ std::uint8_t encode_e4m3(float x) {
   const std::uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
   const float m = std::fabs(x);
   if (m >= 448.0f) return sign | 0x7E;  // saturate: 0x7F is NaN, not 480
-  if (m < 0.015625f) {  // below 2^-6: subnormal steps of 2^-9 (nearbyint: half to even)
+  if (m < 0.015625f) {                  // below 2^-6: subnormal steps of 2^-9 (nearbyint: half to even)
     return static_cast<std::uint8_t>(sign | static_cast<int>(std::nearbyint(std::ldexp(m, 9))));
   }
   int exponent = 0;
@@ -30,22 +30,30 @@ std::uint8_t encode_e2m1(float x) {
   const float m = std::fabs(x);
   // Midpoints between 0, .5, 1, 1.5, 2, 3, 4, 6; a value on a midpoint goes to the even code.
   std::uint8_t code;
-  if (m <= 0.25f) code = 0;
-  else if (m < 0.75f) code = 1;
-  else if (m <= 1.25f) code = 2;
-  else if (m < 1.75f) code = 3;
-  else if (m <= 2.5f) code = 4;
-  else if (m < 3.5f) code = 5;
-  else if (m <= 5.0f) code = 6;
-  else code = 7;  // saturates at 6 (NaN too)
+  if (m <= 0.25f)
+    code = 0;
+  else if (m < 0.75f)
+    code = 1;
+  else if (m <= 1.25f)
+    code = 2;
+  else if (m < 1.75f)
+    code = 3;
+  else if (m <= 2.5f)
+    code = 4;
+  else if (m < 3.5f)
+    code = 5;
+  else if (m <= 5.0f)
+    code = 6;
+  else
+    code = 7;  // saturates at 6 (NaN too)
   return static_cast<std::uint8_t>(sign | code);
 }
 
 float fp8_global_scale(float amax) { return amax > 0 ? amax / 448.0f : 1.0f; }
 float nvfp4_global_scale(float amax) { return amax > 0 ? amax / (6.0f * 448.0f) : 1.0f; }
 
-void encode_row(RowFormat format, std::span<const float> values, float global_scale,
-                std::span<std::uint8_t> row, std::span<std::uint8_t> scales) {
+void encode_row(RowFormat format, std::span<const float> values, float global_scale, std::span<std::uint8_t> row,
+                std::span<std::uint8_t> scales) {
   const std::size_t n = values.size();
   switch (format) {
     case RowFormat::f32:
@@ -54,8 +62,8 @@ void encode_row(RowFormat format, std::span<const float> values, float global_sc
     case RowFormat::bf16:
     case RowFormat::f16:
       for (std::size_t j = 0; j < n; ++j) {
-        const std::uint16_t h = format == RowFormat::bf16 ? kernels::encode_bf16(values[j])
-                                                          : kernels::encode_f16(values[j]);
+        const std::uint16_t h =
+            format == RowFormat::bf16 ? kernels::encode_bf16(values[j]) : kernels::encode_f16(values[j]);
         std::memcpy(row.data() + 2 * j, &h, sizeof h);
       }
       return;

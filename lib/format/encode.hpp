@@ -24,7 +24,7 @@ namespace pleshard {
 
 // Encodes one row of head_dim values. `row` has stored_row_bytes bytes and `scales`
 // scale_row_bytes bytes (nvfp4 only, else empty).
-void encode_row(RowFormat format, std::span<const float> values, float global_scale,
-                std::span<std::uint8_t> row, std::span<std::uint8_t> scales);
+void encode_row(RowFormat format, std::span<const float> values, float global_scale, std::span<std::uint8_t> row,
+                std::span<std::uint8_t> scales);
 
 }  // namespace pleshard

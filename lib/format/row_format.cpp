@@ -37,8 +37,10 @@ OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtype
 
 bool format_matches_config(RowFormat format, TableQuantization quantization) {
   switch (quantization) {
-    case TableQuantization::fp8: return format == RowFormat::fp8;
-    case TableQuantization::nvfp4: return format == RowFormat::nvfp4;
+    case TableQuantization::fp8:
+      return format == RowFormat::fp8;
+    case TableQuantization::nvfp4:
+      return format == RowFormat::nvfp4;
     case TableQuantization::none:
       return format == RowFormat::f32 || format == RowFormat::bf16 || format == RowFormat::f16;
   }

@@ -13,8 +13,8 @@ namespace pleshard {
 using kernels::OutDtype;
 using kernels::RowFormat;
 
-[[nodiscard]] const char* to_string(RowFormat format);    // "f32", "bf16", "f16", "fp8", "nvfp4"
-[[nodiscard]] const char* to_string(OutDtype dtype);      // "float32", "bfloat16", "float16"
+[[nodiscard]] const char* to_string(RowFormat format);  // "f32", "bf16", "f16", "fp8", "nvfp4"
+[[nodiscard]] const char* to_string(OutDtype dtype);    // "float32", "bfloat16", "float16"
 // Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", ...).
 [[nodiscard]] RowFormat parse_row_format(std::string_view name);
 [[nodiscard]] OutDtype parse_out_dtype(std::string_view name);

@@ -10,7 +10,6 @@
 namespace pleshard {
 
 // num_tokens rows of H ids each (row-major), order-2 heads first.
-[[nodiscard]] std::vector<std::int64_t> compute_ngram_ids(const PleLayerSpec& spec,
-                                                          const TokenBatch& batch);
+[[nodiscard]] std::vector<std::int64_t> compute_ngram_ids(const PleLayerSpec& spec, const TokenBatch& batch);
 
 }  // namespace pleshard

@@ -20,8 +20,7 @@ void finish_spec(const ModelConfig& config, PleLayerSpec& spec) {
   for (std::int64_t size : spec.head_sizes) {
     spec.head_offsets.push_back(offset);
     if (offset > std::numeric_limits<std::int64_t>::max() - size)
-      throw InputError(config.source + ": ngram_vocab_size_base = " +
-                       std::to_string(config.ngram_vocab_size_base) +
+      throw InputError(config.source + ": ngram_vocab_size_base = " + std::to_string(config.ngram_vocab_size_base) +
                        " makes a table larger than 2^63 rows");
     offset += size;
   }
@@ -39,8 +38,7 @@ PleLayerSpec base_spec(const ModelConfig& config, int ple_index) {
   spec.head_dim = config.head_dim();
   spec.eos_token_id = config.eos_token_id;
   for (int i = 0; i < config.ngram_size; ++i)
-    spec.multipliers.push_back(
-        kernels::layer_multiplier(config.seed, ple_index, i, config.vocab_size));
+    spec.multipliers.push_back(kernels::layer_multiplier(config.seed, ple_index, i, config.vocab_size));
   return spec;
 }
 
@@ -65,8 +63,7 @@ std::vector<PleLayerSpec> derive_layer_specs(const ModelConfig& config) {
 
 PleLayerSpec derive_layer_spec(const ModelConfig& config, int ple_index) {
   if (ple_index < 0 || ple_index >= config.num_ple_layers())
-    throw InputError(config.source + ": PLE index " + std::to_string(ple_index) +
-                     " is out of range; the config has " +
+    throw InputError(config.source + ": PLE index " + std::to_string(ple_index) + " is out of range; the config has " +
                      std::to_string(config.num_ple_layers()) + " PLE layers (0.." +
                      std::to_string(config.num_ple_layers() - 1) + ")");
   return derive_layer_specs(config).at(static_cast<std::size_t>(ple_index));
@@ -77,13 +74,11 @@ kernels::NgramHashParams make_hash_params(const PleLayerSpec& spec) {
   params.ngram_size = spec.ngram_size;
   params.heads_per_ngram = spec.heads_per_ngram;
   params.eos_token_id = spec.eos_token_id;
-  for (std::size_t i = 0; i < spec.multipliers.size(); ++i)
-    params.multipliers[i] = spec.multipliers[i];
+  for (std::size_t i = 0; i < spec.multipliers.size(); ++i) params.multipliers[i] = spec.multipliers[i];
   for (std::size_t h = 0; h < spec.head_sizes.size(); ++h) {
     params.head_sizes[h] = spec.head_sizes[h];
     params.head_offsets[h] = spec.head_offsets[h];
-    params.head_reciprocals[h] =
-        kernels::modulus_reciprocal(static_cast<std::uint64_t>(spec.head_sizes[h]));
+    params.head_reciprocals[h] = kernels::modulus_reciprocal(static_cast<std::uint64_t>(spec.head_sizes[h]));
   }
   return params;
 }

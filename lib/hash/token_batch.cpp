@@ -6,12 +6,10 @@
 
 namespace pleshard {
 
-void TokenBatch::add_request(std::span<const std::int64_t> step_tokens,
-                             std::span<const std::int64_t> request_context) {
+void TokenBatch::add_request(std::span<const std::int64_t> step_tokens, std::span<const std::int64_t> request_context) {
   if (static_cast<int>(request_context.size()) != context_width)
     throw InputError("request " + std::to_string(num_requests()) + ": context has " +
-                     std::to_string(request_context.size()) + " tokens, expected " +
-                     std::to_string(context_width));
+                     std::to_string(request_context.size()) + " tokens, expected " + std::to_string(context_width));
   tokens.insert(tokens.end(), step_tokens.begin(), step_tokens.end());
   query_start_loc.push_back(static_cast<std::int64_t>(tokens.size()));
   context.insert(context.end(), request_context.begin(), request_context.end());
@@ -66,13 +64,10 @@ void validate_batch(const TokenBatch& batch, const std::string& source) {
   if (!std::is_sorted(batch.query_start_loc.begin(), batch.query_start_loc.end()))
     throw InputError(source + ": query_start_loc must be non-decreasing");
   if (batch.query_start_loc.back() != batch.num_tokens())
-    throw InputError(source + ": query_start_loc ends at " +
-                     std::to_string(batch.query_start_loc.back()) + " but there are " +
-                     std::to_string(batch.num_tokens()) + " tokens");
-  if (static_cast<std::int64_t>(batch.context.size()) !=
-      batch.num_requests() * batch.context_width)
-    throw InputError(source + ": expected " + std::to_string(batch.context_width) +
-                     " context tokens per request");
+    throw InputError(source + ": query_start_loc ends at " + std::to_string(batch.query_start_loc.back()) +
+                     " but there are " + std::to_string(batch.num_tokens()) + " tokens");
+  if (static_cast<std::int64_t>(batch.context.size()) != batch.num_requests() * batch.context_width)
+    throw InputError(source + ": expected " + std::to_string(batch.context_width) + " context tokens per request");
 }
 
 }  // namespace pleshard

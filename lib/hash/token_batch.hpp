@@ -12,23 +12,18 @@
 namespace pleshard {
 
 struct TokenBatch {
-  int context_width = 0;                          // N - 1
-  std::vector<std::int64_t> tokens;               // all requests' step tokens, concatenated
-  std::vector<std::int64_t> query_start_loc{0};   // num_requests + 1 boundaries
-  std::vector<std::int64_t> context;              // num_requests * context_width
+  int context_width = 0;                         // N - 1
+  std::vector<std::int64_t> tokens;              // all requests' step tokens, concatenated
+  std::vector<std::int64_t> query_start_loc{0};  // num_requests + 1 boundaries
+  std::vector<std::int64_t> context;             // num_requests * context_width
 
   explicit TokenBatch(int ngram_size = 2) : context_width(ngram_size - 1) {}
 
-  [[nodiscard]] std::int64_t num_requests() const {
-    return static_cast<std::int64_t>(query_start_loc.size()) - 1;
-  }
-  [[nodiscard]] std::int64_t num_tokens() const {
-    return static_cast<std::int64_t>(tokens.size());
-  }
+  [[nodiscard]] std::int64_t num_requests() const { return static_cast<std::int64_t>(query_start_loc.size()) - 1; }
+  [[nodiscard]] std::int64_t num_tokens() const { return static_cast<std::int64_t>(tokens.size()); }
 
   // Appends a request; `request_context` must hold context_width tokens.
-  void add_request(std::span<const std::int64_t> step_tokens,
-                   std::span<const std::int64_t> request_context);
+  void add_request(std::span<const std::int64_t> step_tokens, std::span<const std::int64_t> request_context);
 
   [[nodiscard]] kernels::NgramBatchView view() const;
 };

@@ -37,8 +37,7 @@ TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig&
       read_token_list(*it, where + ".context", context);
       if (static_cast<int>(context.size()) != batch.context_width)
         throw InputError(where + ".context: has " + std::to_string(context.size()) +
-                         " tokens, expected ngram_size - 1 = " +
-                         std::to_string(batch.context_width));
+                         " tokens, expected ngram_size - 1 = " + std::to_string(batch.context_width));
     } else {
       context = fresh_context(config.ngram_size, config.eos_token_id);
     }

@@ -11,7 +11,6 @@
 
 namespace pleshard {
 
-[[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path,
-                                         const ModelConfig& config);
+[[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config);
 
 }  // namespace pleshard

@@ -14,8 +14,8 @@ namespace pleshard {
 
 namespace {
 
-using detail::H5Id;
 using detail::h5_check;
+using detail::H5Id;
 
 // HDF5 type of the output dtype, in file and memory alike (no conversion on write).
 H5Id output_type(OutDtype dtype) {
@@ -40,8 +40,7 @@ H5Id untimed_dcpl() {
 }
 
 // Creates and fills a 1-D dataset.
-void write_1d(hid_t file, const char* name, hid_t type, const void* data, hsize_t count,
-              const std::string& where) {
+void write_1d(hid_t file, const char* name, hid_t type, const void* data, hsize_t count, const std::string& where) {
   H5Id space = h5_check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
   H5Id set = h5_check(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, untimed_dcpl().get(), H5P_DEFAULT),
                       H5Dclose, where + ": cannot create /" + name);
@@ -65,17 +64,15 @@ H5Id row_dcpl() {
   return dcpl;
 }
 
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw SystemError(what + ": " + std::strerror(errno));
-}
+[[noreturn]] void throw_errno(const std::string& what) { throw SystemError(what + ": " + std::strerror(errno)); }
 
 }  // namespace
 
 std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path, const EmbeddingFileSpec& spec) {
   detail::quiet_hdf5();
   const std::string where = path.string();
-  H5Id file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                       where + ": cannot create");
+  H5Id file =
+      h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, where + ": cannot create");
   write_1d(file.get(), "query_start_loc", H5T_STD_I64LE, spec.query_start_loc.data(), spec.query_start_loc.size(),
            where);
   if (!spec.request_ids.empty()) {
@@ -115,7 +112,8 @@ std::vector<std::uint64_t> embedding_file_offsets(const std::filesystem::path& p
   std::vector<std::uint64_t> offsets;
   for (int d = 0; d < layers; ++d) {
     const std::string name = "ple_" + std::to_string(d);
-    H5Id set = h5_check(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, where + ": /" + name + " is missing");
+    H5Id set =
+        h5_check(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, where + ": /" + name + " is missing");
     const haddr_t at = H5Dget_offset(set.get());
     offsets.push_back(at == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(at));
   }
@@ -164,8 +162,7 @@ void commit_file(const std::filesystem::path& from, const std::filesystem::path&
 }
 
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim,
-                         OutDtype dtype) {
+                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype) {
   const std::filesystem::path partial = path.string() + ".partial";
   const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype};
   {
@@ -188,7 +185,8 @@ EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, 
     hsize_t n = 0;
     H5Sget_simple_extent_dims(space.get(), &n, nullptr);
     values.resize(n);
-    if (n > 0) h5_check(H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), p + ": /" + name);
+    if (n > 0)
+      h5_check(H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), p + ": /" + name);
     return set;
   };
   read_1d("query_start_loc", out.query_start_loc, H5T_NATIVE_INT64);
@@ -204,7 +202,8 @@ EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, 
     H5Sget_simple_extent_dims(space.get(), dims, nullptr);
     out.layers.back().resize(dims[0] * dims[1] * kernels::out_bytes(dtype));
     if (dims[0] > 0)
-      h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.layers.back().data()), p + ": /" + name);
+      h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.layers.back().data()),
+               p + ": /" + name);
   }
   return out;
 }

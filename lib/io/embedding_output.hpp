@@ -45,8 +45,7 @@ struct EmbeddingFileSpec {
 // Rows written into a file made by create_embedding_file.
 class EmbeddingRows {
  public:
-  EmbeddingRows(const std::filesystem::path& path, std::vector<std::uint64_t> layer_offsets,
-                std::size_t token_bytes);
+  EmbeddingRows(const std::filesystem::path& path, std::vector<std::uint64_t> layer_offsets, std::size_t token_bytes);
   ~EmbeddingRows();
   EmbeddingRows(const EmbeddingRows&) = delete;
   EmbeddingRows& operator=(const EmbeddingRows&) = delete;
@@ -71,8 +70,7 @@ void commit_file(const std::filesystem::path& from, const std::filesystem::path&
 
 // A whole file from one process: written as <path>.partial and renamed when complete.
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim,
-                         OutDtype dtype);
+                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype);
 
 struct EmbeddingFile {
   std::vector<std::int64_t> query_start_loc;
@@ -81,7 +79,6 @@ struct EmbeddingFile {
 };
 
 // Reads a whole embedding file through HDF5.
-[[nodiscard]] EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers,
-                                               OutDtype dtype);
+[[nodiscard]] EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, OutDtype dtype);
 
 }  // namespace pleshard

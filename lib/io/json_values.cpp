@@ -8,8 +8,7 @@
 
 namespace pleshard {
 
-void read_token_list(const nlohmann::json& value, const std::string& where,
-                     std::vector<std::int64_t>& out) {
+void read_token_list(const nlohmann::json& value, const std::string& where, std::vector<std::int64_t>& out) {
   if (!value.is_array()) throw InputError(where + ": expected a list of integer token ids");
   out.clear();
   out.reserve(value.size());
@@ -17,8 +16,7 @@ void read_token_list(const nlohmann::json& value, const std::string& where,
     const auto& v = value[i];
     const bool fits = v.is_number_integer() &&
                       (!v.is_number_unsigned() ||
-                       v.get<std::uint64_t>() <=
-                           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+                       v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
     if (!fits)
       throw InputError(where + "[" + std::to_string(i) + "] = " + v.dump() +
                        ": expected an integer token id that fits int64");

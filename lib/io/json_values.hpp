@@ -11,7 +11,6 @@ namespace pleshard {
 
 // Reads a list of 64-bit token ids into `out` (cleared first). Throws InputError
 // "<where>: ..." on anything but a list of integers that fit int64.
-void read_token_list(const nlohmann::json& value, const std::string& where,
-                     std::vector<std::int64_t>& out);
+void read_token_list(const nlohmann::json& value, const std::string& where, std::vector<std::int64_t>& out);
 
 }  // namespace pleshard

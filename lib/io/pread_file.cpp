@@ -26,8 +26,8 @@ void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) co
   while (done < out.size()) {
     const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw InputError(path_ + ": read error at byte " + std::to_string(offset + done) + ": " +
-                                std::strerror(errno));
+    if (n < 0)
+      throw InputError(path_ + ": read error at byte " + std::to_string(offset + done) + ": " + std::strerror(errno));
     if (n == 0)
       throw InputError(path_ + ": file ends at byte " + std::to_string(offset + done) + ", expected " +
                        std::to_string(out.size() - done) + " more bytes (truncated?)");

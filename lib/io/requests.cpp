@@ -53,10 +53,10 @@ double unit_interval(std::uint64_t& state) {
 }  // namespace
 
 std::vector<Request> make_synthetic_requests(const SyntheticRequestsSpec& spec) {
-  if (spec.count < 0 || spec.min_tokens < 1 || spec.max_tokens < spec.min_tokens ||
-      spec.vocab_size < 1)
-    throw InputError("synthetic requests: need count >= 0, 1 <= min_tokens <= max_tokens, "
-                     "vocab_size >= 1");
+  if (spec.count < 0 || spec.min_tokens < 1 || spec.max_tokens < spec.min_tokens || spec.vocab_size < 1)
+    throw InputError(
+        "synthetic requests: need count >= 0, 1 <= min_tokens <= max_tokens, "
+        "vocab_size >= 1");
   std::vector<double> cdf(static_cast<std::size_t>(spec.vocab_size));
   double sum = 0;
   for (std::size_t r = 0; r < cdf.size(); ++r) {
@@ -69,8 +69,7 @@ std::vector<Request> make_synthetic_requests(const SyntheticRequestsSpec& spec) 
     Request& request = requests[i];
     request.id = "synthetic-" + std::to_string(i);
     const auto span = static_cast<double>(spec.max_tokens - spec.min_tokens + 1);
-    const auto length =
-        spec.min_tokens + static_cast<std::int64_t>(unit_interval(state) * span);
+    const auto length = spec.min_tokens + static_cast<std::int64_t>(unit_interval(state) * span);
     request.tokens.resize(static_cast<std::size_t>(length));
     for (auto& token : request.tokens) {
       const double u = unit_interval(state) * sum;
@@ -81,10 +80,9 @@ std::vector<Request> make_synthetic_requests(const SyntheticRequestsSpec& spec) 
 }
 
 std::int64_t total_tokens(const std::vector<Request>& requests) {
-  return std::accumulate(requests.begin(), requests.end(), std::int64_t{0},
-                         [](std::int64_t sum, const Request& r) {
-                           return sum + static_cast<std::int64_t>(r.tokens.size());
-                         });
+  return std::accumulate(requests.begin(), requests.end(), std::int64_t{0}, [](std::int64_t sum, const Request& r) {
+    return sum + static_cast<std::int64_t>(r.tokens.size());
+  });
 }
 
 }  // namespace pleshard

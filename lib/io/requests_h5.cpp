@@ -6,8 +6,8 @@
 namespace pleshard {
 
 std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
-  using detail::H5Id;
   using detail::h5_check;
+  using detail::H5Id;
   detail::quiet_hdf5();
   const std::string p = path.string();
   if (!std::filesystem::exists(path)) throw InputError(p + ": cannot open requests file");
@@ -29,8 +29,7 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
   const std::vector<std::int64_t> qsl = read("query_start_loc");
   if (qsl.empty() || qsl.front() != 0 || qsl.back() != static_cast<std::int64_t>(tokens.size()) ||
       !std::is_sorted(qsl.begin(), qsl.end()))
-    throw InputError(p + ": /query_start_loc must rise from 0 to the " + std::to_string(tokens.size()) +
-                     " tokens");
+    throw InputError(p + ": /query_start_loc must rise from 0 to the " + std::to_string(tokens.size()) + " tokens");
   std::vector<Request> requests(qsl.size() - 1);
   for (std::size_t r = 0; r < requests.size(); ++r) {
     requests[r].id = std::to_string(r);

@@ -20,8 +20,8 @@ class GpuStore final : public RowStore {
  public:
   // sources[d] and ranges[d]: table d and the rows of it to hold. `space` is a CUDA space;
   // `tier` is device or pinned.
-  GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
-           StepSpace& space, int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
+  GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier, StepSpace& space,
+           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
   ~GpuStore() override;
   GpuStore(const GpuStore&) = delete;
   GpuStore& operator=(const GpuStore&) = delete;

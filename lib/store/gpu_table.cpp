@@ -80,9 +80,14 @@ GpuTable::~GpuTable() { release(rows_, tier_); }
 
 kernels::TableView GpuTable::view() const {
   const bool nvfp4 = layout_.scale_bytes() != 0;
-  return {layout_.format, layout_.head_dim, range_.begin, range_.end,
-          rows_,          nvfp4 ? rows_ + layout_.row_bytes() : nullptr,
-          global_scale_,  pitch_,
+  return {layout_.format,
+          layout_.head_dim,
+          range_.begin,
+          range_.end,
+          rows_,
+          nvfp4 ? rows_ + layout_.row_bytes() : nullptr,
+          global_scale_,
+          pitch_,
           nvfp4 ? pitch_ : 0};
 }
 

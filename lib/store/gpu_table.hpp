@@ -37,11 +37,9 @@ class GpuTable {
 
   // Where the decode of `ids` finds its rows: the table in place, or (gathers_distinct)
   // a block of the distinct rows gathered on `stream`. The task's out is left unset.
-  [[nodiscard]] kernels::DecodeTask rows_for(const std::int64_t* ids, std::int64_t num_ids,
-                                             cudaStream_t stream) const;
+  [[nodiscard]] kernels::DecodeTask rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const;
   // rows_for, then decode into `out` (device-accessible), on `stream`.
-  void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
-              cudaStream_t stream) const;
+  void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out, cudaStream_t stream) const;
 
  private:
   [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use

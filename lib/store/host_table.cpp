@@ -7,8 +7,7 @@ namespace pleshard {
 
 HostTable::HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range)
     : HostTable(TableSource{checkpoint.table(ple_index),
-                            [&checkpoint, ple_index](std::int64_t begin, std::int64_t end,
-                                                     std::span<std::uint8_t> rows,
+                            [&checkpoint, ple_index](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                                                      std::span<std::uint8_t> scales) {
                               checkpoint.read_rows(ple_index, begin, end, rows, scales);
                             }},
@@ -25,8 +24,9 @@ HostTable::HostTable(const TableSource& source, RowRange range)
 }
 
 kernels::TableView HostTable::view() const {
-  return {layout_.format, layout_.head_dim, range_.begin, range_.end,
-          rows_.data(),   scales_.empty() ? nullptr : scales_.data(), global_scale_};
+  return {layout_.format, layout_.head_dim, range_.begin,
+          range_.end,     rows_.data(),     scales_.empty() ? nullptr : scales_.data(),
+          global_scale_};
 }
 
 void HostTable::lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const {

@@ -8,8 +8,8 @@ namespace pleshard {
 
 void RowStore::check_queries(std::span<const RowQuery> queries) const {
   if (queries.size() != layouts_.size())
-    throw SystemError(std::string(to_string(tier())) + " store: " + std::to_string(queries.size()) +
-                      " queries for " + std::to_string(layouts_.size()) + " layers");
+    throw SystemError(std::string(to_string(tier())) + " store: " + std::to_string(queries.size()) + " queries for " +
+                      std::to_string(layouts_.size()) + " layers");
 }
 
 }  // namespace pleshard

@@ -16,10 +16,13 @@ namespace pleshard {
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
                                          std::span<const RowRange> ranges, StepSpace& space) {
   switch (tier) {
-    case StorageTier::host: return std::make_unique<HostStore>(checkpoint, ranges);
-    case StorageTier::disk: return std::make_unique<DiskStore>(checkpoint, space);
+    case StorageTier::host:
+      return std::make_unique<HostStore>(checkpoint, ranges);
+    case StorageTier::disk:
+      return std::make_unique<DiskStore>(checkpoint, space);
     case StorageTier::device:
-    case StorageTier::pinned: break;
+    case StorageTier::pinned:
+      break;
   }
 #if PLESHARD_HAVE_CUDA
   return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space);

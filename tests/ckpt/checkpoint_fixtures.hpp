@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,11 +19,10 @@
 namespace pleshard::testing_support {
 
 inline ModelConfig small_config(const char* dtype = nullptr, std::int64_t parts = 7) {
-  nlohmann::json j = {{"vocab_size", 1000},          {"eos_token_id", 2},
-                      {"num_hidden_layers", 4},      {"ngram_size", 3},
-                      {"heads_per_ngram", 2},        {"ple_embed_dim", 128},
-                      {"ngram_vocab_size_base", 500}, {"split_ngram_parts", parts},
-                      {"ple_layer_ids", {1, 3}}};
+  nlohmann::json j = {
+      {"vocab_size", 1000},     {"eos_token_id", 2},    {"num_hidden_layers", 4},       {"ngram_size", 3},
+      {"heads_per_ngram", 2},   {"ple_embed_dim", 128}, {"ngram_vocab_size_base", 500}, {"split_ngram_parts", parts},
+      {"ple_layer_ids", {1, 3}}};
   if (dtype != nullptr) j["ple_embedding_dtype"] = dtype;
   return parse_model_config(j, "small config");
 }
@@ -33,9 +32,8 @@ class ScratchDir {
  public:
   ScratchDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (std::string("pleshard_") + info->test_suite_name() + "_" + info->name() + "_" +
-             std::to_string(::getpid()));
+    path_ = std::filesystem::temp_directory_path() / (std::string("pleshard_") + info->test_suite_name() + "_" +
+                                                      info->name() + "_" + std::to_string(::getpid()));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -67,12 +65,12 @@ inline RawTensors read_raw(const std::filesystem::path& path) {
 
 // Writes tensors contiguously in name order; `edit` may change the header afterwards.
 inline void write_raw(const std::filesystem::path& path, const RawTensors& tensors,
-                      const std::function<void(nlohmann::json&)>& edit = {},
-                      std::size_t extra_bytes = 0) {
+                      const std::function<void(nlohmann::json&)>& edit = {}, std::size_t extra_bytes = 0) {
   nlohmann::json header = nlohmann::json::object();
   std::string data;
   for (const auto& [name, t] : tensors) {
-    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    header[name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
     data.append(t.bytes.begin(), t.bytes.end());
   }
   if (edit) edit(header);

@@ -116,15 +116,18 @@ TEST_F(MalformedCheckpoint, OffsetsOutOfBounds) {
 TEST_F(MalformedCheckpoint, HoleInTheData) {
   const auto raw = valid(bf16_, RowFormat::bf16);
   const std::uint64_t cut = json::parse("0").get<std::uint64_t>() + raw.begin()->second.bytes.size();
-  write_raw(file("a.safetensors"), raw, [cut](json& h) {
-    for (auto& [name, entry] : h.items()) {
-      auto& offsets = entry["data_offsets"];
-      if (offsets[0].get<std::uint64_t>() >= cut) {
-        offsets[0] = offsets[0].get<std::uint64_t>() + 8;
-        offsets[1] = offsets[1].get<std::uint64_t>() + 8;
-      }
-    }
-  }, 8);
+  write_raw(
+      file("a.safetensors"), raw,
+      [cut](json& h) {
+        for (auto& [name, entry] : h.items()) {
+          auto& offsets = entry["data_offsets"];
+          if (offsets[0].get<std::uint64_t>() >= cut) {
+            offsets[0] = offsets[0].get<std::uint64_t>() + 8;
+            offsets[1] = offsets[1].get<std::uint64_t>() + 8;
+          }
+        }
+      },
+      8);
   expect_rejected(file("a.safetensors"), bf16_, file("a.safetensors"), "a hole in the data");
 }
 
@@ -135,9 +138,8 @@ TEST_F(MalformedCheckpoint, UnknownDtype) {
 }
 
 TEST_F(MalformedCheckpoint, ShapeDoesNotMatchBytes) {
-  write_raw(file("a.safetensors"), valid(bf16_, RowFormat::bf16), [](json& h) {
-    h[k_prefix + "ngram_embedding.shard_0.weight"]["shape"][1] = 33;
-  });
+  write_raw(file("a.safetensors"), valid(bf16_, RowFormat::bf16),
+            [](json& h) { h[k_prefix + "ngram_embedding.shard_0.weight"]["shape"][1] = 33; });
   expect_rejected(file("a.safetensors"), bf16_, file("a.safetensors"), "needs");
 }
 
@@ -222,13 +224,15 @@ TEST_F(MalformedCheckpoint, NoTablesUnderThePrefix) {
 }
 
 TEST_F(MalformedCheckpoint, IndexNamesAMissingFile) {
-  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1), {CheckpointKind::safetensors, 2});
+  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1),
+                   {CheckpointKind::safetensors, 2});
   fs::remove(dir_ / "multi" / "model-00002-of-00002.safetensors");
   expect_rejected(dir_ / "multi", bf16_, dir_ / "multi" / "model.safetensors.index.json", "does not exist");
 }
 
 TEST_F(MalformedCheckpoint, IndexListsATensorTheFileLacks) {
-  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1), {CheckpointKind::safetensors, 2});
+  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1),
+                   {CheckpointKind::safetensors, 2});
   const fs::path second = dir_ / "multi" / "model-00002-of-00002.safetensors";
   auto raw = read_raw(second);
   raw.erase(raw.begin());
@@ -237,7 +241,8 @@ TEST_F(MalformedCheckpoint, IndexListsATensorTheFileLacks) {
 }
 
 TEST_F(MalformedCheckpoint, TensorMissingFromTheIndex) {
-  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1), {CheckpointKind::safetensors, 2});
+  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1),
+                   {CheckpointKind::safetensors, 2});
   const fs::path second = dir_ / "multi" / "model-00002-of-00002.safetensors";
   auto raw = read_raw(second);
   raw["extra.tensor"] = {"U8", {1}, {7}};

@@ -10,8 +10,8 @@
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/safetensors.hpp"
-#include "core/error.hpp"
 #include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
 #include "engine/embed.hpp"
 #include "format/reference_formats.hpp"
 #include "hash/ngram_ids.hpp"
@@ -57,7 +57,8 @@ float reference_value(const PleTableInfo& info, const std::uint8_t* row, const s
     case RowFormat::nvfp4: {
       const std::uint8_t nibble = j % 2 == 0 ? row[j / 2] & 0xF : row[j / 2] >> 4;
       return (static_cast<float>(reference::e2m1_value(nibble)) *
-              static_cast<float>(reference::e4m3_value(scales[j / 16]))) * info.global_scale;
+              static_cast<float>(reference::e4m3_value(scales[j / 16]))) *
+             info.global_scale;
     }
   }
   return 0;
@@ -77,7 +78,11 @@ TEST(Checkpoints, ZeroChunksAreWrittenAsHoles) {
   const auto path = dir / "sparse.safetensors";
   constexpr std::int64_t zero_bytes = 40 << 20;  // several 16 MB chunks
   const std::vector<StTensorSource> tensors{
-      {"ones", StDtype::U8, {1024}, 1, [](std::uint64_t, std::span<std::uint8_t> c) { std::fill(c.begin(), c.end(), 1); }},
+      {"ones",
+       StDtype::U8,
+       {1024},
+       1,
+       [](std::uint64_t, std::span<std::uint8_t> c) { std::fill(c.begin(), c.end(), 1); }},
       {"zeros", StDtype::U8, {zero_bytes}, 1, [](std::uint64_t, std::span<std::uint8_t> c) {
          std::fill(c.begin(), c.end(), 0);
        }}};
@@ -173,10 +178,14 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
   const auto ckpt = open_ple_checkpoint(dir / "st", config);
   const auto& info = ckpt->table(1);
   const std::int64_t shard_rows = derive_layer_spec(config, 1).shard_rows;
-  std::vector<std::uint8_t> all(info.layout.rows * info.layout.row_bytes()), all_s(info.layout.rows * info.layout.scale_bytes());
+  std::vector<std::uint8_t> all(info.layout.rows * info.layout.row_bytes()),
+      all_s(info.layout.rows * info.layout.scale_bytes());
   ckpt->read_rows(1, 0, info.layout.rows, all, all_s);
   for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{shard_rows - 3, shard_rows + 4},
-                      {0, 1}, {info.layout.rows - 1, info.layout.rows}, {7, 7}, {1, 3 * shard_rows + 1}}) {
+                      {0, 1},
+                      {info.layout.rows - 1, info.layout.rows},
+                      {7, 7},
+                      {1, 3 * shard_rows + 1}}) {
     std::vector<std::uint8_t> part((e - b) * info.layout.row_bytes()), scales((e - b) * info.layout.scale_bytes());
     ckpt->read_rows(1, b, e, part, scales);
     EXPECT_TRUE(std::equal(part.begin(), part.end(), all.begin() + b * info.layout.row_bytes()));

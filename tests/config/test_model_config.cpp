@@ -18,8 +18,11 @@ using pleshard::ModelConfig;
 using pleshard::parse_model_config;
 
 json minimal() {
-  return {{"vocab_size", 151936}, {"eos_token_id", 151643}, {"num_hidden_layers", 8},
-          {"hidden_size", 2048},   {"ple_layer_ids", {5, 2, 5}}};
+  return {{"vocab_size", 151936},
+          {"eos_token_id", 151643},
+          {"num_hidden_layers", 8},
+          {"hidden_size", 2048},
+          {"ple_layer_ids", {5, 2, 5}}};
 }
 
 // The message must name the source file, the key and the offending value.
@@ -72,8 +75,11 @@ TEST(ModelConfig, ReadsTextConfigBeforeTheTopLevel) {
 }
 
 TEST(ModelConfig, TopLevelKeysFillWhatTextConfigLacks) {
-  json document = {{"text_config", {{"vocab_size", 100}}}, {"eos_token_id", 3},
-                   {"num_hidden_layers", 2}, {"ple_embed_dim", 32}, {"ple_layer_ids", {1}},
+  json document = {{"text_config", {{"vocab_size", 100}}},
+                   {"eos_token_id", 3},
+                   {"num_hidden_layers", 2},
+                   {"ple_embed_dim", 32},
+                   {"ple_layer_ids", {1}},
                    {"ple_embedding_dtype", "float8_e4m3fn"}};
   const ModelConfig c = parse_model_config(document, "cfg.json");
   EXPECT_EQ(c.vocab_size, 100);
@@ -81,22 +87,45 @@ TEST(ModelConfig, TopLevelKeysFillWhatTextConfigLacks) {
 }
 
 TEST(ModelConfigRejects, NgramSizeBelowTwo) { expect_rejected(with(minimal(), "ngram_size", 1), "ngram_size", "1"); }
-TEST(ModelConfigRejects, NgramSizeAboveKernelLimit) { expect_rejected(with(minimal(), "ngram_size", 17), "ngram_size", "17"); }
-TEST(ModelConfigRejects, NonPositiveHeads) { expect_rejected(with(minimal(), "heads_per_ngram", 0), "heads_per_ngram", "0"); }
-TEST(ModelConfigRejects, TooManyHeads) { expect_rejected(with(minimal(), "heads_per_ngram", 65), "heads_per_ngram", "65"); }
-TEST(ModelConfigRejects, EmbedDimNotDivisibleByHeads) { expect_rejected(with(minimal(), "ple_embed_dim", 100), "ple_embed_dim", "100"); }
-TEST(ModelConfigRejects, NonPositiveEmbedDim) { expect_rejected(with(minimal(), "ple_embed_dim", -16), "ple_embed_dim", "-16"); }
+TEST(ModelConfigRejects, NgramSizeAboveKernelLimit) {
+  expect_rejected(with(minimal(), "ngram_size", 17), "ngram_size", "17");
+}
+TEST(ModelConfigRejects, NonPositiveHeads) {
+  expect_rejected(with(minimal(), "heads_per_ngram", 0), "heads_per_ngram", "0");
+}
+TEST(ModelConfigRejects, TooManyHeads) {
+  expect_rejected(with(minimal(), "heads_per_ngram", 65), "heads_per_ngram", "65");
+}
+TEST(ModelConfigRejects, EmbedDimNotDivisibleByHeads) {
+  expect_rejected(with(minimal(), "ple_embed_dim", 100), "ple_embed_dim", "100");
+}
+TEST(ModelConfigRejects, NonPositiveEmbedDim) {
+  expect_rejected(with(minimal(), "ple_embed_dim", -16), "ple_embed_dim", "-16");
+}
 TEST(ModelConfigRejects, MissingEmbedDimAndHiddenSize) {
   json document = minimal();
   document.erase("hidden_size");
   expect_rejected(document, "ple_embed_dim", "missing");
 }
-TEST(ModelConfigRejects, NonPositiveBase) { expect_rejected(with(minimal(), "ngram_vocab_size_base", 0), "ngram_vocab_size_base", "0"); }
-TEST(ModelConfigRejects, NonPositiveDivisor) { expect_rejected(with(minimal(), "make_ngram_vocab_size_divisible_by", -128), "make_ngram_vocab_size_divisible_by", "-128"); }
-TEST(ModelConfigRejects, NonPositiveSplitParts) { expect_rejected(with(minimal(), "split_ngram_parts", 0), "split_ngram_parts", "0"); }
-TEST(ModelConfigRejects, LayerIdZero) { expect_rejected(with(minimal(), "ple_layer_ids", {0, 1}), "ple_layer_ids", "entry 0"); }
-TEST(ModelConfigRejects, LayerIdPastLastLayer) { expect_rejected(with(minimal(), "ple_layer_ids", {9}), "ple_layer_ids", "entry 9"); }
-TEST(ModelConfigRejects, EmptyLayerIds) { expect_rejected(with(minimal(), "ple_layer_ids", json::array()), "ple_layer_ids", "[]"); }
+TEST(ModelConfigRejects, NonPositiveBase) {
+  expect_rejected(with(minimal(), "ngram_vocab_size_base", 0), "ngram_vocab_size_base", "0");
+}
+TEST(ModelConfigRejects, NonPositiveDivisor) {
+  expect_rejected(with(minimal(), "make_ngram_vocab_size_divisible_by", -128), "make_ngram_vocab_size_divisible_by",
+                  "-128");
+}
+TEST(ModelConfigRejects, NonPositiveSplitParts) {
+  expect_rejected(with(minimal(), "split_ngram_parts", 0), "split_ngram_parts", "0");
+}
+TEST(ModelConfigRejects, LayerIdZero) {
+  expect_rejected(with(minimal(), "ple_layer_ids", {0, 1}), "ple_layer_ids", "entry 0");
+}
+TEST(ModelConfigRejects, LayerIdPastLastLayer) {
+  expect_rejected(with(minimal(), "ple_layer_ids", {9}), "ple_layer_ids", "entry 9");
+}
+TEST(ModelConfigRejects, EmptyLayerIds) {
+  expect_rejected(with(minimal(), "ple_layer_ids", json::array()), "ple_layer_ids", "[]");
+}
 TEST(ModelConfigRejects, MissingLayerIds) {
   json document = minimal();
   document.erase("ple_layer_ids");
@@ -107,30 +136,44 @@ TEST(ModelConfigRejects, Nvfp4WithHeadDimNotMultipleOf16) {
   document["ple_embed_dim"] = 16 * 8;  // head_dim 8
   expect_rejected(document, "ple_embedding_dtype", "8");
 }
-TEST(ModelConfigRejects, UnknownDtype) { expect_rejected(with(minimal(), "ple_embedding_dtype", "int4"), "ple_embedding_dtype", "int4"); }
-TEST(ModelConfigRejects, DtypeNotAString) { expect_rejected(with(minimal(), "ple_embedding_dtype", 8), "ple_embedding_dtype", "8"); }
+TEST(ModelConfigRejects, UnknownDtype) {
+  expect_rejected(with(minimal(), "ple_embedding_dtype", "int4"), "ple_embedding_dtype", "int4");
+}
+TEST(ModelConfigRejects, DtypeNotAString) {
+  expect_rejected(with(minimal(), "ple_embedding_dtype", 8), "ple_embedding_dtype", "8");
+}
 TEST(ModelConfigRejects, MissingVocabSize) {
   json document = minimal();
   document.erase("vocab_size");
   expect_rejected(document, "vocab_size", "missing");
 }
 TEST(ModelConfigRejects, NonPositiveVocabSize) { expect_rejected(with(minimal(), "vocab_size", 0), "vocab_size", "0"); }
-TEST(ModelConfigRejects, VocabSizeNotAnInteger) { expect_rejected(with(minimal(), "vocab_size", "big"), "vocab_size", "\"big\""); }
-TEST(ModelConfigRejects, VocabSizeFractional) { expect_rejected(with(minimal(), "vocab_size", 1.5), "vocab_size", "1.5"); }
+TEST(ModelConfigRejects, VocabSizeNotAnInteger) {
+  expect_rejected(with(minimal(), "vocab_size", "big"), "vocab_size", "\"big\"");
+}
+TEST(ModelConfigRejects, VocabSizeFractional) {
+  expect_rejected(with(minimal(), "vocab_size", 1.5), "vocab_size", "1.5");
+}
 TEST(ModelConfigRejects, MissingEos) {
   json document = minimal();
   document.erase("eos_token_id");
   expect_rejected(document, "eos_token_id", "missing");
 }
-TEST(ModelConfigRejects, EmptyEosList) { expect_rejected(with(minimal(), "eos_token_id", json::array()), "eos_token_id", "[]"); }
+TEST(ModelConfigRejects, EmptyEosList) {
+  expect_rejected(with(minimal(), "eos_token_id", json::array()), "eos_token_id", "[]");
+}
 TEST(ModelConfigRejects, NegativeEos) { expect_rejected(with(minimal(), "eos_token_id", -1), "eos_token_id", "-1"); }
 TEST(ModelConfigRejects, MissingLayerCount) {
   json document = minimal();
   document.erase("num_hidden_layers");
   expect_rejected(document, "num_hidden_layers", "missing");
 }
-TEST(ModelConfigRejects, TextConfigNotAnObject) { expect_rejected(with(minimal(), "text_config", 3), "text_config", "3"); }
-TEST(ModelConfigRejects, IntegerTooLarge) { expect_rejected(with(minimal(), "seed", 18446744073709551615ull), "seed", "18446744073709551615"); }
+TEST(ModelConfigRejects, TextConfigNotAnObject) {
+  expect_rejected(with(minimal(), "text_config", 3), "text_config", "3");
+}
+TEST(ModelConfigRejects, IntegerTooLarge) {
+  expect_rejected(with(minimal(), "seed", 18446744073709551615ull), "seed", "18446744073709551615");
+}
 TEST(ModelConfigRejects, NotAnObject) {
   EXPECT_THROW((void)parse_model_config(json::array({1, 2}), "cfg.json"), InputError);
 }

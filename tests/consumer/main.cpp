@@ -2,9 +2,9 @@
 // step on a synthetic model and uses the step's embeddings where the engine left them — in
 // GPU memory, read on the shard's own stream after the step's event, where there is a GPU;
 // in host memory otherwise — checked against the host tier's bytes.
+#include <mpi.h>
 #include <Kokkos_Core.hpp>
 #include <cstdio>
-#include <mpi.h>
 #include <nlohmann/json.hpp>
 
 #include <pleshard/pleshard.hpp>
@@ -50,10 +50,13 @@ int main(int argc, char** argv) {
   int status = 1;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
-    const auto config = pleshard::parse_model_config(
-        nlohmann::json{{"vocab_size", 1000}, {"eos_token_id", 1}, {"num_hidden_layers", 1},
-                       {"ple_embed_dim", 16 * 4}, {"ngram_vocab_size_base", 5000}, {"ple_layer_ids", {1}}},
-        "consumer");
+    const auto config = pleshard::parse_model_config(nlohmann::json{{"vocab_size", 1000},
+                                                                    {"eos_token_id", 1},
+                                                                    {"num_hidden_layers", 1},
+                                                                    {"ple_embed_dim", 16 * 4},
+                                                                    {"ngram_vocab_size_base", 5000},
+                                                                    {"ple_layer_ids", {1}}},
+                                                     "consumer");
     const auto spec = pleshard::derive_layer_spec(config, 0);
     pleshard::TokenBatch batch(config.ngram_size);
     const std::vector<std::int64_t> tokens{42, 7, 999, 3, 42, 7};

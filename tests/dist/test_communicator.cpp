@@ -105,7 +105,8 @@ TEST_P(Collectives, AllReduceSumMaxAndOwnedBits) {
   for (const std::size_t n : {std::size_t{12}, std::size_t{13}}) {  // whole words, and not
     std::vector<std::uint16_t> owned(n);
     for (std::size_t i = 0; i < owned.size(); ++i)
-      owned[i] = static_cast<int>(i) % c.size() == c.rank() ? static_cast<std::uint16_t>(i == 0 ? 0x8000 : 0x100 + i) : 0;
+      owned[i] =
+          static_cast<int>(i) % c.size() == c.rank() ? static_cast<std::uint16_t>(i == 0 ? 0x8000 : 0x100 + i) : 0;
     SpaceBuffer b = backend->put(owned);
     c.all_reduce(b.data(), n, Element::u16, ReduceOp::owned);
     const auto got = b.to_host<std::uint16_t>(n);
@@ -117,14 +118,16 @@ TEST_P(Collectives, ReduceScatterGivesEachRankItsBlock) {
   Communicator& c = *backend->comm;
   const std::size_t per_rank = 3;
   std::vector<std::uint32_t> send(per_rank * static_cast<std::size_t>(c.size()));
-  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<std::uint32_t>(c.rank() + 1) * 1000u + static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < send.size(); ++i)
+    send[i] = static_cast<std::uint32_t>(c.rank() + 1) * 1000u + static_cast<std::uint32_t>(i);
   SpaceBuffer s = backend->put(send);
   SpaceBuffer r = backend->put(std::vector<std::uint32_t>(per_rank));
   c.reduce_scatter(s.data(), r.data(), per_rank, Element::u32, ReduceOp::sum);
   const auto recv = r.to_host<std::uint32_t>(per_rank);
   const std::uint32_t rank_sum = static_cast<std::uint32_t>(c.size() * (c.size() + 1) / 2) * 1000u;
   for (std::size_t i = 0; i < per_rank; ++i)
-    EXPECT_EQ(recv[i], rank_sum + static_cast<std::uint32_t>(c.size()) * static_cast<std::uint32_t>(c.rank() * per_rank + i));
+    EXPECT_EQ(recv[i],
+              rank_sum + static_cast<std::uint32_t>(c.size()) * static_cast<std::uint32_t>(c.rank() * per_rank + i));
 }
 
 TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {

@@ -10,8 +10,8 @@
 
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
-#include "engine/batch_job.hpp"
 #include "core/error.hpp"
+#include "engine/batch_job.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "io/embedding_output.hpp"
@@ -86,8 +86,11 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   const SharedScratchDir dir("pleshard_layouts");
-  const FormatCase formats[] = {{nullptr, RowFormat::bf16}, {nullptr, RowFormat::f32}, {nullptr, RowFormat::f16},
-                                {"float8_e4m3fn", RowFormat::fp8}, {"nvfp4", RowFormat::nvfp4}};
+  const FormatCase formats[] = {{nullptr, RowFormat::bf16},
+                                {nullptr, RowFormat::f32},
+                                {nullptr, RowFormat::f16},
+                                {"float8_e4m3fn", RowFormat::fp8},
+                                {"nvfp4", RowFormat::nvfp4}};
   for (const auto& fc : formats) {
     const ModelConfig config = small_config(fc.dtype, 5);
     // bf16 also from HDF5, read collectively (MPI-IO) when HDF5 is parallel.
@@ -124,9 +127,8 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         const auto all_layouts = layouts(world);
         for (std::size_t l = 0; l < all_layouts.size(); ++l) {
           const Layout& layout = all_layouts[l];
-          SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " +
-                       std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
-                       std::to_string(count));
+          SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " + std::to_string(layout.tp) +
+                       " etp " + std::to_string(layout.etp) + " requests " + std::to_string(count));
           const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
           BatchJobOptions options;
           options.schedule = {16, 2};
@@ -196,9 +198,9 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
 }
 
 TEST(Layouts, InvalidLayoutsAreRejected) {
-  EXPECT_THROW((void)make_topology(4, 0, 3, 3), InputError);   // TP does not divide the world
-  EXPECT_THROW((void)make_topology(4, 0, 2, 3), InputError);   // ETP not a multiple of TP
-  EXPECT_THROW((void)make_topology(6, 0, 1, 4), InputError);   // Edp does not divide DP
+  EXPECT_THROW((void)make_topology(4, 0, 3, 3), InputError);  // TP does not divide the world
+  EXPECT_THROW((void)make_topology(4, 0, 2, 3), InputError);  // ETP not a multiple of TP
+  EXPECT_THROW((void)make_topology(6, 0, 1, 4), InputError);  // Edp does not divide DP
   EXPECT_THROW((void)make_topology(4, 0, 0, 1), InputError);
   EXPECT_NO_THROW((void)make_topology(8, 5, 2, 4));
   const Topology t = make_topology(8, 5, 2, 4);

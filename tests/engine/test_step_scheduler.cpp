@@ -7,7 +7,6 @@
 
 #include "core/error.hpp"
 #include "engine/step_scheduler.hpp"
-#include "core/error.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
@@ -35,11 +34,9 @@ TEST(StepScheduler, ScheduledIdsEqualWholeRequestIds) {
     // Whole: every request in one batch, fresh context.
     const auto whole = compute_ngram_ids(spec, to_batch(config, fresh));
     std::vector<std::int64_t> first_row{0};
-    for (const auto& r : requests)
-      first_row.push_back(first_row.back() + static_cast<std::int64_t>(r.tokens.size()));
+    for (const auto& r : requests) first_row.push_back(first_row.back() + static_cast<std::int64_t>(r.tokens.size()));
 
-    const StepSchedule schedule{1 + static_cast<std::int64_t>(rng() % 64),
-                                static_cast<std::int64_t>(rng() % 20)};
+    const StepSchedule schedule{1 + static_cast<std::int64_t>(rng() % 64), static_cast<std::int64_t>(rng() % 20)};
     StepScheduler scheduler(requests, config.ngram_size, config.eos_token_id, schedule);
     TokenBatch batch;
     std::vector<StepSlice> slices;
@@ -74,8 +71,7 @@ TEST(AssignRequests, BalancesTokens) {
   const auto owner = assign_requests_by_tokens(requests, 3);
   std::vector<std::int64_t> load(3, 0);
   for (std::size_t r = 0; r < requests.size(); ++r) load[owner[r]] += requests[r].tokens.size();
-  EXPECT_LE(*std::max_element(load.begin(), load.end()) - *std::min_element(load.begin(), load.end()),
-            1000);
+  EXPECT_LE(*std::max_element(load.begin(), load.end()) - *std::min_element(load.begin(), load.end()), 1000);
   EXPECT_EQ(assign_requests_by_tokens(requests, 3), owner) << "deterministic";
 }
 

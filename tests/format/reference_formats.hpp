@@ -13,8 +13,8 @@ inline double e4m3_value(std::uint8_t code) {
   const int exponent = (code >> 3) & 0xF;
   const int mantissa = code & 0x7;
   if (exponent == 0xF && mantissa == 0x7) return std::numeric_limits<double>::quiet_NaN();
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, -6)
-                                         : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa / 8.0, -6) : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
   return sign != 0 ? -magnitude : magnitude;
 }
 

@@ -70,12 +70,14 @@ std::uint8_t nearest_code(double x, int codes, double (*value)(std::uint8_t), st
 }
 
 TEST(E4m3, EncoderRoundsToNearestEvenAndSaturates) {
-  std::vector<float> xs = {0.0f, -0.0f, 448.0f, 449.0f, 464.0f, 480.0f, 1e9f, -1e9f,
-                           std::ldexp(1.0f, -10), std::ldexp(1.0f, -9) * 1.5f, 1e-30f};
+  std::vector<float> xs = {
+      0.0f,  -0.0f, 448.0f, 449.0f, 464.0f, 480.0f, 1e9f, -1e9f, std::ldexp(1.0f, -10), std::ldexp(1.0f, -9) * 1.5f,
+      1e-30f};
   // Every midpoint between neighbouring codes, and a little either side.
   for (int c = 0; c < 126; ++c) {
     const double mid = (reference::e4m3_value(static_cast<std::uint8_t>(c)) +
-                        reference::e4m3_value(static_cast<std::uint8_t>(c + 1))) / 2;
+                        reference::e4m3_value(static_cast<std::uint8_t>(c + 1))) /
+                       2;
     for (float x : {static_cast<float>(mid), std::nextafter(static_cast<float>(mid), 0.0f),
                     std::nextafter(static_cast<float>(mid), 1e9f)}) {
       xs.push_back(x);
@@ -85,16 +87,14 @@ TEST(E4m3, EncoderRoundsToNearestEvenAndSaturates) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 100.0f);
   for (int i = 0; i < 20000; ++i) xs.push_back(normal(rng));
-  for (float x : xs)
-    ASSERT_EQ(encode_e4m3(x), nearest_code(x, 127, reference::e4m3_value, 0x80)) << x;
+  for (float x : xs) ASSERT_EQ(encode_e4m3(x), nearest_code(x, 127, reference::e4m3_value, 0x80)) << x;
   EXPECT_EQ(encode_e4m3(std::nanf("")) & 0x7F, 0x7F);
 }
 
 TEST(E2m1, EncoderRoundsToNearestEvenAndSaturates) {
   std::vector<float> xs = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 7.0f, 100.0f, -0.0f};
   for (int i = 0; i <= 1400; ++i) xs.push_back(-7.0f + 0.01f * static_cast<float>(i));
-  for (float x : xs)
-    ASSERT_EQ(encode_e2m1(x), nearest_code(x, 8, reference::e2m1_value, 0x8)) << x;
+  for (float x : xs) ASSERT_EQ(encode_e2m1(x), nearest_code(x, 8, reference::e2m1_value, 0x8)) << x;
 }
 
 TEST(Bf16, DecodeIsExactAndEncodeRoundsTiesToEven) {
@@ -131,10 +131,20 @@ TEST(F16, AgreesWithTheCompilersHalfType) {
     }
   }
   std::mt19937 rng(9);
-  std::vector<float> xs = {65504.0f, 65519.99f, 65520.0f, 1e6f, std::ldexp(1.0f, -24),
-                           std::ldexp(1.0f, -25), std::ldexp(1.5f, -25), std::ldexp(1.0f, -26),
-                           std::ldexp(1.0f, -14), std::ldexp(1.0f, -15) * 3, 0.0f, -0.0f,
-                           INFINITY, -INFINITY};
+  std::vector<float> xs = {65504.0f,
+                           65519.99f,
+                           65520.0f,
+                           1e6f,
+                           std::ldexp(1.0f, -24),
+                           std::ldexp(1.0f, -25),
+                           std::ldexp(1.5f, -25),
+                           std::ldexp(1.0f, -26),
+                           std::ldexp(1.0f, -14),
+                           std::ldexp(1.0f, -15) * 3,
+                           0.0f,
+                           -0.0f,
+                           INFINITY,
+                           -INFINITY};
   for (int i = 0; i < 200000; ++i) xs.push_back(from_bits(static_cast<std::uint32_t>(rng())));
   for (float x : xs) {
     if (std::isnan(x)) continue;
@@ -156,8 +166,7 @@ TEST(RoundTrip, GaussianRowsStayWithinBounds) {
   float amax = 0;
   for (float v : table) amax = std::max(amax, std::fabs(v));
 
-  for (RowFormat format : {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8,
-                           RowFormat::nvfp4}) {
+  for (RowFormat format : {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4}) {
     const float global = format == RowFormat::fp8     ? fp8_global_scale(amax)
                          : format == RowFormat::nvfp4 ? nvfp4_global_scale(amax)
                                                       : 1.0f;
@@ -176,9 +185,15 @@ TEST(RoundTrip, GaussianRowsStayWithinBounds) {
         err2 += double(e) * e;
         ref2 += double(x) * x;
         switch (format) {
-          case RowFormat::f32: ASSERT_EQ(x, y); break;
-          case RowFormat::bf16: ASSERT_LE(e, std::fabs(x) * std::ldexp(1.0f, -8)); break;
-          case RowFormat::f16: ASSERT_LE(e, std::fabs(x) * std::ldexp(1.0f, -11) + 3e-8f); break;
+          case RowFormat::f32:
+            ASSERT_EQ(x, y);
+            break;
+          case RowFormat::bf16:
+            ASSERT_LE(e, std::fabs(x) * std::ldexp(1.0f, -8));
+            break;
+          case RowFormat::f16:
+            ASSERT_LE(e, std::fabs(x) * std::ldexp(1.0f, -11) + 3e-8f);
+            break;
           case RowFormat::fp8:
             ASSERT_LE(e, std::fabs(x) * 0.0625f + global * std::ldexp(1.0f, -10) * 1.0001f) << x;
             break;
@@ -211,7 +226,8 @@ TEST(DecodeRow, RoundsOnceToTheOutputDtypeAndZeroesForeignRows) {
   for (int j = 0; j < dim; ++j) {
     const std::uint8_t nibble = (j % 2 == 0) ? row[j / 2] & 0xF : row[j / 2] >> 4;
     const float expected = (static_cast<float>(reference::e2m1_value(nibble)) *
-                            static_cast<float>(reference::e4m3_value(scales[j / 16]))) * global;
+                            static_cast<float>(reference::e4m3_value(scales[j / 16]))) *
+                           global;
     EXPECT_EQ(out[j], k::encode_bf16(expected)) << j;
     EXPECT_EQ(out[dim + j], 0) << "id outside the view must give +0";
   }

@@ -34,21 +34,24 @@ inline ModelConfig random_config(std::mt19937_64& rng) {
 
 inline std::int64_t random_token(std::mt19937_64& rng, const ModelConfig& c) {
   switch (rng() % 8) {
-    case 0: return c.eos_token_id;
-    case 1: return static_cast<std::int64_t>(rng() >> 1);  // up to 2^63 - 1
-    case 2: return static_cast<std::int64_t>(rng() % 16);  // frequent tokens repeat
-    default: return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.vocab_size));
+    case 0:
+      return c.eos_token_id;
+    case 1:
+      return static_cast<std::int64_t>(rng() >> 1);  // up to 2^63 - 1
+    case 2:
+      return static_cast<std::int64_t>(rng() % 16);  // frequent tokens repeat
+    default:
+      return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.vocab_size));
   }
 }
 
-inline std::vector<reference::Request> random_requests(std::mt19937_64& rng, const ModelConfig& c,
-                                                       int max_requests, int max_tokens) {
+inline std::vector<reference::Request> random_requests(std::mt19937_64& rng, const ModelConfig& c, int max_requests,
+                                                       int max_tokens) {
   std::vector<reference::Request> requests(
       static_cast<std::size_t>(std::uniform_int_distribution<int>(0, max_requests)(rng)));
   for (auto& r : requests) {
     const bool fresh = rng() % 3 == 0;
-    for (int k = 0; k < c.ngram_size - 1; ++k)
-      r.context.push_back(fresh ? c.eos_token_id : random_token(rng, c));
+    for (int k = 0; k < c.ngram_size - 1; ++k) r.context.push_back(fresh ? c.eos_token_id : random_token(rng, c));
     const int length = rng() % 5 == 0 ? 0 : std::uniform_int_distribution<int>(1, max_tokens)(rng);
     for (int i = 0; i < length; ++i) r.tokens.push_back(random_token(rng, c));
   }

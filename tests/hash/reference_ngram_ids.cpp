@@ -32,18 +32,15 @@ std::int64_t multiplier(std::int64_t seed, std::int64_t ple_index, int i, std::i
   const int128 max_multiplier = ((static_cast<int128>(1) << 63) - 1) / vocab_size;
   const int128 half = max_multiplier / 2 > 1 ? max_multiplier / 2 : 1;
   // (seed + 10007*d + gamma*(i+1)) taken modulo 2^64, as the spec's 64-bit arithmetic does.
-  const uint128 value = static_cast<uint128>(static_cast<int128>(seed) +
-                                                                 10007 * static_cast<int128>(ple_index)) +
-                                  static_cast<uint128>(0x9E3779B97F4A7C15ull) *
-                                      static_cast<uint128>(i + 1);
+  const uint128 value = static_cast<uint128>(static_cast<int128>(seed) + 10007 * static_cast<int128>(ple_index)) +
+                        static_cast<uint128>(0x9E3779B97F4A7C15ull) * static_cast<uint128>(i + 1);
   const std::uint64_t mixed = mix64(static_cast<std::uint64_t>(value));
   return static_cast<std::int64_t>(2 * (mixed % static_cast<std::uint64_t>(half)) + 1);
 }
 
 Layout layer_layout(const ModelConfig& c, int ple_index) {
   Layout layout;
-  for (int i = 0; i < c.ngram_size; ++i)
-    layout.multipliers.push_back(multiplier(c.seed, ple_index, i, c.vocab_size));
+  for (int i = 0; i < c.ngram_size; ++i) layout.multipliers.push_back(multiplier(c.seed, ple_index, i, c.vocab_size));
   const int heads = (c.ngram_size - 1) * c.heads_per_ngram;
   // Head g = d*H + h has the (g+1)-th prime >= base: count primes from the base.
   std::vector<std::int64_t> primes;
@@ -58,14 +55,12 @@ Layout layer_layout(const ModelConfig& c, int ple_index) {
     layout.head_offsets.push_back(offset);
     offset += size;
   }
-  layout.padded_rows = (offset + c.vocab_size_divisor - 1) / c.vocab_size_divisor *
-                       c.vocab_size_divisor;
+  layout.padded_rows = (offset + c.vocab_size_divisor - 1) / c.vocab_size_divisor * c.vocab_size_divisor;
   return layout;
 }
 
-std::vector<std::vector<std::int64_t>> ngram_ids(const Layout& layout, int ngram_size,
-                                                 int heads_per_ngram, std::int64_t eos,
-                                                 const std::vector<Request>& requests) {
+std::vector<std::vector<std::int64_t>> ngram_ids(const Layout& layout, int ngram_size, int heads_per_ngram,
+                                                 std::int64_t eos, const std::vector<Request>& requests) {
   std::vector<std::vector<std::int64_t>> rows;
   for (const Request& request : requests) {
     std::vector<std::int64_t> sequence = request.context;

@@ -29,8 +29,7 @@ struct Request {
 };
 
 // One row of H ids per token, requests in order.
-std::vector<std::vector<std::int64_t>> ngram_ids(const Layout& layout, int ngram_size,
-                                                 int heads_per_ngram, std::int64_t eos,
-                                                 const std::vector<Request>& requests);
+std::vector<std::vector<std::int64_t>> ngram_ids(const Layout& layout, int ngram_size, int heads_per_ngram,
+                                                 std::int64_t eos, const std::vector<Request>& requests);
 
 }  // namespace pleshard::reference

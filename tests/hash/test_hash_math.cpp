@@ -22,16 +22,14 @@ using pleshard::kernels::splitmix64;
 // splitmix64(state) and the state advances by the golden gamma.
 TEST(Splitmix64, MatchesPublishedSequences) {
   constexpr std::uint64_t gamma = 0x9E3779B97F4A7C15ull;
-  const std::uint64_t seed0[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull,
-                                 0x06C45D188009454Full};
+  const std::uint64_t seed0[] = {0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F4ull, 0x06C45D188009454Full};
   std::uint64_t state = 0;
   for (std::uint64_t expected : seed0) {
     EXPECT_EQ(splitmix64(state), expected);
     state += gamma;
   }
-  const std::uint64_t seed1234567[] = {6457827717110365317ull, 3203168211198807973ull,
-                                       9817491932198370423ull, 4593380528125082431ull,
-                                       16408922859458223821ull};
+  const std::uint64_t seed1234567[] = {6457827717110365317ull, 3203168211198807973ull, 9817491932198370423ull,
+                                       4593380528125082431ull, 16408922859458223821ull};
   state = 1234567;
   for (std::uint64_t expected : seed1234567) {
     EXPECT_EQ(splitmix64(state), expected);
@@ -54,12 +52,12 @@ TEST(MillerRabin, AgreesWithASieveBelowOneMillion) {
 
 TEST(MillerRabin, KnownLargePrimes) {
   const std::uint64_t primes[] = {
-      2147483647ull,                // 2^31 - 1
-      1000000007ull, 998244353ull,  //
-      4294967291ull,                // largest prime below 2^32
-      2305843009213693951ull,       // 2^61 - 1
-      9223372036854775783ull,       // largest prime below 2^63
-      18446744073709551557ull,      // largest prime below 2^64
+      2147483647ull,                          // 2^31 - 1
+      1000000007ull,           998244353ull,  //
+      4294967291ull,                          // largest prime below 2^32
+      2305843009213693951ull,                 // 2^61 - 1
+      9223372036854775783ull,                 // largest prime below 2^63
+      18446744073709551557ull,                // largest prime below 2^64
   };
   for (std::uint64_t p : primes) EXPECT_TRUE(is_prime_u64(p)) << p;
 }
@@ -71,15 +69,15 @@ TEST(MillerRabin, StrongPseudoprimesAndCarmichaelNumbersAreComposite) {
     std::vector<std::uint64_t> factors;
   };
   const std::vector<Composite> composites = {
-      {2047, {23, 89}},                    // strong pseudoprime to base 2
-      {1373653, {829, 1657}},              // bases 2, 3
-      {25326001, {2251, 11251}},           // bases 2, 3, 5
-      {3215031751ull, {151, 751, 28351}},  // bases 2, 3, 5, 7
-      {2152302898747ull, {6763, 10627, 29947}},               // bases 2..11
-      {3474749660383ull, {1303, 16927, 157543}},              // bases 2..13
-      {341550071728321ull, {10670053, 32010157}},             // bases 2..17
-      {3825123056546413051ull, {149491, 747451, 34233211}},   // bases 2..23
-      {561, {3, 11, 17}},                  // Carmichael numbers
+      {2047, {23, 89}},                                      // strong pseudoprime to base 2
+      {1373653, {829, 1657}},                                // bases 2, 3
+      {25326001, {2251, 11251}},                             // bases 2, 3, 5
+      {3215031751ull, {151, 751, 28351}},                    // bases 2, 3, 5, 7
+      {2152302898747ull, {6763, 10627, 29947}},              // bases 2..11
+      {3474749660383ull, {1303, 16927, 157543}},             // bases 2..13
+      {341550071728321ull, {10670053, 32010157}},            // bases 2..17
+      {3825123056546413051ull, {149491, 747451, 34233211}},  // bases 2..23
+      {561, {3, 11, 17}},                                    // Carmichael numbers
       {41041, {7, 11, 13, 41}},
       {825265, {5, 7, 17, 19, 73}},
       {321197185, {5, 19, 23, 29, 37, 137}},
@@ -103,8 +101,7 @@ TEST(MillerRabin, NextPrimeAboveWalksThePrimes) {
   for (std::uint64_t n = 0; n < 20000; n += 7) {
     const std::uint64_t p = next_prime_above(n);
     EXPECT_TRUE(pleshard::reference::is_prime_by_trial_division(p));
-    for (std::uint64_t m = n + 1; m < p; ++m)
-      EXPECT_FALSE(pleshard::reference::is_prime_by_trial_division(m));
+    for (std::uint64_t m = n + 1; m < p; ++m) EXPECT_FALSE(pleshard::reference::is_prime_by_trial_division(m));
   }
 }
 
@@ -125,8 +122,8 @@ pleshard::ModelConfig layout_config(std::int64_t base, int n, int k, std::int64_
 }
 
 TEST(PrimeLayout, SeveralLayersMatchTheReference) {
-  for (const auto& config : {layout_config(20'000'000, 3, 8, 128), layout_config(2, 4, 3, 64),
-                             layout_config(1'000'000'000, 2, 5, 1)}) {
+  for (const auto& config :
+       {layout_config(20'000'000, 3, 8, 128), layout_config(2, 4, 3, 64), layout_config(1'000'000'000, 2, 5, 1)}) {
     const auto specs = pleshard::derive_layer_specs(config);
     ASSERT_EQ(specs.size(), 4u);
     for (const auto& spec : specs) {
@@ -169,10 +166,9 @@ TEST(FloorMod, MatchesWideDivisionOnEdgesAndRandomValues) {
     const int128 r = static_cast<int128>(a) % static_cast<int128>(d);
     return static_cast<std::int64_t>(r < 0 ? r + static_cast<int128>(d) : r);
   };
-  std::vector<std::uint64_t> divisors = {1, 2, 3, 97, 20000003, 4294967291ull, 4294967311ull,
-                                         9223372036854775783ull, 1ull << 63};
-  std::vector<std::int64_t> values = {0, 1, -1, 2, -2, INT64_MAX, INT64_MIN, INT64_MIN + 1,
-                                      INT64_MAX - 1};
+  std::vector<std::uint64_t> divisors = {
+      1, 2, 3, 97, 20000003, 4294967291ull, 4294967311ull, 9223372036854775783ull, 1ull << 63};
+  std::vector<std::int64_t> values = {0, 1, -1, 2, -2, INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1};
   std::mt19937_64 rng(11);
   for (int i = 0; i < 200; ++i) divisors.push_back(1 + (rng() >> (rng() % 64)) % (1ull << 63));
   for (int i = 0; i < 500; ++i) values.push_back(static_cast<std::int64_t>(rng()));

@@ -26,11 +26,11 @@ TEST(NgramIds, MatchTheReferenceOnRandomBatches) {
       ASSERT_EQ(specs[d].head_sizes, layout.head_sizes);
       for (int b = 0; b < 10; ++b, ++cases) {
         const auto requests = random_requests(rng, config, 12, 40);
-        const auto expected = flatten(reference::ngram_ids(
-            layout, config.ngram_size, config.heads_per_ngram, config.eos_token_id, requests));
+        const auto expected = flatten(
+            reference::ngram_ids(layout, config.ngram_size, config.heads_per_ngram, config.eos_token_id, requests));
         const auto ids = compute_ngram_ids(specs[d], to_batch(config, requests));
-        ASSERT_EQ(ids, expected) << "model " << model << " layer " << d << " batch " << b
-                                 << " N=" << config.ngram_size << " K=" << config.heads_per_ngram;
+        ASSERT_EQ(ids, expected) << "model " << model << " layer " << d << " batch " << b << " N=" << config.ngram_size
+                                 << " K=" << config.heads_per_ngram;
       }
     }
   }
@@ -111,8 +111,7 @@ TEST(ValidateBatch, RejectsInconsistentLayouts) {
   bad = batch;
   bad.context.pop_back();
   EXPECT_THROW(validate_batch(bad, "b"), InputError);
-  EXPECT_THROW(batch.add_request(std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0}),
-               InputError);
+  EXPECT_THROW(batch.add_request(std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0}), InputError);
 }
 
 }  // namespace

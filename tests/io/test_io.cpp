@@ -20,14 +20,17 @@ class IoFiles : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("pleshard_test_io_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("pleshard_test_io_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    config_ = parse_model_config(
-        nlohmann::json{{"vocab_size", 1000}, {"eos_token_id", 2}, {"num_hidden_layers", 2},
-                       {"ple_embed_dim", 32}, {"ngram_size", 3}, {"heads_per_ngram", 2},
-                       {"ple_layer_ids", {1}}},
-        "cfg");
+    config_ = parse_model_config(nlohmann::json{{"vocab_size", 1000},
+                                                {"eos_token_id", 2},
+                                                {"num_hidden_layers", 2},
+                                                {"ple_embed_dim", 32},
+                                                {"ngram_size", 3},
+                                                {"heads_per_ngram", 2},
+                                                {"ple_layer_ids", {1}}},
+                                 "cfg");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -75,9 +78,7 @@ TEST_F(IoFiles, BatchErrors) {
   expect_batch_error(R"({"requests": [{"tokens": "abc"}]})", "requests[0].tokens");
 }
 
-TEST_F(IoFiles, MissingBatchFile) {
-  EXPECT_THROW((void)load_batch_json(dir_ / "absent.json", config_), InputError);
-}
+TEST_F(IoFiles, MissingBatchFile) { EXPECT_THROW((void)load_batch_json(dir_ / "absent.json", config_), InputError); }
 
 TEST_F(IoFiles, RequestsJsonl) {
   const auto path = write("r.jsonl", "{\"id\":\"a\",\"tokens\":[1,2]}\n\n{\"id\":5,\"tokens\":[3]}\n{\"tokens\":[]}\n");

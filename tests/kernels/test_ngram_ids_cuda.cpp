@@ -27,10 +27,9 @@ std::vector<std::int64_t> cuda_ids(const PleLayerSpec& spec, const TokenBatch& b
   qsl.copy_from_host(std::span<const std::int64_t>(batch.query_start_loc));
   context.copy_from_host(std::span<const std::int64_t>(batch.context));
   PLESHARD_CUDA_CHECK(cudaMemset(ids.data(), 0xA5, ids.bytes()));  // poison
-  kernels::compute_ngram_ids_cuda(
-      make_hash_params(spec),
-      {tokens.data(), batch.num_tokens(), qsl.data(), batch.num_requests(), context.data()},
-      ids.data(), nullptr);
+  kernels::compute_ngram_ids_cuda(make_hash_params(spec),
+                                  {tokens.data(), batch.num_tokens(), qsl.data(), batch.num_requests(), context.data()},
+                                  ids.data(), nullptr);
   std::vector<std::int64_t> out(ids.size());
   ids.copy_to_host(std::span<std::int64_t>(out));
   PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());

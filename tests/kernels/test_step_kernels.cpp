@@ -78,11 +78,19 @@ TEST(StepKernels, FusedDecodeEqualsTheDecodeCore) {
   // unaligned path.
   const std::vector<std::vector<Layer>> steps = {
       {{RowFormat::bf16, 160, false}, {RowFormat::fp8, 160, false}, {RowFormat::nvfp4, 160, true}},
-      {{RowFormat::nvfp4, 32, false}, {RowFormat::f16, 48, false}, {RowFormat::f32, 16, false},
-       {RowFormat::bf16, 20, false}, {RowFormat::fp8, 48, false}},
-      {{RowFormat::f32, 6, false}, {RowFormat::nvfp4, 48, true}, {RowFormat::fp8, 16, false},
-       {RowFormat::bf16, 32, false}, {RowFormat::nvfp4, 16, false}, {RowFormat::f16, 160, false},
-       {RowFormat::bf16, 160, false}, {RowFormat::fp8, 160, false}},
+      {{RowFormat::nvfp4, 32, false},
+       {RowFormat::f16, 48, false},
+       {RowFormat::f32, 16, false},
+       {RowFormat::bf16, 20, false},
+       {RowFormat::fp8, 48, false}},
+      {{RowFormat::f32, 6, false},
+       {RowFormat::nvfp4, 48, true},
+       {RowFormat::fp8, 16, false},
+       {RowFormat::bf16, 32, false},
+       {RowFormat::nvfp4, 16, false},
+       {RowFormat::f16, 160, false},
+       {RowFormat::bf16, 160, false},
+       {RowFormat::fp8, 160, false}},
   };
   for (const auto& space : spaces()) {
     for (std::size_t s = 0; s < steps.size(); ++s) {
@@ -160,8 +168,9 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
       slot_tokens += static_cast<std::int64_t>(rng() % 5);  // padding beyond the largest
       const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
       std::vector<std::int64_t> packed(block * static_cast<std::size_t>(slots));
-      for (int s = 0; s < slots; ++s) pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
-                                                std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
+      for (int s = 0; s < slots; ++s)
+        pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
+                  std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
       SpaceBuffer blocks(*space), space_params(*space), ids(*space);
       blocks.assign(std::span<const std::int64_t>(packed));
       space_params.assign(std::span<const kernels::NgramHashParams>(params));
@@ -175,8 +184,9 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
           const auto expected = flatten(reference::ngram_ids(reference::layer_layout(config, d), config.ngram_size,
                                                              config.heads_per_ngram, config.eos_token_id,
                                                              requests[static_cast<std::size_t>(s)]));
-          const auto first = got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d) * per_layer +
-                                                                       static_cast<std::size_t>(s * slot_tokens * heads));
+          const auto first =
+              got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d) * per_layer +
+                                                        static_cast<std::size_t>(s * slot_tokens * heads));
           EXPECT_TRUE(std::equal(expected.begin(), expected.end(), first))
               << "model " << model << " layer " << d << " slot " << s << (space->on_device() ? " cuda" : " host");
         }

@@ -56,7 +56,8 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
       for (int d = 0; d < config.num_ple_layers(); ++d) {
         const std::int64_t rows = checkpoint->table(d).layout.rows;
         const HostTable host(*checkpoint, d, {0, rows});
-        SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) + (space->on_device() ? " gpu" : " host"));
+        SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) +
+                     (space->on_device() ? " gpu" : " host"));
         for (std::int64_t n : {0, 1, 64, 3000}) {
           std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
           // Half from a narrow window (repeats and runs of neighbours), half anywhere.
@@ -64,8 +65,8 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
             ids[i] = i % 2 == 0 ? static_cast<std::int64_t>(rng() % 40) + rows / 3
                                 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
           if (n >= 64) {
-            ids[3] = -1;      // outside the table: zeros
-            ids[5] = rows;    // just past the end
+            ids[3] = -1;    // outside the table: zeros
+            ids[5] = rows;  // just past the end
             ids[7] = rows - 1;
             ids[9] = 0;
           }

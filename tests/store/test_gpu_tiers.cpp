@@ -19,9 +19,11 @@ namespace {
 using namespace pleshard;
 
 ModelConfig config_with(const char* dtype, int ple_embed_dim) {
-  nlohmann::json j = {{"vocab_size", 1000}, {"eos_token_id", 2}, {"num_hidden_layers", 2},
-                      {"ngram_size", 3}, {"heads_per_ngram", 2}, {"ple_embed_dim", ple_embed_dim},
-                      {"ngram_vocab_size_base", 700}, {"split_ngram_parts", 3}, {"ple_layer_ids", {1}}};
+  nlohmann::json j = {{"vocab_size", 1000},           {"eos_token_id", 2},
+                      {"num_hidden_layers", 2},       {"ngram_size", 3},
+                      {"heads_per_ngram", 2},         {"ple_embed_dim", ple_embed_dim},
+                      {"ngram_vocab_size_base", 700}, {"split_ngram_parts", 3},
+                      {"ple_layer_ids", {1}}};
   if (dtype != nullptr) j["ple_embedding_dtype"] = dtype;
   return parse_model_config(j, "gpu tier config");
 }
@@ -38,8 +40,11 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
     const char* dtype;
     RowFormat format;
   };
-  const Case cases[] = {{nullptr, RowFormat::f32}, {nullptr, RowFormat::bf16}, {nullptr, RowFormat::f16},
-                        {"float8_e4m3fn", RowFormat::fp8}, {"nvfp4", RowFormat::nvfp4}};
+  const Case cases[] = {{nullptr, RowFormat::f32},
+                        {nullptr, RowFormat::bf16},
+                        {nullptr, RowFormat::f16},
+                        {"float8_e4m3fn", RowFormat::fp8},
+                        {"nvfp4", RowFormat::nvfp4}};
   std::mt19937_64 rng(12);
   for (int ple_embed_dim : {4 * 160, 4 * 32, 4 * 48}) {  // 48 values: nvfp4 rows of 24 bytes
     for (const auto& c : cases) {
@@ -58,12 +63,13 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
                        to_string(tier) + " blocks/SM " + std::to_string(uva_blocks_per_sm) + " " + to_string(dtype));
           // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
-          for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{37}, std::int64_t{5000},
-                                 k_pinned_group_min_ids + 5}) {
+          for (std::int64_t n :
+               {std::int64_t{0}, std::int64_t{1}, std::int64_t{37}, std::int64_t{5000}, k_pinned_group_min_ids + 5}) {
             std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
             for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
             if (n > 2) ids[1] = 0;  // padding id
-            const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(config.head_dim()) * kernels::out_bytes(dtype);
+            const std::size_t out_bytes =
+                ids.size() * static_cast<std::size_t>(config.head_dim()) * kernels::out_bytes(dtype);
             std::vector<std::uint8_t> expected(out_bytes), got(out_bytes, 0xCD);
             host.lookup(ids, dtype, expected.data());
             kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
@@ -113,8 +119,8 @@ TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
 }  // namespace
 
 #include "exec/cuda_step_space.hpp"
-#include "large_table.hpp"
 #include "exec/step_kernels.hpp"
+#include "large_table.hpp"
 #include "store/gpu_store.hpp"
 
 namespace {

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
 #include "io/pread_file.hpp"
 #include "large_table.hpp"
-#include "ckpt/synthetic.hpp"
 #include "store/disk_store.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store_factory.hpp"
@@ -52,11 +52,16 @@ TEST(LargeOffsets, PreadPast4GiBAndAtTheEnd) {
 // `stored` hold data (LargeTable's values); the rest are zeros, which the writer leaves as
 // holes, so the file takes a few kilobytes of disk.
 TEST(LargeOffsets, DiskTierReadsRowsPast4GiBOfACheckpoint) {
-  const ModelConfig config = parse_model_config(
-      nlohmann::json{{"vocab_size", 1000}, {"eos_token_id", 2}, {"num_hidden_layers", 2}, {"ngram_size", 3},
-                     {"heads_per_ngram", 2}, {"ple_embed_dim", 4 * LargeTable::head_dim},
-                     {"ngram_vocab_size_base", 3'800'000}, {"split_ngram_parts", 1}, {"ple_layer_ids", {1}}},
-      "large config");
+  const ModelConfig config = parse_model_config(nlohmann::json{{"vocab_size", 1000},
+                                                               {"eos_token_id", 2},
+                                                               {"num_hidden_layers", 2},
+                                                               {"ngram_size", 3},
+                                                               {"heads_per_ngram", 2},
+                                                               {"ple_embed_dim", 4 * LargeTable::head_dim},
+                                                               {"ngram_vocab_size_base", 3'800'000},
+                                                               {"split_ngram_parts", 1},
+                                                               {"ple_layer_ids", {1}}},
+                                                "large config");
   TableSource source = synthetic_tables(config, RowFormat::bf16, 1).front();
   const std::int64_t rows = source.info.layout.rows;
   const std::int64_t boundary = (std::int64_t{1} << 32) / (LargeTable::head_dim * 2);  // first row past 2^32 B

@@ -45,7 +45,8 @@ std::vector<std::string> read_fixed_strings(hid_t file, const char* name, const 
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   const std::size_t width = H5Tget_size(type.get());
   std::string packed(width * n, '\0');
-  if (n > 0) h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()), what + " cannot be read");
+  if (n > 0)
+    h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data()), what + " cannot be read");
   std::vector<std::string> values;
   for (hsize_t i = 0; i < n; ++i) values.push_back(without_padding(packed.substr(i * width, width)));
   return values;

@@ -5,7 +5,9 @@
 #                   [-t TP] [-e ETP_PER_TP] [-g STORAGE] [-x "MORE RUN ARGS"] [-o OUT_PREFIX] [-b BUILD_DIR]
 # strong: the same requests for every rank count; weak: N synthetic requests per DP rank.
 # STORAGE: host (default), device, pinned or disk; GPU runs take one GPU per rank (NCCL).
-# The CSV's last column holds each collective's busbw (GB/s, nccl-tests conventions).
+# Columns: the run's phases on the step space's stream (load, gather, hash, fetch, decode,
+# combine), step latency p50/p99, the exchange's share of the step (gather + combine over the
+# steps' time), and each collective's busbw (GB/s, nccl-tests conventions) last.
 # LAUNCHER overrides how ranks start (default: mpiexec -n; e.g. "srun --mpi=pmix -n").
 set -euo pipefail
 checkpoint=""; mode=strong; ranks="1 2 4"; requests=""; synthetic=512; tp=1; etp_per_tp=0
@@ -27,7 +29,7 @@ if [ -z "$launcher" ]; then
   fi
 fi
 csv=$prefix.csv
-echo "mode,storage,backend,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,hash_s,exchange_s,lookup_s,collect_s,write_s,exchange_share,busbw_gb_s" >"$csv"
+echo "mode,storage,backend,exchange,ranks,tp,etp,requests,tokens,seconds,tokens_per_s,rows_per_s,step_p50_us,step_p99_us,steps_s,load_s,gather_s,hash_s,fetch_s,decode_s,combine_s,exchange_share,busbw_gb_s" >"$csv"
 for n in $ranks; do
   [ $((n % tp)) -eq 0 ] || { echo "scaling: skip $n ranks (TP $tp does not divide it)"; continue; }
   etp=$tp; [ "$etp_per_tp" -gt 0 ] && etp=$((tp * etp_per_tp))
@@ -39,16 +41,20 @@ for n in $ranks; do
   line=$($launcher "$n" "$app" run --checkpoint "$checkpoint" "${input[@]}" --tp "$tp" --etp "$etp" \
          --storage "$storage" $more --summary-only --quiet --json | grep '^{"job"')
   field() { echo "$line" | grep -o "\"$1\": [^,}]*" | head -1 | sed 's/.*: //' | tr -d '"'; }
-  busbw=$(echo "$line" | grep -o '"[a-z_]*_busbw": [^,}]*' | sed 's/"\([a-z_]*\)_busbw": \(.*\)/\1 \2/' |
+  # (none where every group is one rank)
+  busbw=$(echo "$line" | { grep -o '"[a-z_]*_busbw": [^,}]*' || true; } | sed 's/"\([a-z_]*\)_busbw": \(.*\)/\1 \2/' |
           awk '{ printf "%s%s=%.2f", (NR > 1 ? ";" : ""), $1, $2 * 1e-9 }')
-  # The exchange's share of the timed phases (graph replays are one phase of their own).
-  phases=$(awk -v a="$(field hash_s)" -v b="$(field exchange_s)" -v c="$(field lookup_s)" -v d="$(field write_s)" \
-           -v e="$(field collect_s)" 'BEGIN { s = a + b + c + d + e; printf "%.4f", (s > 0 ? b / s : 0) }')
-  echo "$mode,$(field storage),$(field backend),$(field ranks),$(field tp),$(field etp),$(field requests),$(field tokens),$(field seconds),$(field tokens_per_s),$(field rows_per_s),$(field hash_s),$(field exchange_s),$(field lookup_s),$(field collect_s),$(field write_s),$phases,$busbw" >>"$csv"
+  # The exchange's share of the steps' time (not known for graph replays, timed whole).
+  share=$(awk -v g="$(field gather_s)" -v c="$(field combine_s)" -v s="$(field steps_s)" \
+          'BEGIN { printf "%.4f", (s > 0 ? (g + c) / s : 0) }')
+  cols=""
+  for key in storage backend exchange ranks tp etp requests tokens seconds tokens_per_s rows_per_s step_p50_us \
+             step_p99_us steps_s load_s gather_s hash_s fetch_s decode_s combine_s; do cols="$cols,$(field $key)"; done
+  echo "$mode$cols,$share,$busbw" >>"$csv"
 done
 if command -v column >/dev/null; then column -s, -t <"$csv"; else cat "$csv"; fi
 # The plot: tokens/s against ranks (log2 x), as a self-contained SVG.
-awk -F, -v title="pleshard run, $mode scaling, $storage" 'NR > 1 { n++; x[n] = $4; y[n] = $10; if ($10 > ymax) ymax = $10; if ($4 > xmax) xmax = $4 }
+awk -F, -v title="pleshard run, $mode scaling, $storage" 'NR > 1 { n++; x[n] = $5; y[n] = $11; if ($11 > ymax) ymax = $11; if ($5 > xmax) xmax = $5 }
   END {
     if (n == 0) exit
     w = 640; h = 400; l = 80; b = 50; t = 40; r = 20

@@ -11,6 +11,6 @@ if [ ! -e "$work/model/config.json" ]; then
   build/bin/pleshard ckpt make --config jobs/example/config.json --out "$work/model" --files 2
 fi
 echo "== pleshard run: 4 ranks (TP 2, ETP 4), 128 synthetic requests -> $work/embeddings.h5"
-rm -rf "$work/embeddings.h5" "$work/embeddings.h5.parts"
+rm -rf "$work/embeddings.h5" "$work/embeddings.h5.partial" "$work/embeddings.h5.progress"
 jobs/run-local.sh -n 4 -- run --checkpoint "$work/model" --synthetic 128 --synthetic-max-tokens 256 \
   --tp 2 --etp 4 --step-tokens 4096 --decode-tokens 8 --out "$work/embeddings.h5"

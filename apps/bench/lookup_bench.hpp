@@ -47,7 +47,7 @@ struct LookupBenchResult {
   std::int64_t wrong = 0;
   // "pinned|device" only: the share of the device work's own time hidden behind the pinned
   // lookup (1: all of it, 0: none, the two ran one after the other).
-  std::optional<double> hidden;
+  std::optional<double> hidden = std::nullopt;
 
   [[nodiscard]] double rows_per_second() const { return static_cast<double>(ids) / seconds; }
   [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }

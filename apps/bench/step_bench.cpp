@@ -108,8 +108,8 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
   std::vector<StepBenchResult> results;
   for (const StorageTier tier : o.tiers) {
     CheckpointOptions ckpt_options;
-    ckpt_options.comm = comms.world();
     ckpt_options.collective_io = tier == StorageTier::host;
+    ckpt_options.comm = ckpt_options.collective_io ? comms.world() : MPI_COMM_SELF;
     const std::unique_ptr<PleCheckpoint> checkpoint = collective_try(comm, [&] {
       return o.checkpoint.empty() ? synthetic_checkpoint(config, o.format, k_table_seed)
                                   : open_ple_checkpoint(o.checkpoint, config, ckpt_options);

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "io/file_checks.hpp"
+#include "kernels/common/ngram_hash.hpp"
 
 namespace pleshard::detail {
 
@@ -34,6 +38,31 @@ bool is_hdf5_file(const std::string& path) {
 
 std::string group_name(int d) { return "/ple/" + std::to_string(d); }
 
+// A digest of what hashing and decoding a table depend on beyond its rows: format, head_dim,
+// global scale and hash buffers. Written beside them; a reader that finds it recomputes it.
+std::int64_t table_fingerprint(const PleTableInfo& info) {
+  std::uint64_t h = kernels::splitmix64(0x706c6573ull);  // "ples"
+  const auto mix = [&h](std::uint64_t v) { h = kernels::splitmix64(h ^ v); };
+  for (const char c : std::string(to_string(info.layout.format))) mix(static_cast<unsigned char>(c));
+  mix(static_cast<std::uint64_t>(info.layout.head_dim));
+  std::uint32_t scale_bits = 0;
+  std::memcpy(&scale_bits, &info.global_scale, sizeof scale_bits);
+  mix(scale_bits);
+  for (const auto* buffer : {&info.multipliers, &info.head_sizes, &info.head_offsets}) {
+    mix(buffer->size());
+    for (const std::int64_t v : *buffer) mix(static_cast<std::uint64_t>(v));
+  }
+  return static_cast<std::int64_t>(h);
+}
+
+// Files whose object headers carry checksums (the 1.8 format and later), so that every
+// attribute a result depends on is checked when it is read.
+H5Id checksummed_fapl() {
+  H5Id fapl = check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
+  check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+  return fapl;
+}
+
 void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
   H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
   H5Id attr = check(H5Acreate2(object, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
@@ -44,14 +73,23 @@ void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
 std::int64_t read_int_attribute(hid_t object, const char* name, const std::string& where) {
   if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
   H5Id attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": attribute " + name);
+  H5Id type = check(H5Aget_type(attr.get()), H5Tclose, where + ": attribute " + name);
+  H5Id space = check(H5Aget_space(attr.get()), H5Sclose, where + ": attribute " + name);
+  if (H5Tget_class(type.get()) != H5T_INTEGER || !detail::holds_one_element(space.get()))
+    throw InputError(where + ": attribute " + name + " is not one integer");
   std::int64_t value = 0;
   check(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), where + ": cannot read attribute " + name);
   return value;
 }
 
+// A small dataset a table's results depend on, checksummed (Fletcher32) like the rows.
 void write_vector(hid_t group, const char* name, hid_t file_type, hid_t memory_type, const void* data, hsize_t count) {
   H5Id space = check(H5Screate_simple(1, &count, nullptr), H5Sclose, "H5Screate_simple");
-  H5Id set = check(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose,
+  H5Id plist = check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
+  check(H5Pset_obj_track_times(plist.get(), 0), "H5Pset_obj_track_times");
+  check(H5Pset_chunk(plist.get(), 1, &count), "H5Pset_chunk");
+  check(H5Pset_fletcher32(plist.get()), "H5Pset_fletcher32");
+  H5Id set = check(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT), H5Dclose,
                    std::string("cannot create dataset ") + name);
   check(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
         std::string("cannot write dataset ") + name);
@@ -111,12 +149,15 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       check(H5Pset_dxpl_mpio(xfer_.get(), options.collective_io ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT),
             "H5Pset_dxpl_mpio");
       collective_ = options.collective_io;
+      shared_ = true;
     }
 #else
     (void)options;
 #endif
+    require_regular_file(path_, "checkpoint");
     if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
     file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
+    identities_.emplace_back(path_);
 
     for (const auto& spec : derive_layer_specs(config)) {
       const std::string where = path_ + ": " + group_name(spec.ple_index);
@@ -136,10 +177,11 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       if (!format_matches_config(info.layout.format, config.quantization))
         throw InputError(where + ": format " + to_string(info.layout.format) +
                          " does not match ple_embedding_dtype = " + to_string(config.quantization));
-      info.layout.head_dim = static_cast<int>(read_int_attribute(group.get(), "head_dim", where));
-      if (info.layout.head_dim != spec.head_dim)
-        throw InputError(where + ": head_dim " + std::to_string(info.layout.head_dim) + ", the config gives " +
+      const std::int64_t head_dim = read_int_attribute(group.get(), "head_dim", where);
+      if (head_dim != spec.head_dim)
+        throw InputError(where + ": head_dim " + std::to_string(head_dim) + ", the config gives " +
                          std::to_string(spec.head_dim));
+      info.layout.head_dim = spec.head_dim;
       info.layout.rows = spec.padded_rows;
 
       Table table;
@@ -150,6 +192,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
         if (H5Lexists(group.get(), "global_scale", H5P_DEFAULT) <= 0)
           throw InputError(where + "/global_scale: missing");
         H5Id set = check(H5Dopen2(group.get(), "global_scale", H5P_DEFAULT), H5Dclose, where + "/global_scale");
+        H5Id type(H5Dget_type(set.get()), H5Tclose);
+        H5Id space(H5Dget_space(set.get()), H5Sclose);
+        if (H5Tget_class(type.get()) != H5T_FLOAT || !detail::holds_one_element(space.get()))
+          throw InputError(where + "/global_scale: expected one float");
         check(H5Dread(set.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, &info.global_scale),
               where + "/global_scale: cannot read");
         if (!std::isfinite(info.global_scale))
@@ -158,10 +204,28 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       read_buffer(group.get(), "layer_multipliers", spec.multipliers.size(), info.multipliers, where);
       read_buffer(group.get(), "ngram_heads_vocab_sizes", spec.head_sizes.size(), info.head_sizes, where);
       read_buffer(group.get(), "ngram_heads_offsets", spec.head_offsets.size(), info.head_offsets, where);
+      if (H5Aexists(group.get(), "fingerprint") > 0 &&
+          read_int_attribute(group.get(), "fingerprint", where) != table_fingerprint(info))
+        throw InputError(where + ": format, head_dim, global_scale or hash buffers do not match their fingerprint");
       tables_.push_back(std::move(info));
       sets_.push_back(std::move(table));
     }
   }
+
+  // A file opened through MPI-IO closes collectively: a rank unwinding alone from a failure
+  // would wait there for ranks that are not coming; it leaves the handles open instead (its
+  // process is ending, and the others are ended with it).
+  ~Hdf5PleCheckpoint() override {
+    if (!shared_ || std::uncaught_exceptions() == 0) return;
+    for (Table& t : sets_) {
+      t.weight.abandon();
+      t.scales.abandon();
+    }
+    xfer_.abandon();
+    file_.abandon();
+  }
+  Hdf5PleCheckpoint(const Hdf5PleCheckpoint&) = delete;
+  Hdf5PleCheckpoint& operator=(const Hdf5PleCheckpoint&) = delete;
 
   [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::hdf5; }
   [[nodiscard]] bool reads_collectively() const override { return collective_; }
@@ -202,8 +266,9 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     if (H5Lexists(group, name, H5P_DEFAULT) <= 0) return;  // optional
     H5Id set = check(H5Dopen2(group, name, H5P_DEFAULT), H5Dclose, where + "/" + name);
     const auto dims = dims_of(set.get());
-    if (dims.size() != 1 || dims[0] != length)
-      throw InputError(where + "/" + name + ": expected " + std::to_string(length) + " values");
+    H5Id type(H5Dget_type(set.get()), H5Tclose);
+    if (dims.size() != 1 || dims[0] != length || H5Tget_class(type.get()) != H5T_INTEGER)
+      throw InputError(where + "/" + name + ": expected " + std::to_string(length) + " integers");
     out.resize(length);
     check(H5Dread(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
           where + "/" + name + ": cannot read");
@@ -230,6 +295,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   H5Id file_;
   H5Id xfer_;
   bool collective_ = false;
+  bool shared_ = false;  // opened through MPI-IO by several ranks
   std::vector<Table> sets_;
 };
 
@@ -243,6 +309,7 @@ std::unique_ptr<PleCheckpoint> open_hdf5_checkpoint(const fs::path& path, const 
 ModelConfig read_hdf5_config(const fs::path& path) {
   quiet_hdf5();
   const std::string p = path.string();
+  require_regular_file(p, "checkpoint");
   if (!is_hdf5_file(p)) throw InputError(p + ": not an HDF5 file");
   H5Id file = check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": cannot open HDF5 file");
   const std::string text = read_string_attribute(file.get(), "config", p);
@@ -260,8 +327,8 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
   quiet_hdf5();
   const fs::path partial = path.string() + ".partial";
   {
-    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                      partial.string() + ": cannot create");
+    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, checksummed_fapl().get()),
+                      H5Fclose, partial.string() + ": cannot create");
     write_string_attribute(file.get(), "config", to_json(config).dump());
     write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
     H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "/ple");
@@ -282,6 +349,7 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
       write_buffer("layer_multipliers", info.multipliers);
       write_buffer("ngram_heads_vocab_sizes", info.head_sizes);
       write_buffer("ngram_heads_offsets", info.head_offsets);
+      write_int_attribute(group.get(), "fingerprint", table_fingerprint(info));
 
       const std::size_t row_bytes = info.layout.row_bytes();
       const std::size_t scale_bytes = info.layout.scale_bytes();

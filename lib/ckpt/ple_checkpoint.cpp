@@ -7,6 +7,7 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "io/file_checks.hpp"
 
 namespace pleshard {
 
@@ -45,9 +46,12 @@ fs::path single_hdf5_in(const fs::path& dir) {
 
 }  // namespace
 
-std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const ModelConfig& config,
-                                                   const CheckpointOptions& options) {
+namespace {
+
+std::unique_ptr<PleCheckpoint> open_checkpoint(const fs::path& path, const ModelConfig& config,
+                                               const CheckpointOptions& options) {
   if (!fs::exists(path)) throw InputError(path.string() + ": checkpoint not found");
+  if (!fs::is_directory(path)) require_regular_file(path, "checkpoint");
   if (fs::is_directory(path)) {
     if (const fs::path h5 = single_hdf5_in(path); !h5.empty()) return detail::open_hdf5_checkpoint(h5, config, options);
     return detail::open_safetensors_checkpoint(path, config, options);
@@ -55,6 +59,17 @@ std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const M
   if (is_hdf5_path(path)) return detail::open_hdf5_checkpoint(path, config, options);
   if (path.extension() == ".safetensors") return detail::open_safetensors_checkpoint(path, config, options);
   throw InputError(path.string() + ": expected a directory, a .safetensors or an .h5 file");
+}
+
+}  // namespace
+
+std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const ModelConfig& config,
+                                                   const CheckpointOptions& options) {
+  auto checkpoint = open_checkpoint(path, config, options);
+  // The hash buffers as a job would use them, checked now: every head inside the table.
+  for (const PleLayerSpec& spec : derive_layer_specs(config))
+    (void)hashing_spec(spec, checkpoint->table(spec.ple_index), checkpoint->path(), false);
+  return checkpoint;
 }
 
 ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& config_path) {
@@ -67,20 +82,23 @@ ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& c
   throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
 }
 
-PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table, const std::string& source) {
+PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table, const std::string& source,
+                          bool log_differences) {
   PleLayerSpec spec = derived;
   const auto take = [&](const char* name, const std::vector<std::int64_t>& loaded, std::vector<std::int64_t>& target) {
     if (loaded.empty() || loaded == target) return;
-    log_warning(source + ": PLE layer " + std::to_string(derived.ple_index) + ": checkpoint " + name +
-                " differ from the derived ones; using the checkpoint's");
+    if (log_differences)
+      log_warning(source + ": PLE layer " + std::to_string(derived.ple_index) + ": checkpoint " + name +
+                  " differ from the derived ones; using the checkpoint's");
     target = loaded;
   };
   take("layer_multipliers", table.multipliers, spec.multipliers);
   take("ngram_heads_vocab_sizes", table.head_sizes, spec.head_sizes);
   take("ngram_heads_offsets", table.head_offsets, spec.head_offsets);
   for (std::size_t h = 0; h < spec.head_sizes.size(); ++h) {
-    if (spec.head_sizes[h] <= 0 || spec.head_offsets[h] < 0 ||
-        spec.head_offsets[h] + spec.head_sizes[h] > spec.padded_rows)
+    // offset + size <= rows, written so that it cannot overflow
+    if (spec.head_sizes[h] <= 0 || spec.head_offsets[h] < 0 || spec.head_offsets[h] > spec.padded_rows ||
+        spec.head_sizes[h] > spec.padded_rows - spec.head_offsets[h])
       throw InputError(source + ": PLE layer " + std::to_string(derived.ple_index) + ": head " + std::to_string(h) +
                        " (offset " + std::to_string(spec.head_offsets[h]) + ", size " +
                        std::to_string(spec.head_sizes[h]) + ") lies outside the " + std::to_string(spec.padded_rows) +

@@ -17,6 +17,7 @@
 #include "config/model_config.hpp"
 #include "format/row_format.hpp"
 #include "hash/ple_layer_spec.hpp"
+#include "io/file_checks.hpp"
 
 namespace pleshard {
 
@@ -73,12 +74,19 @@ class PleCheckpoint {
   // Whether read_rows is collective over the communicator the checkpoint was opened with.
   [[nodiscard]] virtual bool reads_collectively() const { return false; }
 
+  // InputError naming the file when a file of the checkpoint has changed since it was
+  // opened (truncated, rewritten, replaced): tiers that read rows during a job check it.
+  void check_unchanged() const {
+    for (const auto& file : identities_) file.check_unchanged();
+  }
+
   // Reads every row band and checks whatever the format can check (HDF5 checksums).
   virtual void verify_data(const std::function<void(double)>& progress) const;
 
  protected:
   std::string path_;
   std::vector<PleTableInfo> tables_;
+  std::vector<FileIdentity> identities_;  // the files read_rows reads
 };
 
 struct CheckpointOptions {
@@ -121,8 +129,9 @@ void write_checkpoint(const std::filesystem::path& path, const ModelConfig& conf
                                                  const std::filesystem::path& config_path = {});
 
 // The spec to hash with: the derived one, with the checkpoint's hash buffers taking
-// precedence where present (each difference is logged once).
+// precedence where present (each difference logged); InputError naming `source` when a head
+// lies outside the table. open_ple_checkpoint runs the same checks.
 [[nodiscard]] PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table,
-                                        const std::string& source);
+                                        const std::string& source, bool log_differences = true);
 
 }  // namespace pleshard

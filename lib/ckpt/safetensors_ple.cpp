@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/parallel.hpp"
+#include "io/file_checks.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
@@ -46,6 +47,7 @@ std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::strin
   const fs::path index_path = path / "model.safetensors.index.json";
   std::vector<fs::path> files;
   if (fs::exists(index_path)) {
+    require_regular_file(index_path, "index");
     std::ifstream in(index_path);
     nlohmann::json document;
     try {
@@ -65,8 +67,14 @@ std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::strin
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
     for (const auto& name : names) {
+      // Only files of the checkpoint's own directory: nothing outside it is opened.
+      const fs::path relative(name);
+      if (relative.empty() || relative.is_absolute() ||
+          std::any_of(relative.begin(), relative.end(), [](const fs::path& part) { return part == ".."; }))
+        throw InputError(index_path.string() + ": names file \"" + name + "\", outside the checkpoint directory");
       if (!fs::exists(path / name))
         throw InputError(index_path.string() + ": names file " + name + ", which does not exist");
+      require_regular_file(path / name, "shard file");
       files.push_back(path / name);
     }
     return files;
@@ -86,6 +94,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     for (const auto& file : checkpoint_files(path, index)) {
       files_.push_back(std::make_unique<SafetensorsFile>(file));
       preads_[files_.back().get()] = std::make_unique<PreadFile>(file);
+      identities_.emplace_back(file);
     }
 
     std::map<std::string, TensorRef> tensors;
@@ -445,9 +454,10 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
         weight_dtype = StDtype::U8;
         break;
     }
-    for (std::int64_t shard = 0; shard < parts; ++shard) {
+    // Shards past the last row would be empty: the layout needs none of them.
+    for (std::int64_t shard = 0; shard < parts && shard * shard_rows < info.layout.rows; ++shard) {
       const std::int64_t first = shard * shard_rows;
-      const std::int64_t rows = std::max<std::int64_t>(0, std::min(shard_rows, info.layout.rows - first));
+      const std::int64_t rows = std::min(shard_rows, info.layout.rows - first);
       const std::string name = prefix + "ngram_embedding.shard_" + std::to_string(shard);
       const RowSource source = table.rows;
       // Rows come from the source once per band; the scales tensor re-reads its band.

@@ -9,6 +9,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "io/file_checks.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
 namespace pleshard {
@@ -118,6 +119,8 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
     c.eos_token_id = r.integer("eos_token_id", *eos);
   }
   if (c.eos_token_id < 0) r.fail("eos_token_id", *eos, "must be non-negative");
+  if (c.eos_token_id >= c.vocab_size)
+    r.fail("eos_token_id", *eos, "must be below vocab_size = " + std::to_string(c.vocab_size));
 
   c.num_hidden_layers = as_int(r, "num_hidden_layers", r.required_integer("num_hidden_layers"));
   if (c.num_hidden_layers <= 0) r.fail("num_hidden_layers", json(c.num_hidden_layers), "must be positive");
@@ -147,10 +150,21 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
     r.fail(
         "ple_embed_dim", json(c.ple_embed_dim),
         "must be divisible by the total heads (ngram_size - 1) * heads_per_ngram = " + std::to_string(c.total_heads()));
+  if (c.ple_embed_dim / c.total_heads() > k_max_head_dim)
+    r.fail("ple_embed_dim", json(c.ple_embed_dim),
+           "gives rows of " + std::to_string(c.ple_embed_dim / c.total_heads()) + " values, more than the supported " +
+               std::to_string(k_max_head_dim));
 
   c.ngram_vocab_size_base = r.positive("ngram_vocab_size_base", c.ngram_vocab_size_base);
+  // Head sizes are primes above the base and must stay well inside 64-bit arithmetic.
+  if (c.ngram_vocab_size_base > k_max_ngram_vocab_size_base)
+    r.fail("ngram_vocab_size_base", json(c.ngram_vocab_size_base),
+           "must be at most 2^62 = " + std::to_string(k_max_ngram_vocab_size_base));
   c.vocab_size_divisor = r.positive("make_ngram_vocab_size_divisible_by", c.vocab_size_divisor);
   c.split_ngram_parts = r.positive("split_ngram_parts", c.split_ngram_parts);
+  if (c.split_ngram_parts > k_max_split_ngram_parts)
+    r.fail("split_ngram_parts", json(c.split_ngram_parts),
+           "must be at most " + std::to_string(k_max_split_ngram_parts) + " shards per table");
   c.seed = r.optional_integer("seed").value_or(c.seed);
 
   const json* ids = r.find("ple_layer_ids");
@@ -181,6 +195,7 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 }
 
 ModelConfig load_model_config(const std::filesystem::path& path) {
+  require_regular_file(path, "config");
   std::ifstream in(path);
   if (!in) throw InputError(path.string() + ": cannot open config file");
   json document;

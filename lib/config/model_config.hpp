@@ -11,6 +11,11 @@
 
 namespace pleshard {
 
+// Limits that keep every row, head and byte count of a table inside 64-bit arithmetic.
+inline constexpr std::int64_t k_max_head_dim = std::int64_t{1} << 20;
+inline constexpr std::int64_t k_max_ngram_vocab_size_base = std::int64_t{1} << 62;
+inline constexpr std::int64_t k_max_split_ngram_parts = std::int64_t{1} << 20;
+
 // How the checkpoint stores a table's rows ("ple_embedding_dtype").
 enum class TableQuantization { none, fp8, nvfp4 };
 

@@ -1,5 +1,6 @@
 #include "dist/nccl_communicator.hpp"
 
+#include <exception>
 #include <string>
 
 #include "core/error.hpp"
@@ -63,7 +64,11 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream) : stream_
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (comm_ != nullptr) {
+  if (comm_ != nullptr && std::uncaught_exceptions() > 0) {
+    // A rank unwinding from a failure: its peers may never join a destroy, and work still
+    // queued may wait on them; abort instead.
+    ncclCommAbort(comm_);
+  } else if (comm_ != nullptr) {
     // Mirror order of the bootstrap: drain our work, then destroy.
     cudaStreamSynchronize(stream_);
     ncclCommDestroy(comm_);

@@ -1,5 +1,7 @@
 #include "dist/topology.hpp"
 
+#include <exception>
+
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 
@@ -44,6 +46,9 @@ Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) 
 }
 
 Communicators::~Communicators() {
+  // Freeing may synchronise with the other ranks; a rank unwinding alone from a failure
+  // leaves them (its process is ending).
+  if (std::uncaught_exceptions() > 0) return;
   for (MPI_Comm* c : {&node_, &etp_dp_, &etp_, &dp_, &tp_, &world_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }

@@ -39,6 +39,7 @@ std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier ti
   if (tier_uses_gpu(tier)) own_gpu = bind_local_gpu(comms);
 #else
   (void)comms;
+  own_gpu = false;
 #endif
   return make_tier_space(tier);
 }

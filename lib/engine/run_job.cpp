@@ -45,9 +45,10 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
   const Communicators comms(world, loaded.topology);
   CheckpointOptions options;
   if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
-  options.comm = comms.world();
-  // Only the host tier reads each rank's range in one collective call per table.
+  // Only the host tier reads each rank's range in one collective call per table; the other
+  // tiers open the files on their own, so no close or read of theirs waits for other ranks.
   options.collective_io = loaded.job.storage == StorageTier::host;
+  options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   const auto checkpoint = collective_try(comms.world(), [&] {
     return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, loaded.config, options));
   });

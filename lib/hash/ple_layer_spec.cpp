@@ -25,8 +25,13 @@ void finish_spec(const ModelConfig& config, PleLayerSpec& spec) {
     offset += size;
   }
   spec.logical_rows = offset;
+  if (offset > std::numeric_limits<std::int64_t>::max() - (config.vocab_size_divisor - 1))
+    throw InputError(config.source +
+                     ": make_ngram_vocab_size_divisible_by = " + std::to_string(config.vocab_size_divisor) +
+                     " pads the table's " + std::to_string(offset) + " rows past 2^63");
   spec.padded_rows = round_up(offset, config.vocab_size_divisor);
-  spec.shard_rows = (spec.padded_rows + config.split_ngram_parts - 1) / config.split_ngram_parts;
+  // ceil(padded / parts), written so that it cannot overflow
+  spec.shard_rows = spec.padded_rows == 0 ? 0 : (spec.padded_rows - 1) / config.split_ngram_parts + 1;
 }
 
 PleLayerSpec base_spec(const ModelConfig& config, int ple_index) {

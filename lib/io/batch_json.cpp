@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "io/file_checks.hpp"
 #include "io/json_values.hpp"
 
 namespace pleshard {
 
 TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config) {
   const std::string source = path.string();
+  require_regular_file(path, "batch");
   std::ifstream in(path);
   if (!in) throw InputError(source + ": cannot open batch file");
   nlohmann::json document;

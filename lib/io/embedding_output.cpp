@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "io/detail/h5_handle.hpp"
@@ -132,6 +133,13 @@ EmbeddingRows::~EmbeddingRows() {
 }
 
 void EmbeddingRows::write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes) {
+  // Tests: PLESHARD_FAULT_WRITE_LIMIT=N makes the writes of this process past N bytes fail
+  // as a full disk would.
+  static const char* limit = std::getenv("PLESHARD_FAULT_WRITE_LIMIT");
+  if (limit != nullptr && bytes_written_ + bytes.size() > std::strtoull(limit, nullptr, 10)) {
+    errno = ENOSPC;
+    throw_errno(path_ + ": cannot write embeddings (fault injection)");
+  }
   auto offset = static_cast<off_t>(offsets_.at(static_cast<std::size_t>(layer)) +
                                    static_cast<std::uint64_t>(first) * token_bytes_);
   const std::uint8_t* p = bytes.data();

@@ -13,7 +13,8 @@
 namespace pleshard {
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path.string()) {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO would otherwise wait for a writer; it is refused below.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

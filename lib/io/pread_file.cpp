@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.hpp"
@@ -11,8 +12,15 @@
 namespace pleshard {
 
 PreadFile::PreadFile(const std::filesystem::path& path) : path_(path.string()) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO would otherwise wait for a writer; it is refused below.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw InputError(path_ + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    throw InputError(path_ + ": not a regular file");
+  }
   // Rows are scattered: readahead would read pages nobody asked for.
   (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+
 #include <numeric>
+#include "io/file_checks.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@ namespace pleshard {
 
 std::vector<Request> load_requests_jsonl(const std::filesystem::path& path) {
   const std::string source = path.string();
+  require_regular_file(path, "requests file");
   std::ifstream in(path);
   if (!in) throw InputError(source + ": cannot open requests file");
   std::vector<Request> requests;

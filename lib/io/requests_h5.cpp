@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "io/detail/h5_handle.hpp"
+#include "io/file_checks.hpp"
 #include "io/requests.hpp"
 
 namespace pleshard {
@@ -10,7 +11,7 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
   using detail::H5Id;
   detail::quiet_hdf5();
   const std::string p = path.string();
-  if (!std::filesystem::exists(path)) throw InputError(p + ": cannot open requests file");
+  require_regular_file(path, "requests file");
   H5Id file = h5_check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": not a readable HDF5 file");
   const auto read = [&](const char* name) {
     if (H5Lexists(file.get(), name, H5P_DEFAULT) <= 0) throw InputError(p + ": /" + std::string(name) + " is missing");

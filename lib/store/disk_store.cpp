@@ -19,6 +19,7 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space) : checkp
 
 void DiskStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
+  checkpoint_.check_unchanged();
   for (std::size_t d = 0; d < layers_.size(); ++d) fetch(static_cast<int>(d), queries[d]);
 }
 

@@ -202,3 +202,51 @@ TEST(ModelConfigFile, RoundTripsThroughToJson) {
 }
 
 }  // namespace
+
+namespace {
+
+// Values whose arithmetic would overflow or wrap further on are refused where they are read.
+TEST(ModelConfig, EosOutsideTheVocabulary) {
+  expect_rejected(with(minimal(), "eos_token_id", 151936), "eos_token_id", "below vocab_size");
+}
+
+TEST(ModelConfig, RowsTooWideForTheArithmetic) {
+  // 16 heads: head_dim 2^40, and 2^32 + 16 (which an int would see as 16).
+  expect_rejected(with(minimal(), "ple_embed_dim", std::int64_t{16} << 40), "ple_embed_dim", "more than the supported");
+  expect_rejected(with(minimal(), "ple_embed_dim", 16 * ((std::int64_t{1} << 32) + 16)), "ple_embed_dim",
+                  "more than the supported");
+}
+
+TEST(ModelConfig, SplitPartsBeyondAnyLayout) {
+  expect_rejected(with(minimal(), "split_ngram_parts", std::numeric_limits<std::int64_t>::max()), "split_ngram_parts",
+                  "must be at most");
+  expect_rejected(with(minimal(), "split_ngram_parts", std::int64_t{1'000'000'000'000}), "split_ngram_parts",
+                  "must be at most");
+}
+
+TEST(ModelConfig, BaseBeyondTheHeadArithmetic) {
+  expect_rejected(with(minimal(), "ngram_vocab_size_base", (std::int64_t{1} << 62) + 1), "ngram_vocab_size_base",
+                  "at most 2^62");
+}
+
+}  // namespace
+
+#include "hash/ple_layer_spec.hpp"
+
+namespace {
+
+// Padding a table to a huge divisor would wrap to 0 rows: refused when the spec is derived,
+// naming the file and the key.
+TEST(ModelConfig, DivisorThatWouldWrapThePadding) {
+  const ModelConfig c = parse_model_config(
+      with(minimal(), "make_ngram_vocab_size_divisible_by", std::numeric_limits<std::int64_t>::max()), "cfg.json");
+  try {
+    (void)pleshard::derive_layer_specs(c);
+    ADD_FAILURE() << "derived";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: make_ngram_vocab_size_divisible_by"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace

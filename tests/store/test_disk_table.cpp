@@ -1,10 +1,11 @@
 // The disk tier against the host tier, bit for bit: every row format, safetensors in one
 // and several files and HDF5, ids repeated, outside the table and crossing shard
 // boundaries, empty lookups; in the host space, and in the CUDA space where a GPU is
-// present. A checkpoint file truncated under a running table gives an error naming it.
+// present. A checkpoint file changed under a running store gives an error naming it.
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -88,28 +89,42 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
   }
 }
 
-TEST(DiskTable, TruncatedFileIsAnErrorNamingIt) {
+// A file changed under a running store — truncated, rewritten in place, replaced by
+// another — is an error naming it at the next step, even where the rows asked for are cached.
+TEST(DiskTable, FileChangedUnderTheStoreIsAnErrorNamingIt) {
   const ScratchDir dir;
   const ModelConfig config = small_config(nullptr, 1);
+  enum class Change { truncate, rewrite, replace };
   for (const CheckpointKind kind : {CheckpointKind::safetensors, CheckpointKind::hdf5}) {
-    const fs::path path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "t");
-    write_checkpoint(path, config, synthetic_tables(config, RowFormat::bf16, 3), {kind});
-    const auto checkpoint = open_ple_checkpoint(path, config);
-    const auto space = make_host_space();
-    DiskStore disk(*checkpoint, *space);  // layer 1, the last table: its rows end the file
-    const std::int64_t rows = checkpoint->table(1).layout.rows;
-    const std::vector<std::int64_t> last{rows - 1};
-    // (HDF5 would serve a second read of the same rows from its chunk cache.)
-    if (kind == CheckpointKind::safetensors) {
+    for (const Change change : {Change::truncate, Change::rewrite, Change::replace}) {
+      const fs::path path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "t");
+      fs::remove_all(path);
+      write_checkpoint(path, config, synthetic_tables(config, RowFormat::bf16, 3), {kind});
+      const auto checkpoint = open_ple_checkpoint(path, config);
+      const auto space = make_host_space();
+      DiskStore disk(*checkpoint, *space);  // layer 1, the last table: its rows end the file
+      const std::int64_t rows = checkpoint->table(1).layout.rows;
+      const std::vector<std::int64_t> last{rows - 1};
       EXPECT_NO_THROW((void)lookup_from_host(disk, *space, 1, last, OutDtype::f32));
-    }
-    const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
-    fs::resize_file(file, fs::file_size(file) / 2);
-    try {
-      (void)lookup_from_host(disk, *space, 1, last, OutDtype::f32);
-      ADD_FAILURE() << to_string(kind) << ": a lookup past the truncation succeeded";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+      const fs::path file = kind == CheckpointKind::hdf5 ? path : *fs::directory_iterator(path);
+      const auto size = fs::file_size(file);
+      if (change == Change::truncate) {
+        fs::resize_file(file, size / 2);
+      } else if (change == Change::rewrite) {
+        // The same size, written again a moment later.
+        const auto when = fs::last_write_time(file);
+        fs::last_write_time(file, when + std::chrono::seconds(1));
+      } else {
+        fs::copy_file(file, file.string() + ".copy");
+        fs::rename(file.string() + ".copy", file);
+      }
+      try {
+        (void)lookup_from_host(disk, *space, 1, last, OutDtype::f32);
+        ADD_FAILURE() << to_string(kind) << ": a lookup after the file changed succeeded";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("under the running job"), std::string::npos) << e.what();
+      }
     }
   }
 }

@@ -28,6 +28,9 @@ class H5Id {
   }
   [[nodiscard]] hid_t get() const { return id_; }
   [[nodiscard]] bool valid() const { return id_ >= 0; }
+  // Forgets the identifier without closing it: for a file shared through MPI-IO, whose
+  // close is collective, on a rank that is failing alone.
+  void abandon() { id_ = H5I_INVALID_HID; }
 
  private:
   hid_t id_ = H5I_INVALID_HID;
@@ -45,6 +48,10 @@ inline H5Id h5_check(hid_t id, herr_t (*close)(hid_t), const std::string& what) 
 inline void h5_check(herr_t status, const std::string& what) {
   if (status < 0) throw InputError(what);
 }
+
+// Whether an attribute or a dataset's dataspace holds exactly one element (scalar, or a
+// shape of ones): what a read into one value needs before it may read anything.
+[[nodiscard]] bool holds_one_element(hid_t space);
 
 // Fixed-length string attributes (a scalar dataspace).
 void write_string_attribute(hid_t object, const char* name, const std::string& value);

@@ -22,12 +22,18 @@ void write_string_attribute(hid_t object, const char* name, const std::string& v
   h5_check(H5Awrite(attr.get(), type.get(), value.data()), std::string("cannot write attribute ") + name);
 }
 
+bool holds_one_element(hid_t space) {
+  const H5S_class_t kind = H5Sget_simple_extent_type(space);
+  return kind == H5S_SCALAR || (kind == H5S_SIMPLE && H5Sget_simple_extent_npoints(space) == 1);
+}
+
 std::string read_string_attribute(hid_t object, const char* name, const std::string& where) {
   if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
   H5Id attr = h5_check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": cannot open attribute " + name);
   H5Id type = h5_check(H5Aget_type(attr.get()), H5Tclose, where + ": attribute " + name);
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
-    throw InputError(where + ": attribute " + name + " is not a fixed-length string");
+  H5Id space = h5_check(H5Aget_space(attr.get()), H5Sclose, where + ": attribute " + name);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0 || !holds_one_element(space.get()))
+    throw InputError(where + ": attribute " + name + " is not one fixed-length string");
   std::string value(H5Tget_size(type.get()), '\0');
   h5_check(H5Aread(attr.get(), type.get(), value.data()), where + ": cannot read attribute " + name);
   return without_padding(std::move(value));

@@ -1,0 +1,57 @@
+#include "io/file_checks.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+struct stat stat_of(const std::string& path, const std::string& what) {
+  struct stat s {};
+  if (::stat(path.c_str(), &s) != 0)
+    throw InputError(path + ": " + what + (errno == ENOENT ? " not found" : std::string(": ") + std::strerror(errno)));
+  return s;
+}
+
+}  // namespace
+
+void require_regular_file(const std::filesystem::path& path, const std::string& what) {
+  const struct stat s = stat_of(path.string(), what);
+  if (!S_ISREG(s.st_mode)) throw InputError(path.string() + ": " + what + " is " + kind_of(s.st_mode) + ", not a file");
+}
+
+FileIdentity::FileIdentity(const std::filesystem::path& path) : path_(path.string()) {
+  const struct stat s = stat_of(path_, "file");
+  device_ = static_cast<std::uint64_t>(s.st_dev);
+  inode_ = static_cast<std::uint64_t>(s.st_ino);
+  size_ = static_cast<std::int64_t>(s.st_size);
+  mtime_ns_ = static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec;
+}
+
+void FileIdentity::check_unchanged() const {
+  struct stat s {};
+  if (::stat(path_.c_str(), &s) != 0)
+    throw InputError(path_ + ": removed under the running job (" + std::strerror(errno) + ")");
+  if (static_cast<std::uint64_t>(s.st_dev) != device_ || static_cast<std::uint64_t>(s.st_ino) != inode_)
+    throw InputError(path_ + ": replaced under the running job");
+  if (static_cast<std::int64_t>(s.st_size) != size_)
+    throw InputError(path_ + ": changed under the running job (" + std::to_string(size_) + " bytes when opened, " +
+                     std::to_string(static_cast<std::int64_t>(s.st_size)) + " now)");
+  if (static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec != mtime_ns_)
+    throw InputError(path_ + ": modified under the running job");
+}
+
+}  // namespace pleshard

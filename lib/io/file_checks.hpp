@@ -1,0 +1,33 @@
+#pragma once
+// Checks on the files a job reads: that a path names a regular file before anything opens
+// it (opening a FIFO would block for ever), and that a file read during a job is still the
+// one the job opened (a file truncated or replaced under a running job is an error, not
+// rows served from a cache).
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace pleshard {
+
+// InputError "<path>: <what> not found" or "<path>: <what> is not a regular file (a FIFO,
+// a directory, ...)".
+void require_regular_file(const std::filesystem::path& path, const std::string& what);
+
+// A file as a job opened it.
+class FileIdentity {
+ public:
+  explicit FileIdentity(const std::filesystem::path& path);
+  // InputError naming the file when it has changed since (size, modification time, or the
+  // file the path names).
+  void check_unchanged() const;
+
+ private:
+  std::string path_;
+  std::uint64_t device_ = 0;
+  std::uint64_t inode_ = 0;
+  std::int64_t size_ = 0;
+  std::int64_t mtime_ns_ = 0;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# An HDF5 checkpoint truncated under a running disk-tier job of 3 ranks: every rank exits 1
+# within seconds, with a message naming the file, and no output is left.
+#   changed_checkpoint.sh PLESHARD CHECKPOINT MPIEXEC
+set -uo pipefail
+app=$1; ckpt=$2; mpiexec=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'kill $job_pid 2>/dev/null; rm -rf "$work"' EXIT
+"$app" ckpt convert --checkpoint "$ckpt" --out "$work/ckpt.h5" --kind hdf5 >/dev/null || { echo "FAIL: convert"; exit 1; }
+cp "$ckpt/config.json" "$work/config.json"
+# Many small steps, so the job is still running when the file changes.
+"$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/ckpt.h5" --config "$work/config.json" --storage disk \
+  --synthetic 3000 --step-tokens 4 --etp 3 --out "$work/out.h5" >"$work/out" 2>"$work/err" &
+job_pid=$!
+for _ in $(seq 200); do grep -q "pleshard run:" "$work/err" && break; sleep 0.1; done
+grep -q "pleshard run:" "$work/err" || { echo "FAIL: the job did not start"; cat "$work/err"; exit 1; }
+start=$(date +%s)
+truncate -s 100000 "$work/ckpt.h5"
+timeout 60 tail --pid=$job_pid -f /dev/null
+wait $job_pid
+rc=$?
+took=$(( $(date +%s) - start ))
+echo "changed checkpoint: exit $rc, $took s after the truncation"
+[ $rc -ne 0 ] || { echo "FAIL: exit 0"; cat "$work/err"; exit 1; }
+[ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
+grep -q "ckpt.h5: changed under the running job" "$work/err" || { echo "FAIL: no message naming the file"; cat "$work/err"; exit 1; }
+[ ! -e "$work/out.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+echo "changed checkpoint: every rank ended"

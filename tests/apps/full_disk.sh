@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The output's disk fills up under a running multi-rank job (2 and 3 ranks): every rank
+# exits 1 within seconds with one message naming the output, and nothing that looks
+# complete is left. With the writer's fault-injection switch (PLESHARD_FAULT_WRITE_LIMIT),
+# and on a small tmpfs too where this machine lets us mount one.
+#   full_disk.sh PLESHARD CHECKPOINT MPIEXEC
+set -uo pipefail
+app=$1; ckpt=$2; mpiexec=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+mounted=0
+cleanup() { [ $mounted -eq 1 ] && umount "$work/tmpfs"; rm -rf "$work"; }
+trap cleanup EXIT
+mkdir -p "$work/tmpfs" "$work/plain"
+cases=("plain 2" "plain 3")
+mount -t tmpfs -o size=4m tmpfs "$work/tmpfs" 2>/dev/null && { mounted=1; cases+=("tmpfs 2" "tmpfs 3"); }
+for case in "${cases[@]}"; do
+  read -r where ranks <<<"$case"
+  rm -rf "${work:?}/$where"/*
+  fault=()
+  [ "$where" = plain ] && fault=(-x PLESHARD_FAULT_WRITE_LIMIT=3000000)  # 3 MB per rank
+  # About 40 MB of embeddings: more than either allows.
+  start=$(date +%s)
+  timeout 120 "$mpiexec" -n "$ranks" --oversubscribe "${fault[@]}" "$app" run --checkpoint "$ckpt" --synthetic 60 \
+    --synthetic-min-tokens 200 --synthetic-max-tokens 400 --step-tokens 256 --part-tokens 4000 --quiet \
+    --etp "$ranks" --out "$work/$where/out.h5" >"$work/out" 2>"$work/err"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  echo "full disk: $ranks ranks, $where: exit $rc after $took s"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
+  [ "$took" -le 60 ] || { echo "FAIL: took $took s"; exit 1; }
+  grep -q "out.h5.partial: cannot write embeddings" "$work/err" || { echo "FAIL: no message naming the output"; cat "$work/err"; exit 1; }
+  [ ! -e "$work/$where/out.h5" ] || { echo "FAIL: an output that looks complete was left"; exit 1; }
+  [ "$(grep -c 'error:' "$work/err")" -eq 1 ] || { echo "FAIL: not one message:"; cat "$work/err"; exit 1; }
+done
+echo "full disk: every rank ended"

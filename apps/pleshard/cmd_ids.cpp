@@ -49,7 +49,8 @@ void add_ids_command(CLI::App& app, Action& action) {
       const auto ids = collective_try(MPI_COMM_WORLD, [&] {
         const ModelConfig config = load_model_config(options->config);
         const PleLayerSpec spec = derive_layer_spec(config, options->ple_index);
-        const TokenBatch batch = load_batch_json(options->batch, config);
+        // The hash is defined for any 64-bit token id.
+        const TokenBatch batch = load_batch_json(options->batch, config, TokenIds::any_int64);
         return std::make_pair(compute_ngram_ids(spec, batch), spec.total_heads());
       });
       if (world_rank() == 0) print_ids(ids.first, ids.second);

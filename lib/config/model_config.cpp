@@ -201,7 +201,7 @@ ModelConfig load_model_config(const std::filesystem::path& path) {
   json document;
   try {
     document = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(path.string() + ": not valid JSON: " + e.what());
   }
   return parse_model_config(document, path.string());

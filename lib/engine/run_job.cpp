@@ -40,6 +40,7 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     } else {
       l.requests = load_requests(in.requests);
     }
+    check_token_ranges(l.requests, l.config.vocab_size);
     return l;
   });
   const Communicators comms(world, loaded.topology);

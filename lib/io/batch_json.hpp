@@ -11,6 +11,11 @@
 
 namespace pleshard {
 
-[[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config);
+// Which token ids a batch may hold: those of the vocabulary (the embeddings of a model), or
+// any 64-bit id (the hashing, which DESIGN.md §2 defines for every int64 with wrap-around).
+enum class TokenIds { vocabulary, any_int64 };
+
+[[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config,
+                                         TokenIds allowed = TokenIds::vocabulary);
 
 }  // namespace pleshard

@@ -49,12 +49,6 @@ void write_1d(hid_t file, const char* name, hid_t type, const void* data, hsize_
     h5_check(H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), where + ": cannot write /" + name);
 }
 
-H5Id string_type(std::size_t size) {
-  H5Id type = h5_check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
-  h5_check(H5Tset_size(type.get(), std::max<std::size_t>(1, size)), "H5Tset_size");
-  return type;
-}
-
 // Contiguous storage allocated when the dataset is made and never filled: the rows are
 // written later, in place, by whoever computes them.
 H5Id row_dcpl() {
@@ -76,15 +70,8 @@ std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& pa
       h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, where + ": cannot create");
   write_1d(file.get(), "query_start_loc", H5T_STD_I64LE, spec.query_start_loc.data(), spec.query_start_loc.size(),
            where);
-  if (!spec.request_ids.empty()) {
-    std::size_t width = 1;
-    for (const auto& id : spec.request_ids) width = std::max(width, id.size());
-    std::string packed(width * spec.request_ids.size(), '\0');
-    for (std::size_t i = 0; i < spec.request_ids.size(); ++i)
-      std::copy(spec.request_ids[i].begin(), spec.request_ids[i].end(),
-                packed.begin() + static_cast<std::ptrdiff_t>(i * width));
-    write_1d(file.get(), "request_ids", string_type(width).get(), packed.data(), spec.request_ids.size(), where);
-  }
+  if (!spec.request_ids.empty())
+    detail::write_strings(file.get(), "request_ids", {spec.request_ids.begin(), spec.request_ids.end()}, where);
   const H5Id type = output_type(spec.dtype);
   const std::int64_t tokens = spec.query_start_loc.empty() ? 0 : spec.query_start_loc.back();
   const hsize_t dims[2] = {static_cast<hsize_t>(tokens), static_cast<hsize_t>(spec.width)};
@@ -199,7 +186,7 @@ EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, 
   };
   read_1d("query_start_loc", out.query_start_loc, H5T_NATIVE_INT64);
   if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0)
-    out.request_ids = detail::read_fixed_strings(file.get(), "request_ids", p);
+    out.request_ids = detail::read_strings(file.get(), "request_ids", p);
   const H5Id type = output_type(dtype);
   for (int d = 0; d < layers; ++d) {
     const std::string name = "ple_" + std::to_string(d);

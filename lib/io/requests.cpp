@@ -5,6 +5,9 @@
 #include <fstream>
 
 #include <numeric>
+#include <string_view>
+#include <unordered_map>
+
 #include "io/file_checks.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,21 +31,44 @@ std::vector<Request> load_requests_jsonl(const std::filesystem::path& path) {
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw InputError(where + ": not valid JSON: " + e.what());
     }
     if (!value.is_object() || !value.contains("tokens"))
       throw InputError(where + ": expected {\"id\": ..., \"tokens\": [...]}");
     Request request;
+    request.where = where;
     if (auto id = value.find("id"); id != value.end()) {
+      if (!id->is_string() && !id->is_number_integer())
+        throw InputError(where + ": id = " + id->dump() + ": expected a string or an integer");
       request.id = id->is_string() ? id->get<std::string>() : id->dump();
+      if (request.id.find('\0') != std::string::npos) throw InputError(where + ": id contains a NUL character");
     } else {
       request.id = std::to_string(requests.size());
     }
     read_token_list(value["tokens"], where + ": tokens", request.tokens);
     requests.push_back(std::move(request));
   }
+  check_unique_ids(requests);
   return requests;
+}
+
+void check_unique_ids(const std::vector<Request>& requests) {
+  std::unordered_map<std::string_view, const Request*> seen;
+  for (const Request& r : requests)
+    if (const auto [it, fresh] = seen.emplace(r.id, &r); !fresh)
+      throw InputError(r.where + ": id \"" + r.id + "\" repeats that of " + it->second->where);
+}
+
+void check_token_range(std::span<const std::int64_t> tokens, std::int64_t vocab_size, const std::string& where) {
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab_size)
+      throw InputError(where + ": tokens[" + std::to_string(i) + "] = " + std::to_string(tokens[i]) +
+                       " is outside the vocabulary [0, " + std::to_string(vocab_size) + ")");
+}
+
+void check_token_ranges(const std::vector<Request>& requests, std::int64_t vocab_size) {
+  for (const Request& r : requests) check_token_range(r.tokens, vocab_size, r.where);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,17 +13,28 @@ namespace pleshard {
 struct Request {
   std::string id;
   std::vector<std::int64_t> tokens;
+  std::string where = {};  // "<file>:<line>" (JSONL) or "<file>: request <r>" (HDF5), for messages
 };
 
-// Reads every line; a malformed line is an InputError naming file and line number.
+// Reads every line; a malformed line is an InputError naming file and line number. An id is
+// a string or an integer (kept as its decimal text), without NUL characters; a line without
+// one gets its request's index. Ids are unique: a repeat names both lines.
 [[nodiscard]] std::vector<Request> load_requests_jsonl(const std::filesystem::path& path);
 
 // HDF5 requests: /tokens (int64, all requests concatenated), /query_start_loc (int64,
-// requests + 1 boundaries from 0), optional /request_ids (strings).
+// requests + 1 boundaries from 0), optional /request_ids (strings, unique).
 [[nodiscard]] std::vector<Request> load_requests_h5(const std::filesystem::path& path);
 
 // By extension: .h5/.hdf5 as HDF5, anything else as JSONL.
 [[nodiscard]] std::vector<Request> load_requests(const std::filesystem::path& path);
+
+// InputError "<where>: tokens[i] = t is outside the vocabulary [0, vocab_size)" for the
+// first token outside it.
+void check_token_range(std::span<const std::int64_t> tokens, std::int64_t vocab_size, const std::string& where);
+void check_token_ranges(const std::vector<Request>& requests, std::int64_t vocab_size);
+
+// InputError naming both requests when two share an id.
+void check_unique_ids(const std::vector<Request>& requests);
 
 struct SyntheticRequestsSpec {
   std::int64_t count = 64;

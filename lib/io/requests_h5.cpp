@@ -34,15 +34,17 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
   std::vector<Request> requests(qsl.size() - 1);
   for (std::size_t r = 0; r < requests.size(); ++r) {
     requests[r].id = std::to_string(r);
+    requests[r].where = p + ": request " + std::to_string(r);
     requests[r].tokens.assign(tokens.begin() + qsl[r], tokens.begin() + qsl[r + 1]);
   }
   if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0) {
-    const std::vector<std::string> ids = detail::read_fixed_strings(file.get(), "request_ids", p);
+    const std::vector<std::string> ids = detail::read_strings(file.get(), "request_ids", p);
     if (ids.size() != requests.size())
       throw InputError(p + ": /request_ids holds " + std::to_string(ids.size()) + " ids for " +
                        std::to_string(requests.size()) + " requests");
     for (std::size_t r = 0; r < requests.size(); ++r) requests[r].id = ids[r];
   }
+  check_unique_ids(requests);
   return requests;
 }
 

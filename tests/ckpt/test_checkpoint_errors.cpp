@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <fstream>
 
@@ -228,6 +230,38 @@ TEST_F(MalformedCheckpoint, IndexNamesAMissingFile) {
                    {CheckpointKind::safetensors, 2});
   fs::remove(dir_ / "multi" / "model-00002-of-00002.safetensors");
   expect_rejected(dir_ / "multi", bf16_, dir_ / "multi" / "model.safetensors.index.json", "does not exist");
+}
+
+// Nothing outside the checkpoint's directory is opened, and nothing that is not a file.
+TEST_F(MalformedCheckpoint, IndexNamesFilesOutsideTheDirectory) {
+  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1),
+                   {CheckpointKind::safetensors, 2});
+  const fs::path index = dir_ / "multi" / "model.safetensors.index.json";
+  // A valid checkpoint file beside the directory, which must not even be opened.
+  fs::copy_file(dir_ / "multi" / "model-00002-of-00002.safetensors", dir_ / "outside.safetensors");
+  for (const std::string& target : {std::string("../outside.safetensors"), (dir_ / "outside.safetensors").string()}) {
+    std::ifstream in(index);
+    json document = json::parse(in);
+    in.close();
+    for (auto& [name, file] : document["weight_map"].items())
+      if (file == "model-00002-of-00002.safetensors") file = target;
+    std::ofstream(index, std::ios::trunc) << document.dump();
+    expect_rejected(dir_ / "multi", bf16_, index, "outside the checkpoint directory");
+  }
+}
+
+TEST_F(MalformedCheckpoint, FifosAreRefusedWithoutOpening) {
+  // Opening a FIFO would wait for a writer for ever.
+  ASSERT_EQ(::mkfifo(file("fifo.safetensors").c_str(), 0600), 0);
+  expect_rejected(file("fifo.safetensors"), bf16_, file("fifo.safetensors"), "is a FIFO");
+  write_checkpoint(dir_ / "multi", bf16_, synthetic_tables(bf16_, RowFormat::bf16, 1),
+                   {CheckpointKind::safetensors, 2});
+  const fs::path shard = dir_ / "multi" / "model-00002-of-00002.safetensors";
+  fs::remove(shard);
+  ASSERT_EQ(::mkfifo(shard.c_str(), 0600), 0);
+  expect_rejected(dir_ / "multi", bf16_, shard, "is a FIFO");
+  ASSERT_EQ(::mkfifo(file("fifo.h5").c_str(), 0600), 0);
+  expect_rejected(file("fifo.h5"), bf16_, file("fifo.h5"), "is a FIFO");
 }
 
 TEST_F(MalformedCheckpoint, IndexListsATensorTheFileLacks) {

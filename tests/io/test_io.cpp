@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -61,7 +63,7 @@ TEST_F(IoFiles, BatchWithAndWithoutContext) {
       {"context": [7, 8], "tokens": [1, 2, 3]},
       {"tokens": []},
       {"tokens": [9223372036854775807]}]})");
-  const TokenBatch batch = load_batch_json(path, config_);
+  const TokenBatch batch = load_batch_json(path, config_, TokenIds::any_int64);
   EXPECT_EQ(batch.tokens, (std::vector<std::int64_t>{1, 2, 3, 9223372036854775807}));
   EXPECT_EQ(batch.query_start_loc, (std::vector<std::int64_t>{0, 3, 3, 4}));
   EXPECT_EQ(batch.context, (std::vector<std::int64_t>{7, 8, 2, 2, 2, 2}));
@@ -103,6 +105,62 @@ TEST_F(IoFiles, RequestsJsonlErrorsNameFileAndLine) {
   EXPECT_THROW((void)load_requests_jsonl(broken), InputError);
   const auto no_tokens = write("c.jsonl", "{\"id\":\"a\"}\n");
   EXPECT_THROW((void)load_requests_jsonl(no_tokens), InputError);
+}
+
+// Ids are unique (a repeat names both lines; 5 and "5" are the same id, as are a missing
+// id and the index it takes), strings or integers, without NUL characters.
+TEST_F(IoFiles, RequestIdsAreUniqueAndPlain) {
+  const auto expect_error = [&](const std::string& text, const std::string& fragment) {
+    const auto path = write("ids.jsonl", text);
+    try {
+      (void)load_requests_jsonl(path);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(path.string() + ":", 0), 0u) << e.what();
+    }
+  };
+  expect_error("{\"id\":\"a\",\"tokens\":[1]}\n{\"id\":\"a\",\"tokens\":[2]}\n", ":2: id \"a\" repeats that of");
+  expect_error("{\"id\":5,\"tokens\":[1]}\n{\"id\":\"5\",\"tokens\":[2]}\n", "repeats that of");
+  expect_error("{\"tokens\":[1]}\n{\"id\":\"0\",\"tokens\":[2]}\n", "id \"0\" repeats that of");
+  expect_error("{\"id\":\"a\\u0000b\",\"tokens\":[1]}\n", ":1: id contains a NUL character");
+  expect_error("{\"id\":[1],\"tokens\":[1]}\n", ":1: id = [1]: expected a string or an integer");
+  expect_error("{\"id\":1e400,\"tokens\":[1]}\n", ":1: not valid JSON");
+}
+
+TEST_F(IoFiles, TokensOutsideTheVocabulary) {
+  const auto path = write("batch.json", R"({"requests": [{"tokens": [1, 2]}, {"tokens": [3, 1000]}]})");
+  try {
+    (void)load_batch_json(path, config_);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("requests[1]: tokens[1] = 1000 is outside the vocabulary [0, 1000)"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto negative = write("n.json", R"({"requests": [{"tokens": [1], "context": [-1, 2]}]})");
+  EXPECT_THROW((void)load_batch_json(negative, config_), InputError);
+  EXPECT_NO_THROW((void)load_batch_json(path, config_, TokenIds::any_int64));
+  const auto requests = write("r.jsonl", "{\"id\":\"a\",\"tokens\":[1]}\n{\"id\":\"b\",\"tokens\":[1,-4]}\n");
+  try {
+    check_token_ranges(load_requests_jsonl(requests), 1000);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(requests.string() + ":2: tokens[1] = -4", 0), 0u) << e.what();
+  }
+}
+
+TEST_F(IoFiles, InputsThatAreNotFilesAreRefusedWithoutOpening) {
+  const auto fifo = dir_ / "fifo.jsonl";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    (void)load_requests_jsonl(fifo);  // would block in open() for ever
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a FIFO"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)load_requests(dir_), InputError);  // a directory
+  EXPECT_THROW((void)load_batch_json(fifo, config_), InputError);
 }
 
 TEST(SyntheticRequests, DeterministicZipfLike) {

@@ -57,8 +57,11 @@ inline void h5_check(herr_t status, const std::string& what) {
 void write_string_attribute(hid_t object, const char* name, const std::string& value);
 [[nodiscard]] std::string read_string_attribute(hid_t object, const char* name, const std::string& where);
 
-// A 1-D dataset of fixed-length strings, NUL padding removed; InputError "<where>: ..." when
-// it is of another kind.
-[[nodiscard]] std::vector<std::string> read_fixed_strings(hid_t file, const char* name, const std::string& where);
+// A 1-D dataset of strings, fixed-length (NUL padding removed) or variable-length;
+// InputError "<where>: ..." when it is of another kind.
+[[nodiscard]] std::vector<std::string> read_strings(hid_t file, const char* name, const std::string& where);
+
+// Writes a 1-D dataset of variable-length strings (each its own length, none padded).
+void write_strings(hid_t file, const char* name, const std::vector<std::string>& values, const std::string& where);
 
 }  // namespace pleshard::detail

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
@@ -376,7 +377,8 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial.string() + ": flush failed (disk full?)");
   }
-  fs::rename(partial, path);
+  sync_file(partial);
+  commit_file(partial, path);
 }
 
 }  // namespace pleshard::detail

@@ -10,6 +10,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "io/durable_file.hpp"
 
 namespace pleshard {
 
@@ -231,8 +232,11 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
   }
   out.close();
   if (!out) throw SystemError(partial.string() + ": write failed (disk full?)");
-  std::filesystem::resize_file(partial, 8 + text.size() + offset);  // a trailing hole
-  std::filesystem::rename(partial, path);
+  std::error_code error;
+  std::filesystem::resize_file(partial, 8 + text.size() + offset, error);  // a trailing hole
+  if (error) throw SystemError(partial.string() + ": cannot extend: " + error.message());
+  sync_file(partial);
+  commit_file(partial, path);
 }
 
 }  // namespace pleshard

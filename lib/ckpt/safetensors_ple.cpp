@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/parallel.hpp"
+#include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
 #include "io/pread_file.hpp"
 
@@ -515,11 +516,9 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
   }
   if (files > 1) {
     const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}}, {"weight_map", weight_map}};
-    std::ofstream(path / "model.safetensors.index.json.partial") << index.dump(1) << "\n";
-    fs::rename(path / "model.safetensors.index.json.partial", path / "model.safetensors.index.json");
+    write_text_file(path / "model.safetensors.index.json", index.dump(1) + "\n");
   }
-  std::ofstream(path / "config.json.partial") << to_json(config).dump(1) << "\n";
-  fs::rename(path / "config.json.partial", path / "config.json");
+  write_text_file(path / "config.json", to_json(config).dump(1) + "\n");
 }
 
 }  // namespace pleshard::detail

@@ -16,6 +16,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "io/durable_file.hpp"
 
 namespace pleshard {
 
@@ -25,15 +26,7 @@ namespace {
 
 // "<fingerprint> <parts done>", written whole or not at all.
 void write_record(const fs::path& record, const std::string& fingerprint, std::size_t parts) {
-  const fs::path partial = record.string() + ".partial";
-  const std::string text = fingerprint + " " + std::to_string(parts) + "\n";
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw SystemError(partial.string() + ": cannot create: " + std::strerror(errno));
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  const int error = errno;
-  ::close(fd);
-  if (!ok) throw SystemError(partial.string() + ": cannot write the progress record: " + std::strerror(error));
-  commit_file(partial, record);
+  write_text_file(record, fingerprint + " " + std::to_string(parts) + "\n");
 }
 
 }  // namespace

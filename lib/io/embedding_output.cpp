@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "io/detail/h5_handle.hpp"
+#include "io/durable_file.hpp"
 
 namespace pleshard {
 
@@ -144,16 +145,6 @@ void EmbeddingRows::write(int layer, std::int64_t first, std::span<const std::ui
 
 void EmbeddingRows::sync() {
   if (::fdatasync(fd_) != 0) throw_errno(path_ + ": cannot sync embeddings to disk");
-}
-
-void commit_file(const std::filesystem::path& from, const std::filesystem::path& to) {
-  std::filesystem::rename(from, to);
-  const std::filesystem::path dir = to.has_parent_path() ? to.parent_path() : std::filesystem::path(".");
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw_errno(dir.string() + ": cannot open");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw_errno(dir.string() + ": cannot sync");
 }
 
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,

@@ -65,9 +65,6 @@ class EmbeddingRows {
   std::uint64_t bytes_written_ = 0;
 };
 
-// Renames a complete file to its final name, durably (the directory entry synced too).
-void commit_file(const std::filesystem::path& from, const std::filesystem::path& to);
-
 // A whole file from one process: written as <path>.partial and renamed when complete.
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype);

@@ -192,3 +192,77 @@ TEST(SyntheticRequests, DeterministicZipfLike) {
 }
 
 }  // namespace
+
+#include <sys/resource.h>
+
+#include <csignal>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/synthetic.hpp"
+#include "io/durable_file.hpp"
+
+namespace {
+
+// A file-size limit as a stand-in for a full disk: writes past it fail (EFBIG) instead of
+// killing the process, until the guard goes.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = saved_;
+    limit.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*previous_)(int) = nullptr;
+};
+
+TEST(DurableFiles, AFailedWriteLeavesNoFileUnderTheFinalName) {
+  const pleshard::testing_support::ScratchDir dir;
+  {
+    const FileSizeLimit limit(16);
+    try {
+      write_text_file(dir / "config.json", std::string(100, 'x'));
+      ADD_FAILURE() << "a write past the limit succeeded";
+    } catch (const SystemError& e) {
+      EXPECT_NE(std::string(e.what()).find("config.json.partial: cannot write"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "config.json"));
+  write_text_file(dir / "config.json", "{}\n");
+  std::ifstream in(dir / "config.json");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), "{}\n");
+}
+
+// A checkpoint written onto a disk that fills up: an error, and no file under a final name
+// (no config.json, no index, no shard file) that a later job could take for complete.
+TEST(DurableFiles, ACheckpointOnAFullDiskIsAnErrorAndLeavesNothingComplete) {
+  using namespace pleshard::testing_support;
+  const ModelConfig config = small_config();
+  for (const CheckpointKind kind : {CheckpointKind::safetensors, CheckpointKind::hdf5}) {
+    const ScratchDir dir;
+    const std::filesystem::path out = dir / (kind == CheckpointKind::hdf5 ? "c.h5" : "c");
+    {
+      const FileSizeLimit limit(20'000);
+      EXPECT_THROW(write_checkpoint(out, config, synthetic_tables(config, RowFormat::bf16, 1), {kind, 2}), Error)
+          << to_string(kind);
+    }
+    if (kind == CheckpointKind::hdf5) {
+      EXPECT_FALSE(std::filesystem::exists(out));
+    } else {
+      for (const auto& entry : std::filesystem::directory_iterator(out))
+        EXPECT_EQ(entry.path().extension(), ".partial") << entry.path();
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,20 @@
+#pragma once
+// Files that appear under their final name only when complete and on the disk: written as
+// <name>.partial, synced, renamed, and the directory entry synced. Every write is checked,
+// so a full disk is an error naming the file, never a short file that looks complete.
+
+#include <filesystem>
+#include <string_view>
+
+namespace pleshard {
+
+// Flushes a written file's data to the disk (SystemError naming it on failure).
+void sync_file(const std::filesystem::path& path);
+
+// Renames a complete, synced file to its final name, durably.
+void commit_file(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// `text` as the whole of `path`, durably (a config, an index, a progress record).
+void write_text_file(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace pleshard

@@ -181,8 +181,12 @@ void add_bench_command(CLI::App& app, Action& action) {
 
   CLI::App* exchange = bench->add_subcommand("exchange", "Collectives of one step's exchange: algbw and busbw");
   exchange->add_option("--tokens", o->exchange.step_tokens, "Tokens per rank per step")->capture_default_str();
-  exchange->add_option("--heads", o->exchange.heads, "Ids per token")->capture_default_str();
-  exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")->capture_default_str();
+  exchange->add_option("--heads", o->exchange.heads, "Ids per token")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
   exchange
       ->add_option("--backend", o->backends,
@@ -220,8 +224,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))
       ->capture_default_str();
-  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->capture_default_str();
-  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)");
+  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
+  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)")->check(CLI::PositiveNumber);
   step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
   step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")->capture_default_str();
@@ -253,12 +257,19 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
-  lookup->add_option("--disk-dir", o->lookup.disk_dir, "Where the disk tier's checkpoint is written")
+  lookup
+      ->add_option("--disk-dir", o->lookup.disk_dir,
+                   "Where the disk tier's checkpoint is written (an existing directory)")
+      ->check(CLI::ExistingDirectory)
       ->capture_default_str();
-  lookup->add_option("--formats", o->formats, "Row formats")->capture_default_str();
+  lookup->add_option("--formats", o->formats, "Row formats")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp8", "nvfp4"}))
+      ->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();
-  lookup->add_option("--rows", o->lookup.rows, "Table rows")->capture_default_str();
-  lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")->capture_default_str();
+  lookup->add_option("--rows", o->lookup.rows, "Table rows")->check(CLI::PositiveNumber)->capture_default_str();
+  lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")->capture_default_str();
   lookup

@@ -114,8 +114,12 @@ void add_ckpt_command(CLI::App& app, Action& action) {
                    "f32|bf16|f16 for unquantized configs (default bf16); "
                    "fp8/nvfp4 follow ple_embedding_dtype");
   make->add_option("--kind", o->kind, "safetensors or hdf5")->capture_default_str();
-  make->add_option("--files", o->files, "safetensors files to spread the shards over")->capture_default_str();
-  make->add_option("--seed", o->seed, "Seed of the synthetic values")->capture_default_str();
+  make->add_option("--files", o->files, "safetensors files to spread the shards over")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  make->add_option("--seed", o->seed, "Seed of the synthetic values")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_common(make);
   make->callback([&action, o] {
     action = [o] {
@@ -133,7 +137,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   convert->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
   convert->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required();
   convert->add_option("--kind", o->kind, "Output kind: safetensors or hdf5")->required();
-  convert->add_option("--files", o->files, "safetensors files to spread the shards over")->capture_default_str();
+  convert->add_option("--files", o->files, "safetensors files to spread the shards over")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_common(convert);
   convert->callback([&action, o] {
     action = [o] {

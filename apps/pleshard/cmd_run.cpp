@@ -84,18 +84,22 @@ void add_run_command(CLI::App& app, Action& action) {
   auto* requests =
       cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");
   auto* synthetic =
-      cmd->add_option("--synthetic", o->synthetic.count, "Use N synthetic Zipf-like requests instead of --requests");
+      cmd->add_option("--synthetic", o->synthetic.count, "Use N synthetic Zipf-like requests instead of --requests")
+          ->check(CLI::NonNegativeNumber);
   requests->excludes(synthetic);
   cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")
       ->capture_default_str();
   cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")
       ->capture_default_str();
-  cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")->capture_default_str();
+  cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   auto* out = cmd->add_option("--out", in.out, "Output HDF5: /ple_{d}, /query_start_loc, /request_ids");
   auto* summary = cmd->add_flag("--summary-only", o->summary_only, "Write no embeddings (none is copied to the host)");
   out->excludes(summary);
-  cmd->add_option("--tp", in.tp, "Tensor-parallel size")->capture_default_str();
-  cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)");
+  cmd->add_flag("--overwrite", in.job.overwrite, "Replace an output of another job at --out (else refused)");
+  cmd->add_option("--tp", in.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)")->check(CLI::PositiveNumber);
   cmd->add_option("--storage", in.storage,
                   "Storage tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), "
                   "disk (rows read from the checkpoint each step)")

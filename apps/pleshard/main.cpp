@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -58,7 +59,15 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int code = 0;
   {
-    pleshard::KokkosRuntime kokkos(argc, argv);
+    std::unique_ptr<pleshard::KokkosRuntime> kokkos;
+    try {
+      kokkos = std::make_unique<pleshard::KokkosRuntime>(argc, argv);
+    } catch (const std::exception& e) {
+      // The same arguments on every rank: each knows, rank 0 says it.
+      if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: Kokkos options: %s\n", e.what());
+      MPI_Finalize();
+      return 2;
+    }
     // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
     std::vector<char*> args;
     for (int i = 0; i < argc; ++i)

@@ -327,6 +327,12 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
                            const std::function<void(std::uint64_t)>& progress) {
   quiet_hdf5();
   const fs::path partial = path.string() + ".partial";
+  // HDF5 cannot be closed cleanly once a write has failed (and crashes when it shuts down
+  // later): a disk too small is refused before the file is created.
+  std::uint64_t bytes = 1u << 20;
+  for (const auto& table : tables)
+    bytes += static_cast<std::uint64_t>(table.info.layout.rows) * table.info.layout.bytes_per_row();
+  require_free_space(path, bytes, "the checkpoint");
   {
     H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, checksummed_fapl().get()),
                       H5Fclose, partial.string() + ": cannot create");

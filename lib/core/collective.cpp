@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -48,6 +50,9 @@ void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure) {
   }
   try {
     std::rethrow_exception(failure);
+  } catch (const std::bad_alloc&) {
+    const std::runtime_error out_of_memory("out of host memory (an allocation failed)");
+    agree_on_failure(comm, &out_of_memory);
   } catch (const std::exception& e) {
     agree_on_failure(comm, &e);
   }

@@ -36,7 +36,8 @@ void rethrow_agreed(MPI_Comm comm, const std::exception_ptr& failure);
 // on every rank with MPI_Abort.
 [[noreturn]] void abort_job(const std::string& message);
 
-// Runs `body` on every rank of `comm` and agrees on failure afterwards.
+// Runs `body` on every rank of `comm` and agrees on failure afterwards (any std::exception:
+// a file system error or an exhausted memory is agreed like an InputError).
 // `body` must not call collectives on `comm` that a failing rank could skip.
 template <typename Body>
 decltype(auto) collective_try(MPI_Comm comm, Body&& body) {
@@ -45,7 +46,7 @@ decltype(auto) collective_try(MPI_Comm comm, Body&& body) {
   if constexpr (std::is_void_v<Result>) {
     try {
       std::forward<Body>(body)();
-    } catch (const Error&) {
+    } catch (const std::exception&) {
       failure = std::current_exception();
     }
     rethrow_agreed(comm, failure);
@@ -53,7 +54,7 @@ decltype(auto) collective_try(MPI_Comm comm, Body&& body) {
     Result result{};
     try {
       result = std::forward<Body>(body)();
-    } catch (const Error&) {
+    } catch (const std::exception&) {
       failure = std::current_exception();
     }
     rethrow_agreed(comm, failure);

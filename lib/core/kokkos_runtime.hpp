@@ -6,6 +6,7 @@ namespace pleshard {
 
 class KokkosRuntime {
  public:
+  // InputError for a --kokkos-* option whose number is no number; Kokkos' own errors pass.
   KokkosRuntime(int argc, char** argv);
   ~KokkosRuntime();
   KokkosRuntime(const KokkosRuntime&) = delete;

@@ -137,11 +137,13 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
       ids.push_back(r.id);
     }
-    const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype};
-    output = std::make_unique<JobOutput>(comms, options.out,
-                                         job_fingerprint(config, requests, options, checkpoint.path()), spec, writer);
+    const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype, {}};
+    output =
+        std::make_unique<JobOutput>(comms, options.out, job_fingerprint(config, requests, options, checkpoint.path()),
+                                    spec, writer, options.overwrite);
   }
-  const std::size_t first_part = output ? output->parts_done() : 0;
+  // A complete output of this very job: nothing to do.
+  const std::size_t first_part = output && output->complete() ? parts.size() : output ? output->parts_done() : 0;
   std::vector<std::int64_t> qsl{0};
   for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
 
@@ -250,7 +252,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     if (output) output->finish_part(p + 1);
   }
   engine.wait();
-  if (output) output->commit();
+  if (output && !output->complete()) output->commit();
   report.seconds = MPI_Wtime() - start;
 
   // Phase times and the job's time: the slowest rank; sizes: all ranks; collectives and

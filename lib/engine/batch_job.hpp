@@ -38,6 +38,7 @@ struct BatchJobOptions {
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
   std::filesystem::path out;           // empty: summary only
+  bool overwrite = false;              // replace an output of another job at `out`
   std::int64_t part_tokens = 1 << 16;  // tokens per output part (resume granularity)
   double collective_timeout_s = 600;   // EngineOptions::collective_timeout_s
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).

@@ -32,7 +32,7 @@ void write_record(const fs::path& record, const std::string& fingerprint, std::s
 }  // namespace
 
 JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std::string& fingerprint,
-                     const EmbeddingFileSpec& spec, bool writer)
+                     const EmbeddingFileSpec& spec, bool writer, bool overwrite)
     : comms_(comms),
       out_(out),
       partial_(out.string() + ".partial"),
@@ -40,8 +40,26 @@ JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std:
       fingerprint_(fingerprint) {
   std::vector<std::uint64_t> offsets(static_cast<std::size_t>(spec.layers));
   std::int64_t done = 0;
+  std::int64_t complete = 0;
+  EmbeddingFileSpec file_spec = spec;
+  file_spec.job = fingerprint;
   collective_try(comms.world(), [&] {
     if (comms.topology().rank != 0) return;
+    const fs::path parent = out_.has_parent_path() ? out_.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent))
+      throw InputError(out_.string() + ": --out: the directory " + parent.string() + " does not exist");
+    if (fs::is_directory(out_)) throw InputError(out_.string() + ": --out names a directory, not an output file");
+    if (fs::exists(out_) && !overwrite) {
+      if (embedding_file_job(out_) != fingerprint)
+        throw InputError(out_.string() +
+                         ": holds the output of another job (config, checkpoint, requests, "
+                         "--out-dtype or --part-tokens differ); --overwrite replaces it");
+      complete = 1;  // this very job's output, complete
+      return;
+    }
+    if (overwrite) {
+      for (const fs::path& stale : {out_, partial_, record_}) fs::remove(stale);
+    }
     if (fs::exists(record_)) {
       std::ifstream in(record_);
       std::string found;
@@ -56,10 +74,15 @@ JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std:
     if (done > 0) {
       offsets = embedding_file_offsets(partial_, spec.layers);
     } else {
-      offsets = create_embedding_file(partial_, spec);
+      // Room for every row now rather than a full disk hours into the job.
+      require_free_space(partial_, spec.row_bytes() + (1u << 20), "the output");
+      offsets = create_embedding_file(partial_, file_spec);
       write_record(record_, fingerprint_, 0);
     }
   });
+  PLESHARD_MPI_CHECK(MPI_Bcast(&complete, 1, MPI_INT64_T, 0, comms.world()));
+  complete_ = complete != 0;
+  if (complete_) return;
   PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
   PLESHARD_MPI_CHECK(MPI_Bcast(offsets.data(), static_cast<int>(offsets.size()), MPI_UINT64_T, 0, comms.world()));
   parts_done_ = static_cast<std::size_t>(done);

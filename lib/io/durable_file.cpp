@@ -1,6 +1,7 @@
 #include "io/durable_file.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -58,6 +59,16 @@ void write_text_file(const std::filesystem::path& path, std::string_view text) {
   }
   sync_fd(fd, partial.string());
   commit_file(partial, path);
+}
+
+void require_free_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::current_path();
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) throw_errno(dir.string() + ": cannot query the file system");
+  const std::uint64_t free = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free < bytes)
+    throw InputError(path.string() + ": " + what + " needs " + std::to_string(bytes) + " bytes, the file system has " +
+                     std::to_string(free) + " free");
 }
 
 }  // namespace pleshard

@@ -3,7 +3,9 @@
 // <name>.partial, synced, renamed, and the directory entry synced. Every write is checked,
 // so a full disk is an error naming the file, never a short file that looks complete.
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace pleshard {
@@ -16,5 +18,9 @@ void commit_file(const std::filesystem::path& from, const std::filesystem::path&
 
 // `text` as the whole of `path`, durably (a config, an index, a progress record).
 void write_text_file(const std::filesystem::path& path, std::string_view text);
+
+// InputError "<path>: <what> needs N bytes, the file system has M free" unless the file
+// system that will hold `path` has `bytes` free: checked before a long write starts.
+void require_free_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what);
 
 }  // namespace pleshard

@@ -11,6 +11,7 @@
 
 #include "io/detail/h5_handle.hpp"
 #include "io/durable_file.hpp"
+#include "io/file_checks.hpp"
 
 namespace pleshard {
 
@@ -64,11 +65,26 @@ H5Id row_dcpl() {
 
 }  // namespace
 
+std::uint64_t EmbeddingFileSpec::row_bytes() const {
+  const std::uint64_t tokens = query_start_loc.empty() ? 0 : static_cast<std::uint64_t>(query_start_loc.back());
+  return tokens * static_cast<std::uint64_t>(width) * kernels::out_bytes(dtype) * static_cast<std::uint64_t>(layers);
+}
+
+std::string embedding_file_job(const std::filesystem::path& path) {
+  detail::quiet_hdf5();
+  const std::string where = path.string();
+  require_regular_file(path, "output");
+  H5Id file = h5_check(H5Fopen(where.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, where + ": not an HDF5 file");
+  if (H5Aexists(file.get(), "job") <= 0) return "";
+  return detail::read_string_attribute(file.get(), "job", where);
+}
+
 std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path, const EmbeddingFileSpec& spec) {
   detail::quiet_hdf5();
   const std::string where = path.string();
   H5Id file =
       h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, where + ": cannot create");
+  if (!spec.job.empty()) detail::write_string_attribute(file.get(), "job", spec.job);
   write_1d(file.get(), "query_start_loc", H5T_STD_I64LE, spec.query_start_loc.data(), spec.query_start_loc.size(),
            where);
   if (!spec.request_ids.empty())
@@ -150,7 +166,7 @@ void EmbeddingRows::sync() {
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype) {
   const std::filesystem::path partial = path.string() + ".partial";
-  const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype};
+  const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype, {}};
   {
     EmbeddingRows rows(partial, create_embedding_file(partial, spec),
                        static_cast<std::size_t>(ple_embed_dim) * kernels::out_bytes(dtype));

@@ -31,7 +31,14 @@ struct EmbeddingFileSpec {
   int layers = 0;
   std::int64_t width = 0;  // ple_embed_dim
   OutDtype dtype = OutDtype::bf16;
+  std::string job;  // what made the file (a batch job's fingerprint), as attribute "job"; may be empty
+
+  [[nodiscard]] std::uint64_t row_bytes() const;  // every layer's rows, the file's bulk
 };
+
+// The "job" attribute of an embedding file ("" when it has none); InputError naming the file
+// when it is no HDF5 file.
+[[nodiscard]] std::string embedding_file_job(const std::filesystem::path& path);
 
 // Creates `path` (replacing it) holding everything but the rows; returns each layer's first
 // row's byte offset in the file.

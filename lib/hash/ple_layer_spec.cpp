@@ -1,5 +1,6 @@
 #include "hash/ple_layer_spec.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -30,6 +31,12 @@ void finish_spec(const ModelConfig& config, PleLayerSpec& spec) {
                      ": make_ngram_vocab_size_divisible_by = " + std::to_string(config.vocab_size_divisor) +
                      " pads the table's " + std::to_string(offset) + " rows past 2^63");
   spec.padded_rows = round_up(offset, config.vocab_size_divisor);
+  // Every byte count of the table (rows x at most 4 bytes per value) stays inside 2^62.
+  const std::int64_t widest_row = 4 * static_cast<std::int64_t>(config.head_dim());
+  if (spec.padded_rows > (std::int64_t{1} << 62) / std::max<std::int64_t>(1, widest_row))
+    throw InputError(config.source + ": ngram_vocab_size_base = " + std::to_string(config.ngram_vocab_size_base) +
+                     " makes a table of " + std::to_string(spec.padded_rows) + " rows of " +
+                     std::to_string(config.head_dim()) + " values, more than 2^62 bytes");
   // ceil(padded / parts), written so that it cannot overflow
   spec.shard_rows = spec.padded_rows == 0 ? 0 : (spec.padded_rows - 1) / config.split_ngram_parts + 1;
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # An HDF5 checkpoint truncated under a running disk-tier job of 3 ranks: every rank exits 1
-# within seconds, with a message naming the file, and no output is left.
+# within seconds, with a message naming the file, and no output is left. And one corrupted
+# beforehand, read collectively by the host tier (MPI-IO where HDF5 is parallel), so that
+# only one rank's read fails its checksum: every rank exits all the same (before, that
+# rank waited in the collective close of the file for ranks that never came).
 #   changed_checkpoint.sh PLESHARD CHECKPOINT MPIEXEC
 set -uo pipefail
 app=$1; ckpt=$2; mpiexec=$3
@@ -26,4 +29,17 @@ echo "changed checkpoint: exit $rc, $took s after the truncation"
 [ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
 grep -q "ckpt.h5: changed under the running job" "$work/err" || { echo "FAIL: no message naming the file"; cat "$work/err"; exit 1; }
 [ ! -e "$work/out.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+# The host tier: each rank reads its own range; the corruption lies in one of them.
+"$app" ckpt convert --checkpoint "$ckpt" --out "$work/whole.h5" --kind hdf5 >/dev/null
+printf '\377\377\377\377' | dd of="$work/whole.h5" bs=1 seek=$(( $(stat -c %s "$work/whole.h5") * 9 / 10 )) \
+  conv=notrunc 2>/dev/null
+start=$(date +%s)
+timeout 60 "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/whole.h5" --config "$work/config.json" \
+  --storage host --synthetic 10 --etp 3 --summary-only --quiet >"$work/out" 2>"$work/err"
+rc=$?
+took=$(( $(date +%s) - start ))
+echo "changed checkpoint: host tier on a corrupted file: exit $rc after $took s"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
+grep -q "whole.h5: /ple/.*checksum mismatch" "$work/err" || { echo "FAIL: no message naming the file"; cat "$work/err"; exit 1; }
+[ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
 echo "changed checkpoint: every rank ended"

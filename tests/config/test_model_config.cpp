@@ -250,3 +250,19 @@ TEST(ModelConfig, DivisorThatWouldWrapThePadding) {
 }
 
 }  // namespace
+
+namespace {
+
+// A table whose bytes would not fit 64-bit sizes (2^62 base x 16 heads of 160 values).
+TEST(ModelConfig, TableBytesBeyondTheArithmetic) {
+  const ModelConfig c = parse_model_config(with(minimal(), "ngram_vocab_size_base", std::int64_t{1} << 58), "cfg.json");
+  try {
+    (void)pleshard::derive_layer_specs(c);
+    ADD_FAILURE() << "derived";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: ngram_vocab_size_base"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 2^62 bytes"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -136,6 +136,12 @@ void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> so
   }
 }
 
+TableSource PleCheckpoint::table_source(int ple_index) const {
+  return {table(ple_index),
+          [this, ple_index](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                            std::span<std::uint8_t> scales) { read_rows(ple_index, begin, end, rows, scales); }};
+}
+
 void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {
   std::uint64_t total = 0;
   for (const auto& t : tables_) total += static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();

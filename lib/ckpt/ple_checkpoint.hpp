@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,22 @@ struct RowRun {
 [[nodiscard]] const char* to_string(CheckpointKind kind);
 [[nodiscard]] CheckpointKind parse_checkpoint_kind(std::string_view name);
 
+// Produces rows [begin, end) of one table: stored row bytes and (nvfp4) block scales.
+using RowSource = std::function<void(std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                                     std::span<std::uint8_t> scales)>;
+
+// Rows that are synthetic values (kernels/common/synthetic_rows.hpp) of this seed: a tier
+// may generate them where it keeps them instead of asking `rows`.
+struct SyntheticRows {
+  std::uint64_t seed = 0;
+};
+
+struct TableSource {
+  PleTableInfo info;
+  RowSource rows;
+  std::optional<SyntheticRows> synthetic = std::nullopt;
+};
+
 class PleCheckpoint {
  public:
   virtual ~PleCheckpoint() = default;
@@ -83,6 +100,9 @@ class PleCheckpoint {
   // Reads every row band and checks whatever the format can check (HDF5 checksums).
   virtual void verify_data(const std::function<void(double)>& progress) const;
 
+  // Table `ple_index` as a source of rows for a tier to load (read_rows by default).
+  [[nodiscard]] virtual TableSource table_source(int ple_index) const;
+
  protected:
   std::string path_;
   std::vector<PleTableInfo> tables_;
@@ -93,15 +113,6 @@ struct CheckpointOptions {
   std::string layer_prefix = k_default_layer_prefix;  // "{L}" is the 0-based decoder layer
   MPI_Comm comm = MPI_COMM_SELF;                      // ranks that read an HDF5 checkpoint collectively
   bool collective_io = true;                          // collective MPI-IO reads when HDF5 is parallel
-};
-
-// Produces rows [begin, end) of one table: stored row bytes and (nvfp4) block scales.
-using RowSource = std::function<void(std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
-                                     std::span<std::uint8_t> scales)>;
-
-struct TableSource {
-  PleTableInfo info;
-  RowSource rows;
 };
 
 struct WriteOptions {

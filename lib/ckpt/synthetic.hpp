@@ -7,13 +7,11 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "kernels/common/synthetic_rows.hpp"
 
 namespace pleshard {
 
-// Values lie in (-k_synthetic_amax, k_synthetic_amax]: a sum of four uniforms, roughly
-// Gaussian with standard deviation 0.0115. The bound stands in for the table's amax when
-// choosing FP8/NVFP4 global scales, so tables are written in one pass.
-inline constexpr float k_synthetic_amax = 0.04f;
+using kernels::k_synthetic_amax;  // kernels/common/synthetic_rows.hpp holds the values' definition
 
 [[nodiscard]] float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column);
 

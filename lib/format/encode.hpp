@@ -1,11 +1,6 @@
 #pragma once
-// Encoders used to make checkpoints. Conventions (as ModelOpt-style quantizers do):
-// - FP8: global scale = amax / 448; each value is x / global rounded to the nearest E4M3
-//   (ties to even), saturating at +-448.
-// - NVFP4: global scale = amax / (6 * 448); each block of 16 values gets the E4M3 scale
-//   nearest to block_amax / (6 * global); values are x / (block_scale * global) rounded to
-//   the nearest E2M1 (ties to even), saturating at +-6.
-// - An all-zero table (amax = 0) gets global scale 1 so that decoding stays finite.
+// Encoders used to make checkpoints: the host face of kernels/common/row_encode.hpp, whose
+// header states the conventions.
 
 #include <cstdint>
 #include <span>

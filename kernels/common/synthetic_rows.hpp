@@ -1,0 +1,54 @@
+#pragma once
+// Synthetic table values as a function of (seed, PLE index, row, column) alone, one copy for
+// the host and CUDA: a table generated on the host (checkpoints), in host memory or in GPU
+// memory (benchmarks at any size, no file) holds the same bytes.
+
+#include <cstdint>
+
+#include "kernels/common/ngram_hash.hpp"
+#include "kernels/common/row_encode.hpp"
+
+namespace pleshard::kernels {
+
+// Values lie in (-k_synthetic_amax, k_synthetic_amax]: a sum of four uniforms, roughly
+// Gaussian with standard deviation 0.0115. The bound stands in for the table's amax when
+// choosing FP8/NVFP4 global scales, so tables are written in one pass.
+inline constexpr float k_synthetic_amax = 0.04f;
+
+PLESHARD_HD constexpr std::uint64_t synthetic_row_key(std::uint64_t seed, int ple_index, std::int64_t row) {
+  return splitmix64(splitmix64(seed ^ (static_cast<std::uint64_t>(ple_index) << 48)) + static_cast<std::uint64_t>(row));
+}
+
+PLESHARD_HD inline float synthetic_value_of(std::uint64_t key, int column) {
+  const std::uint64_t bits = splitmix64(key + static_cast<std::uint64_t>(column));
+  const auto sum =
+      static_cast<float>((bits & 0xFFFF) + ((bits >> 16) & 0xFFFF) + ((bits >> 32) & 0xFFFF) + (bits >> 48));
+  // sum / 65536 is in [0, 4) and exact; centred and scaled into (-amax, amax].
+  return (2.0f - sum * (1.0f / 65536.0f)) * (k_synthetic_amax / 2.0f);
+}
+
+// The global scale synthetic tables of `format` are stored with.
+PLESHARD_HD inline float synthetic_global_scale(RowFormat format) {
+  return format == RowFormat::fp8     ? fp8_global_scale(k_synthetic_amax)
+         : format == RowFormat::nvfp4 ? nvfp4_global_scale(k_synthetic_amax)
+                                      : 1.0f;
+}
+
+// Row `row` of table `ple_index`, encoded into `out` and (nvfp4) `scales`, one value (or one
+// block of 16) at a time: no scratch the size of a row.
+PLESHARD_HD inline void synthetic_row(RowFormat format, int head_dim, std::uint64_t seed, int ple_index,
+                                      std::int64_t row, std::uint8_t* out, std::uint8_t* scales) {
+  const std::uint64_t key = synthetic_row_key(seed, ple_index, row);
+  const float global = synthetic_global_scale(format);
+  if (format == RowFormat::nvfp4) {
+    float block[k_nvfp4_block];
+    for (int b = 0; b < head_dim / k_nvfp4_block; ++b) {
+      for (int i = 0; i < k_nvfp4_block; ++i) block[i] = synthetic_value_of(key, b * k_nvfp4_block + i);
+      encode_nvfp4_block(block, global, out + b * k_nvfp4_block / 2, scales + b);
+    }
+    return;
+  }
+  for (int j = 0; j < head_dim; ++j) encode_value(format, synthetic_value_of(key, j), global, out, j);
+}
+
+}  // namespace pleshard::kernels

@@ -8,6 +8,7 @@
 #include "ckpt/synthetic.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "hash/ple_layer_spec.hpp"
 
@@ -24,6 +25,7 @@ struct CkptOptions {
   std::string layer_prefix = k_default_layer_prefix;
   std::uint64_t seed = 1;
   int files = 1;
+  int threads = 0;
   bool quiet = false;
 };
 
@@ -120,11 +122,14 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   make->add_option("--seed", o->seed, "Seed of the synthetic values")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  make->add_option("--threads", o->threads, "Threads making rows (default: every core; the bytes never depend on it)")
+      ->check(CLI::PositiveNumber);
   add_common(make);
   make->callback([&action, o] {
     action = [o] {
       return on_rank_zero([&] {
         const ModelConfig config = load_model_config(o->config);
+        set_host_threads(static_cast<std::size_t>(o->threads));
         const RowFormat format = o->format.empty() ? default_format(config) : parse_row_format(o->format);
         write_tables(*o, config, synthetic_tables(config, format, o->seed), "ckpt make");
       });

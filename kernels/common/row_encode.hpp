@@ -19,44 +19,37 @@
 
 namespace pleshard::kernels {
 
-// Nearest E4M3 code (ties to even, saturating at 448; NaN to NaN).
+// Nearest E4M3 code (ties to even, saturating at 448; NaN to NaN), by integer arithmetic on
+// the float's bits: no libm calls, the same instructions on the host and the device.
 PLESHARD_HD inline std::uint8_t encode_e4m3(float x) {
-  if (x != x) return 0x7F;
-  const std::uint8_t sign = (bits_from_float(x) >> 31) != 0 ? 0x80 : 0x00;
-  const float m = fabsf(x);
-  if (m >= 448.0f) return sign | 0x7E;  // saturate: 0x7F is NaN, not 480
-  if (m < 0.015625f)                    // below 2^-6: subnormal steps of 2^-9 (rint: half to even)
-    return static_cast<std::uint8_t>(sign | static_cast<int>(rintf(ldexpf(m, 9))));
-  int exponent = 0;
-  (void)frexpf(m, &exponent);  // m = f * 2^exponent, f in [0.5, 1)
-  exponent -= 1;               // m in [2^exponent, 2^(exponent+1)), exponent >= -6
-  // Three mantissa bits: m * 2^(3 - exponent) is in [8, 16); a carry to 16 moves up a binade.
-  const int q = static_cast<int>(rintf(ldexpf(m, 3 - exponent)));
-  const int code = ((exponent + 7) << 3) + (q - 8);
-  return static_cast<std::uint8_t>(sign | (code < 0x7E ? code : 0x7E));
+  const std::uint32_t b = bits_from_float(x);
+  const std::uint8_t sign = (b >> 31) != 0 ? 0x80 : 0x00;
+  const std::uint32_t a = b & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return 0x7F;
+  if (a >= 0x43E00000u) return sign | 0x7E;  // >= 448 saturates: 0x7F is NaN, not 480
+  if (a >= 0x3C800000u) {
+    // 2^-6 <= |x| < 448: keep the float's exponent and three mantissa bits, rounding the
+    // other 20 to nearest even; a carry moves up a binade, and the rebias (127 -> 7) is a
+    // subtraction of 120 binades.
+    return static_cast<std::uint8_t>(sign | (((a + 0x7FFFFu + ((a >> 20) & 1u)) >> 20) - (120u << 3)));
+  }
+  // Below 2^-6: subnormal steps of 2^-9, |x| / 2^-9 = mantissa >> (141 - exponent).
+  const std::uint32_t exponent = a >> 23;
+  if (exponent < 116) return sign;  // below 2^-11: under a quarter step, rounds to 0
+  const std::uint32_t mantissa = (a & 0x7FFFFFu) | 0x800000u;
+  const std::uint32_t shift = 141 - exponent;  // 21..25
+  const std::uint32_t q = (mantissa + ((1u << (shift - 1)) - 1) + ((mantissa >> shift) & 1u)) >> shift;
+  return static_cast<std::uint8_t>(sign | q);
 }
 
-// Nearest E2M1 nibble (ties to even, saturating at 6).
+// Nearest E2M1 nibble (ties to even, saturating at 6; NaN to 6). The code is the number of
+// midpoints between 0, .5, 1, 1.5, 2, 3, 4, 6 below |x|, a midpoint itself counting toward
+// the even code: comparisons summed, not branches, which random values would mispredict.
 PLESHARD_HD inline std::uint8_t encode_e2m1(float x) {
   const std::uint8_t sign = (bits_from_float(x) >> 31) != 0 ? 0x8 : 0x0;
   const float m = fabsf(x);
-  // Midpoints between 0, .5, 1, 1.5, 2, 3, 4, 6; a value on a midpoint goes to the even code.
-  std::uint8_t code = 7;  // saturates at 6 (NaN too)
-  if (m <= 0.25f)
-    code = 0;
-  else if (m < 0.75f)
-    code = 1;
-  else if (m <= 1.25f)
-    code = 2;
-  else if (m < 1.75f)
-    code = 3;
-  else if (m <= 2.5f)
-    code = 4;
-  else if (m < 3.5f)
-    code = 5;
-  else if (m <= 5.0f)
-    code = 6;
-  return static_cast<std::uint8_t>(sign | code);
+  const int code = (m > 0.25f) + (m >= 0.75f) + (m > 1.25f) + (m >= 1.75f) + (m > 2.5f) + (m >= 3.5f) + (m > 5.0f);
+  return static_cast<std::uint8_t>(sign | (m != m ? 7 : code));
 }
 
 PLESHARD_HD inline float fp8_global_scale(float amax) { return amax > 0 ? amax / 448.0f : 1.0f; }
@@ -87,7 +80,10 @@ PLESHARD_HD inline void encode_value(RowFormat format, float v, float global_sca
 PLESHARD_HD inline void encode_nvfp4_block(const float* block, float global_scale, std::uint8_t* codes,
                                            std::uint8_t* scale) {
   float block_amax = 0;
-  for (int i = 0; i < k_nvfp4_block; ++i) block_amax = fmaxf(block_amax, fabsf(block[i]));
+  for (int i = 0; i < k_nvfp4_block; ++i) {
+    const float m = fabsf(block[i]);
+    block_amax = m > block_amax ? m : block_amax;  // NaN ignored, as fmaxf would (without a call)
+  }
   *scale = encode_e4m3(block_amax / (6.0f * global_scale));
   const float block_scale = decode_e4m3(*scale) * global_scale;
   for (int i = 0; i < k_nvfp4_block; i += 2) {

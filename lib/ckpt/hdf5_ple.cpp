@@ -3,6 +3,7 @@
 #include "io/detail/h5_handle.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/band_pipeline.hpp"
 #include "core/error.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
@@ -367,18 +369,39 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
       const auto chunk = static_cast<std::int64_t>(chunk_rows(row_bytes, info.layout.rows));
       const std::int64_t band =
           std::max<std::int64_t>(1, static_cast<std::int64_t>((32u << 20) / (row_bytes + scale_bytes)) / chunk) * chunk;
-      std::vector<std::uint8_t> rows_buffer;
-      std::vector<std::uint8_t> scales_buffer;
-      for (std::int64_t begin = 0; begin < info.layout.rows; begin += band) {
-        const std::int64_t end = std::min(info.layout.rows, begin + band);
+      // Making band k+1 (on a thread of its own) overlaps writing band k through HDF5 on
+      // this thread, unless the rows come through HDF5 too.
+      struct Band {
+        std::vector<std::uint8_t> rows;
+        std::vector<std::uint8_t> scales;
+      };
+      std::array<Band, 2> buffers;
+      const auto bands = static_cast<std::size_t>((info.layout.rows + band - 1) / band);
+      const auto band_rows = [&](std::size_t k) {
+        const auto begin = static_cast<std::int64_t>(k) * band;
+        return std::pair{begin, std::min(info.layout.rows, begin + band)};
+      };
+      const auto make = [&](std::size_t k, Band& b) {
+        const auto [begin, end] = band_rows(k);
         const auto n = static_cast<std::size_t>(end - begin);
-        rows_buffer.resize(n * row_bytes);
-        scales_buffer.resize(n * scale_bytes);
-        table.rows(begin, end, rows_buffer, scales_buffer);
-        write_rows(weight.get(), begin, end - begin, row_bytes, rows_buffer.data());
-        if (scale_bytes != 0) write_rows(scales.get(), begin, end - begin, scale_bytes, scales_buffer.data());
-        done += n * (row_bytes + scale_bytes);
+        b.rows.resize(n * row_bytes);
+        b.scales.resize(n * scale_bytes);
+        table.rows(begin, end, b.rows, b.scales);
+      };
+      const auto write = [&](std::size_t k, const Band& b) {
+        const auto [begin, end] = band_rows(k);
+        write_rows(weight.get(), begin, end - begin, row_bytes, b.rows.data());
+        if (scale_bytes != 0) write_rows(scales.get(), begin, end - begin, scale_bytes, b.scales.data());
+        done += static_cast<std::uint64_t>(end - begin) * (row_bytes + scale_bytes);
         if (progress) progress(done);
+      };
+      if (table.reads_hdf5) {
+        for (std::size_t k = 0; k < bands; ++k) {
+          make(k, buffers[0]);
+          write(k, buffers[0]);
+        }
+      } else {
+        overlap_bands(bands, buffers, make, write);
       }
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial.string() + ": flush failed (disk full?)");

@@ -137,9 +137,12 @@ void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> so
 }
 
 TableSource PleCheckpoint::table_source(int ple_index) const {
-  return {table(ple_index),
-          [this, ple_index](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
-                            std::span<std::uint8_t> scales) { read_rows(ple_index, begin, end, rows, scales); }};
+  TableSource source{table(ple_index), [this, ple_index](std::int64_t begin, std::int64_t end,
+                                                         std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) {
+                       read_rows(ple_index, begin, end, rows, scales);
+                     }};
+  source.reads_hdf5 = kind() == CheckpointKind::hdf5;
+  return source;
 }
 
 void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {

@@ -63,6 +63,9 @@ struct TableSource {
   PleTableInfo info;
   RowSource rows;
   std::optional<SyntheticRows> synthetic = std::nullopt;
+  // Rows read through HDF5: never called beside another HDF5 call (the library is not
+  // thread-safe), so an HDF5 writer does not overlap them with its writes.
+  bool reads_hdf5 = false;
 };
 
 class PleCheckpoint {

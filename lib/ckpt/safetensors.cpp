@@ -1,13 +1,14 @@
 #include "ckpt/safetensors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
+#include "core/band_pipeline.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "io/durable_file.hpp"
@@ -181,62 +182,90 @@ std::span<const std::uint8_t> SafetensorsFile::data(const StTensor& tensor) cons
   return file_.bytes().subspan(data_start_ + tensor.begin, tensor.bytes());
 }
 
-void SafetensorsFile::will_need(const StTensor& tensor, std::uint64_t offset, std::uint64_t length) const {
-  file_.will_need(data_start_ + tensor.begin + offset, length);
-}
-
 void write_safetensors(const std::filesystem::path& path, const std::vector<StTensorSource>& tensors,
                        const std::map<std::string, std::string>& metadata,
                        const std::function<void(std::uint64_t)>& progress) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::uint64_t offset = 0;
+  std::vector<std::uint64_t> begins;
   std::vector<std::uint64_t> sizes;
   for (const auto& t : tensors) {
     std::uint64_t bytes = dtype_size(t.dtype);
     for (auto d : t.shape) bytes *= static_cast<std::uint64_t>(d);
     header[t.name] = {{"dtype", to_string(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    begins.push_back(offset);
     sizes.push_back(bytes);
     offset += bytes;
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // keep the data area 8-byte aligned
+  const std::uint64_t data_start = 8 + text.size();
 
-  const std::filesystem::path partial = path.string() + ".partial";
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(partial.string() + ": cannot create");
+  PartialFile file(path);
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(text.size() >> (8 * i));
-  out.write(reinterpret_cast<const char*>(length), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  file.write_at(0, length);
+  file.write_at(8, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 
-  constexpr std::size_t k_chunk_target = 16u << 20;
-  std::vector<std::uint8_t> buffer;
-  std::uint64_t done = 0;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::size_t granule = std::max<std::size_t>(1, tensors[i].granule);
-    const std::size_t chunk = std::max(granule, k_chunk_target / granule * granule);
-    for (std::uint64_t at = 0; at < sizes[i]; at += chunk) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, sizes[i] - at));
-      buffer.resize(n);
-      tensors[i].fill(at, buffer);
-      // All-zero chunks become holes (sparse files): reads give zeros all the same.
-      if (std::all_of(buffer.begin(), buffer.end(), [](std::uint8_t b) { return b == 0; })) {
-        out.seekp(static_cast<std::streamoff>(n), std::ios::cur);
-      } else {
-        out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(n));
+  // Groups of tensors written together, band by band: a tensor and those banded with it.
+  struct Piece {
+    std::size_t tensor;
+    std::uint64_t at;  // offset within the tensor
+    std::size_t bytes;
+    std::size_t buffer_at;
+  };
+  std::vector<std::vector<Piece>> bands;
+  for (std::size_t first = 0; first < tensors.size();) {
+    std::size_t last = first + 1;
+    while (last < tensors.size() && tensors[last].banded_with_previous) ++last;
+    std::size_t band_bytes = 0;
+    for (std::size_t i = first; i < last; ++i) band_bytes += std::max<std::size_t>(1, tensors[i].granule);
+    const std::uint64_t granules = sizes[first] / std::max<std::size_t>(1, tensors[first].granule);
+    for (std::size_t i = first + 1; i < last; ++i)
+      if (sizes[i] / std::max<std::size_t>(1, tensors[i].granule) != granules)
+        throw SystemError(tensors[i].name + ": banded with a tensor of another length");
+    constexpr std::size_t k_band_target = 64u << 20;
+    const std::uint64_t per_band = std::max<std::size_t>(1, k_band_target / band_bytes);
+    for (std::uint64_t g = 0; g < granules || (granules == 0 && g == 0); g += per_band) {
+      std::vector<Piece> band;
+      std::size_t buffer_at = 0;
+      for (std::size_t i = first; i < last; ++i) {
+        const std::size_t granule = std::max<std::size_t>(1, tensors[i].granule);
+        const auto count = granules == 0 ? 0 : std::min<std::uint64_t>(per_band, granules - g);
+        // A tensor that is not whole granules (never with banding) keeps its tail.
+        const std::uint64_t at = g * granule;
+        const auto bytes = static_cast<std::size_t>(g + count >= granules ? sizes[i] - at : count * granule);
+        band.push_back({i, at, bytes, buffer_at});
+        buffer_at += bytes;
       }
-      done += n;
-      if (progress) progress(done);
+      bands.push_back(std::move(band));
+      if (granules == 0) break;
     }
+    first = last;
   }
-  out.close();
-  if (!out) throw SystemError(partial.string() + ": write failed (disk full?)");
-  std::error_code error;
-  std::filesystem::resize_file(partial, 8 + text.size() + offset, error);  // a trailing hole
-  if (error) throw SystemError(partial.string() + ": cannot extend: " + error.message());
-  sync_file(partial);
-  commit_file(partial, path);
+
+  std::array<std::vector<std::uint8_t>, 2> buffers;
+  std::uint64_t done = 0;
+  const auto fill = [&](std::size_t k, std::vector<std::uint8_t>& buffer) {
+    const auto& band = bands[k];
+    buffer.resize(band.back().buffer_at + band.back().bytes);
+    for (const Piece& p : band)
+      if (p.bytes != 0) tensors[p.tensor].fill(p.at, {buffer.data() + p.buffer_at, p.bytes});
+  };
+  const auto write = [&](std::size_t k, const std::vector<std::uint8_t>& buffer) {
+    for (const Piece& p : bands[k]) {
+      const std::span<const std::uint8_t> bytes(buffer.data() + p.buffer_at, p.bytes);
+      // All-zero pieces become holes (sparse files): reads give zeros all the same.
+      if (std::any_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b != 0; }))
+        file.write_at(data_start + begins[p.tensor] + p.at, bytes);
+      done += p.bytes;
+    }
+    if (progress) progress(done);
+  };
+  overlap_bands(bands.size(), buffers, fill, write);
+  file.resize(data_start + offset);  // a trailing hole
+  file.commit();
 }
 
 }  // namespace pleshard

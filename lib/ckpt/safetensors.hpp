@@ -48,7 +48,6 @@ class SafetensorsFile {
   // Byte offset of the tensor's data in the file.
   [[nodiscard]] std::uint64_t file_offset(const StTensor& tensor) const { return data_start_ + tensor.begin; }
   [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  void will_need(const StTensor& tensor, std::uint64_t offset, std::uint64_t length) const;
 
  private:
   MappedFile file_;
@@ -66,12 +65,16 @@ struct StTensorSource {
   std::vector<std::int64_t> shape;
   std::size_t granule = 1;
   std::function<void(std::uint64_t offset, std::span<std::uint8_t> chunk)> fill;
+  // Written band by band together with the tensor before it (the same number of granules,
+  // the same granules in each band, filled right after it): a source that makes both from
+  // one computation (NVFP4 codes and their block scales) can keep one band for the second.
+  bool banded_with_previous = false;
 };
 
-// Writes `tensors` in the given order with bounded memory; chunks of zeros are left as
-// holes (a sparse file). The file appears under its name only once complete (written as
-// <path>.partial, then renamed).
-// `progress(bytes_done)` is called after each chunk.
+// Writes `tensors` in the given order with bounded memory (two bands of about 64 MiB), the
+// filling of one band overlapping the writing of the one before; chunks of zeros are left
+// as holes (a sparse file). The file appears under its name only once complete (written as
+// <path>.partial, then renamed). `progress(bytes_done)` is called after each band.
 void write_safetensors(const std::filesystem::path& path, const std::vector<StTensorSource>& tensors,
                        const std::map<std::string, std::string>& metadata,
                        const std::function<void(std::uint64_t)>& progress = {});

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -126,56 +127,52 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
     const PleTableInfo& info = table(d);
-    const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
-    const std::size_t row_bytes = info.layout.row_bytes();
-    const std::size_t scale_bytes = info.layout.scale_bytes();
     if (begin < 0 || end > info.layout.rows || begin > end ||
-        rows.size() < static_cast<std::size_t>(end - begin) * row_bytes ||
-        scales.size() < static_cast<std::size_t>(end - begin) * scale_bytes)
+        rows.size() < static_cast<std::size_t>(end - begin) * info.layout.row_bytes() ||
+        scales.size() < static_cast<std::size_t>(end - begin) * info.layout.scale_bytes())
       throw InputError(path_ + ": read_rows out of range");
-    for (std::int64_t row = begin; row < end;) {
-      const std::int64_t shard = row / shards.shard_rows;
-      const std::int64_t shard_begin = shard * shards.shard_rows;
-      const std::int64_t stop = std::min(end, shard_begin + shards.shard_rows);
-      const auto count = static_cast<std::size_t>(stop - row);
-      const auto local = static_cast<std::size_t>(row - shard_begin);
-      const std::size_t out = static_cast<std::size_t>(row - begin);
-      copy_rows(shards.weights[static_cast<std::size_t>(shard)], local, count, row_bytes,
-                rows.data() + out * row_bytes);
-      if (scale_bytes != 0)
-        copy_rows(shards.scales[static_cast<std::size_t>(shard)], local, count, scale_bytes,
-                  scales.data() + out * scale_bytes);
-      row = stop;
-    }
+    const RowRun run{begin, end - begin, 0};
+    read_runs(d, {&run, 1}, rows, scales);
   }
 
-  // pread, not the memory map: a file truncated under a running job gives an error naming
-  // it (a mapped page past the end would be SIGBUS). Reads run from several threads so
-  // that many requests are in flight on NVMe.
   void read_row_set(int d, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
                     std::span<std::uint8_t> scales) const override {
+    const PleTableInfo& info = table(d);
+    if (!sorted_rows.empty() && (sorted_rows.front() < 0 || sorted_rows.back() >= info.layout.rows))
+      throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
+    if (rows.size() < sorted_rows.size() * info.layout.row_bytes() ||
+        scales.size() < sorted_rows.size() * info.layout.scale_bytes())
+      throw SystemError(path_ + ": read_row_set output too small");
+    read_runs(d, row_runs(sorted_rows), rows, scales);
+  }
+
+ private:
+  // Reads the runs' rows with pread, not the memory map: a file truncated under a running
+  // job gives an error naming it (a mapped page past the end would be SIGBUS), and no page
+  // of the file counts against the process's memory. Reads of at most 1 MiB run from up to
+  // 16 threads, so that many requests are in flight on NVMe.
+  void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
+                 std::span<std::uint8_t> scales) const {
     const PleTableInfo& info = table(d);
     const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    if (!sorted_rows.empty() && (sorted_rows.front() < 0 || sorted_rows.back() >= info.layout.rows))
-      throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
-    if (rows.size() < sorted_rows.size() * row_bytes || scales.size() < sorted_rows.size() * scale_bytes)
-      throw SystemError(path_ + ": read_row_set output too small");
-
     struct Read {
       const PreadFile* file;
       std::uint64_t offset;
       std::span<std::uint8_t> out;
     };
     std::vector<Read> reads;
+    constexpr std::size_t k_read_bytes = 1u << 20;
     auto add = [&](const TensorRef& ref, std::int64_t local, std::int64_t count, std::size_t width,
                    std::span<std::uint8_t> out, std::int64_t at) {
-      reads.push_back({preads_.at(ref.file).get(),
-                       ref.file->file_offset(*ref.tensor) + static_cast<std::uint64_t>(local) * width,
-                       out.subspan(static_cast<std::size_t>(at) * width, static_cast<std::size_t>(count) * width)});
+      const std::uint64_t offset = ref.file->file_offset(*ref.tensor) + static_cast<std::uint64_t>(local) * width;
+      const auto bytes = out.subspan(static_cast<std::size_t>(at) * width, static_cast<std::size_t>(count) * width);
+      for (std::size_t done = 0; done < bytes.size(); done += k_read_bytes)
+        reads.push_back({preads_.at(ref.file).get(), offset + done,
+                         bytes.subspan(done, std::min(k_read_bytes, bytes.size() - done))});
     };
-    for (const RowRun& run : row_runs(sorted_rows)) {
+    for (const RowRun& run : runs) {
       for (std::int64_t row = run.first; row < run.first + run.count;) {
         const std::int64_t shard = row / shards.shard_rows;
         const std::int64_t shard_begin = shard * shards.shard_rows;
@@ -187,16 +184,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         row = stop;
       }
     }
-    // Up to 16 threads, each with at least 8 reads.
-    parallel_for(reads.size(), 16, 8, [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
-  }
-
- private:
-  static void copy_rows(const TensorRef& ref, std::size_t first, std::size_t count, std::size_t row_bytes,
-                        std::uint8_t* out) {
-    ref.file->will_need(*ref.tensor, first * row_bytes, count * row_bytes);
-    const auto data = ref.file->data(*ref.tensor);
-    std::memcpy(out, data.data() + first * row_bytes, count * row_bytes);
+    parallel_for(reads.size(), 16, 4, [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
   }
 
   void load_table(const ModelConfig& config, const PleLayerSpec& spec, const CheckpointOptions& options,
@@ -461,33 +449,48 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
       const std::int64_t rows = std::min(shard_rows, info.layout.rows - first);
       const std::string name = prefix + "ngram_embedding.shard_" + std::to_string(shard);
       const RowSource source = table.rows;
-      // Rows come from the source once per band; the scales tensor re-reads its band.
-      const auto rows_of = [source, first, row_bytes, scale_bytes](bool want_scales) {
-        const std::size_t width = want_scales ? scale_bytes : row_bytes;
-        return [=](std::uint64_t offset, std::span<std::uint8_t> chunk) {
-          const auto begin = first + static_cast<std::int64_t>(offset / width);
-          const auto count = static_cast<std::int64_t>(chunk.size() / width);
-          std::vector<std::uint8_t> other(static_cast<std::size_t>(count) * (want_scales ? row_bytes : scale_bytes));
-          if (want_scales) {
-            source(begin, begin + count, other, chunk);
-          } else {
-            source(begin, begin + count, chunk, other);
-          }
-        };
+      // The codes band makes the scales of the same rows too; the scales tensor, written
+      // band by band right after it, takes them from here instead of making them again.
+      struct Kept {
+        std::int64_t begin = -1;
+        std::int64_t count = 0;
+        std::vector<std::uint8_t> scales;
+      };
+      const auto kept = std::make_shared<Kept>();
+      const auto codes = [source, first, row_bytes, scale_bytes, kept](std::uint64_t offset,
+                                                                       std::span<std::uint8_t> chunk) {
+        const auto begin = first + static_cast<std::int64_t>(offset / row_bytes);
+        const auto count = static_cast<std::int64_t>(chunk.size() / row_bytes);
+        kept->scales.resize(static_cast<std::size_t>(count) * scale_bytes);
+        source(begin, begin + count, chunk, kept->scales);
+        kept->begin = begin;
+        kept->count = count;
+      };
+      const auto scales = [source, first, row_bytes, scale_bytes, kept](std::uint64_t offset,
+                                                                        std::span<std::uint8_t> chunk) {
+        const auto begin = first + static_cast<std::int64_t>(offset / scale_bytes);
+        const auto count = static_cast<std::int64_t>(chunk.size() / scale_bytes);
+        if (kept->begin == begin && kept->count == count) {
+          std::memcpy(chunk.data(), kept->scales.data(), chunk.size());
+          return;
+        }
+        std::vector<std::uint8_t> codes_band(static_cast<std::size_t>(count) * row_bytes);
+        source(begin, begin + count, codes_band, chunk);
       };
       planned.push_back({file_of(shard),
                          {name + ".weight",
                           weight_dtype,
                           {rows, static_cast<std::int64_t>(row_bytes / dtype_size(weight_dtype))},
                           row_bytes,
-                          rows_of(false)}});
+                          codes}});
       if (scale_bytes != 0)
         planned.push_back({file_of(shard),
                            {name + ".weight_scale",
                             StDtype::F8_E4M3,
                             {rows, static_cast<std::int64_t>(scale_bytes)},
                             scale_bytes,
-                            rows_of(true)}});
+                            scales,
+                            true}});
     }
   }
 

@@ -16,7 +16,7 @@ template <typename Body>
 void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
   constexpr std::int64_t k_piece = 1024;
   const auto pieces = static_cast<std::size_t>((end - begin + k_piece - 1) / k_piece);
-  parallel_for(pieces, host_cores(), 2, [&](std::size_t i) {
+  parallel_for(pieces, host_threads(), 2, [&](std::size_t i) {
     const std::int64_t first = begin + static_cast<std::int64_t>(i) * k_piece;
     body(first, std::min(end, first + k_piece));
   });

@@ -8,6 +8,17 @@
 
 namespace pleshard {
 
+namespace {
+std::atomic<std::size_t> g_host_threads{0};
+}  // namespace
+
+void set_host_threads(std::size_t threads) { g_host_threads = threads; }
+
+std::size_t host_threads() {
+  const std::size_t n = g_host_threads;
+  return n == 0 ? host_cores() : n;
+}
+
 void parallel_for(std::size_t count, std::size_t max_threads, std::size_t min_per_thread,
                   const std::function<void(std::size_t)>& body) {
   const std::size_t threads = std::min(max_threads, count / std::max<std::size_t>(1, min_per_thread));

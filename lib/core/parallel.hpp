@@ -18,4 +18,9 @@ void parallel_for(std::size_t count, std::size_t max_threads, std::size_t min_pe
   return n == 0 ? 1 : n;
 }
 
+// Threads for bulk host work (making synthetic rows): the machine's cores unless set, for
+// the process (ckpt make --threads; 0 goes back to all cores).
+void set_host_threads(std::size_t threads);
+[[nodiscard]] std::size_t host_threads();
+
 }  // namespace pleshard

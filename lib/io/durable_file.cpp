@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -42,23 +43,42 @@ void commit_file(const std::filesystem::path& from, const std::filesystem::path&
   sync_fd(fd, dir.string());
 }
 
-void write_text_file(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path partial = path.string() + ".partial";
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno(partial.string() + ": cannot create");
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+PartialFile::PartialFile(std::filesystem::path path) : path_(std::move(path)), partial_(path_.string() + ".partial") {
+  fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_errno(partial_.string() + ": cannot create");
+}
+
+PartialFile::~PartialFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  std::error_code ignored;
+  std::filesystem::remove(partial_, ignored);
+}
+
+void PartialFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> bytes) {
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int error = errno;
-      ::close(fd);
-      errno = error;
-      throw_errno(partial.string() + ": cannot write");
-    }
+    if (n <= 0) throw_errno(partial_.string() + ": cannot write");
     done += static_cast<std::size_t>(n);
   }
-  sync_fd(fd, partial.string());
-  commit_file(partial, path);
+}
+
+void PartialFile::resize(std::uint64_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) throw_errno(partial_.string() + ": cannot extend");
+}
+
+void PartialFile::commit() {
+  const int fd = fd_;
+  fd_ = -1;
+  sync_fd(fd, partial_.string());
+  commit_file(partial_, path_);
+}
+
+void write_text_file(const std::filesystem::path& path, std::string_view text) {
+  PartialFile file(path);
+  file.write_at(0, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+  file.commit();
 }
 
 void require_free_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what) {

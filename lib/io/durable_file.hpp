@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,29 @@ void sync_file(const std::filesystem::path& path);
 
 // Renames a complete, synced file to its final name, durably.
 void commit_file(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// A file written at offsets as <path>.partial and renamed to <path> by commit() (synced,
+// directory entry too); removed when destroyed uncommitted. Bulk writers (safetensors
+// checkpoints) write it from any thread, one write at a time or at disjoint offsets.
+class PartialFile {
+ public:
+  explicit PartialFile(std::filesystem::path path);
+  ~PartialFile();
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+
+  [[nodiscard]] const std::filesystem::path& partial() const { return partial_; }
+  // SystemError "<partial>: cannot write: <reason>" unless every byte is written.
+  void write_at(std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // Sets the size (a trailing hole reads as zeros).
+  void resize(std::uint64_t bytes);
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path partial_;
+  int fd_ = -1;
+};
 
 // `text` as the whole of `path`, durably (a config, an index, a progress record).
 void write_text_file(const std::filesystem::path& path, std::string_view text);

@@ -38,12 +38,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::uint8_t*>(data_), size_);
 }
 
-void MappedFile::will_need(std::size_t offset, std::size_t length) const {
-  if (data_ == nullptr || offset >= size_) return;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t begin = offset / page * page;
-  length = std::min(length + (offset - begin), size_ - begin);
-  ::madvise(const_cast<std::uint8_t*>(data_) + begin, length, MADV_WILLNEED);
-}
-
 }  // namespace pleshard

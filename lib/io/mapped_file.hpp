@@ -20,9 +20,6 @@ class MappedFile {
   [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
   [[nodiscard]] const std::string& path() const { return path_; }
 
-  // Tells the kernel a range will be read soon, sequentially (readahead).
-  void will_need(std::size_t offset, std::size_t length) const;
-
  private:
   std::string path_;
   const std::uint8_t* data_ = nullptr;

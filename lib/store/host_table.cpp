@@ -6,12 +6,7 @@
 namespace pleshard {
 
 HostTable::HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range)
-    : HostTable(TableSource{checkpoint.table(ple_index),
-                            [&checkpoint, ple_index](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
-                                                     std::span<std::uint8_t> scales) {
-                              checkpoint.read_rows(ple_index, begin, end, rows, scales);
-                            }},
-                range) {}
+    : HostTable(checkpoint.table_source(ple_index), range) {}
 
 HostTable::HostTable(const TableSource& source, RowRange range)
     : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale) {

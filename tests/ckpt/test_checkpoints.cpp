@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include <sys/stat.h>
 
@@ -12,6 +14,7 @@
 #include "ckpt/safetensors.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "engine/embed.hpp"
 #include "format/reference_formats.hpp"
 #include "hash/ngram_ids.hpp"
@@ -76,7 +79,7 @@ TokenBatch test_batch(const ModelConfig& config) {
 TEST(Checkpoints, ZeroChunksAreWrittenAsHoles) {
   const ScratchDir dir;
   const auto path = dir / "sparse.safetensors";
-  constexpr std::int64_t zero_bytes = 40 << 20;  // several 16 MB chunks
+  constexpr std::int64_t zero_bytes = 40 << 20;  // one band of zeros
   const std::vector<StTensorSource> tensors{
       {"ones",
        StDtype::U8,
@@ -96,6 +99,55 @@ TEST(Checkpoints, ZeroChunksAreWrittenAsHoles) {
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_LT(static_cast<std::int64_t>(st.st_blocks) * 512, zero_bytes / 2);
+}
+
+std::vector<std::uint8_t> file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Rows are made by all cores in pieces; the bytes of a checkpoint never depend on how
+// many (a table of ~140k rows: about 140 pieces, spread over 1 or 5 threads).
+TEST(Checkpoints, MadeBytesDoNotDependOnTheThreadCount) {
+  const ScratchDir dir;
+  for (const char* dtype : {"bfloat16", "nvfp4"}) {
+    nlohmann::json j = {
+        {"vocab_size", 1000},   {"eos_token_id", 2},   {"num_hidden_layers", 2},         {"ngram_size", 3},
+        {"heads_per_ngram", 2}, {"ple_embed_dim", 64}, {"ngram_vocab_size_base", 35000}, {"split_ngram_parts", 3},
+        {"ple_layer_ids", {1}}};
+    if (std::string(dtype) == "nvfp4") j["ple_embedding_dtype"] = dtype;
+    const ModelConfig config = parse_model_config(j, "config");
+    const RowFormat format = default_format(config);
+    std::vector<std::vector<std::uint8_t>> made;
+    for (std::size_t threads : {1, 5}) {
+      set_host_threads(threads);
+      const std::string name = std::string(dtype) + "_" + std::to_string(threads);
+      write_checkpoint(dir / name, config, synthetic_tables(config, format, 9), {});
+      write_checkpoint(dir / (name + ".h5"), config, synthetic_tables(config, format, 9), {CheckpointKind::hdf5});
+      made.push_back(file_bytes(dir / name / "model.safetensors"));
+      made.push_back(file_bytes(dir / (name + ".h5")));
+    }
+    set_host_threads(0);
+    ASSERT_GT(made[0].size(), 100'000u);
+    EXPECT_TRUE(made[0] == made[2]) << dtype << ": safetensors bytes differ between 1 and 5 threads";
+    EXPECT_TRUE(made[1] == made[3]) << dtype << ": HDF5 bytes differ between 1 and 5 threads";
+  }
+}
+
+// A source that fails mid-write (a read error, out of memory) ends the write with its error,
+// after the band in flight, and leaves no file under the final name nor a partial one.
+TEST(Checkpoints, ASourceFailingMidWriteLeavesNoFile) {
+  const ScratchDir dir;
+  const auto path = dir / "failed.safetensors";
+  constexpr std::int64_t bytes = 300 << 20;  // five bands
+  const std::vector<StTensorSource> tensors{
+      {"rows", StDtype::U8, {bytes}, 1, [](std::uint64_t offset, std::span<std::uint8_t> c) {
+         if (offset >= (128u << 20)) throw InputError("source: read failed");
+         std::fill(c.begin(), c.end(), 7);
+       }}};
+  EXPECT_THROW(write_safetensors(path, tensors, {}), InputError);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".partial"));
 }
 
 TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {

@@ -1,0 +1,33 @@
+#pragma once
+// Bands of bulk work through two stages, overlapped: producing band k+1 (computing or reading
+// rows, on a thread of its own) while band k is consumed (written to a file, copied to the
+// GPU) on the calling thread. Two buffers, used in turn: memory stays two bands.
+
+#include <array>
+#include <cstddef>
+#include <future>
+
+namespace pleshard {
+
+// produce(k, buffer) then consume(k, buffer) for k in [0, count), buffer = buffers[k % 2].
+// The first exception of either stage stops both (after the band in flight) and is rethrown.
+template <typename Buffer, typename Produce, typename Consume>
+void overlap_bands(std::size_t count, std::array<Buffer, 2>& buffers, const Produce& produce, const Consume& consume) {
+  if (count == 0) return;
+  const auto start = [&](std::size_t k) {
+    return std::async(std::launch::async, [&produce, &buffers, k] { produce(k, buffers[k % 2]); });
+  };
+  std::future<void> next = start(0);
+  for (std::size_t k = 0; k < count; ++k) {
+    next.get();
+    if (k + 1 < count) next = start(k + 1);
+    try {
+      consume(k, buffers[k % 2]);
+    } catch (...) {
+      if (next.valid()) next.wait();
+      throw;
+    }
+  }
+}
+
+}  // namespace pleshard

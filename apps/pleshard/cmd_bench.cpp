@@ -7,6 +7,7 @@
 
 #include "bench/exchange_bench.hpp"
 #include "bench/hash_bench.hpp"
+#include "bench/load_bench.hpp"
 #include "bench/lookup_bench.hpp"
 #include "bench/step_bench.hpp"
 #include "ckpt/ple_checkpoint.hpp"
@@ -28,6 +29,7 @@ struct BenchOptions {
   LookupBenchOptions lookup;
   ExchangeBenchOptions exchange;
   StepBenchOptions step;
+  LoadBenchOptions load;
   std::string step_format = "bf16";
   std::int64_t step_rows = 1 << 24;
   std::vector<std::string> modes{"eager", "graph"};
@@ -151,6 +153,26 @@ void print_exchange_results(const std::vector<ExchangeBenchResult>& results) {
         r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(), r.busbw(), r.wrong);
 }
 
+void print_load_results(const std::vector<LoadBenchResult>& results, int ranks, const LoadBenchOptions& o) {
+  std::printf(
+      "# pleshard bench load: %s, %d rank(s), %s page cache; seconds = max over ranks, bytes = all ranks; "
+      "files = every byte of the files by parallel pread\n",
+      o.checkpoint.c_str(), ranks, o.cold ? "cold" : "warm");
+  const double files_rate = results.empty() ? 0 : results.front().gigabytes_per_second();
+  std::printf("%-8s %14s %10s %10s %14s %16s %7s\n", "what", "bytes", "seconds", "GB/s", "of files' rate",
+              "peak resident GB", "#wrong");
+  for (const auto& r : results)
+    std::printf("%-8s %14.0f %10.3f %10.3f %13.0f%% %16.3f %7" PRId64 "\n", r.what.c_str(), r.bytes, r.seconds,
+                r.gigabytes_per_second(), 100 * r.gigabytes_per_second() / files_rate, r.peak_resident * 1e-9, r.wrong);
+  for (const auto& r : results)
+    std::printf(
+        "{\"bench\": \"load\", \"what\": \"%s\", \"ranks\": %d, \"cold\": %s, \"bytes\": %.0f, "
+        "\"seconds\": %.6f, \"gb_per_s\": %.6f, \"of_files_rate\": %.4f, \"peak_resident_bytes\": %.0f, "
+        "\"wrong\": %" PRId64 "}\n",
+        r.what.c_str(), ranks, o.cold ? "true" : "false", r.bytes, r.seconds, r.gigabytes_per_second(),
+        r.gigabytes_per_second() / files_rate, r.peak_resident, r.wrong);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, Action& action) {
@@ -247,6 +269,29 @@ void add_bench_command(CLI::App& app, Action& action) {
       });
       const auto results = run_step_bench(MPI_COMM_WORLD, o->step);
       if (world_rank() == 0) print_step_results(results);
+      std::int64_t wrong = 0;
+      for (const auto& r : results) wrong += r.wrong;
+      return wrong == 0 ? 0 : 1;
+    };
+  });
+
+  CLI::App* load = bench->add_subcommand("load", "A checkpoint into the storage tiers, against its files' read rate");
+  load->add_option("--checkpoint", o->load.checkpoint, "Checkpoint directory or file")->required();
+  load->add_option("--config", o->load.config, "Model config.json (default: beside the checkpoint)");
+  load->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
+      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->capture_default_str();
+  load->add_flag("--cold", o->load.cold, "Drop the files' cached pages before every read");
+  load->callback([&action, o] {
+    action = [o] {
+      collective_try(MPI_COMM_WORLD, [&] {
+        o->load.tiers.clear();
+        for (const auto& tier : o->tiers) o->load.tiers.push_back(parse_storage_tier(tier));
+      });
+      const auto results = run_load_bench(MPI_COMM_WORLD, o->load);
+      int ranks = 1;
+      MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+      if (world_rank() == 0) print_load_results(results, ranks, o->load);
       std::int64_t wrong = 0;
       for (const auto& r : results) wrong += r.wrong;
       return wrong == 0 ? 0 : 1;

@@ -24,6 +24,7 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   const double tokens_per_s = static_cast<double>(r.tokens) / r.seconds;
   const double rows_per_s = static_cast<double>(r.rows) / r.seconds;
   const double write_rate = r.write_seconds > 0 ? r.bytes_written / r.write_seconds : 0;
+  const double load_rate = r.load_seconds > 0 ? r.load_bytes / r.load_seconds : 0;
   if (o.json) {
     std::printf(
         "{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", \"ranks\": %d"
@@ -38,8 +39,10 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
       std::printf(", \"%s_s\": %.6f", to_string(static_cast<StepPhase>(p)), r.times.phase[static_cast<std::size_t>(p)]);
     std::printf(
         ", \"host_copy_bytes\": %.0f, \"bytes_written\": %.0f, \"write_s\": %.6f, \"write_bytes_per_s\": %.6g"
-        ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64,
-        r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed);
+        ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64
+        ", \"load_s\": %.6f, \"load_bytes\": %.0f, \"load_bytes_per_s\": %.6g, \"peak_resident_bytes\": %.0f",
+        r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed, r.load_seconds,
+        r.load_bytes, load_rate, r.load_peak_resident);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -53,6 +56,8 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
               " resumed)\n",
               r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
+  std::printf("  load %.4g GB in %.3f s (%.3g GB/s, slowest rank), peak resident memory %.4g GB (largest rank)\n",
+              r.load_bytes * 1e-9, r.load_seconds, load_rate * 1e-9, r.load_peak_resident * 1e-9);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
   std::printf("  steps (max over ranks) %.3f s, p50 %.1f us, p99 %.1f us (rank 0)", r.times.steps, r.step_p50 * 1e6,
               r.step_p99 * 1e6);
@@ -79,7 +84,10 @@ void add_run_command(CLI::App& app, Action& action) {
   RunJobInputs& in = o->inputs;
   CLI::App* cmd = app.add_subcommand(
       "run", "Batch job under mpirun/srun: every PLE layer of every request, step by step, across ranks");
-  cmd->add_option("--checkpoint", in.checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
+  cmd->add_option("--checkpoint", in.checkpoint,
+                  "Checkpoint directory, .safetensors or .h5; or synthetic: the tables of --config as ckpt make "
+                  "writes them (seed 1), made where the tier keeps them")
+      ->required();
   cmd->add_option("--config", in.config, "Model config.json (default: beside the checkpoint)");
   auto* requests =
       cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");

@@ -11,4 +11,10 @@ int cuda_device_count() {
   return count;
 }
 
+DeviceMemory device_memory() {
+  DeviceMemory m;
+  PLESHARD_CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
+  return m;
+}
+
 }  // namespace pleshard::kernels

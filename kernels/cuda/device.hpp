@@ -2,6 +2,7 @@
 // Small CUDA runtime helpers: device discovery and an owning device buffer.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <utility>
 
@@ -13,6 +14,13 @@ namespace pleshard::kernels {
 
 // Number of usable CUDA devices; 0 when there is no device or no driver.
 [[nodiscard]] int cuda_device_count();
+
+// Free and total bytes of the current device's memory.
+struct DeviceMemory {
+  std::size_t free = 0;
+  std::size_t total = 0;
+};
+[[nodiscard]] DeviceMemory device_memory();
 
 // Owns `size` elements of device memory; move-only.
 template <typename T>
@@ -51,6 +59,51 @@ class DeviceBuffer {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+// Owns `bytes` of page-locked host memory (staging for copies at full PCIe speed); move-only.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes_ != 0) PLESHARD_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&data_), bytes_, cudaHostAllocDefault));
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(bytes_, other.bytes_);
+    return *this;
+  }
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+
+  [[nodiscard]] std::uint8_t* data() const { return data_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::uint8_t* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// A non-blocking stream of its own, destroyed (after its work) with the object.
+class OwnedStream {
+ public:
+  OwnedStream() { PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  [[nodiscard]] cudaStream_t get() const { return stream_; }
+  void synchronize() const { PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
 };
 
 }  // namespace pleshard::kernels

@@ -102,6 +102,8 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
   const std::size_t scale_bytes = table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
   if (max_ids <= capacity_ && row_bytes == row_bytes_ && scale_bytes == scale_bytes_) return;
+  if (max_ids > std::numeric_limits<int>::max())
+    throw SystemError("DistinctRows: " + std::to_string(max_ids) + " ids exceed CUB's int sizes");
   release();
   if (gather_blocks_per_sm_ > 0) {
     int device = 0;
@@ -147,7 +149,7 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
 DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
                                 cudaStream_t stream) {
   const std::int64_t rows = table.row_end - table.row_begin;
-  if (rows >= 0xFFFFFFFFll) throw SystemError("DistinctRows: tables of 2^32 - 1 rows or more are not supported");
+  if (rows >= k_max_distinct_rows) throw SystemError("DistinctRows: tables of 2^32 - 1 rows or more are not supported");
   if (num_ids > std::numeric_limits<int>::max())
     throw SystemError("DistinctRows: " + std::to_string(num_ids) + " ids exceed CUB's int sizes");
   reserve(table, num_ids);

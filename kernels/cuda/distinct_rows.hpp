@@ -21,6 +21,10 @@ namespace pleshard::kernels {
 // device lookups running beside it, against 2-7% uncapped (docs/performance.md).
 inline constexpr int k_uva_gather_blocks_per_sm = 1;
 
+// Rows a gathered table may span, exclusive: rows are keyed by 32-bit offsets, one key kept
+// for "not in the table".
+inline constexpr std::int64_t k_max_distinct_rows = 0xFFFFFFFFll;
+
 class DistinctRows {
  public:
   explicit DistinctRows(int gather_blocks_per_sm = k_uva_gather_blocks_per_sm)
@@ -33,7 +37,8 @@ class DistinctRows {
   void reserve(const TableView& table, std::int64_t max_ids);
   // The rows `ids` name that `table` holds, each read once into a packed block: a task that
   // decodes them (keys index the block; -1 where `table` holds no row) with out and count
-  // left to the caller. Valid until the next gather. `table` may span at most 2^32 - 2 rows.
+  // left to the caller. Valid until the next gather. `table` spans fewer than
+  // k_max_distinct_rows rows; at most 2^31 - 1 ids (CUB's sizes are int).
   [[nodiscard]] DecodeTask gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
                                   cudaStream_t stream);
   // gather, then decode into `out` (as lookup_rows_cuda).

@@ -100,6 +100,13 @@ class PleCheckpoint {
     for (const auto& file : identities_) file.check_unchanged();
   }
 
+  // The files read_rows reads.
+  [[nodiscard]] std::vector<std::string> files() const {
+    std::vector<std::string> paths;
+    for (const auto& file : identities_) paths.push_back(file.path());
+    return paths;
+  }
+
   // Reads every row band and checks whatever the format can check (HDF5 checksums).
   virtual void verify_data(const std::function<void(double)>& progress) const;
 

@@ -265,8 +265,9 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
   std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
-  maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
-                               static_cast<double>(report.steps)});
+  maxima.insert(maxima.end(),
+                {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
+                 static_cast<double>(report.steps), stats.load.seconds, static_cast<double>(stats.load.peak_resident)});
   PLESHARD_MPI_CHECK(
       MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX, comms.world()));
   std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
@@ -275,10 +276,13 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.seconds = maxima[k_step_phases + 2];
   report.write_seconds = maxima[k_step_phases + 3];
   report.steps = static_cast<std::int64_t>(maxima[k_step_phases + 4]);
-  double sums[2] = {report.host_copy_bytes, report.bytes_written};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comms.world()));
+  report.load_seconds = maxima[k_step_phases + 5];
+  report.load_peak_resident = maxima[k_step_phases + 6];
+  double sums[3] = {report.host_copy_bytes, report.bytes_written, static_cast<double>(stats.load.bytes)};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comms.world()));
   report.host_copy_bytes = sums[0];
   report.bytes_written = sums[1];
+  report.load_bytes = sums[2];
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())

@@ -72,9 +72,12 @@ struct BatchJobReport {
   std::int64_t graphs_captured = 0;
   double step_p50 = 0;  // rank 0's step latencies, on its stream
   double step_p99 = 0;
-  double host_copy_bytes = 0;  // embeddings copied to host memory, all ranks
-  double bytes_written = 0;    // embeddings written to the output, all ranks
-  double write_seconds = 0;    // max over ranks of the time in writes and syncs
+  double host_copy_bytes = 0;     // embeddings copied to host memory, all ranks
+  double bytes_written = 0;       // embeddings written to the output, all ranks
+  double write_seconds = 0;       // max over ranks of the time in writes and syncs
+  double load_seconds = 0;        // max over ranks: rows into the tier, before the first step
+  double load_bytes = 0;          // rows the tier keeps, all ranks
+  double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
   std::vector<CollectiveReport> collectives;
 };
 

@@ -8,8 +8,10 @@
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "dist/communicator_factory.hpp"
 #include "store/row_store_factory.hpp"
+#include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
 #include "exec/cuda_graph.hpp"
@@ -65,8 +67,10 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   space_->set_stall_timeout(options.collective_timeout_s);
   std::vector<kernels::NgramHashParams> params;
   std::vector<RowRange> ranges;
+  std::vector<TableLayout> layouts;
   for (const auto& derived : derive_layer_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
+    layouts.push_back(info.layout);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
     params.push_back(make_hash_params(specs_.back()));
     ranges.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
@@ -75,7 +79,12 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
                      std::to_string(kernels::k_max_step_layers));
   open_communicators(comms, own_gpu);
+  stats_.load.bytes = tier_bytes(tier, layouts, ranges);
+  require_tier_memory(comms.world(), tier, stats_.load.bytes);
+  const double load_start = MPI_Wtime();
   store_ = make_row_store(tier, checkpoint, ranges, *space_);
+  stats_.load.seconds = MPI_Wtime() - load_start;
+  stats_.load.peak_resident = peak_resident_bytes();
 
   // Every rank of the disk tier holds whole tables and hashes its own tokens only.
   const bool local = tier == StorageTier::disk;

@@ -54,7 +54,15 @@ struct StepOutput {
 };
 
 // Where the engine's steps spent their time, on the step space's stream, and their spread.
+// This rank's load of its rows into the tier, when the engine was made.
+struct TableLoad {
+  double seconds = 0;
+  std::uint64_t bytes = 0;          // rows kept by the tier (0 for the disk tier)
+  std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
+};
+
 struct EngineStats {
+  TableLoad load;
   PhaseTimes times;
   std::int64_t steps = 0;
   std::int64_t graph_replays = 0;
@@ -65,7 +73,8 @@ struct EngineStats {
 class PleEngine {
  public:
   // Collective over comms.world(): reads each rank's row ranges of every table. Tiers other
-  // than host need a checkpoint opened for independent reads.
+  // than host need a checkpoint opened for independent reads. InputError on every rank,
+  // before anything is allocated, when the tables do not fit the tier's memory.
   PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
             const EngineOptions& options);
   ~PleEngine();

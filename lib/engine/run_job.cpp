@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
 
@@ -28,9 +29,15 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     l.job.out = in.out;
     if (l.job.cuda_graph && l.job.storage != StorageTier::device && l.job.storage != StorageTier::pinned)
       throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
-    // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
-    if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
-    l.config = load_checkpoint_config(in.checkpoint, in.config);
+    if (in.checkpoint == k_synthetic_checkpoint) {
+      if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
+      if (l.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");
+      l.config = load_model_config(in.config);
+    } else {
+      // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
+      if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
+      l.config = load_checkpoint_config(in.checkpoint, in.config);
+    }
     (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.config.eos_token_id, l.job.schedule);
     if (l.job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
     if (in.synthetic) {
@@ -51,6 +58,9 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
   options.collective_io = loaded.job.storage == StorageTier::host;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   const auto checkpoint = collective_try(comms.world(), [&] {
+    if (in.checkpoint == k_synthetic_checkpoint)
+      return std::shared_ptr<PleCheckpoint>(
+          synthetic_checkpoint(loaded.config, default_format(loaded.config), k_synthetic_checkpoint_seed));
     return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, loaded.config, options));
   });
   // A failure inside the job is one rank's; the app then takes every rank down.

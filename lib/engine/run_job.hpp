@@ -3,6 +3,7 @@
 // requests and the checkpoint are loaded and checked on every rank together (bad input is
 // one message on every rank, before any collective open), then the batch job runs.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -13,8 +14,14 @@
 
 namespace pleshard {
 
+// --checkpoint synthetic: the tables of --config as `ckpt make` would write them (its
+// default seed and format), made where the tier keeps them, without files (real-size
+// studies in seconds; the disk tier needs files).
+inline constexpr const char* k_synthetic_checkpoint = "synthetic";
+inline constexpr std::uint64_t k_synthetic_checkpoint_seed = 1;
+
 struct RunJobInputs {
-  std::string checkpoint;                          // directory, .safetensors or .h5
+  std::string checkpoint;                          // directory, .safetensors or .h5, or "synthetic"
   std::string config;                              // empty: beside the checkpoint
   std::string requests;                            // JSONL or .h5, unless synthetic
   std::optional<SyntheticRequestsSpec> synthetic;  // vocab_size is the config's

@@ -21,6 +21,7 @@ class FileIdentity {
   // InputError naming the file when it has changed since (size, modification time, or the
   // file the path names).
   void check_unchanged() const;
+  [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
   std::string path_;

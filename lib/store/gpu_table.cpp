@@ -1,12 +1,18 @@
 #include "store/gpu_table.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/band_pipeline.hpp"
+#include "core/parallel.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
+#include "kernels/cuda/synthetic_cuda.hpp"
+#include "store/tier_memory.hpp"
 
 namespace pleshard {
 
@@ -39,41 +45,132 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
       range_(range),
       tier_(tier),
       uva_blocks_per_sm_(uva_blocks_per_sm),
-      global_scale_(source.info.global_scale) {
+      global_scale_(source.info.global_scale),
+      pitch_(gpu_row_pitch(layout_)) {
   if (tier == StorageTier::host || tier == StorageTier::disk)
     throw SystemError(std::string("GpuTable: not a GPU tier: ") + to_string(tier));
-  const std::size_t row_bytes = layout_.row_bytes();
-  const std::size_t scale_bytes = layout_.scale_bytes();
-  // NVFP4 block scales follow their row's codes, padded to 16 bytes: one memory access per
-  // row instead of two, and rows that keep the kernel's 16-byte alignment.
-  pitch_ = scale_bytes == 0 ? row_bytes : (row_bytes + scale_bytes + 15) / 16 * 16;
-  const auto rows = static_cast<std::size_t>(range.size());
-  rows_ = allocate(rows * pitch_, tier);
+  if (range.begin < 0 || range.end > layout_.rows || range.begin > range.end)
+    throw SystemError("GpuTable: row range [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
+                      ") outside the table's " + std::to_string(layout_.rows) + " rows");
+  // Distinct-row gathers key rows by 32-bit offsets within the range (one key kept for
+  // "not here"): a larger pinned range is refused now, not at its first large lookup.
+  if (tier == StorageTier::pinned && range.size() >= kernels::k_max_distinct_rows)
+    throw InputError("pinned tier: table " + std::to_string(source.info.ple_index) + ": a rank's range of " +
+                     std::to_string(range.size()) + " rows; at most " +
+                     std::to_string(kernels::k_max_distinct_rows - 1) + " (use more ranks)");
+  rows_ = allocate(static_cast<std::size_t>(range.size()) * pitch_, tier);
   try {
-    // Bands of about 64 MiB, read, interleaved and copied in place.
-    const std::size_t band = std::max<std::size_t>(1, (64u << 20) / pitch_);
-    std::vector<std::uint8_t> staged_rows, staged_scales, packed;
-    for (std::size_t first = 0; first < rows; first += band) {
-      const std::size_t n = std::min(band, rows - first);
-      staged_rows.resize(n * row_bytes);
-      staged_scales.resize(n * scale_bytes);
-      const auto begin = range.begin + static_cast<std::int64_t>(first);
-      source.rows(begin, begin + static_cast<std::int64_t>(n), staged_rows, staged_scales);
-      const std::uint8_t* band_bytes = staged_rows.data();
-      if (scale_bytes != 0) {
-        packed.assign(n * pitch_, 0);
-        for (std::size_t r = 0; r < n; ++r) {
-          std::memcpy(packed.data() + r * pitch_, staged_rows.data() + r * row_bytes, row_bytes);
-          std::memcpy(packed.data() + r * pitch_ + row_bytes, staged_scales.data() + r * scale_bytes, scale_bytes);
-        }
-        band_bytes = packed.data();
-      }
-      PLESHARD_CUDA_CHECK(cudaMemcpy(rows_ + first * pitch_, band_bytes, n * pitch_, cudaMemcpyDefault));
+    if (source.synthetic) {
+      make_synthetic(source.info.ple_index, source.synthetic->seed);
+    } else {
+      load(source);
     }
   } catch (...) {
     release(rows_, tier_);
     throw;
   }
+}
+
+void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
+  const auto rows = static_cast<std::size_t>(range_.size());
+  const kernels::OwnedStream stream;
+  kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,  ple_index,
+                                  range_.begin,   range_.size(),    rows_, pitch_};
+  if (tier_ == StorageTier::device) {
+    // NVFP4 pitch padding reads as zeros, as in a table loaded from a file.
+    if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, rows * pitch_, stream.get()));
+    kernels::make_synthetic_rows_cuda(target, stream.get());
+    stream.synchronize();
+    return;
+  }
+  // Pinned: made in GPU memory band by band and copied down whole (rows the device wrote
+  // one by one through the bus would be slow), two bands on two streams in turn.
+  const std::size_t band = std::max<std::size_t>(1, k_load_band_bytes / pitch_);
+  const kernels::OwnedStream other;
+  const cudaStream_t streams[2] = {stream.get(), other.get()};
+  kernels::DeviceBuffer<std::uint8_t> staging[2] = {kernels::DeviceBuffer<std::uint8_t>(std::min(band, rows) * pitch_),
+                                                    kernels::DeviceBuffer<std::uint8_t>(std::min(band, rows) * pitch_)};
+  for (std::size_t first = 0, k = 0; first < rows; first += band, ++k) {
+    const std::size_t n = std::min(band, rows - first);
+    const cudaStream_t s = streams[k % 2];
+    std::uint8_t* scratch = staging[k % 2].data();
+    if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(scratch, 0, n * pitch_, s));
+    target.first_row = range_.begin + static_cast<std::int64_t>(first);
+    target.count = static_cast<std::int64_t>(n);
+    target.rows = scratch;
+    kernels::make_synthetic_rows_cuda(target, s);
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows_ + first * pitch_, scratch, n * pitch_, cudaMemcpyDeviceToHost, s));
+  }
+  stream.synchronize();
+  other.synchronize();
+}
+
+void GpuTable::load(const TableSource& source) {
+  const auto rows = static_cast<std::size_t>(range_.size());
+  const std::size_t row_bytes = layout_.row_bytes();
+  const std::size_t scale_bytes = layout_.scale_bytes();
+  const bool interleaved = pitch_ != row_bytes;  // NVFP4: scales after each row's codes
+  const std::size_t band = std::max<std::size_t>(1, k_load_band_bytes / (row_bytes + scale_bytes));
+  const std::size_t bands = (rows + band - 1) / band;
+  const std::size_t staged = std::min(band, rows);
+  // Rows read into page-locked staging (or, pinned and not interleaved, straight into the
+  // table), band k+1 read while band k is copied: the file and the bus work at once.
+  const bool direct = tier_ == StorageTier::pinned && !interleaved;
+  struct Staging {
+    kernels::PinnedBuffer rows;
+    kernels::PinnedBuffer scales;
+  };
+  std::array<Staging, 2> staging;
+  if (!direct)
+    for (auto& s : staging)
+      s = {kernels::PinnedBuffer(staged * row_bytes), kernels::PinnedBuffer(staged * scale_bytes)};
+  kernels::DeviceBuffer<std::uint8_t> scratch(
+      tier_ == StorageTier::device && interleaved ? staged * (row_bytes + scale_bytes) : 0);
+  if (interleaved && tier_ == StorageTier::device) PLESHARD_CUDA_CHECK(cudaMemset(rows_, 0, rows * pitch_));
+  const kernels::OwnedStream stream;
+
+  const auto read = [&](std::size_t k, Staging& s) {
+    const std::size_t first = k * band;
+    const std::size_t n = std::min(band, rows - first);
+    std::uint8_t* codes = direct ? rows_ + first * pitch_ : s.rows.data();
+    const auto begin = range_.begin + static_cast<std::int64_t>(first);
+    source.rows(begin, begin + static_cast<std::int64_t>(n), {codes, n * row_bytes},
+                {s.scales.data(), n * scale_bytes});
+    if (tier_ == StorageTier::pinned && interleaved) {
+      // Interleaved on the host, in pieces over the cores.
+      constexpr std::size_t k_piece = 4096;
+      parallel_for((n + k_piece - 1) / k_piece, host_threads(), 1, [&](std::size_t p) {
+        for (std::size_t r = p * k_piece; r < std::min(n, (p + 1) * k_piece); ++r) {
+          std::uint8_t* out = rows_ + (first + r) * pitch_;
+          std::memcpy(out, s.rows.data() + r * row_bytes, row_bytes);
+          std::memcpy(out + row_bytes, s.scales.data() + r * scale_bytes, scale_bytes);
+          std::memset(out + row_bytes + scale_bytes, 0, pitch_ - row_bytes - scale_bytes);
+        }
+      });
+    }
+  };
+  const auto copy = [&](std::size_t k, Staging& s) {
+    if (tier_ == StorageTier::pinned) return;  // already in place
+    const std::size_t first = k * band;
+    const std::size_t n = std::min(band, rows - first);
+    std::uint8_t* to = rows_ + first * pitch_;
+    if (!interleaved) {
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(to, s.rows.data(), n * row_bytes, cudaMemcpyHostToDevice, stream.get()));
+    } else {
+      // Up whole, then interleaved on the device by two strided copies.
+      std::uint8_t* scales = scratch.data() + n * row_bytes;
+      PLESHARD_CUDA_CHECK(
+          cudaMemcpyAsync(scratch.data(), s.rows.data(), n * row_bytes, cudaMemcpyHostToDevice, stream.get()));
+      PLESHARD_CUDA_CHECK(
+          cudaMemcpyAsync(scales, s.scales.data(), n * scale_bytes, cudaMemcpyHostToDevice, stream.get()));
+      PLESHARD_CUDA_CHECK(cudaMemcpy2DAsync(to, pitch_, scratch.data(), row_bytes, row_bytes, n,
+                                            cudaMemcpyDeviceToDevice, stream.get()));
+      PLESHARD_CUDA_CHECK(cudaMemcpy2DAsync(to + row_bytes, pitch_, scales, scale_bytes, scale_bytes, n,
+                                            cudaMemcpyDeviceToDevice, stream.get()));
+    }
+    stream.synchronize();  // the staging band is read again two bands on
+  };
+  overlap_bands(bands, staging, read, copy);
 }
 
 GpuTable::~GpuTable() { release(rows_, tier_); }

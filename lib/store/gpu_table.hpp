@@ -16,8 +16,11 @@ namespace pleshard {
 
 class GpuTable {
  public:
-  // Takes rows [range.begin, range.end) of the table `source` produces, copied in bounded
-  // bands. NVFP4 rows carry their block scales after the codes (TableView::row_pitch).
+  // Takes rows [range.begin, range.end) of the table `source` produces: read in bands of
+  // about 64 MiB through two page-locked staging buffers, reading one band while copying
+  // the other, or, for synthetic tables, made in place on the GPU. NVFP4 rows carry their
+  // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
+  // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
   // gathers run on at most `uva_blocks_per_sm` blocks per SM (0: no cap).
   GpuTable(const TableSource& source, RowRange range, StorageTier tier,
@@ -43,6 +46,8 @@ class GpuTable {
 
  private:
   [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use
+  void make_synthetic(int ple_index, std::uint64_t seed);
+  void load(const TableSource& source);
 
   TableLayout layout_;
   RowRange range_;
@@ -54,6 +59,9 @@ class GpuTable {
   // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
   mutable std::unique_ptr<kernels::DistinctRows> distinct_;
 };
+
+// Bytes of rows a load moves through host memory at a time (two bands in flight).
+inline constexpr std::size_t k_load_band_bytes = 64u << 20;
 
 // Lookups of at least this many ids from pinned memory read each distinct row once. On the
 // H200 with uniform ids over 1M rows, that cost 1.8x at 8192 ids (sorting, nearly no

@@ -28,6 +28,28 @@ ModelConfig config_with(const char* dtype, int ple_embed_dim) {
   return parse_model_config(j, "gpu tier config");
 }
 
+struct TierCase {
+  StorageTier tier;
+  int uva_blocks_per_sm;
+  bool in_place;
+};
+
+template <std::size_t N>
+std::vector<TierCase> with_sources(const std::pair<StorageTier, int> (&tiers)[N]) {
+  std::vector<TierCase> cases;
+  for (const auto& [tier, blocks] : tiers)
+    for (bool in_place : {true, false}) cases.push_back({tier, blocks, in_place});
+  return cases;
+}
+
+// A GPU tier's rows as bytes in host memory.
+std::vector<std::uint8_t> table_bytes(const GpuTable& table) {
+  const kernels::TableView view = table.view();
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(table.range().size()) * view.row_stride());
+  PLESHARD_CUDA_CHECK(cudaMemcpy(bytes.data(), view.rows, bytes.size(), cudaMemcpyDefault));
+  return bytes;
+}
+
 class GpuTiers : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,11 +79,15 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
       const std::pair<StorageTier, int> tiers[] = {{StorageTier::device, kernels::k_uva_gather_blocks_per_sm},
                                                    {StorageTier::pinned, kernels::k_uva_gather_blocks_per_sm},
                                                    {StorageTier::pinned, 0}};
-      for (const auto& [tier, uva_blocks_per_sm] : tiers) {
-        const GpuTable gpu(source, range, tier, uva_blocks_per_sm);
+      // Rows made on the GPU in place, and rows loaded from the source's bytes.
+      for (const auto& [tier, uva_blocks_per_sm, in_place] : with_sources(tiers)) {
+        TableSource from = source;
+        if (!in_place) from.synthetic.reset();
+        const GpuTable gpu(from, range, tier, uva_blocks_per_sm);
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
-                       to_string(tier) + " blocks/SM " + std::to_string(uva_blocks_per_sm) + " " + to_string(dtype));
+                       to_string(tier) + " blocks/SM " + std::to_string(uva_blocks_per_sm) + " " + to_string(dtype) +
+                       (in_place ? " made in place" : " loaded"));
           // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
           for (std::int64_t n :
                {std::int64_t{0}, std::int64_t{1}, std::int64_t{37}, std::int64_t{5000}, k_pinned_group_min_ids + 5}) {
@@ -173,6 +199,45 @@ TEST_F(GpuTiers, StoreFetchRunsBesideOtherWork) {
 }
 
 // Rows past 2^32 bytes (tests/store/large_table.hpp).
+// Several load bands (about 64 MiB each) and many kernel blocks: the same bytes made on the
+// GPU as read from the source, NVFP4 scales interleaved and padding zero, on both tiers.
+TEST_F(GpuTiers, RowsMadeInPlaceAreTheSourcesBytesAcrossBands) {
+  nlohmann::json j = {{"vocab_size", 1000},
+                      {"eos_token_id", 2},
+                      {"num_hidden_layers", 2},
+                      {"ngram_size", 3},
+                      {"heads_per_ngram", 2},
+                      {"ple_embed_dim", 64},
+                      {"ngram_vocab_size_base", 4'000'000},
+                      {"split_ngram_parts", 3},
+                      {"ple_embedding_dtype", "nvfp4"},
+                      {"ple_layer_ids", {1}}};
+  const ModelConfig config = parse_model_config(j, "bands config");
+  const TableSource source = synthetic_tables(config, RowFormat::nvfp4, 17).front();
+  const RowRange range{1234567, source.info.layout.rows - 3};
+  ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_load_band_bytes);
+  TableSource loaded = source;
+  loaded.synthetic.reset();
+  for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+    const std::vector<std::uint8_t> made = table_bytes(GpuTable(source, range, tier));
+    EXPECT_TRUE(made == table_bytes(GpuTable(loaded, range, tier))) << to_string(tier);
+  }
+}
+
+// Distinct-row gathers key rows by 32-bit offsets: a pinned range they cannot key is refused
+// when the table is made, before anything is allocated.
+TEST_F(GpuTiers, PinnedRangesTooLargeForTheGatherAreRefusedAtOnce) {
+  TableSource source = synthetic_tables(config_with("float8_e4m3fn", 64), RowFormat::fp8, 1).front();
+  source.info.layout.rows = std::int64_t{1} << 33;
+  try {
+    const GpuTable table(source, {0, std::int64_t{1} << 32}, StorageTier::pinned);
+    ADD_FAILURE() << "made";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pinned tier: table 0: a rank's range of 4294967296 rows"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(GpuTiers, TablesOver4GiBAreAddressedIn64Bits) {
   using testing_support::LargeTable;
   const TableSource source = LargeTable::source();

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# After h200-build.sh (same build directory): Qwen3.8-Flash-Next's PLE table at its real size
+# (jobs/models/qwen3.8-flash-next/config.json: 320,001,536 rows of 160 values) on one H200.
+#   [CORPUS=...] [DATA=dir for checkpoints] [PARTS="inplace nvfp4 fp8"] jobs/device/h200-real-size.sh
+# - inplace: BF16 (102 GB) made in GPU memory, no file: bench lookup (device tier, next to
+#   the same bench at 1M rows), bench step and run --summary-only on the corpus;
+# - nvfp4: ckpt make (28.8 GB, timed), bench load into the device tier from a cold page
+#   cache, run --summary-only on the device tier, and the disk tier (cold) by bench step;
+# - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
+#   lookup of the pinned tier (made in place) and run --summary-only on the pinned tier
+#   from the file.
+# The disk holds one real-size checkpoint at a time: each part removes its own.
+# Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
+data=${DATA:-/tmp/pleshard-real}
+parts=${PARTS:-inplace nvfp4 fp8}
+part() { [[ " $parts " == *" $1 "* ]]; }
+rc=0
+mkdir -p "$data"
+qwen=jobs/models/qwen3.8-flash-next/config.json
+config_as() {  # config_as DTYPE FILE: the Qwen config stored as DTYPE
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]=sys.argv[2]; json.dump(c,open(sys.argv[3],"w"))' \
+    "$qwen" "$1" "$2"
+}
+log() {  # log PART COMMAND...: tables to PART.txt, JSON lines to PART.jsonl, both shown
+  local p=$1; shift
+  echo "\$ $*" | tee -a "$out/$p.txt"
+  "$@" >"$out/last.log" 2>&1 || { echo "FAILED (exit $?): $*" | tee -a "$out/$p.txt"; tail -5 "$out/last.log"; rc=1; }
+  grep -v '^{' "$out/last.log" | tee -a "$out/$p.txt"
+  grep '^{' "$out/last.log" >>"$out/$p.jsonl"
+}
+run_job=(run --requests "$corpus" --summary-only --quiet --collective-timeout 120)
+echo "ulimit -l: $(ulimit -l); $(grep MemAvailable /proc/meminfo); $(df -h "$data" | tail -1)" | tee "$out/machine.txt"
+
+if part inplace; then
+  log inplace "$app" bench lookup --storage device --formats bf16 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
+  log inplace "$app" bench lookup --storage device --formats bf16 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
+  log inplace "$app" bench step --config "$qwen" --storage device --requests "$corpus" --tokens 64 1024 8192 --min-seconds 0.3
+  log inplace "$app" "${run_job[@]}" --checkpoint synthetic --config "$qwen" --storage device --json
+  log inplace "$app" "${run_job[@]}" --checkpoint synthetic --config "$qwen" --storage device --cuda-graph --json
+fi
+
+if part nvfp4; then
+  config_as nvfp4 "$data/nvfp4.json"
+  rm -rf "$data/nvfp4"
+  log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet
+  log nvfp4 "$app" bench load --checkpoint "$data/nvfp4" --storage device --cold
+  log nvfp4 "$app" "${run_job[@]}" --checkpoint "$data/nvfp4" --storage device --json
+  log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage device --requests "$corpus" --tokens 64 1024 8192 --min-seconds 0.3
+  sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+  log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage disk --requests "$corpus" --tokens 64 1024 --modes eager --min-seconds 0.3
+  rm -rf "$data/nvfp4"
+fi
+
+if part fp8; then
+  config_as float8_e4m3fn "$data/fp8.json"
+  rm -rf "$data/fp8"
+  log fp8 "$app" ckpt make --config "$data/fp8.json" --out "$data/fp8" --quiet
+  log fp8 "$app" bench load --checkpoint "$data/fp8" --storage device pinned --cold
+  log fp8 "$app" "${run_job[@]}" --checkpoint "$data/fp8" --storage pinned --json
+  log fp8 "$app" bench lookup --storage pinned --formats fp8 --rows 320001536 --ids 8192 1048576 --min-seconds 0.2
+  rm -rf "$data/fp8"
+fi
+exit $rc

@@ -1,0 +1,33 @@
+#pragma once
+// What a rank's tables take in the memory of their tier, and the check, before anything is
+// allocated, that every node has it: a table that does not fit is one line naming the tier,
+// the bytes needed and the bytes available, on every rank, not an out-of-memory kill
+// halfway through a load.
+
+#include <cstdint>
+#include <span>
+
+#include <mpi.h>
+
+#include "format/row_format.hpp"
+#include "store/row_range.hpp"
+#include "store/storage_tier.hpp"
+
+namespace pleshard {
+
+// Bytes per row in GPU-tier memory (device or pinned): the stored bytes, NVFP4 block scales
+// interleaved after each row's codes and the row padded to 16 bytes.
+[[nodiscard]] std::size_t gpu_row_pitch(const TableLayout& layout);
+
+// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]` (0 for the disk tier).
+[[nodiscard]] std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
+                                       std::span<const RowRange> ranges);
+
+// Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
+// host and pinned tiers: the sum over a node's ranks within its MemAvailable; device tier:
+// the sum over the ranks that share a GPU within its free memory, less `device_reserve`
+// for the step's workspace and the collectives.
+void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
+                         std::uint64_t device_reserve = std::uint64_t{1} << 30);
+
+}  // namespace pleshard

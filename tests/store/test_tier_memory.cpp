@@ -1,0 +1,50 @@
+// What a tier's tables take, and the refusal, before anything is allocated, of tables the
+// node's memory cannot hold: one line naming the tier and both byte counts.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "core/host_memory.hpp"
+#include "store/tier_memory.hpp"
+
+namespace {
+
+using namespace pleshard;
+
+TEST(TierMemory, BytesFollowEachTiersRowLayout) {
+  const TableLayout nvfp4{RowFormat::nvfp4, 160, 1000};  // 80 code bytes + 10 scale bytes
+  const TableLayout bf16{RowFormat::bf16, 160, 1000};
+  EXPECT_EQ(gpu_row_pitch(nvfp4), 96u);  // interleaved, padded to 16 bytes
+  EXPECT_EQ(gpu_row_pitch(bf16), 320u);
+  const TableLayout layouts[] = {nvfp4, bf16};
+  const RowRange ranges[] = {{100, 300}, {0, 10}};
+  EXPECT_EQ(tier_bytes(StorageTier::host, layouts, ranges), 200u * 90 + 10u * 320);
+  EXPECT_EQ(tier_bytes(StorageTier::pinned, layouts, ranges), 200u * 96 + 10u * 320);
+  EXPECT_EQ(tier_bytes(StorageTier::device, layouts, ranges), 200u * 96 + 10u * 320);
+  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 0u);
+}
+
+TEST(TierMemory, TablesLargerThanTheNodesMemoryAreRefused) {
+  const std::uint64_t available = available_host_bytes();
+  ASSERT_GT(available, 0u) << "MemAvailable unreadable";
+  require_tier_memory(MPI_COMM_WORLD, StorageTier::host, 1u << 20);
+  for (const StorageTier tier : {StorageTier::host, StorageTier::pinned}) {
+    try {
+      require_tier_memory(MPI_COMM_WORLD, tier, available * 4);
+      ADD_FAILURE() << to_string(tier) << ": not refused";
+    } catch (const Error& e) {  // agreed by every rank
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(std::string(to_string(tier)) + " tier: the tables of 1 rank on this node need " +
+                               std::to_string(available * 4) + " bytes of host memory",
+                           0),
+                0u)
+          << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  require_tier_memory(MPI_COMM_WORLD, StorageTier::disk, available * 4);  // keeps nothing in memory
+}
+
+}  // namespace

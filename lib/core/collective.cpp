@@ -1,5 +1,6 @@
 #include "core/collective.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,14 @@
 
 namespace pleshard {
 
+namespace {
+
+// Bytes of a failure message that every rank receives: a line for a person, never more
+// than MPI's int counts.
+constexpr std::size_t k_max_agreed_message = std::size_t{1} << 16;
+
+}  // namespace
+
 void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   int rank = 0;
   int size = 1;
@@ -23,6 +32,8 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   if (first == size) return;
 
   std::string message = rank == first ? failure->what() : std::string();
+  // Cut rather than checked: a throw here would leave the other ranks in the broadcast.
+  message.resize(std::min(message.size(), k_max_agreed_message));
   int length = static_cast<int>(message.size());
   PLESHARD_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
   message.resize(static_cast<std::size_t>(length));

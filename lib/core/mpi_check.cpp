@@ -1,6 +1,13 @@
 #include "core/mpi_check.hpp"
 
+#include <limits>
+
 namespace pleshard::detail {
+
+void throw_mpi_count(std::string_view what, const std::string& count) {
+  throw SystemError(std::string(what) + ": " + count + " is outside MPI's int counts (0.." +
+                    std::to_string(std::numeric_limits<int>::max()) + ")");
+}
 
 void throw_mpi_error(int code, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING];

@@ -1,10 +1,10 @@
 #include "dist/communicator.hpp"
 
-#include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/mpi_check.hpp"
 
 namespace pleshard {
 
@@ -62,15 +62,16 @@ MPI_Op op_of(ReduceOp op, Element e) {
   return op == ReduceOp::max ? MPI_MAX : MPI_SUM;
 }
 
-int as_count(std::size_t n) {
-  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw SystemError("collective of " + std::to_string(n) + " elements exceeds MPI's int counts");
-  return static_cast<int>(n);
+// An entry of an all-to-all's byte counts or offsets as MPI's int; the message, naming the
+// peer, is built only when it does not fit.
+int peer_count(std::int64_t value, std::size_t peer, const char* what) {
+  if (value >= 0 && std::in_range<int>(value)) return static_cast<int>(value);
+  return mpi_count(value, std::string("all_to_all_v: ") + what + " of rank " + std::to_string(peer));
 }
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::size_t max_chunk) : comm_(comm), max_chunk_(max_chunk) {
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &size_));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
 }
@@ -78,23 +79,42 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm) : comm_(comm) {
 void MpiCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) {
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
-  timed("all_gather", static_cast<double>(recv.size()), [&] {
-    PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), as_count(send.size()), MPI_BYTE, recv.data(), as_count(send.size()),
-                                     MPI_BYTE, comm_));
-  });
+  const int bytes = mpi_count(send.size(), "all_gather: bytes per rank");
+  timed("all_gather", static_cast<double>(recv.size()),
+        [&] { PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), bytes, MPI_BYTE, recv.data(), bytes, MPI_BYTE, comm_)); });
 }
 
 void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
-  timed("all_reduce", static_cast<double>(count * element_bytes(element)), [&] {
-    PLESHARD_MPI_CHECK(
-        MPI_Allreduce(MPI_IN_PLACE, data, as_count(count), datatype(element), op_of(op, element), comm_));
+  const std::size_t size = element_bytes(element);
+  const MPI_Datatype type = datatype(element);
+  const MPI_Op mpi_op = op_of(op, element);
+  auto* bytes = static_cast<std::uint8_t*>(data);
+  timed("all_reduce", static_cast<double>(count * size), [&] {
+    for_each_mpi_chunk(count, max_chunk_, [&](std::size_t first, int n) {
+      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes + first * size, n, type, mpi_op, comm_));
+    });
   });
 }
 
 void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) {
-  timed("reduce_scatter", static_cast<double>(count * element_bytes(element) * static_cast<std::size_t>(size_)), [&] {
-    PLESHARD_MPI_CHECK(
-        MPI_Reduce_scatter_block(send, recv, as_count(count), datatype(element), op_of(op, element), comm_));
+  const std::size_t size = element_bytes(element);
+  const MPI_Datatype type = datatype(element);
+  const MPI_Op mpi_op = op_of(op, element);
+  timed("reduce_scatter", static_cast<double>(count * size * static_cast<std::size_t>(size_)), [&] {
+    if (count <= max_chunk_) {
+      PLESHARD_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, mpi_count(count, "reduce_scatter: elements per rank"),
+                                                  type, mpi_op, comm_));
+      return;
+    }
+    // Past one call's count a piece of every block lies apart from the next block's, so
+    // each rank's block is reduced to it piece by piece.
+    const auto* blocks = static_cast<const std::uint8_t*>(send);
+    auto* mine = static_cast<std::uint8_t*>(recv);
+    for_each_mpi_chunk(count, max_chunk_, [&](std::size_t first, int n) {
+      for (int root = 0; root < size_; ++root)
+        PLESHARD_MPI_CHECK(MPI_Reduce(blocks + (static_cast<std::size_t>(root) * count + first) * size,
+                                      root == rank_ ? mine + first * size : nullptr, n, type, mpi_op, root, comm_));
+    });
   });
 }
 
@@ -105,10 +125,10 @@ void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std
   std::vector<int> sc(send_counts.size()), so(send_counts.size()), rc(recv_counts.size()), ro(recv_counts.size());
   double bytes = 0;
   for (std::size_t r = 0; r < sc.size(); ++r) {
-    sc[r] = as_count(static_cast<std::size_t>(send_counts[r]));
-    so[r] = as_count(static_cast<std::size_t>(send_offsets[r]));
-    rc[r] = as_count(static_cast<std::size_t>(recv_counts[r]));
-    ro[r] = as_count(static_cast<std::size_t>(recv_offsets[r]));
+    sc[r] = peer_count(send_counts[r], r, "bytes sent");
+    so[r] = peer_count(send_offsets[r], r, "send offset");
+    rc[r] = peer_count(recv_counts[r], r, "bytes received");
+    ro[r] = peer_count(recv_offsets[r], r, "receive offset");
     bytes += static_cast<double>(send_counts[r]);
   }
   timed("all_to_all", bytes, [&] {

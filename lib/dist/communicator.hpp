@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "core/mpi_check.hpp"
 #include "dist/mpi_type.hpp"
 
 namespace pleshard {
@@ -102,10 +103,12 @@ class Communicator {
   std::vector<std::pair<std::string, double>> captured_;
 };
 
-// MPI backend over a communicator it does not own.
+// MPI backend over a communicator it does not own. Reductions of more than `max_chunk`
+// elements (k_mpi_max_chunk; tests pass less to exercise the split) run as several calls,
+// since MPI counts are int; gathers and all-to-alls past int counts are refused.
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm comm);
+  explicit MpiCommunicator(MPI_Comm comm, std::size_t max_chunk = k_mpi_max_chunk);
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] int rank() const override { return rank_; }
   void all_gather(std::span<const std::uint8_t> send, std::span<std::uint8_t> recv) override;
@@ -118,6 +121,7 @@ class MpiCommunicator final : public Communicator {
 
  private:
   MPI_Comm comm_;
+  std::size_t max_chunk_;
   int size_ = 1;
   int rank_ = 0;
 };

@@ -84,7 +84,8 @@ JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std:
   complete_ = complete != 0;
   if (complete_) return;
   PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
-  PLESHARD_MPI_CHECK(MPI_Bcast(offsets.data(), static_cast<int>(offsets.size()), MPI_UINT64_T, 0, comms.world()));
+  PLESHARD_MPI_CHECK(
+      MPI_Bcast(offsets.data(), mpi_count(offsets.size(), "output layers"), MPI_UINT64_T, 0, comms.world()));
   parts_done_ = static_cast<std::size_t>(done);
   collective_try(comms.world(), [&] {
     if (writer)

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/mpi_check.hpp"
@@ -164,6 +166,119 @@ INSTANTIATE_TEST_SUITE_P(Backends, Collectives,
                            std::erase(name, '-');  // test names are identifiers
                            return name;
                          });
+
+TEST(MpiCounts, SizesOutsideIntAreRefusedNamingWhat) {
+  EXPECT_EQ(mpi_count(std::size_t{0}, "bytes"), 0);
+  EXPECT_EQ(mpi_count(static_cast<std::size_t>(std::numeric_limits<int>::max()), "bytes"),
+            std::numeric_limits<int>::max());
+  EXPECT_THROW((void)mpi_count(std::size_t{1} << 31, "bytes"), SystemError);
+  EXPECT_THROW((void)mpi_count(std::int64_t{1} << 32, "bytes"), SystemError);
+  EXPECT_THROW((void)mpi_count(std::int64_t{-1}, "bytes"), SystemError);
+  try {
+    (void)mpi_count(std::uint64_t{5'000'000'000}, "all_gather: bytes per rank");
+    FAIL() << "no error";
+  } catch (const SystemError& e) {
+    EXPECT_NE(std::string(e.what()).find("all_gather: bytes per rank: 5000000000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MpiCounts, ChunksTileTheBufferInOrder) {
+  const auto pieces = [](std::size_t total, std::size_t max_chunk) {
+    std::vector<std::pair<std::size_t, int>> out;
+    for_each_mpi_chunk(total, max_chunk, [&](std::size_t first, int count) { out.emplace_back(first, count); });
+    return out;
+  };
+  using Pieces = std::vector<std::pair<std::size_t, int>>;
+  EXPECT_EQ(pieces(23, 5), (Pieces{{0, 5}, {5, 5}, {10, 5}, {15, 5}, {20, 3}}));
+  EXPECT_EQ(pieces(10, 5), (Pieces{{0, 5}, {5, 5}}));
+  EXPECT_EQ(pieces(4, 5), (Pieces{{0, 4}}));
+  EXPECT_TRUE(pieces(0, 5).empty());
+  // Buffers past 2^32 elements: every piece fits an int, and they add up.
+  const std::size_t total = (std::size_t{1} << 33) + 7;
+  std::size_t next = 0;
+  for_each_mpi_chunk(total, k_mpi_max_chunk, [&](std::size_t first, int count) {
+    EXPECT_EQ(first, next);
+    EXPECT_GT(count, 0);
+    EXPECT_LE(static_cast<std::size_t>(count), k_mpi_max_chunk);
+    next += static_cast<std::size_t>(count);
+  });
+  EXPECT_EQ(next, total);
+  EXPECT_THROW(pieces(1, 0), SystemError);
+  EXPECT_THROW(pieces(1, k_mpi_max_chunk + 1), SystemError);
+}
+
+// An MPI backend that splits every reduction into calls of at most 5 elements against one
+// that makes a single call: the same results, and one counted collective per reduction.
+class SplitReductions : public ::testing::Test {
+ protected:
+  SplitReductions() {
+    PLESHARD_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    split = std::make_unique<MpiCommunicator>(comm_, 5);
+    whole = std::make_unique<MpiCommunicator>(comm_);
+  }
+  ~SplitReductions() override {
+    split.reset();
+    whole.reset();
+    MPI_Comm_free(&comm_);
+  }
+  std::unique_ptr<MpiCommunicator> split;
+  std::unique_ptr<MpiCommunicator> whole;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+TEST_F(SplitReductions, AllReduceSumsAndOwnedBitsOverSeveralCalls) {
+  const int size = split->size();
+  const int rank = split->rank();
+  std::vector<std::int64_t> codes(23);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = code(rank, static_cast<std::int64_t>(i));
+  std::vector<std::int64_t> by_whole = codes;
+  split->all_reduce(std::span<std::int64_t>(codes), ReduceOp::sum);
+  whole->all_reduce(std::span<std::int64_t>(by_whole), ReduceOp::sum);
+  const std::int64_t ranks_sum = static_cast<std::int64_t>(size) * (size - 1) / 2;
+  for (std::size_t i = 0; i < codes.size(); ++i)
+    EXPECT_EQ(codes[i], (ranks_sum << 32) + size * static_cast<std::int64_t>(i)) << "element " << i;
+  EXPECT_EQ(codes, by_whole);
+  // Element i is owned by rank i % size, which writes its own rank and the index.
+  std::vector<std::uint16_t> owned(37);
+  for (std::size_t i = 0; i < owned.size(); ++i)
+    owned[i] = static_cast<int>(i) % size == rank ? static_cast<std::uint16_t>((rank << 8) + 1 + i) : 0;
+  split->all_reduce(std::span<std::uint16_t>(owned), ReduceOp::owned);
+  for (std::size_t i = 0; i < owned.size(); ++i)
+    EXPECT_EQ(owned[i], ((static_cast<int>(i) % size) << 8) + 1 + static_cast<int>(i)) << "element " << i;
+  EXPECT_EQ(split->counters().at("all_reduce").calls, 2);
+}
+
+TEST_F(SplitReductions, ReduceScatterGivesEachRankItsBlockOverSeveralCalls) {
+  const int size = split->size();
+  const int rank = split->rank();
+  for (const std::size_t per_rank : {std::size_t{5}, std::size_t{12}, std::size_t{23}}) {
+    std::vector<std::int64_t> send(per_rank * static_cast<std::size_t>(size));
+    for (std::size_t i = 0; i < send.size(); ++i) send[i] = code(rank, static_cast<std::int64_t>(i));
+    std::vector<std::int64_t> got(per_rank, -1);
+    std::vector<std::int64_t> by_whole(per_rank, -1);
+    split->reduce_scatter(send.data(), got.data(), per_rank, Element::i64, ReduceOp::sum);
+    whole->reduce_scatter(send.data(), by_whole.data(), per_rank, Element::i64, ReduceOp::sum);
+    const std::int64_t ranks_sum = static_cast<std::int64_t>(size) * (size - 1) / 2;
+    for (std::size_t i = 0; i < per_rank; ++i) {
+      const auto index = static_cast<std::int64_t>(static_cast<std::size_t>(rank) * per_rank + i);
+      EXPECT_EQ(got[i], (ranks_sum << 32) + size * index) << per_rank << " per rank, element " << i;
+    }
+    EXPECT_EQ(got, by_whole);
+  }
+  EXPECT_EQ(split->counters().at("reduce_scatter").calls, 3);
+}
+
+TEST_F(SplitReductions, AllToAllOffsetsOutsideIntAreRefusedBeforeAnyCall) {
+  const auto n = static_cast<std::size_t>(whole->size());
+  std::vector<std::int64_t> counts(n, 0), offsets(n, 0);
+  std::vector<std::int64_t> far = offsets;
+  far.back() = std::int64_t{1} << 31;  // every rank refuses the same entry, so none waits
+  std::uint8_t byte = 0;
+  EXPECT_THROW(whole->all_to_all_v(&byte, counts, far, &byte, counts, offsets), SystemError);
+  EXPECT_NO_THROW(whole->all_to_all_v(&byte, counts, offsets, &byte, counts, offsets));
+}
 
 TEST(Communicators, GroupsFollowTheLayout) {
   int world = 1;

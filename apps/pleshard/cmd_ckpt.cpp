@@ -26,6 +26,7 @@ struct CkptOptions {
   std::uint64_t seed = 1;
   int files = 1;
   int threads = 0;
+  bool cpu = false;
   bool quiet = false;
 };
 
@@ -124,6 +125,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   make->add_option("--threads", o->threads, "Threads making rows (default: every core; the bytes never depend on it)")
       ->check(CLI::PositiveNumber);
+  make->add_flag("--cpu", o->cpu, "Make rows on the host's cores even where a GPU is present (the same bytes)");
   add_common(make);
   make->callback([&action, o] {
     action = [o] {
@@ -131,7 +133,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
         const ModelConfig config = load_model_config(o->config);
         set_host_threads(static_cast<std::size_t>(o->threads));
         const RowFormat format = o->format.empty() ? default_format(config) : parse_row_format(o->format);
-        write_tables(*o, config, synthetic_tables(config, format, o->seed), "ckpt make");
+        write_tables(*o, config,
+                     synthetic_tables(config, format, o->seed, o->cpu ? RowMaker::host : RowMaker::gpu_if_present),
+                     "ckpt make");
       });
     };
   });

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # After h200-build.sh (same build directory): Qwen3.8-Flash-Next's PLE table at its real size
 # (jobs/models/qwen3.8-flash-next/config.json: 320,001,536 rows of 160 values) on one H200.
-#   [CORPUS=...] [DATA=dir for checkpoints] [PARTS="inplace nvfp4 fp8"] jobs/device/h200-real-size.sh
+#   [CORPUS=...] [DATA=dir for checkpoints] [PARTS="inplace nvfp4 make fp8"] jobs/device/h200-real-size.sh
 # - inplace: BF16 (102 GB) made in GPU memory, no file: bench lookup (device tier, next to
 #   the same bench at 1M rows), bench step and run --summary-only on the corpus;
 # - nvfp4: ckpt make (28.8 GB, timed), bench load into the device tier from a cold page
 #   cache, run --summary-only on the device tier, and the disk tier (cold) by bench step;
+# - make: ckpt make of the NVFP4 table with rows made on the GPU (the default where one is
+#   present) and on the 16 cores (--cpu), each timed;
 # - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
 #   lookup of the pinned tier (made in place) and run --summary-only on the pinned tier
 #   from the file.
@@ -15,7 +17,7 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-inplace nvfp4 fp8}
+parts=${PARTS:-inplace nvfp4 make fp8}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -45,12 +47,22 @@ fi
 if part nvfp4; then
   config_as nvfp4 "$data/nvfp4.json"
   rm -rf "$data/nvfp4"
-  log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet
+  log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet --cpu
   log nvfp4 "$app" bench load --checkpoint "$data/nvfp4" --storage device --cold
   log nvfp4 "$app" "${run_job[@]}" --checkpoint "$data/nvfp4" --storage device --json
   log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage device --requests "$corpus" --tokens 64 1024 8192 --min-seconds 0.3
   sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
   log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage disk --requests "$corpus" --tokens 64 1024 --modes eager --min-seconds 0.3
+  rm -rf "$data/nvfp4"
+fi
+
+if part make; then
+  config_as nvfp4 "$data/nvfp4.json"
+  for maker in gpu cpu; do
+    rm -rf "$data/nvfp4"
+    flags=(); [ $maker = cpu ] && flags=(--cpu)
+    log make "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet "${flags[@]}"
+  done
   rm -rf "$data/nvfp4"
 fi
 

@@ -11,8 +11,9 @@
 
 namespace pleshard::kernels {
 
-// Where one table's rows go: `count` rows from `first_row`, row r at rows + (r - first_row)
-// * pitch, its codes first and (nvfp4) its block scales right after them.
+// Where one table's rows go: `count` rows from `first_row`, row r's codes at rows +
+// (r - first_row) * pitch and (nvfp4) its block scales at scales + (r - first_row) *
+// scale_pitch: after the codes in a GPU tier's table, or in an array of their own.
 struct SyntheticTarget {
   RowFormat format = RowFormat::bf16;
   int head_dim = 0;
@@ -22,6 +23,8 @@ struct SyntheticTarget {
   std::int64_t count = 0;
   std::uint8_t* rows = nullptr;  // device memory
   std::size_t pitch = 0;
+  std::uint8_t* scales = nullptr;  // device memory; nvfp4 only
+  std::size_t scale_pitch = 0;
 };
 
 // Makes the rows on `stream`, one thread per row.

@@ -6,6 +6,10 @@
 #include "core/parallel.hpp"
 #include "format/encode.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/synthetic_cuda.hpp"
+#endif
 
 namespace pleshard {
 
@@ -21,6 +25,47 @@ void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
     body(first, std::min(end, first + k_piece));
   });
 }
+
+#if PLESHARD_HAVE_CUDA
+// Rows made on the GPU (the host's bytes: kernels/common/synthetic_rows.hpp, compiled
+// without contracted multiply-adds) and copied down, band by band: where one is present,
+// ckpt make is bound by the disk, not by the cores.
+class GpuRowMaker {
+ public:
+  explicit GpuRowMaker(const TableLayout& layout)
+      : layout_(layout),
+        band_(std::max<std::size_t>(1, (64u << 20) / layout.bytes_per_row())),
+        rows_(band_ * layout.row_bytes()),
+        scales_(band_ * layout.scale_bytes()) {}
+
+  void make(std::uint64_t seed, int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+            std::span<std::uint8_t> scales) {
+    const std::size_t row_bytes = layout_.row_bytes();
+    const std::size_t scale_bytes = layout_.scale_bytes();
+    for (std::int64_t first = begin; first < end; first += static_cast<std::int64_t>(band_)) {
+      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(band_), end - first));
+      const kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,          ple_index,
+                                            first,          static_cast<std::int64_t>(n), rows_.data(), row_bytes,
+                                            scales_.data(), scale_bytes};
+      kernels::make_synthetic_rows_cuda(target, stream_.get());
+      const auto at = static_cast<std::size_t>(first - begin);
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows.data() + at * row_bytes, rows_.data(), n * row_bytes,
+                                          cudaMemcpyDeviceToHost, stream_.get()));
+      if (scale_bytes != 0)
+        PLESHARD_CUDA_CHECK(cudaMemcpyAsync(scales.data() + at * scale_bytes, scales_.data(), n * scale_bytes,
+                                            cudaMemcpyDeviceToHost, stream_.get()));
+      stream_.synchronize();
+    }
+  }
+
+ private:
+  TableLayout layout_;
+  std::size_t band_;
+  kernels::DeviceBuffer<std::uint8_t> rows_;
+  kernels::DeviceBuffer<std::uint8_t> scales_;
+  kernels::OwnedStream stream_;
+};
+#endif
 
 class SyntheticCheckpoint final : public PleCheckpoint {
  public:
@@ -65,7 +110,8 @@ RowFormat default_format(const ModelConfig& config) {
   return RowFormat::bf16;
 }
 
-std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format, std::uint64_t seed) {
+std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format, std::uint64_t seed,
+                                          RowMaker maker) {
   if (!format_matches_config(format, config.quantization))
     throw InputError(config.source + ": ple_embedding_dtype = " + to_string(config.quantization) +
                      " cannot be stored as " + to_string(format));
@@ -81,7 +127,7 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     info.head_offsets = spec.head_offsets;
     const TableLayout layout = info.layout;
     const int d = spec.ple_index;
-    auto rows = [layout, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
+    RowSource rows = [layout, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
                                   std::span<std::uint8_t> scales) {
       // Rows are a function of their index alone, so any split over threads gives the same bytes.
       parallel_rows(begin, end, [&](std::int64_t first, std::int64_t last) {
@@ -92,6 +138,16 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
         }
       });
     };
+#if PLESHARD_HAVE_CUDA
+    if (maker == RowMaker::gpu_if_present && kernels::cuda_device_count() > 0) {
+      // One maker per table, used by one thread at a time (a writer's bands come in order).
+      auto gpu = std::make_shared<GpuRowMaker>(layout);
+      rows = [gpu, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
+                            std::span<std::uint8_t> scales) { gpu->make(seed, d, begin, end, out, scales); };
+    }
+#else
+    (void)maker;
+#endif
     TableSource source{std::move(info), std::move(rows)};
     source.synthetic = SyntheticRows{seed};
     tables.push_back(std::move(source));

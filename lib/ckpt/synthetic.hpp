@@ -15,10 +15,14 @@ using kernels::k_synthetic_amax;  // kernels/common/synthetic_rows.hpp holds the
 
 [[nodiscard]] float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int column);
 
+// Where a synthetic table's rows are made when a reader asks for them: on the host's cores,
+// or on the GPU where one is present (the same bytes; ckpt make).
+enum class RowMaker { host, gpu_if_present };
+
 // One TableSource per PLE layer of `config`, stored as `format` (which must match the
 // config's ple_embedding_dtype), with the derived hash buffers.
 [[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format,
-                                                        std::uint64_t seed);
+                                                        std::uint64_t seed, RowMaker maker = RowMaker::host);
 
 // A checkpoint of synthetic_tables: no file; rows are generated when read, on every core,
 // with the same values whatever the core count.

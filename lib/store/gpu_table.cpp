@@ -98,6 +98,7 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
     target.first_row = range_.begin + static_cast<std::int64_t>(first);
     target.count = static_cast<std::int64_t>(n);
     target.rows = scratch;
+    target.scales = scratch + layout_.row_bytes();
     kernels::make_synthetic_rows_cuda(target, s);
     PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows_ + first * pitch_, scratch, n * pitch_, cudaMemcpyDeviceToHost, s));
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end through the command line: ckpt make -> verify -> inspect -> convert -> embed,
 # for every format; identical embeddings from safetensors and HDF5; bad input exits 1
-# with a one-line message naming the file and leaves no output behind.
+# with a one-line message naming the file and leaves no output behind; the same files
+# whether rows are made on a GPU or on any number of host threads.
 #   ckpt_roundtrip.sh PLESHARD_EXECUTABLE
 set -euo pipefail
 app=$1
@@ -25,6 +26,9 @@ for case in f32 bf16 f16 fp8 nvfp4; do
     *) config '' > $case.json; fmt=(--format $case) ;;
   esac
   "$app" ckpt make --config $case.json --out st_$case --files 3 "${fmt[@]}" --quiet >/dev/null
+  # Rows made on the GPU where there is one, on 3 host threads here: the same files.
+  "$app" ckpt make --config $case.json --out cpu_$case --files 3 "${fmt[@]}" --cpu --threads 3 --quiet >/dev/null
+  diff -r st_$case cpu_$case >/dev/null || { echo "FAIL: $case: ckpt make --cpu --threads 3 wrote other bytes"; exit 1; }
   "$app" ckpt verify --checkpoint st_$case --quiet | grep -q "verify: OK"
   "$app" ckpt inspect --checkpoint st_$case | grep -q "multipliers agree, sizes agree, offsets agree"
   "$app" ckpt convert --checkpoint st_$case --out $case.h5 --kind hdf5 --quiet >/dev/null

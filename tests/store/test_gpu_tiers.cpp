@@ -208,7 +208,7 @@ TEST_F(GpuTiers, RowsMadeInPlaceAreTheSourcesBytesAcrossBands) {
                       {"ngram_size", 3},
                       {"heads_per_ngram", 2},
                       {"ple_embed_dim", 64},
-                      {"ngram_vocab_size_base", 4'000'000},
+                      {"ngram_vocab_size_base", 5'000'000},
                       {"split_ngram_parts", 3},
                       {"ple_embedding_dtype", "nvfp4"},
                       {"ple_layer_ids", {1}}};

@@ -7,7 +7,7 @@
 # - nvfp4: ckpt make (28.8 GB, timed), bench load into the device tier from a cold page
 #   cache, run --summary-only on the device tier, and the disk tier (cold) by bench step;
 # - make: ckpt make of the NVFP4 table with rows made on the GPU (the default where one is
-#   present) and on the 16 cores (--cpu), each timed;
+#   present) and on the 16 cores (--cpu), each timed (MAKERS="gpu cpu");
 # - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
 #   lookup of the pinned tier (made in place) and run --summary-only on the pinned tier
 #   from the file.
@@ -58,7 +58,7 @@ fi
 
 if part make; then
   config_as nvfp4 "$data/nvfp4.json"
-  for maker in gpu cpu; do
+  for maker in ${MAKERS:-gpu cpu}; do
     rm -rf "$data/nvfp4"
     flags=(); [ $maker = cpu ] && flags=(--cpu)
     log make "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet "${flags[@]}"

@@ -76,6 +76,8 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
   const kernels::OwnedStream stream;
   kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,  ple_index,
                                   range_.begin,   range_.size(),    rows_, pitch_};
+  target.scales = rows_ + layout_.row_bytes();  // NVFP4 scales after each row's codes
+  target.scale_pitch = pitch_;
   if (tier_ == StorageTier::device) {
     // NVFP4 pitch padding reads as zeros, as in a table loaded from a file.
     if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, rows * pitch_, stream.get()));

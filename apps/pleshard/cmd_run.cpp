@@ -57,8 +57,9 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
               " resumed)\n",
               r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
-  std::printf("  tables loaded: %.4g GB in %.3f s (%.3g GB/s, slowest rank), peak resident memory %.4g GB (largest rank)\n",
-              r.load_bytes * 1e-9, r.load_seconds, load_rate * 1e-9, r.load_peak_resident * 1e-9);
+  std::printf(
+      "  tables loaded: %.4g GB in %.3f s (%.3g GB/s, slowest rank), peak resident memory %.4g GB (largest rank)\n",
+      r.load_bytes * 1e-9, r.load_seconds, load_rate * 1e-9, r.load_peak_resident * 1e-9);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
   std::printf("  steps (max over ranks) %.3f s, p50 %.1f us, p99 %.1f us (rank 0)", r.times.steps, r.step_p50 * 1e6,
               r.step_p99 * 1e6);

@@ -12,7 +12,8 @@ namespace {
 __global__ void make_rows(SyntheticTarget t) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < t.count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    synthetic_row(t.format, t.head_dim, t.seed, t.ple_index, t.first_row + i, t.rows + static_cast<std::size_t>(i) * t.pitch,
+    synthetic_row(t.format, t.head_dim, t.seed, t.ple_index, t.first_row + i,
+                  t.rows + static_cast<std::size_t>(i) * t.pitch,
                   t.scales + static_cast<std::size_t>(i) * t.scale_pitch);
   }
 }

@@ -44,9 +44,9 @@ class GpuRowMaker {
     const std::size_t scale_bytes = layout_.scale_bytes();
     for (std::int64_t first = begin; first < end; first += static_cast<std::int64_t>(band_)) {
       const auto n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(band_), end - first));
-      const kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,          ple_index,
-                                            first,          static_cast<std::int64_t>(n), rows_.data(), row_bytes,
-                                            scales_.data(), scale_bytes};
+      const kernels::SyntheticTarget target{
+          layout_.format, layout_.head_dim, seed,           ple_index,  first, static_cast<std::int64_t>(n),
+          rows_.data(),   row_bytes,        scales_.data(), scale_bytes};
       kernels::make_synthetic_rows_cuda(target, stream_.get());
       const auto at = static_cast<std::size_t>(first - begin);
       PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows.data() + at * row_bytes, rows_.data(), n * row_bytes,
@@ -128,7 +128,7 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     const TableLayout layout = info.layout;
     const int d = spec.ple_index;
     RowSource rows = [layout, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
-                                  std::span<std::uint8_t> scales) {
+                                       std::span<std::uint8_t> scales) {
       // Rows are a function of their index alone, so any split over threads gives the same bytes.
       parallel_rows(begin, end, [&](std::int64_t first, std::int64_t last) {
         for (std::int64_t r = first; r < last; ++r) {

@@ -21,8 +21,8 @@ enum class RowMaker { host, gpu_if_present };
 
 // One TableSource per PLE layer of `config`, stored as `format` (which must match the
 // config's ple_embedding_dtype), with the derived hash buffers.
-[[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format,
-                                                        std::uint64_t seed, RowMaker maker = RowMaker::host);
+[[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format, std::uint64_t seed,
+                                                        RowMaker maker = RowMaker::host);
 
 // A checkpoint of synthetic_tables: no file; rows are generated when read, on every core,
 // with the same values whatever the core count.

@@ -127,15 +127,10 @@ std::vector<std::uint8_t> checkpoint_rows(const std::filesystem::path& path, con
 TEST(Checkpoints, MadeBytesDoNotDependOnTheThreadCount) {
   const ScratchDir dir;
   for (const char* dtype : {"bfloat16", "nvfp4"}) {
-    nlohmann::json j = {{"vocab_size", 1000},
-                        {"eos_token_id", 2},
-                        {"num_hidden_layers", 2},
-                        {"ngram_size", 3},
-                        {"heads_per_ngram", 2},
-                        {"ple_embed_dim", 64},
-                        {"ngram_vocab_size_base", 35000},
-                        {"split_ngram_parts", 3},
-                        {"ple_layer_ids", {1}}};
+    nlohmann::json j = {
+        {"vocab_size", 1000},   {"eos_token_id", 2},   {"num_hidden_layers", 2},         {"ngram_size", 3},
+        {"heads_per_ngram", 2}, {"ple_embed_dim", 64}, {"ngram_vocab_size_base", 35000}, {"split_ngram_parts", 3},
+        {"ple_layer_ids", {1}}};
     if (std::string(dtype) == "nvfp4") j["ple_embedding_dtype"] = dtype;
     const ModelConfig config = parse_model_config(j, "config");
     const RowFormat format = default_format(config);

@@ -41,7 +41,7 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
         ", \"host_copy_bytes\": %.0f, \"bytes_written\": %.0f, \"write_s\": %.6f, \"write_bytes_per_s\": %.6g"
         ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64
         ", \"table_load_s\": %.6f, \"table_load_bytes\": %.0f, \"table_load_bytes_per_s\": %.6g"
-        ", \"peak_resident_bytes\": %.0f",
+        ", \"table_load_peak_resident_bytes\": %.0f",
         r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed, r.load_seconds,
         r.load_bytes, load_rate, r.load_peak_resident);
     for (const auto& c : r.collectives) {
@@ -58,7 +58,8 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
               " resumed)\n",
               r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);
   std::printf(
-      "  tables loaded: %.4g GB in %.3f s (%.3g GB/s, slowest rank), peak resident memory %.4g GB (largest rank)\n",
+      "  tables loaded: %.4g GB in %.3f s (all ranks' bytes over the slowest rank's time: %.3g GB/s), peak resident "
+      "memory after it %.4g GB (largest rank)\n",
       r.load_bytes * 1e-9, r.load_seconds, load_rate * 1e-9, r.load_peak_resident * 1e-9);
   std::printf("  wall %.3f s: %.4g tokens/s, %.4g rows/s\n", r.seconds, tokens_per_s, rows_per_s);
   std::printf("  steps (max over ranks) %.3f s, p50 %.1f us, p99 %.1f us (rank 0)", r.times.steps, r.step_p50 * 1e6,

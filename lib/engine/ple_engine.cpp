@@ -79,8 +79,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
                      std::to_string(kernels::k_max_step_layers));
   open_communicators(comms, own_gpu);
-  stats_.load.bytes = tier_bytes(tier, layouts, ranges);
-  require_tier_memory(comms.world(), tier, stats_.load.bytes);
+  require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
+  // Rates count the rows' stored bytes (as the files hold them), not the tier's padding.
+  stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
   const double load_start = MPI_Wtime();
   store_ = make_row_store(tier, checkpoint, ranges, *space_);
   stats_.load.seconds = MPI_Wtime() - load_start;

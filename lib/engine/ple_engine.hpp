@@ -53,14 +53,15 @@ struct StepOutput {
   void* ready = nullptr;
 };
 
-// Where the engine's steps spent their time, on the step space's stream, and their spread.
 // This rank's load of its rows into the tier, when the engine was made.
 struct TableLoad {
   double seconds = 0;
-  std::uint64_t bytes = 0;          // rows kept by the tier (0 for the disk tier)
+  std::uint64_t bytes = 0;          // the rows' stored bytes, as the files hold them (0: disk tier)
   std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
 };
 
+// The load, and where the engine's steps spent their time, on the step space's stream, and
+// their spread.
 struct EngineStats {
   TableLoad load;
   PhaseTimes times;

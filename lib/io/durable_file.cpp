@@ -59,7 +59,8 @@ void PartialFile::write_at(std::uint64_t offset, std::span<const std::uint8_t> b
   for (std::size_t done = 0; done < bytes.size();) {
     const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw_errno(partial_.string() + ": cannot write");
+    if (n == 0) throw SystemError(partial_.string() + ": cannot write: no byte written (disk full?)");
+    if (n < 0) throw_errno(partial_.string() + ": cannot write");
     done += static_cast<std::size_t>(n);
   }
 }
@@ -69,10 +70,16 @@ void PartialFile::resize(std::uint64_t bytes) {
 }
 
 void PartialFile::commit() {
-  const int fd = fd_;
-  fd_ = -1;
-  sync_fd(fd, partial_.string());
-  commit_file(partial_, path_);
+  const int fd = std::exchange(fd_, -1);
+  try {
+    sync_fd(fd, partial_.string());  // closes it
+    commit_file(partial_, path_);
+  } catch (...) {
+    // A sync that fails (ENOSPC and EIO often show only here) leaves nothing behind either.
+    std::error_code ignored;
+    std::filesystem::remove(partial_, ignored);
+    throw;
+  }
 }
 
 void write_text_file(const std::filesystem::path& path, std::string_view text) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/band_pipeline.hpp"
+#include "core/host_memory.hpp"
 #include "core/parallel.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
@@ -18,14 +19,23 @@ namespace pleshard {
 
 namespace {
 
-std::uint8_t* allocate(std::size_t bytes, StorageTier tier) {
+// The table's rows; a failure (memory taken since the fit check, or never checked: the
+// benchmarks) is one line naming the tier, the table and the bytes.
+std::uint8_t* allocate(std::size_t bytes, StorageTier tier, int ple_index) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  if (tier == StorageTier::device) {
-    PLESHARD_CUDA_CHECK(cudaMalloc(&p, bytes));
-  } else {
-    PLESHARD_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  const cudaError_t status = tier == StorageTier::device
+                                 ? cudaMalloc(&p, bytes)
+                                 : cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not sticky: clear it
+    const std::string memory = tier == StorageTier::device
+                                   ? std::to_string(kernels::device_memory().free) + " bytes of GPU memory free"
+                                   : std::to_string(available_host_bytes()) + " bytes of host memory available";
+    throw InputError(std::string(to_string(tier)) + " tier: table " + std::to_string(ple_index) + ": cannot allocate " +
+                     std::to_string(bytes) + " bytes (" + memory + ")");
   }
+  PLESHARD_CUDA_CHECK(status);
   return static_cast<std::uint8_t*>(p);
 }
 
@@ -58,7 +68,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     throw InputError("pinned tier: table " + std::to_string(source.info.ple_index) + ": a rank's range of " +
                      std::to_string(range.size()) + " rows; at most " +
                      std::to_string(kernels::k_max_distinct_rows - 1) + " (use more ranks)");
-  rows_ = allocate(static_cast<std::size_t>(range.size()) * pitch_, tier);
+  rows_ = allocate(static_cast<std::size_t>(range.size()) * pitch_, tier, source.info.ple_index);
   try {
     if (source.synthetic) {
       make_synthetic(source.info.ple_index, source.synthetic->seed);
@@ -129,8 +139,11 @@ void GpuTable::load(const TableSource& source) {
       s = {kernels::PinnedBuffer(staged * row_bytes), kernels::PinnedBuffer(staged * scale_bytes)};
   kernels::DeviceBuffer<std::uint8_t> scratch(
       tier_ == StorageTier::device && interleaved ? staged * (row_bytes + scale_bytes) : 0);
-  if (interleaved && tier_ == StorageTier::device) PLESHARD_CUDA_CHECK(cudaMemset(rows_, 0, rows * pitch_));
   const kernels::OwnedStream stream;
+  // Padding zeroed on the copies' stream, so that it is ordered before them (a stream of
+  // its own is not ordered after work on the default stream).
+  if (interleaved && tier_ == StorageTier::device)
+    PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, rows * pitch_, stream.get()));
 
   const auto read = [&](std::size_t k, Staging& s) {
     const std::size_t first = k * band;

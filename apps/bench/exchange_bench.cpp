@@ -37,12 +37,7 @@ std::unique_ptr<StepSpace> bench_space(MPI_Comm comm, CollectiveBackend backend)
   if (!backend_built(backend)) throw InputError(std::string("this build has no ") + to_string(backend) + " backend");
 #if PLESHARD_HAVE_CUDA
   if (!gpu_available()) throw InputError(std::string("the ") + to_string(backend) + " backend needs a GPU");
-  int n = 1;
-  int me = 0;
-  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &n));
-  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &me));
-  const Communicators comms(comm, make_topology(n, me, 1, 1));
-  if (!bind_local_gpu(comms) && backend == CollectiveBackend::nccl)
+  if (!bind_local_gpu(comm) && backend == CollectiveBackend::nccl)
     throw InputError("the nccl backend needs a GPU per rank; ranks share GPUs here (try mpi-staged)");
   return make_tier_space(StorageTier::device);
 #else

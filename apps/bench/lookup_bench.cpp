@@ -17,8 +17,10 @@
 #include "store/disk_store.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store_factory.hpp"
+#include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "bench/gpu_timing.hpp"
+#include "dist/gpu_binding.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
@@ -269,9 +271,21 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::vector<LookupBenchResult> results;
+#if PLESHARD_HAVE_CUDA
+  if (std::any_of(options.tiers.begin(), options.tiers.end(), tier_uses_gpu)) (void)bind_local_gpu(comm);
+#endif
   for (RowFormat format : options.formats) {
     const ModelConfig config = bench_config(format, options.rows, options.head_dim);
     const TableSource source = bench_table(config, format, options.rows);
+    // Every rank holds the whole table in each tier it benchmarks (the pinned tier's case
+    // beside the device tier holds both): refused before anything is allocated.
+    const TableLayout layout = source.info.layout;
+    const RowRange whole{0, options.rows};
+    for (const StorageTier tier : options.tiers) {
+      require_tier_memory(comm, tier, tier_bytes(tier, {&layout, 1}, {&whole, 1}));
+      if (tier == StorageTier::pinned)
+        require_tier_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&whole, 1}));
+    }
     const bool host_tier =
         std::find(options.tiers.begin(), options.tiers.end(), StorageTier::host) != options.tiers.end();
     // The host tier holds the whole table in host memory: made only when it is benchmarked.

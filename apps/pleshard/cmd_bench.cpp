@@ -278,11 +278,13 @@ void add_bench_command(CLI::App& app, Action& action) {
   CLI::App* load = bench->add_subcommand("load", "A checkpoint into the storage tiers, against its files' read rate");
   load->add_option("--checkpoint", o->load.checkpoint, "Checkpoint directory or file")->required();
   load->add_option("--config", o->load.config, "Model config.json (default: beside the checkpoint)");
-  load->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
-      ->capture_default_str();
+  CLI::Option* load_storage =
+      load->add_option("--storage", o->tiers,
+                       "Storage tiers: host, device, pinned, disk (default: device where a GPU is present, else host)")
+          ->check(CLI::IsMember({"host", "device", "pinned", "disk"}));
   load->add_flag("--cold", o->load.cold, "Drop the files' cached pages before every read");
-  load->callback([&action, o] {
+  load->callback([&action, o, load_storage] {
+    if (load_storage->count() == 0) o->tiers = {gpu_available() ? "device" : "host"};
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         o->load.tiers.clear();

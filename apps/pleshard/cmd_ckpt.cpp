@@ -23,7 +23,7 @@ struct CkptOptions {
   std::string format;
   std::string kind = "safetensors";
   std::string layer_prefix = k_default_layer_prefix;
-  std::uint64_t seed = 1;
+  std::uint64_t seed = k_default_synthetic_seed;
   int files = 1;
   int threads = 0;
   bool cpu = false;

@@ -1,6 +1,8 @@
 #pragma once
-// Small CUDA runtime helpers: device discovery and an owning device buffer.
+// Small CUDA runtime helpers: device discovery, owning device and pinned buffers, and an
+// owned stream.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +23,10 @@ struct DeviceMemory {
   std::size_t total = 0;
 };
 [[nodiscard]] DeviceMemory device_memory();
+
+// The current device's UUID as two words: the same GPU whatever ordinal a rank's
+// CUDA_VISIBLE_DEVICES gives it.
+[[nodiscard]] std::array<std::uint64_t, 2> device_uuid();
 
 // Owns `size` elements of device memory; move-only.
 template <typename T>

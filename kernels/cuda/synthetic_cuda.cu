@@ -25,7 +25,7 @@ void make_synthetic_rows_cuda(const SyntheticTarget& target, cudaStream_t stream
   constexpr int k_threads = 256;
   const auto blocks = static_cast<int>(std::min<std::int64_t>((target.count + k_threads - 1) / k_threads, 1 << 20));
   make_rows<<<blocks, k_threads, 0, stream>>>(target);
-  PLESHARD_CUDA_CHECK(cudaGetLastError());
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace pleshard::kernels

@@ -365,10 +365,10 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
       H5Id weight = create_rows_dataset(group.get(), "weight", info.layout.rows, row_bytes);
       H5Id scales;
       if (scale_bytes != 0) scales = create_rows_dataset(group.get(), "weight_scale", info.layout.rows, scale_bytes);
-      // Bands of whole chunks, about 32 MiB each.
+      // Bands of whole chunks, about k_band_bytes each.
       const auto chunk = static_cast<std::int64_t>(chunk_rows(row_bytes, info.layout.rows));
       const std::int64_t band =
-          std::max<std::int64_t>(1, static_cast<std::int64_t>((32u << 20) / (row_bytes + scale_bytes)) / chunk) * chunk;
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(items_per_band(row_bytes + scale_bytes)) / chunk) * chunk;
       // Making band k+1 (on a thread of its own) overlaps writing band k through HDF5 on
       // this thread, unless the rows come through HDF5 too.
       struct Band {

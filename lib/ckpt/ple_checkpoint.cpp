@@ -1,4 +1,5 @@
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/band_pipeline.hpp"
 
 #include <algorithm>
 
@@ -152,7 +153,7 @@ void PleCheckpoint::verify_data(const std::function<void(double)>& progress) con
   std::vector<std::uint8_t> rows;
   std::vector<std::uint8_t> scales;
   for (const auto& t : tables_) {
-    const auto band = std::max<std::int64_t>(1, static_cast<std::int64_t>((64u << 20) / t.layout.bytes_per_row()));
+    const auto band = static_cast<std::int64_t>(items_per_band(t.layout.bytes_per_row()));
     for (std::int64_t begin = 0; begin < t.layout.rows; begin += band) {
       const std::int64_t end = std::min(t.layout.rows, begin + band);
       rows.resize(static_cast<std::size_t>(end - begin) * t.layout.row_bytes());

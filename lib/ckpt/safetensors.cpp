@@ -225,8 +225,7 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
     for (std::size_t i = first + 1; i < last; ++i)
       if (sizes[i] / std::max<std::size_t>(1, tensors[i].granule) != granules)
         throw SystemError(tensors[i].name + ": banded with a tensor of another length");
-    constexpr std::size_t k_band_target = 64u << 20;
-    const std::uint64_t per_band = std::max<std::size_t>(1, k_band_target / band_bytes);
+    const std::uint64_t per_band = items_per_band(band_bytes);
     for (std::uint64_t g = 0; g < granules || (granules == 0 && g == 0); g += per_band) {
       std::vector<Piece> band;
       std::size_t buffer_at = 0;

@@ -1,4 +1,5 @@
 #include "ckpt/synthetic.hpp"
+#include "core/band_pipeline.hpp"
 
 #include <algorithm>
 
@@ -33,13 +34,16 @@ void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
 class GpuRowMaker {
  public:
   explicit GpuRowMaker(const TableLayout& layout)
-      : layout_(layout),
-        band_(std::max<std::size_t>(1, (64u << 20) / layout.bytes_per_row())),
+      : device_(current_device()),
+        layout_(layout),
+        band_(items_per_band(layout.bytes_per_row())),
         rows_(band_ * layout.row_bytes()),
         scales_(band_ * layout.scale_bytes()) {}
 
   void make(std::uint64_t seed, int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
             std::span<std::uint8_t> scales) {
+    // Writer threads call this: the CUDA device is a thread's own, so set the maker's.
+    PLESHARD_CUDA_CHECK(cudaSetDevice(device_));
     const std::size_t row_bytes = layout_.row_bytes();
     const std::size_t scale_bytes = layout_.scale_bytes();
     for (std::int64_t first = begin; first < end; first += static_cast<std::int64_t>(band_)) {
@@ -59,6 +63,13 @@ class GpuRowMaker {
   }
 
  private:
+  static int current_device() {
+    int device = 0;
+    PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
+    return device;
+  }
+
+  int device_;
   TableLayout layout_;
   std::size_t band_;
   kernels::DeviceBuffer<std::uint8_t> rows_;
@@ -141,7 +152,12 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
 #if PLESHARD_HAVE_CUDA
     if (maker == RowMaker::gpu_if_present && kernels::cuda_device_count() > 0) {
       // One maker per table, used by one thread at a time (a writer's bands come in order).
-      auto gpu = std::make_shared<GpuRowMaker>(layout);
+      std::shared_ptr<GpuRowMaker> gpu;
+      try {
+        gpu = std::make_shared<GpuRowMaker>(layout);
+      } catch (const SystemError& e) {
+        throw SystemError(std::string(e.what()) + " (making rows on the GPU; --cpu makes them on the host's cores)");
+      }
       rows = [gpu, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
                             std::span<std::uint8_t> scales) { gpu->make(seed, d, begin, end, out, scales); };
     }

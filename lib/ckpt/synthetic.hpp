@@ -19,6 +19,9 @@ using kernels::k_synthetic_amax;  // kernels/common/synthetic_rows.hpp holds the
 // or on the GPU where one is present (the same bytes; ckpt make).
 enum class RowMaker { host, gpu_if_present };
 
+// The seed of `ckpt make` when none is given, and of --checkpoint synthetic.
+inline constexpr std::uint64_t k_default_synthetic_seed = 1;
+
 // One TableSource per PLE layer of `config`, stored as `format` (which must match the
 // config's ple_embedding_dtype), with the derived hash buffers.
 [[nodiscard]] std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format, std::uint64_t seed,

@@ -3,11 +3,21 @@
 // rows, on a thread of its own) while band k is consumed (written to a file, copied to the
 // GPU) on the calling thread. Two buffers, used in turn: memory stays two bands.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <future>
 
 namespace pleshard {
+
+// Bytes of one band of bulk row work (made, read, written or copied): large enough for full
+// disk and bus speed, small enough that two in flight stay well inside the memory bounds.
+inline constexpr std::size_t k_band_bytes = std::size_t{64} << 20;
+
+// Items (rows, granules) of `item_bytes` each in one band; at least one.
+[[nodiscard]] constexpr std::size_t items_per_band(std::size_t item_bytes) {
+  return std::max<std::size_t>(1, k_band_bytes / std::max<std::size_t>(1, item_bytes));
+}
 
 // produce(k, buffer) then consume(k, buffer) for k in [0, count), buffer = buffers[k % 2].
 // The first exception of either stage stops both (after the band in flight) and is rethrown.

@@ -6,8 +6,9 @@
 
 namespace pleshard {
 
-// MemAvailable of /proc/meminfo (what can be allocated without swapping), in bytes; 0 when
-// it cannot be read.
+// What can be allocated without swapping or the cgroup's OOM kill, in bytes: MemAvailable
+// of /proc/meminfo, or less where the process's cgroup v2 limit leaves less; 0 when
+// neither can be read.
 [[nodiscard]] std::uint64_t available_host_bytes();
 
 // The process's peak resident memory so far (VmHWM), in bytes.

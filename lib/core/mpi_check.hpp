@@ -16,9 +16,9 @@
 
 namespace pleshard {
 
-// The most elements one MPI call carries when a buffer is split: inside int with room to
-// spare (some implementations count a call's bytes in int too).
-inline constexpr std::size_t k_mpi_max_chunk = std::size_t{1} << 30;
+// The most elements one MPI call carries when a buffer is split: 1 GiB of 8-byte elements,
+// so that a call's bytes fit an int too (some implementations count them in int).
+inline constexpr std::size_t k_mpi_max_chunk = std::size_t{1} << 27;
 
 namespace detail {
 [[noreturn]] void throw_mpi_count(std::string_view what, const std::string& count);

@@ -38,7 +38,7 @@ namespace {
 // `own_gpu` telling whether every rank has one to itself.
 std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier tier, bool& own_gpu) {
 #if PLESHARD_HAVE_CUDA
-  if (tier_uses_gpu(tier)) own_gpu = bind_local_gpu(comms);
+  if (tier_uses_gpu(tier)) own_gpu = bind_local_gpu(comms.world());
 #else
   (void)comms;
   own_gpu = false;

@@ -60,7 +60,7 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
   const auto checkpoint = collective_try(comms.world(), [&] {
     if (in.checkpoint == k_synthetic_checkpoint)
       return std::shared_ptr<PleCheckpoint>(
-          synthetic_checkpoint(loaded.config, default_format(loaded.config), k_synthetic_checkpoint_seed));
+          synthetic_checkpoint(loaded.config, default_format(loaded.config), k_default_synthetic_seed));
     return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, loaded.config, options));
   });
   // A failure inside the job is one rank's; the app then takes every rank down.

@@ -18,7 +18,6 @@ namespace pleshard {
 // default seed and format), made where the tier keeps them, without files (real-size
 // studies in seconds; the disk tier needs files).
 inline constexpr const char* k_synthetic_checkpoint = "synthetic";
-inline constexpr std::uint64_t k_synthetic_checkpoint_seed = 1;
 
 struct RunJobInputs {
   std::string checkpoint;                          // directory, .safetensors or .h5, or "synthetic"

@@ -97,7 +97,7 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
   }
   // Pinned: made in GPU memory band by band and copied down whole (rows the device wrote
   // one by one through the bus would be slow), two bands on two streams in turn.
-  const std::size_t band = std::max<std::size_t>(1, k_load_band_bytes / pitch_);
+  const std::size_t band = items_per_band(pitch_);
   const kernels::OwnedStream other;
   const cudaStream_t streams[2] = {stream.get(), other.get()};
   kernels::DeviceBuffer<std::uint8_t> staging[2] = {kernels::DeviceBuffer<std::uint8_t>(std::min(band, rows) * pitch_),
@@ -123,7 +123,7 @@ void GpuTable::load(const TableSource& source) {
   const std::size_t row_bytes = layout_.row_bytes();
   const std::size_t scale_bytes = layout_.scale_bytes();
   const bool interleaved = pitch_ != row_bytes;  // NVFP4: scales after each row's codes
-  const std::size_t band = std::max<std::size_t>(1, k_load_band_bytes / (row_bytes + scale_bytes));
+  const std::size_t band = items_per_band(row_bytes + scale_bytes);
   const std::size_t bands = (rows + band - 1) / band;
   const std::size_t staged = std::min(band, rows);
   // Rows read into page-locked staging (or, pinned and not interleaved, straight into the

@@ -60,9 +60,6 @@ class GpuTable {
   mutable std::unique_ptr<kernels::DistinctRows> distinct_;
 };
 
-// Bytes of rows a load moves through host memory at a time (two bands in flight).
-inline constexpr std::size_t k_load_band_bytes = 64u << 20;
-
 // Lookups of at least this many ids from pinned memory read each distinct row once. On the
 // H200 with uniform ids over 1M rows, that cost 1.8x at 8192 ids (sorting, nearly no
 // repeats) and saved 1.75x at 1M ids (63% distinct rows, read in address order).

@@ -1,5 +1,6 @@
 #include "store/tier_memory.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -43,21 +44,21 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_size(node, &ranks));
-  // Which memory this rank's tables go to: the node's host memory (-1) or a GPU.
-  std::int64_t where = -1;
+  // Which memory this rank's tables go to: the node's host memory ({0, 0}) or a GPU, known
+  // by its UUID (ranks may see one GPU under different ordinals).
+  std::array<std::uint64_t, 2> where{};
 #if PLESHARD_HAVE_CUDA
-  int gpu = 0;
-  if (tier == StorageTier::device && cudaGetDevice(&gpu) == cudaSuccess) where = gpu;
+  if (tier == StorageTier::device) where = kernels::device_uuid();
 #endif
-  const std::uint64_t mine[2] = {static_cast<std::uint64_t>(where), bytes};
-  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(ranks));
-  PLESHARD_MPI_CHECK(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, node));
+  const std::uint64_t mine[3] = {where[0], where[1], bytes};
+  std::vector<std::uint64_t> all(3 * static_cast<std::size_t>(ranks));
+  PLESHARD_MPI_CHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, node));
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
   std::uint64_t needed = 0;
   int sharing = 0;
-  for (int r = 0; r < ranks; ++r)
-    if (all[2 * static_cast<std::size_t>(r)] == mine[0]) {
-      needed += all[2 * static_cast<std::size_t>(r) + 1];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
+    if (all[3 * r] == mine[0] && all[3 * r + 1] == mine[1]) {
+      needed += all[3 * r + 2];
       ++sharing;
     }
   const std::string who = std::to_string(sharing) + (sharing == 1 ? " rank" : " ranks");
@@ -65,9 +66,13 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
     if (tier == StorageTier::device) {
 #if PLESHARD_HAVE_CUDA
       const kernels::DeviceMemory memory = kernels::device_memory();
-      const std::uint64_t usable = memory.free > device_reserve ? memory.free - device_reserve : 0;
+      // Every rank on the GPU needs its own step workspace and collectives' buffers.
+      const std::uint64_t reserve = device_reserve * static_cast<std::uint64_t>(sharing);
+      const std::uint64_t usable = memory.free > reserve ? memory.free - reserve : 0;
+      int gpu = 0;
+      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
       if (needed > usable)
-        throw InputError("device tier: the tables of " + who + " on GPU " + std::to_string(where) + " need " +
+        throw InputError("device tier: the tables of " + who + " on GPU " + std::to_string(gpu) + " need " +
                          std::to_string(needed) + " bytes, the GPU has " + std::to_string(usable) + " of " +
                          std::to_string(memory.total) + " free for them (use more ranks, or --storage pinned)");
 #endif
@@ -77,7 +82,7 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
     if (available != 0 && needed > available)
       throw InputError(std::string(to_string(tier)) + " tier: the tables of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +
-                       " are available (MemAvailable; use more nodes, or --storage disk)");
+                       " are available (MemAvailable, or the cgroup's limit; use more nodes, or --storage disk)");
   });
 }
 

@@ -25,8 +25,8 @@ namespace pleshard {
 
 // Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
 // host and pinned tiers: the sum over a node's ranks within its MemAvailable; device tier:
-// the sum over the ranks that share a GPU within its free memory, less `device_reserve`
-// for the step's workspace and the collectives.
+// the sum over the ranks that share a GPU within its free memory, less `device_reserve` per
+// rank for its step workspace and collectives.
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
                          std::uint64_t device_reserve = std::uint64_t{1} << 30);
 

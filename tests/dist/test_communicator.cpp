@@ -74,7 +74,7 @@ class Collectives : public ::testing::TestWithParam<CollectiveBackend> {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, 1));
-    const bool own_gpu = bind_local_gpu(comms);
+    const bool own_gpu = bind_local_gpu(comms.world());
     if (GetParam() == CollectiveBackend::nccl && !own_gpu) GTEST_SKIP() << "ranks share GPUs";
 #endif
     backend = std::make_unique<Backend>(GetParam());

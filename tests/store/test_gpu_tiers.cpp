@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ckpt/synthetic.hpp"
+#include "core/band_pipeline.hpp"
 #include "kernels/cuda/device.hpp"
 #include "store/gpu_table.hpp"
 #include "store/host_table.hpp"
@@ -215,7 +216,7 @@ TEST_F(GpuTiers, RowsMadeInPlaceAreTheSourcesBytesAcrossBands) {
   const ModelConfig config = parse_model_config(j, "bands config");
   const TableSource source = synthetic_tables(config, RowFormat::nvfp4, 17).front();
   const RowRange range{1234567, source.info.layout.rows - 3};
-  ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_load_band_bytes);
+  ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_band_bytes);
   TableSource loaded = source;
   loaded.synthetic.reset();
   for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint_fixtures.hpp"
+#include "core/error.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/reference_ngram_ids.hpp"
 #include "sparse_checkpoint.hpp"
@@ -191,6 +192,39 @@ TEST(LargeRows, HostTierHoldsRangesAcross2To32AndAtTheEnd) {
     const auto store = make_row_store(StorageTier::host, *c.checkpoint, end, *space);
     const std::vector<std::int64_t> tail{rows - 1, rows - 16, rows - 17, rows, rows - 2, rows - 1};
     EXPECT_EQ(as_bits(lookup_from_host(*store, *space, 0, tail, OutDtype::f32)), c.expected(tail, end.front()));
+  }
+}
+
+// The GPU tiers over a range of 2^31 + 16 rows that crosses 2^31, 2^32 and (three shards) a
+// shard boundary, loaded from the sparse file (about 34 GB of each tier's memory): rank-local
+// row indexes past 2^31 on the device tier, and the pinned tier's distinct-row gather (ids
+// repeated past its grouping threshold) keying rows past 2^31. Where the GPU or host has not
+// the memory, the tier's one-line refusal is the skip message.
+TEST(LargeRows, GpuTiersHoldRangesOfMoreThan2To31Rows) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  const ScratchDir dir;
+  for (const Case& k : {k_cases[0], k_cases[2]}) {
+    SCOPED_TRACE(std::string(k.dtype) + ", " + std::to_string(k.parts) + " parts");
+    const MarkedCheckpoint c(dir, k);
+    if (!c.file.made()) GTEST_SKIP() << "no sparse file of " << c.file.file_bytes() << " bytes here";
+    const std::vector<RowRange> across{{k_2_31 - 8, k_2_32 + 8}};
+    std::vector<std::int64_t> ids = c.boundary_rows();
+    ids.insert(ids.end(), {k_2_31 - 9, k_2_32 + 7, k_2_32 + 8, -1, k_2_31 + 1});
+    std::vector<std::int64_t> many;
+    while (many.size() < (std::size_t{1} << 18))  // past k_pinned_group_min_ids (2^17)
+      many.insert(many.end(), ids.begin(), ids.end());
+    for (const StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+      SCOPED_TRACE(to_string(tier));
+      const auto space = make_tier_space(tier);
+      std::unique_ptr<RowStore> store;
+      try {
+        store = make_row_store(tier, *c.checkpoint, across, *space);
+      } catch (const InputError& e) {
+        GTEST_SKIP() << e.what();
+      }
+      EXPECT_EQ(as_bits(lookup_from_host(*store, *space, 0, ids, OutDtype::f32)), c.expected(ids, across.front()));
+      EXPECT_EQ(as_bits(lookup_from_host(*store, *space, 0, many, OutDtype::f32)), c.expected(many, across.front()));
+    }
   }
 }
 

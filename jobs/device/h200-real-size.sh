@@ -5,19 +5,22 @@
 # - inplace: BF16 (102 GB) made in GPU memory, no file: bench lookup (device tier, next to
 #   the same bench at 1M rows), bench step and run --summary-only on the corpus;
 # - nvfp4: ckpt make (28.8 GB, timed), bench load into the device tier from a cold page
-#   cache, run --summary-only on the device tier, and the disk tier (cold) by bench step;
+#   cache, run --summary-only on the device tier, bench lookup of the device tier (made in
+#   place, next to 1M rows), and the disk tier from a cold page cache by bench step and by
+#   run --summary-only;
 # - make: ckpt make of the NVFP4 table with rows made on the GPU (the default where one is
 #   present) and on the 16 cores (--cpu), each timed (MAKERS="gpu cpu");
 # - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
-#   lookup of the pinned tier (made in place) and run --summary-only on the pinned tier
-#   from the file.
+#   lookup of both tiers (made in place, next to 1M rows), bench step and run
+#   --summary-only on both tiers from the file.
+# - tests: the GPU tests of tiers, loads and large row ranges (ctest).
 # The disk holds one real-size checkpoint at a time: each part removes its own.
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-inplace nvfp4 make fp8}
+parts=${PARTS:-tests inplace nvfp4 make fp8}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -36,6 +39,12 @@ log() {  # log PART COMMAND...: tables to PART.txt, JSON lines to PART.jsonl, bo
 run_job=(run --requests "$corpus" --summary-only --quiet --collective-timeout 120)
 echo "ulimit -l: $(ulimit -l); $(grep MemAvailable /proc/meminfo); $(df -h "$data" | tail -1)" | tee "$out/machine.txt"
 
+if part tests; then
+  ctest --test-dir "$build" --output-on-failure -R "gpu_tiers|large_rows|large_offsets|roundtrip|run_tiers|cuda_graph|checkpoints" \
+    >"$out/tests.txt" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|Failed|Passed|SKIPPED" "$out/tests.txt"
+fi
+
 if part inplace; then
   log inplace "$app" bench lookup --storage device --formats bf16 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
   log inplace "$app" bench lookup --storage device --formats bf16 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
@@ -47,12 +56,16 @@ fi
 if part nvfp4; then
   config_as nvfp4 "$data/nvfp4.json"
   rm -rf "$data/nvfp4"
-  log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet --cpu
+  log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet
   log nvfp4 "$app" bench load --checkpoint "$data/nvfp4" --storage device --cold
   log nvfp4 "$app" "${run_job[@]}" --checkpoint "$data/nvfp4" --storage device --json
   log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage device --requests "$corpus" --tokens 64 1024 8192 --min-seconds 0.3
   sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
   log nvfp4 "$app" bench step --checkpoint "$data/nvfp4" --storage disk --requests "$corpus" --tokens 64 1024 --modes eager --min-seconds 0.3
+  sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+  log nvfp4 "$app" "${run_job[@]}" --checkpoint "$data/nvfp4" --storage disk --json
+  log nvfp4 "$app" bench lookup --storage device --formats nvfp4 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
+  log nvfp4 "$app" bench lookup --storage device --formats nvfp4 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
   rm -rf "$data/nvfp4"
 fi
 
@@ -72,7 +85,10 @@ if part fp8; then
   log fp8 "$app" ckpt make --config "$data/fp8.json" --out "$data/fp8" --quiet
   log fp8 "$app" bench load --checkpoint "$data/fp8" --storage device pinned --cold
   log fp8 "$app" "${run_job[@]}" --checkpoint "$data/fp8" --storage pinned --json
-  log fp8 "$app" bench lookup --storage pinned --formats fp8 --rows 320001536 --ids 8192 1048576 --min-seconds 0.2
+  log fp8 "$app" "${run_job[@]}" --checkpoint "$data/fp8" --storage device --json
+  log fp8 "$app" bench step --checkpoint "$data/fp8" --storage device pinned --requests "$corpus" --tokens 64 1024 8192 --modes eager --min-seconds 0.3
   rm -rf "$data/fp8"
+  log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
+  log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
 fi
 exit $rc

@@ -37,10 +37,11 @@ struct BatchJobOptions {
   StorageTier storage = StorageTier::host;
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
-  std::filesystem::path out;           // empty: summary only
-  bool overwrite = false;              // replace an output of another job at `out`
-  std::int64_t part_tokens = 1 << 16;  // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;   // EngineOptions::collective_timeout_s
+  ExchangeStrategy exchange = ExchangeStrategy::automatic;  // EngineOptions::exchange
+  std::filesystem::path out;                                // empty: summary only
+  bool overwrite = false;                                   // replace an output of another job at `out`
+  std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
+  double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };
@@ -79,6 +80,16 @@ struct BatchJobReport {
   double load_bytes = 0;          // rows the tier keeps, all ranks
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
   std::vector<CollectiveReport> collectives;
+  // What the exchange moved, summed over ranks (tokens: each rank's DP rank's, so bytes over
+  // tokens is bytes sent per rank per token).
+  ExchangeTraffic traffic;
+  [[nodiscard]] double bytes_per_token() const {
+    return traffic.tokens > 0 ? traffic.bytes_sent / static_cast<double>(traffic.tokens) : 0;
+  }
+  // The share of the steps' time in the exchange's collectives (gather and combine phases).
+  [[nodiscard]] double exchange_share() const {
+    return times.steps > 0 ? (times[StepPhase::gather] + times[StepPhase::combine]) / times.steps : 0;
+  }
 };
 
 // Collective over comms.world(); every rank passes the same requests.

@@ -1,12 +1,21 @@
 #include "engine/exchange.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "engine/owner_exchange.hpp"
 #include "exec/step_kernels.hpp"
 
 namespace pleshard {
 
 namespace {
+
+constexpr EnumNames<ExchangeStrategy, 4> k_strategies{{{ExchangeStrategy::automatic, "auto"},
+                                                       {ExchangeStrategy::gather_reduce, "gather-reduce"},
+                                                       {ExchangeStrategy::reduce_scatter, "reduce-scatter"},
+                                                       {ExchangeStrategy::owner, "owner"}}};
 
 std::size_t layers_of(const ExchangeContext& c) { return static_cast<std::size_t>(c.plan.shape().layers); }
 
@@ -31,7 +40,35 @@ void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> querie
 
 Element owned_element(OutDtype dtype) { return kernels::out_bytes(dtype) == 2 ? Element::u16 : Element::u32; }
 
+// Bytes a rank sends to the others in collectives of `ranks` ranks over `bytes` (nccl-tests'
+// bus bytes): all-gather of `bytes` received, reduce-scatter of `bytes` sent, all-reduce.
+double gather_bytes(int ranks, std::size_t bytes) {
+  return ranks > 1 ? static_cast<double>(bytes) * (ranks - 1) / ranks : 0.0;
+}
+double all_reduce_bytes(int ranks, std::size_t bytes) { return 2 * gather_bytes(ranks, bytes); }
+
 }  // namespace
+
+const char* to_string(ExchangeStrategy strategy) { return name_of(k_strategies, strategy); }
+
+ExchangeStrategy parse_exchange_strategy(std::string_view name) {
+  return parse_value(k_strategies, name, "exchange strategy");
+}
+
+ExchangeTraffic& ExchangeTraffic::operator+=(const ExchangeTraffic& o) {
+  steps += o.steps;
+  tokens += o.tokens;
+  bytes_sent += o.bytes_sent;
+  ids += o.ids;
+  ids_sent += o.ids_sent;
+  rows_sent += o.rows_sent;
+  return *this;
+}
+
+ExchangeTraffic ExchangeTraffic::operator-(const ExchangeTraffic& o) const {
+  return {steps - o.steps, tokens - o.tokens,     bytes_sent - o.bytes_sent,
+          ids - o.ids,     ids_sent - o.ids_sent, rows_sent - o.rows_sent};
+}
 
 RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
   const std::int64_t per_rank = ceil_div(tokens, tp);
@@ -39,15 +76,58 @@ RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
   return {first, std::min(tokens, first + per_rank)};
 }
 
-GatherReduceExchange::GatherReduceExchange(const ExchangeContext& context) : ctx_(context) {
+ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local, bool cuda_graphs) {
+  if (local) {
+    if (requested != ExchangeStrategy::automatic)
+      throw InputError(std::string("--exchange ") + to_string(requested) +
+                       ": the disk tier exchanges nothing (every rank reads the rows of its own tokens)");
+    return ExchangeStrategy::automatic;
+  }
+  if (requested == ExchangeStrategy::owner && cuda_graphs)
+    throw InputError(
+        "--exchange owner sizes its messages on the host every step, so its steps cannot be captured "
+        "in CUDA graphs (use gather-reduce or reduce-scatter with --cuda-graph)");
+  if (requested != ExchangeStrategy::automatic) return requested;
+  return topology.etp > 1 && !cuda_graphs ? ExchangeStrategy::owner : ExchangeStrategy::gather_reduce;
+}
+
+std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, const ExchangeContext& context) {
+  if (local) return std::make_unique<LocalExchange>(context);
+  switch (strategy) {
+    case ExchangeStrategy::owner:
+      return std::make_unique<OwnerExchange>(context);
+    case ExchangeStrategy::reduce_scatter:
+      return std::make_unique<GatherReduceExchange>(context, true);
+    case ExchangeStrategy::automatic:
+    case ExchangeStrategy::gather_reduce:
+      break;
+  }
+  return std::make_unique<GatherReduceExchange>(context, false);
+}
+
+GatherReduceExchange::GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter)
+    : ctx_(context), reduce_scatter_(reduce_scatter) {
   const std::int64_t max_tokens = ctx_.plan.shape().max_slot_tokens;
   const std::size_t layers = layers_of(ctx_);
   const auto slots = static_cast<std::size_t>(ctx_.plan.shape().slots);
   const int tp = ctx_.topology.tp;
-  const auto padded = static_cast<std::size_t>(sequence_parallel() ? ceil_div(max_tokens, tp) * tp : max_tokens);
+  const auto share = static_cast<std::size_t>(ceil_div(max_tokens, tp));
+  const std::size_t padded = sequence_parallel() ? share * static_cast<std::size_t>(tp) : max_tokens;
+  // Reduce-scattered slots of several TP ranks: the engine pads slots to a multiple of TP
+  // (slot_multiple), so every share is whole.
+  if (scatters() && !sequence_parallel() && tp > 1 && max_tokens % tp != 0)
+    throw SystemError("reduce-scatter exchange: slots of " + std::to_string(max_tokens) + " tokens for TP " +
+                      std::to_string(tp));
   partial_ = ctx_.workspace.add<std::uint8_t>(layers * slots * padded * token_bytes(ctx_));
-  received_ = ctx_.workspace.add<std::uint8_t>(
-      sequence_parallel() ? layers * static_cast<std::size_t>(ceil_div(max_tokens, tp)) * token_bytes(ctx_) : 0);
+  received_ = ctx_.workspace.add<std::uint8_t>(scatters() ? layers * share * token_bytes(ctx_) : 0);
+  gathered_ = ctx_.workspace.add<std::uint8_t>(scatters() && !sequence_parallel() && tp > 1
+                                                   ? layers * static_cast<std::size_t>(max_tokens) * token_bytes(ctx_)
+                                                   : 0);
+}
+
+std::int64_t GatherReduceExchange::max_query_ids() const {
+  const PlanShape& s = ctx_.plan.shape();
+  return static_cast<std::int64_t>(s.slots) * s.max_slot_tokens * s.heads;
 }
 
 void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -56,6 +136,8 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   const int slots = plan.shape().slots;
   const std::size_t layers = layers_of(ctx_);
   const std::size_t row_bytes = token_bytes(ctx_);
+  ExchangeTraffic step{1, tokens};
+  step.ids = tokens * plan.shape().heads * static_cast<std::int64_t>(layers);
 
   // 1. The ETP group's batches, one slot per DP rank, then every layer's ids.
   const std::int64_t* blocks = plan.my_block();
@@ -65,6 +147,7 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
         {reinterpret_cast<const std::uint8_t*>(plan.my_block()), bytes},
         {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
     blocks = plan.group_blocks();
+    step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
   }
   marks.mark(StepPhase::gather);
   plan.hash(blocks, slots);
@@ -79,18 +162,31 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   auto* partial = ctx_.workspace.at<std::uint8_t>(partial_);
   fetch_and_decode(ctx_, queries, partial, layer_bytes, marks);
 
-  // 3. Combine over the ETP group: every layer in one all-reduce, or a reduce-scatter of
-  // each layer's sequence slices.
+  // 3. Combine over the ETP group: every layer in one all-reduce, or each layer
+  // reduce-scattered into the ranks' shares (then gathered over TP where my DP rank's TP
+  // ranks each need the whole slot).
   const Element element = owned_element(ctx_.dtype);
   const std::size_t element_size = element_bytes(element);
   auto* received = ctx_.workspace.at<std::uint8_t>(received_);
-  const std::size_t slice_bytes = static_cast<std::size_t>(ceil_div(slot_tokens, tp)) * row_bytes;
-  if (sequence_parallel()) {
-    for (std::size_t d = 0; d < layers; ++d)
-      ctx_.comms.tp->reduce_scatter(partial + d * layer_bytes, received + d * slice_bytes, slice_bytes / element_size,
-                                    element, ReduceOp::owned);
+  auto* gathered = ctx_.workspace.at<std::uint8_t>(gathered_);
+  const std::size_t share_bytes = static_cast<std::size_t>(ceil_div(slot_tokens, tp)) * row_bytes;
+  const bool gathers = scatters() && !sequence_parallel() && tp > 1;
+  if (scatters()) {
+    Communicator& group = sequence_parallel() ? *ctx_.comms.tp : *ctx_.comms.etp;
+    for (std::size_t d = 0; d < layers; ++d) {
+      group.reduce_scatter(partial + d * layer_bytes, received + d * share_bytes, share_bytes / element_size, element,
+                           ReduceOp::owned);
+      step.bytes_sent += gather_bytes(group.size(), share_bytes * static_cast<std::size_t>(group.size()));
+      if (gathers) {
+        ctx_.comms.tp->all_gather(
+            {received + d * share_bytes, share_bytes},
+            {gathered + d * share_bytes * static_cast<std::size_t>(tp), share_bytes * static_cast<std::size_t>(tp)});
+        step.bytes_sent += gather_bytes(tp, share_bytes * static_cast<std::size_t>(tp));
+      }
+    }
   } else if (ctx_.comms.etp != nullptr) {
     ctx_.comms.etp->all_reduce(partial, layers * layer_bytes / element_size, element, ReduceOp::owned);
+    step.bytes_sent += all_reduce_bytes(ctx_.comms.etp->size(), layers * layer_bytes);
   }
   marks.mark(StepPhase::combine);
 
@@ -100,15 +196,21 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   const std::size_t slot_offset =
       static_cast<std::size_t>(ctx_.topology.etp_dp_rank()) * static_cast<std::size_t>(slot_tokens) * row_bytes;
   for (std::size_t d = 0; d < layers; ++d) {
-    const std::uint8_t* data =
-        sequence_parallel() ? received + d * slice_bytes : partial + d * layer_bytes + (slots > 1 ? slot_offset : 0);
+    const std::uint8_t* data = gathers      ? gathered + d * share_bytes * static_cast<std::size_t>(tp)
+                               : scatters() ? received + d * share_bytes
+                                            : partial + d * layer_bytes + (slots > 1 ? slot_offset : 0);
     views[d] = {data, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }
+  traffic_ += step;
 }
 
 LocalExchange::LocalExchange(const ExchangeContext& context) : ctx_(context) {
   out_ = ctx_.workspace.add<std::uint8_t>(
       layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_));
+}
+
+std::int64_t LocalExchange::max_query_ids() const {
+  return ctx_.plan.shape().max_slot_tokens * ctx_.plan.shape().heads;
 }
 
 void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -128,6 +230,7 @@ void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d)
     views[d] = {out + d * layer_bytes, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
+  traffic_ += {1, tokens, 0, slice.size() * heads * static_cast<std::int64_t>(layers), 0, 0};
 }
 
 }  // namespace pleshard

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "dist/communicator.hpp"
@@ -34,9 +35,32 @@ struct EmbeddingView {
 // The communicators of an exchange on step-space memory; null for a group of one rank,
 // which needs none.
 struct ExchangeComms {
-  Communicator* etp = nullptr;     // my ETP group
-  Communicator* etp_dp = nullptr;  // my ETP group's ranks with my TP rank (one per slot)
-  Communicator* tp = nullptr;      // my DP rank's TP ranks
+  Communicator* etp = nullptr;       // my ETP group
+  Communicator* etp_dp = nullptr;    // my ETP group's ranks with my TP rank (one per slot)
+  Communicator* tp = nullptr;        // my DP rank's TP ranks
+  Communicator* etp_host = nullptr;  // my ETP group over MPI on host memory (message sizes)
+};
+
+// The strategies `--exchange` names; automatic picks one per layout and tier
+// (choose_exchange).
+enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner };
+[[nodiscard]] const char* to_string(ExchangeStrategy strategy);
+// InputError naming the accepted values for anything else.
+[[nodiscard]] ExchangeStrategy parse_exchange_strategy(std::string_view name);
+
+// What this rank's exchange moved, summed over steps. Bytes sent count what leaves the rank
+// for other ranks under each collective's usual algorithm (nccl-tests' bus bytes: a ring
+// all-reduce sends 2(n-1)/n of its buffer, an all-gather or reduce-scatter (n-1)/n, an
+// all-to-all what goes to the others).
+struct ExchangeTraffic {
+  std::int64_t steps = 0;
+  std::int64_t tokens = 0;     // my DP rank's tokens
+  double bytes_sent = 0;       // to other ranks
+  std::int64_t ids = 0;        // lookups of my tokens, every layer (before deduplication)
+  std::int64_t ids_sent = 0;   // ids sent to their owners on other ranks (after deduplication)
+  std::int64_t rows_sent = 0;  // stored rows sent to other ranks
+  ExchangeTraffic& operator+=(const ExchangeTraffic& o);
+  [[nodiscard]] ExchangeTraffic operator-(const ExchangeTraffic& o) const;
 };
 
 // What every strategy works with.
@@ -59,6 +83,18 @@ class Exchange {
   // plan.slot_tokens() (the group's largest count). Fills views[d] for every layer d;
   // they stay valid until the next run.
   virtual void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) = 0;
+  // The most ids per layer a step asks the store for (RowStore::reserve).
+  [[nodiscard]] virtual std::int64_t max_query_ids() const = 0;
+  // Whether a step only enqueues work (no host wait inside), so it can be captured in a CUDA graph.
+  [[nodiscard]] virtual bool capturable() const { return true; }
+
+  [[nodiscard]] const ExchangeTraffic& traffic() const { return traffic_; }
+  // A step the engine replayed from a CUDA graph moves what its captured run did.
+  void add_traffic(const ExchangeTraffic& step) { traffic_ += step; }
+  void restore_traffic(const ExchangeTraffic& traffic) { traffic_ = traffic; }
+
+ protected:
+  ExchangeTraffic traffic_;
 };
 
 // vLLM's data flow: gather the ETP group's batches into slots (one all-gather of tokens for
@@ -68,18 +104,28 @@ class Exchange {
 // combined as owned bits (ReduceOp::owned): each element has exactly one owner and every
 // other rank contributes zero bits, so the result is the owner's value bit for bit (a
 // float sum would turn the owner's -0.0 into +0.0).
+//
+// The reduce-scatter strategy is the same flow with the combine replaced: each layer's
+// partial rows are reduce-scattered over the ETP group so that every rank receives only
+// its 1/TP share of its own DP slot, and the TP ranks then all-gather their shares (none
+// under sequence parallelism, where the share is what a rank keeps).
 class GatherReduceExchange final : public Exchange {
  public:
-  explicit GatherReduceExchange(const ExchangeContext& context);
-  [[nodiscard]] const char* name() const override { return "gather-reduce"; }
+  GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter);
+  [[nodiscard]] const char* name() const override { return reduce_scatter_ ? "reduce-scatter" : "gather-reduce"; }
   void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  [[nodiscard]] std::int64_t max_query_ids() const override;
 
  private:
   [[nodiscard]] bool sequence_parallel() const { return ctx_.comms.tp != nullptr && ctx_.topology.sequence_parallel(); }
+  // Combines by reduce-scatter: under sequence parallelism, or as the strategy.
+  [[nodiscard]] bool scatters() const { return sequence_parallel() || (reduce_scatter_ && ctx_.comms.etp != nullptr); }
 
   ExchangeContext ctx_;
+  bool reduce_scatter_;
   Workspace::Region partial_;   // [layers][slots x slot tokens (padded to TP)][width]
-  Workspace::Region received_;  // sequence parallel: [layers][slice][width]
+  Workspace::Region received_;  // reduce-scattered: [layers][share][width]
+  Workspace::Region gathered_;  // reduce-scatter with TP > 1 (not sequence parallel): [layers][TP x share][width]
 };
 
 // For stores that hold every row (disk): each rank looks up the rows of its own tokens (its
@@ -89,6 +135,7 @@ class LocalExchange final : public Exchange {
   explicit LocalExchange(const ExchangeContext& context);
   [[nodiscard]] const char* name() const override { return "local"; }
   void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  [[nodiscard]] std::int64_t max_query_ids() const override;
 
  private:
   ExchangeContext ctx_;
@@ -98,5 +145,16 @@ class LocalExchange final : public Exchange {
 // Tokens [first, first + count) that TP rank `tp_rank` keeps of `tokens` under sequence
 // parallelism: slices of ceil(tokens / tp) tokens.
 [[nodiscard]] RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank);
+
+// The strategy for `requested` (automatic: owner where an ETP group of several ranks
+// exchanges and the steps need not be captured in CUDA graphs, else gather-reduce), or
+// InputError where the layout or tier does not allow the one requested. `local` (whole
+// tables on every rank: the disk tier) exchanges nothing.
+[[nodiscard]] ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local,
+                                               bool cuda_graphs);
+
+// The strategy's exchange over `context`.
+[[nodiscard]] std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local,
+                                                      const ExchangeContext& context);
 
 }  // namespace pleshard

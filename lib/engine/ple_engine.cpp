@@ -30,6 +30,7 @@ struct PleEngine::Graph {
 #endif
   std::vector<EmbeddingView> views;
   std::vector<std::pair<Communicator*, std::vector<std::pair<std::string, double>>>> collectives;
+  ExchangeTraffic traffic;  // what one replay moves
 };
 
 namespace {
@@ -78,7 +79,10 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
     throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
                      std::to_string(kernels::k_max_step_layers));
-  open_communicators(comms, own_gpu);
+  // Every rank of the disk tier holds whole tables and hashes its own tokens only.
+  const bool local = tier == StorageTier::disk;
+  const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
+  open_communicators(comms, own_gpu, strategy);
   require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
   // Rates count the rows' stored bytes (as the files hold them), not the tier's padding.
   stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
@@ -87,23 +91,21 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   stats_.load.seconds = MPI_Wtime() - load_start;
   stats_.load.peak_resident = peak_resident_bytes();
 
-  // Every rank of the disk tier holds whole tables and hashes its own tokens only.
-  const bool local = tier == StorageTier::disk;
+  // Reduce-scattered slots split into TP whole shares.
+  if (strategy == ExchangeStrategy::reduce_scatter && !topology_.sequence_parallel()) slot_multiple_ = topology_.tp;
+  const std::int64_t max_slot = (options.max_tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
   const PlanShape shape{static_cast<int>(specs_.size()), config.total_heads(), config.ngram_size - 1,
-                        local ? 1 : topology_.edp(), options.max_tokens};
+                        local ? 1 : topology_.edp(), max_slot};
   workspace_ = std::make_unique<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
-  const ExchangeContext context{*space_,       *workspace_,         *plan_,
-                                *store_,       topology_,           {etp_.get(), etp_dp_.get(), tp_.get()},
+  const ExchangeContext context{*space_,       *workspace_,
+                                *plan_,        *store_,
+                                topology_,     {etp_.get(), etp_dp_.get(), tp_.get(), etp_host_.get()},
                                 options.dtype, config.ple_embed_dim};
-  if (local) {
-    exchange_ = std::make_unique<LocalExchange>(context);
-  } else {
-    exchange_ = std::make_unique<GatherReduceExchange>(context);
-  }
+  exchange_ = make_exchange(strategy, local, context);
   workspace_->allocate();
   plan_->upload(params);
-  store_->reserve(static_cast<std::int64_t>(shape.slots) * shape.max_slot_tokens * shape.heads);
+  store_->reserve(exchange_->max_query_ids());
   for (auto& m : marks_) m = std::make_unique<StepMarks>(*space_);
 
   options_.cuda_graphs = false;
@@ -119,7 +121,12 @@ void PleEngine::use_cuda_graphs(bool on) {
     if (collectives && std::string(backend_) != "nccl")
       throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
                        backend_);
-    if (tp_ != nullptr) throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
+    if (tp_ != nullptr && topology_.sequence_parallel())
+      throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
+    if (!exchange_->capturable())
+      throw InputError(std::string("CUDA graphs cannot capture the ") + exchange_->name() +
+                       " exchange's steps (it sizes its messages on the host each step); use --exchange "
+                       "gather-reduce or reduce-scatter");
 #if !PLESHARD_HAVE_CUDA
     throw InputError("CUDA graphs need a CUDA build");
 #endif
@@ -127,7 +134,7 @@ void PleEngine::use_cuda_graphs(bool on) {
   options_.cuda_graphs = on;
 }
 
-void PleEngine::open_communicators(const Communicators& comms, bool own_gpu) {
+void PleEngine::open_communicators(const Communicators& comms, bool own_gpu, ExchangeStrategy strategy) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows). Groups
   // of one rank need no communicator.
@@ -142,12 +149,16 @@ void PleEngine::open_communicators(const Communicators& comms, bool own_gpu) {
   };
   if (size_of(comms.etp_dp()) > 1) control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
   etp_dp_ = open(comms.etp_dp());
-  // Sequence parallelism combines over the TP group (which is then the ETP group).
+  // Sequence parallelism combines over the TP group (which is then the ETP group); the
+  // reduce-scatter strategy gathers TP shares over it.
   if (topology_.sequence_parallel()) {
     tp_ = open(comms.tp());
   } else {
     etp_ = open(comms.etp());
+    if (strategy == ExchangeStrategy::reduce_scatter) tp_ = open(comms.tp());
   }
+  if (strategy == ExchangeStrategy::owner && size_of(comms.etp()) > 1)
+    etp_host_ = std::make_unique<MpiCommunicator>(comms.etp());
 }
 
 PleEngine::~PleEngine() {
@@ -169,6 +180,7 @@ std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicator
   if (etp_) out.emplace_back("etp", etp_.get());
   if (etp_dp_) out.emplace_back("etp_dp", etp_dp_.get());
   if (tp_) out.emplace_back("tp", tp_.get());
+  if (etp_host_) out.emplace_back("etp sizes", etp_host_.get());
   return out;
 }
 
@@ -187,13 +199,15 @@ std::int64_t PleEngine::slot_tokens(const TokenBatch& batch, std::span<const std
   if (most > options_.max_tokens)
     throw InputError("a step of " + std::to_string(most) + " tokens per DP rank exceeds the engine's " +
                      std::to_string(options_.max_tokens));
-  return std::max<std::int64_t>(1, most);
+  most = std::max<std::int64_t>(1, most);
+  return (most + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
 }
 
 std::int64_t PleEngine::bucket_for(std::int64_t tokens) const {
   std::int64_t bucket = 1;
   while (bucket < tokens) bucket *= 2;
-  return std::min(bucket, options_.max_tokens);
+  const std::int64_t fitted = std::min(bucket, plan_->shape().max_slot_tokens);
+  return (fitted + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
 }
 
 StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
@@ -214,6 +228,10 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
 #endif
     for (auto& [comm, calls] : g.collectives)
       for (const auto& [name, bytes] : calls) comm->count(name, bytes);
+    ExchangeTraffic replay = g.traffic;
+    replay.tokens = tokens;
+    replay.ids = tokens * plan_->shape().heads * plan_->shape().layers;
+    exchange_->add_traffic(replay);
     out.layers = g.views;
     for (auto& view : out.layers) view.rows = tokens;
     ++stats_.graph_replays;
@@ -250,7 +268,10 @@ PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens)
   // reaches the same bucket at the same step, so their collectives are captured together.
   StepMarks unmarked(*space_);
   unmarked.begin(false);
+  const ExchangeTraffic before = exchange_->traffic();
   g->graph = std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, unmarked, g->views); });
+  g->traffic = exchange_->traffic() - before;  // counted by each replay, not by the capture
+  exchange_->restore_traffic(before);
   for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get()})
     if (c != nullptr) g->collectives.emplace_back(c, c->take_captured());
 #else

@@ -37,6 +37,8 @@ struct EngineOptions {
   // max_tokens), each step on the smallest that fits. Needs the device or pinned tier, NCCL
   // wherever a group has several ranks, and no sequence parallelism across ranks.
   bool cuda_graphs = false;
+  // How the ETP group's rows reach the ranks that need them (choose_exchange).
+  ExchangeStrategy exchange = ExchangeStrategy::automatic;
   // A step that makes no progress for this long (a stalled GPU, a stalled or failed peer)
   // ends the job on every rank (abort_job): a stream that will not drain cannot be unwound.
   double collective_timeout_s = 600;
@@ -104,13 +106,15 @@ class PleEngine {
   void use_cuda_graphs(bool on);
 
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
-  // The communicators that carry collectives, with the groups' names ("etp", "etp_dp", "tp");
+  // The communicators that carry collectives, with the groups' names ("etp", "etp_dp", "tp", "etp sizes");
   // groups of one rank have none.
   [[nodiscard]] std::vector<std::pair<std::string, const Communicator*>> communicators() const;
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] OutDtype dtype() const { return options_.dtype; }
   [[nodiscard]] StorageTier tier() const { return options_.tier; }
   [[nodiscard]] const char* exchange() const { return exchange_->name(); }
+  // What the exchange moved, this rank, every step so far (CUDA graph replays included).
+  [[nodiscard]] const ExchangeTraffic& traffic() const { return exchange_->traffic(); }
   // "mpi", "nccl", "mpi-staged" (MPI through host copies of GPU buffers), or "none" (disk).
   [[nodiscard]] const char* backend() const { return backend_; }
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
@@ -120,7 +124,7 @@ class PleEngine {
  private:
   struct Graph;  // one bucket's CUDA graph and what its replays need
 
-  void open_communicators(const Communicators& comms, bool own_gpu);
+  void open_communicators(const Communicators& comms, bool own_gpu, ExchangeStrategy strategy);
   [[nodiscard]] std::int64_t slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
   [[nodiscard]] std::int64_t bucket_for(std::int64_t tokens) const;
   void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
@@ -140,6 +144,7 @@ class PleEngine {
   std::unique_ptr<Communicator> etp_;
   std::unique_ptr<Communicator> etp_dp_;
   std::unique_ptr<Communicator> tp_;
+  std::unique_ptr<Communicator> etp_host_;  // the owner exchange's message sizes
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
   std::unique_ptr<StepPlan> plan_;
@@ -147,6 +152,7 @@ class PleEngine {
   std::unique_ptr<StepMarks> marks_[2];  // the last two steps'
   std::uint64_t next_step_ = 0;
   std::map<std::int64_t, std::unique_ptr<Graph>> graphs_;
+  std::int64_t slot_multiple_ = 1;  // slots padded to a multiple of this (reduce-scatter over TP)
   EngineStats stats_;
 };
 

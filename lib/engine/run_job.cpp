@@ -29,6 +29,8 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     l.job.out = in.out;
     if (l.job.cuda_graph && l.job.storage != StorageTier::device && l.job.storage != StorageTier::pinned)
       throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
+    l.job.exchange = parse_exchange_strategy(in.exchange);
+    (void)choose_exchange(l.job.exchange, l.topology, l.job.storage == StorageTier::disk, l.job.cuda_graph);
     if (in.checkpoint == k_synthetic_checkpoint) {
       if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
       if (l.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");

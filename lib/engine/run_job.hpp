@@ -27,6 +27,7 @@ struct RunJobInputs {
   int tp = 1;
   int etp = 0;  // 0: --tp
   std::string storage = "host";
+  std::string exchange = "auto";  // auto, gather-reduce, reduce-scatter or owner
   std::string out_dtype = "bfloat16";
   std::string layer_prefix;  // empty: the default
   std::string out;           // empty: summary only

@@ -1,6 +1,7 @@
 #include "engine/step_marks.hpp"
 
 #include "core/enum_names.hpp"
+#include "core/error.hpp"
 
 namespace pleshard {
 
@@ -23,7 +24,7 @@ StepMarks::StepMarks(const StepSpace& space) : begin_(space), end_(space) {
 
 void StepMarks::begin(bool phases) {
   phased_ = phases;
-  marked_.fill(false);
+  marked_ = 0;
   begin_.record();
   pending_ = true;
 }
@@ -31,8 +32,9 @@ void StepMarks::begin(bool phases) {
 void StepMarks::mark(StepPhase phase) {
   if (!phased_) return;
   const auto p = static_cast<std::size_t>(phase);
+  if (marked_ == order_.size()) throw SystemError("StepMarks: more marks than phases in one step");
   phases_[p]->record();
-  marked_[p] = true;
+  order_[marked_++] = phase;
 }
 
 void StepMarks::end() { end_.record(); }
@@ -46,10 +48,11 @@ std::optional<double> StepMarks::settle(PhaseTimes& times) {
     times.graph += seconds;
     return seconds;
   }
-  // Each phase runs from the previous mark (the step's start for the first).
+  // Each phase runs from the previous mark (the step's start for the first), in the order
+  // the exchange marked them.
   const SpaceEvent* previous = &begin_;
-  for (std::size_t p = 0; p < phases_.size(); ++p) {
-    if (!marked_[p]) continue;
+  for (std::size_t k = 0; k < marked_; ++k) {
+    const auto p = static_cast<std::size_t>(order_[k]);
     times.phase[p] += phases_[p]->seconds_since(*previous);
     previous = phases_[p].get();
   }

@@ -31,6 +31,7 @@ class StepMarks {
 
   // At the start of a step; `phases`: whether the phases are marked (not while capturing).
   void begin(bool phases);
+  // After each phase, at most once per phase, in the order the phases ran.
   void mark(StepPhase phase);
   // At the end of a step.
   void end();
@@ -43,7 +44,8 @@ class StepMarks {
   SpaceEvent begin_;
   SpaceEvent end_;
   std::array<std::unique_ptr<SpaceEvent>, k_step_phases> phases_;
-  std::array<bool, k_step_phases> marked_{};
+  std::array<StepPhase, k_step_phases> order_{};  // the phases marked this step, in order
+  std::size_t marked_ = 0;
   bool phased_ = false;
   bool pending_ = false;
 };

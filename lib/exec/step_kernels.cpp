@@ -2,10 +2,12 @@
 
 #include "kernels/host/lookup_host.hpp"
 #include "kernels/host/ngram_ids_host.hpp"
+#include "kernels/host/pack_host.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
+#include "kernels/cuda/pack_cuda.hpp"
 #endif
 
 namespace pleshard {
@@ -30,6 +32,27 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
   }
 #endif
   kernels::decode_step_host(tasks, dtype);
+}
+
+void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::pack_rows_cuda(tasks, stream_of(space));
+    return;
+  }
+#endif
+  kernels::pack_rows_host(tasks);
+}
+
+void widen_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
+                    std::int64_t* out) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::widen_ids_cuda(ids, width, count, first, out, stream_of(space));
+    return;
+  }
+#endif
+  kernels::widen_ids_host(ids, width, count, first, out);
 }
 
 }  // namespace pleshard

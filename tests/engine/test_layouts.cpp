@@ -75,6 +75,19 @@ std::string expected_backend(StorageTier tier, int world) {
   return "mpi-staged";
 }
 
+// Every strategy, and the engine's own choice, where the tier exchanges rows.
+std::vector<ExchangeStrategy> strategies(StorageTier tier) {
+  if (tier == StorageTier::disk) return {ExchangeStrategy::automatic};
+  return {ExchangeStrategy::automatic, ExchangeStrategy::gather_reduce, ExchangeStrategy::reduce_scatter,
+          ExchangeStrategy::owner};
+}
+
+std::string expected_exchange(StorageTier tier, ExchangeStrategy strategy, const Layout& layout) {
+  if (tier == StorageTier::disk) return "local";
+  if (strategy == ExchangeStrategy::automatic) return layout.etp > 1 ? "owner" : "gather-reduce";
+  return to_string(strategy);
+}
+
 struct FormatCase {
   const char* dtype;
   RowFormat format;
@@ -125,36 +138,41 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         std::vector<std::int64_t> qsl{0};
         for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
         const auto all_layouts = layouts(world);
-        for (std::size_t l = 0; l < all_layouts.size(); ++l) {
-          const Layout& layout = all_layouts[l];
-          SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " + std::to_string(layout.tp) +
-                       " etp " + std::to_string(layout.etp) + " requests " + std::to_string(count));
-          const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
-          BatchJobOptions options;
-          options.schedule = {16, 2};
-          options.dtype = dtype;
-          options.storage = tier;
-          options.part_tokens = 60;
-          options.out = dir / "out.h5";
-          const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
-          EXPECT_EQ(report.tokens, total_tokens(requests));
-          EXPECT_EQ(report.backend, expected_backend(tier, world));
-          if (rank == 0) {
-            const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
-            EXPECT_EQ(got.query_start_loc, qsl);
-            // EXPECT, not ASSERT: every rank must reach the same collectives.
-            EXPECT_EQ(got.request_ids.size(), requests.size());
-            if (!got.request_ids.empty()) {
-              EXPECT_EQ(got.request_ids.back(), requests.back().id);
+        for (std::size_t l = 0; l < all_layouts.size(); ++l)
+          for (const ExchangeStrategy strategy : strategies(tier)) {
+            const Layout& layout = all_layouts[l];
+            SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " +
+                         std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
+                         std::to_string(count) + " exchange " + to_string(strategy));
+            const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
+            BatchJobOptions options;
+            options.exchange = strategy;
+            options.schedule = {16, 2};
+            options.dtype = dtype;
+            options.storage = tier;
+            options.part_tokens = 60;
+            options.out = dir / "out.h5";
+            const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
+            EXPECT_EQ(report.tokens, total_tokens(requests));
+            EXPECT_EQ(report.backend, expected_backend(tier, world));
+            EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
+            EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
+            if (rank == 0) {
+              const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
+              EXPECT_EQ(got.query_start_loc, qsl);
+              // EXPECT, not ASSERT: every rank must reach the same collectives.
+              EXPECT_EQ(got.request_ids.size(), requests.size());
+              if (!got.request_ids.empty()) {
+                EXPECT_EQ(got.request_ids.back(), requests.back().id);
+              }
+              for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
+                EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
+              EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+              EXPECT_FALSE(fs::exists(dir / "out.h5.progress"));
+              fs::remove(options.out);
             }
-            for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
-              EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
-            EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
-            EXPECT_FALSE(fs::exists(dir / "out.h5.progress"));
-            fs::remove(options.out);
+            MPI_Barrier(MPI_COMM_WORLD);
           }
-          MPI_Barrier(MPI_COMM_WORLD);
-        }
       }
     }
   }
@@ -177,24 +195,27 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
   const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
-  for (const StorageTier tier : tiers()) {
-    EngineOptions options;
-    options.dtype = OutDtype::f32;
-    options.tier = tier;
-    options.max_tokens = batch.num_tokens();
-    PleEngine engine(comms, config, *checkpoint, options);
-    const StepOutput out = engine.forward(batch);
-    engine.wait();
-    for (int d = 0; d < config.num_ple_layers(); ++d) {
-      const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
-      EXPECT_EQ(view.first, slice.begin) << to_string(tier);
-      EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
-      const std::vector<std::uint8_t> got = to_host(engine.space(), view);
-      const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
-                         static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
-      EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+  for (const StorageTier tier : tiers())
+    for (const ExchangeStrategy strategy : strategies(tier)) {
+      SCOPED_TRACE(std::string(to_string(tier)) + " exchange " + to_string(strategy));
+      EngineOptions options;
+      options.dtype = OutDtype::f32;
+      options.tier = tier;
+      options.exchange = strategy;
+      options.max_tokens = batch.num_tokens();
+      PleEngine engine(comms, config, *checkpoint, options);
+      const StepOutput out = engine.forward(batch);
+      engine.wait();
+      for (int d = 0; d < config.num_ple_layers(); ++d) {
+        const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
+        EXPECT_EQ(view.first, slice.begin) << to_string(tier);
+        EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
+        const std::vector<std::uint8_t> got = to_host(engine.space(), view);
+        const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
+                           static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+      }
     }
-  }
 }
 
 TEST(Layouts, InvalidLayoutsAreRejected) {

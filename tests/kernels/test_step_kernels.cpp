@@ -195,3 +195,89 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
 }
 
 }  // namespace
+
+namespace {
+
+// The owner exchange's packing, checked against the table's bytes read on the host: a
+// packed row is the row's codes then its block scales, zeros for keys the table lacks; the
+// decode core reads packed rows as it reads the table.
+TEST(StepKernels, PackedRowsAreTheStoredBytesAndDecodeAsTheTable) {
+  std::mt19937_64 rng(314);
+  struct Case {
+    RowFormat format;
+    int head_dim;
+    bool scales_after_codes;
+  };
+  const Case cases[] = {{RowFormat::bf16, 20, false},  {RowFormat::fp8, 160, false}, {RowFormat::nvfp4, 160, true},
+                        {RowFormat::nvfp4, 32, false}, {RowFormat::f32, 6, false},   {RowFormat::f16, 48, false}};
+  for (const auto& space : spaces()) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(to_string(c.format)) + (space->on_device() ? " cuda" : " host"));
+      const std::int64_t rows = 100;
+      const std::int64_t begin = 40;
+      const RandomTable table(*space, rng, c.format, c.head_dim, rows, begin, c.scales_after_codes);
+      std::vector<std::int64_t> keys(777);
+      for (auto& k : keys) k = static_cast<std::int64_t>(rng() % 160);  // some before, some past the rows
+      SpaceBuffer d_keys(*space);
+      SpaceBuffer d_packed(*space);
+      d_keys.assign(std::span<const std::int64_t>(keys));
+      const std::size_t row_bytes = kernels::stored_row_bytes(c.format, c.head_dim);
+      const std::size_t scale_bytes = kernels::scale_row_bytes(c.format, c.head_dim);
+      const std::size_t pitch = kernels::packed_row_bytes(c.format, c.head_dim);
+      d_packed.reserve(keys.size() * pitch);
+      const kernels::PackTask task{table.view, d_keys.as<std::int64_t>(), static_cast<std::int64_t>(keys.size()),
+                                   d_packed.data()};
+      pack_rows_step(*space, {&task, 1});
+      const std::vector<std::uint8_t> got = d_packed.to_host<std::uint8_t>(keys.size() * pitch);
+      std::vector<std::uint8_t> expected(keys.size() * pitch, 0);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] < begin || keys[i] >= begin + rows) continue;
+        const auto local = static_cast<std::size_t>(keys[i] - begin);
+        std::memcpy(&expected[i * pitch], table.host_view.row_at(local), row_bytes);
+        if (scale_bytes != 0)
+          std::memcpy(&expected[i * pitch + row_bytes], table.host_view.scales_at(local), scale_bytes);
+      }
+      ASSERT_EQ(got, expected);
+
+      // Decoding the packed rows by position gives what decoding the table by key gives.
+      const kernels::TableView packed = kernels::packed_rows_view(table.host_view, got.data(), keys.size());
+      std::vector<float> from_table(keys.size() * static_cast<std::size_t>(c.head_dim));
+      std::vector<float> from_packed(from_table.size());
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        kernels::decode_row(table.host_view, keys[i], OutDtype::f32, from_table.data(),
+                            static_cast<std::int64_t>(i) * c.head_dim);
+        kernels::decode_row(packed, static_cast<std::int64_t>(i), OutDtype::f32, from_packed.data(),
+                            static_cast<std::int64_t>(i) * c.head_dim);
+      }
+      EXPECT_EQ(0, std::memcmp(from_table.data(), from_packed.data(), from_table.size() * sizeof(float)));
+    }
+  }
+}
+
+TEST(StepKernels, LocalIdsWidenToTheIdsTheyNarrowed) {
+  std::mt19937_64 rng(27);
+  for (const auto& space : spaces()) {
+    for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{1} << 16, (std::int64_t{1} << 16) + 1,
+                                    std::int64_t{1} << 32, (std::int64_t{1} << 32) + 1, std::int64_t{1} << 40}) {
+      const int width = kernels::local_id_bytes(rows);
+      EXPECT_EQ(width, rows <= (std::int64_t{1} << 16) ? 2 : rows <= (std::int64_t{1} << 32) ? 4 : 8);
+      const std::int64_t first = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40));
+      std::vector<std::int64_t> ids(513);
+      std::vector<std::uint8_t> narrow(ids.size() * static_cast<std::size_t>(width));
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const std::uint64_t local = i == 0 ? 0 : i == 1 ? static_cast<std::uint64_t>(rows - 1) : rng() % rows;
+        ids[i] = first + static_cast<std::int64_t>(local);
+        kernels::narrow_local_id(narrow.data(), width, static_cast<std::int64_t>(i), local);
+      }
+      SpaceBuffer d_narrow(*space);
+      SpaceBuffer d_ids(*space);
+      d_narrow.assign(std::span<const std::uint8_t>(narrow));
+      d_ids.reserve(ids.size() * sizeof(std::int64_t));
+      widen_ids_step(*space, d_narrow.data(), width, static_cast<std::int64_t>(ids.size()), first,
+                     d_ids.as<std::int64_t>());
+      EXPECT_EQ(d_ids.to_host<std::int64_t>(ids.size()), ids) << rows << " rows";
+    }
+  }
+}
+
+}  // namespace

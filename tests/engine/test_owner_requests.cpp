@@ -1,0 +1,68 @@
+// The owner exchange's planning against an obviously right reference on many random
+// cases: distinct ids in ascending order, counted per owner, sent as owner-local indexes,
+// and every id keyed to its distinct row (-1 outside the table); repeated, unsorted and
+// out-of-table ids, empty owners and empty steps.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "engine/owner_requests.hpp"
+#include "kernels/common/row_pack.hpp"
+#include "store/row_range.hpp"
+
+namespace {
+
+using namespace pleshard;
+
+TEST(OwnerRequests, MatchTheReference) {
+  std::mt19937_64 rng(11);
+  OwnerRequests got;  // reused: every plan overwrites the last
+  for (int round = 0; round < 400; ++round) {
+    const int owners = 1 + static_cast<int>(rng() % 9);
+    const std::int64_t rows = 1 + static_cast<std::int64_t>(rng() % (round % 3 == 0 ? 20 : 100000));
+    std::vector<std::int64_t> bounds;
+    std::int64_t widest = 0;
+    for (int o = 0; o < owners; ++o) {
+      const RowRange r = balanced_range(rows, owners, o);
+      bounds.push_back(r.begin);
+      widest = std::max(widest, r.size());
+    }
+    bounds.push_back(rows);
+    const int width = kernels::local_id_bytes(widest);
+    std::vector<std::int64_t> ids(rng() % 300);
+    for (auto& id : ids) {
+      const auto pick = rng() % 10;
+      id = pick == 0                  ? -1 - static_cast<std::int64_t>(rng() % 5)
+           : pick == 1                ? rows + static_cast<std::int64_t>(rng() % 5)
+           : pick < 5 && !ids.empty() ? ids[rng() % ids.size()]  // a repeat (or an unset slot: 0)
+                                      : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+    }
+    plan_owner_requests(ids, bounds, width, got);
+
+    std::set<std::int64_t> in_table;
+    for (const std::int64_t id : ids)
+      if (id >= 0 && id < rows) in_table.insert(id);
+    const std::vector<std::int64_t> distinct(in_table.begin(), in_table.end());
+    std::map<std::int64_t, std::int64_t> position;
+    for (std::size_t j = 0; j < distinct.size(); ++j) position[distinct[j]] = static_cast<std::int64_t>(j);
+    ASSERT_EQ(got.distinct, static_cast<std::int64_t>(distinct.size()));
+    std::vector<std::int64_t> per_owner(static_cast<std::size_t>(owners), 0);
+    for (std::size_t j = 0; j < distinct.size(); ++j) {
+      const auto o =
+          static_cast<std::size_t>(std::upper_bound(bounds.begin(), bounds.end(), distinct[j]) - bounds.begin() - 1);
+      ++per_owner[o];
+      EXPECT_EQ(kernels::widen_local_id(got.local_ids.data(), width, static_cast<std::int64_t>(j), bounds[o]),
+                distinct[j]);
+    }
+    EXPECT_EQ(got.per_owner, per_owner);
+    EXPECT_EQ(got.local_ids.size(), distinct.size() * static_cast<std::size_t>(width));
+    ASSERT_EQ(got.keys.size(), ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      EXPECT_EQ(got.keys[i], position.count(ids[i]) ? position[ids[i]] : -1) << "id " << ids[i];
+  }
+}
+
+}  // namespace

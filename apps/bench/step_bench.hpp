@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "config/model_config.hpp"
+#include "engine/exchange.hpp"
 #include "format/row_format.hpp"
 #include "store/storage_tier.hpp"
 
@@ -23,6 +24,8 @@ namespace pleshard {
 struct StepBenchOptions {
   ModelConfig config;
   std::vector<StorageTier> tiers{StorageTier::host};
+  // Each strategy side by side (the disk tier exchanges nothing: automatic alone).
+  std::vector<ExchangeStrategy> exchanges{ExchangeStrategy::automatic};
   std::vector<std::int64_t> tokens{1, 8, 64, 256, 1024, 8192};  // per DP rank and step
   bool eager = true;
   bool graph = true;  // where the tier and layout allow it
@@ -43,6 +46,9 @@ struct StepBenchResult {
   std::string tier;
   std::string mode;     // "eager" or "graph"
   std::string backend;  // the exchange's collectives
+  std::string exchange;
+  double bytes_per_token = 0;  // sent per rank per token by the exchange (ExchangeTraffic)
+  double exchange_share = 0;   // of the eager steps' time in the exchange's phases; 0 for graphs
   int ranks = 1;
   int tp = 1;
   int etp = 1;

@@ -33,6 +33,8 @@ struct BenchOptions {
   std::string step_format = "bf16";
   std::int64_t step_rows = 1 << 24;
   std::vector<std::string> modes{"eager", "graph"};
+  std::vector<std::string> exchanges{"auto"};
+  std::vector<std::string> bench_exchanges{"gather-reduce", "reduce-scatter", "owner"};
   std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
   std::vector<std::string> tiers{"host"};
   std::vector<std::string> backends{"mpi"};
@@ -77,22 +79,25 @@ void print_step_results(const std::vector<StepBenchResult>& results) {
   std::printf(
       "# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
       "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
-  std::printf("%-7s %-6s %-10s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %7s\n", "tier", "mode", "backend", "ranks",
-              "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us", "tokens/s", "rows/s", "#wrong");
+  std::printf("%-7s %-6s %-10s %-14s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %10s %6s %7s\n", "tier", "mode",
+              "backend", "exchange", "ranks", "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us",
+              "tokens/s", "rows/s", "B/token", "xchg%", "#wrong");
   for (const auto& r : results)
-    std::printf("%-7s %-6s %-10s %5d %4d %4d %8" PRId64 " %8" PRId64 " %10.1f %10.1f %12.1f %12.4e %14.4e %7" PRId64
-                "\n",
-                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.tokens, r.steps, r.p50 * 1e6,
-                r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(), r.wrong);
+    std::printf("%-7s %-6s %-10s %-14s %5d %4d %4d %8" PRId64 " %8" PRId64
+                " %10.1f %10.1f %12.1f %12.4e %14.4e %10.4g %6.1f %7" PRId64 "\n",
+                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.ranks, r.tp, r.etp, r.tokens,
+                r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
+                r.bytes_per_token, 100 * r.exchange_share, r.wrong);
   for (const auto& r : results)
     std::printf(
-        "{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
+        "{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", "
+        "\"bytes_per_rank_token\": %.6g, \"exchange_share\": %.4f, \"ranks\": %d, "
         "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64 ", \"steps\": %" PRId64
         ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
         ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
-        r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps,
-        r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers, r.tokens_per_second(),
-        r.rows_per_second(), r.wrong);
+        r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.bytes_per_token, r.exchange_share,
+        r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers,
+        r.p99 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(), r.wrong);
 }
 
 void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) {
@@ -139,18 +144,20 @@ void print_exchange_results(const std::vector<ExchangeBenchResult>& results) {
   std::printf(
       "# pleshard bench exchange: seconds = median, max over ranks; "
       "busbw per nccl-tests (all_reduce x2(n-1)/n, others x(n-1)/n)\n");
-  std::printf("%-15s %-10s %6s %10s %12s %12s %11s %11s %7s\n", "collective", "backend", "ranks", "tokens", "bytes",
-              "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
+  std::printf("%-14s %-15s %-10s %6s %10s %12s %12s %11s %11s %7s\n", "exchange", "collective", "backend", "ranks",
+              "tokens", "bytes", "seconds", "algbw GB/s", "busbw GB/s", "#wrong");
   for (const auto& r : results)
-    std::printf("%-15s %-10s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.collective.c_str(),
-                r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9, r.busbw() * 1e-9, r.wrong);
+    std::printf("%-14s %-15s %-10s %6d %10" PRId64 " %12.4g %12.4e %11.3f %11.3f %7" PRId64 "\n", r.strategy.c_str(),
+                r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw() * 1e-9,
+                r.busbw() * 1e-9, r.wrong);
   for (const auto& r : results)
     std::printf(
-        "{\"bench\": \"exchange\", \"collective\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
+        "{\"bench\": \"exchange\", \"exchange\": \"%s\", \"collective\": \"%s\", \"backend\": \"%s\", \"ranks\": %d, "
         "\"tokens\": %" PRId64
         ", \"bytes\": %.0f, \"seconds\": %.6e, \"algbw\": %.6e, "
         "\"busbw\": %.6e, \"wrong\": %" PRId64 "}\n",
-        r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(), r.busbw(), r.wrong);
+        r.strategy.c_str(), r.collective.c_str(), r.backend.c_str(), r.ranks, r.tokens, r.bytes, r.seconds, r.algbw(),
+        r.busbw(), r.wrong);
 }
 
 void print_load_results(const std::vector<LoadBenchResult>& results, int ranks, const LoadBenchOptions& o) {
@@ -210,6 +217,17 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
+  exchange->add_option("--row-bytes", o->exchange.row_bytes, "owner: bytes of a stored row sent back")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  exchange->add_option("--id-bytes", o->exchange.id_bytes, "owner: bytes of an owner-local index (2, 4 or 8)")
+      ->check(CLI::IsMember({2, 4, 8}))
+      ->capture_default_str();
+  exchange
+      ->add_option("--exchange", o->bench_exchanges,
+                   "Strategies whose collectives are timed: gather-reduce, reduce-scatter, owner")
+      ->check(CLI::IsMember({"gather-reduce", "reduce-scatter", "owner"}))
+      ->capture_default_str();
   exchange
       ->add_option("--backend", o->backends,
                    "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
@@ -218,6 +236,10 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   exchange->callback([&action, o] {
     action = [o] {
+      collective_try(MPI_COMM_WORLD, [&] {
+        o->exchange.strategies.clear();
+        for (const auto& name : o->bench_exchanges) o->exchange.strategies.push_back(parse_exchange_strategy(name));
+      });
       std::vector<ExchangeBenchResult> results;
       for (const auto& name : o->backends) {
         const auto some = run_exchange_bench(MPI_COMM_WORLD, parse_collective_backend(name), o->exchange);
@@ -243,6 +265,10 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
   step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")->capture_default_str();
+  step->add_option("--exchange", o->exchanges,
+                   "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner")
+      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner"}))
+      ->capture_default_str();
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))
       ->capture_default_str();
@@ -262,6 +288,8 @@ void add_bench_command(CLI::App& app, Action& action) {
         o->step.dtype = parse_out_dtype(o->out_dtype);
         o->step.tiers.clear();
         for (const auto& tier : o->tiers) o->step.tiers.push_back(parse_storage_tier(tier));
+        o->step.exchanges.clear();
+        for (const auto& name : o->exchanges) o->step.exchanges.push_back(parse_exchange_strategy(name));
         o->step.eager = std::find(o->modes.begin(), o->modes.end(), "eager") != o->modes.end();
         o->step.graph = std::find(o->modes.begin(), o->modes.end(), "graph") != o->modes.end();
         for (const std::int64_t t : o->step.tokens)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench exchange over the GPU backends. With GPUs (and a CUDA build): validated results,
-# mpi-staged on 2 ranks and nccl on as many ranks as GPUs (at most 2). Without: one line
+# mpi-staged on 2 ranks and nccl on as many ranks as GPUs (at most 2): every strategy's
+# collectives (gather-reduce 2, reduce-scatter 1, owner 2) at 2 token counts. Without: one line
 # naming what is missing, a non-zero exit.
 #   bench_exchange_backends.sh APP MPIEXEC CUDA_BUILD(ON|OFF)
 app=$1 mpiexec=$2 cuda=$3
@@ -17,6 +18,6 @@ for case in "2 mpi-staged" "$(( gpus < 2 ? gpus : 2 )) nccl"; do
   # shellcheck disable=SC2086 # "ranks backend"
   out=$(run $case) || { echo "$out"; exit 1; }
   echo "$out" | grep '^{' | grep -q '"wrong": [1-9]' && { echo "$out"; exit 1; }
-  [ "$(echo "$out" | grep -c '"wrong": 0')" -eq 6 ] || { echo "$out"; echo "bench exchange: missing results"; exit 1; }
+  [ "$(echo "$out" | grep -c '"wrong": 0')" -eq 10 ] || { echo "$out"; echo "bench exchange: missing results"; exit 1; }
 done
 echo "bench exchange backends: validated"

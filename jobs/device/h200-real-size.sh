@@ -13,7 +13,8 @@
 # - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
 #   lookup of both tiers (made in place, next to 1M rows), bench step and run
 #   --summary-only on both tiers from the file.
-# - tests: the GPU tests of tiers, loads and large row ranges (ctest).
+# - tests: the GPU tests of tiers, loads and large row ranges (ctest -V: tests.txt names every
+#   case and every skip).
 # The disk holds one real-size checkpoint at a time: each part removes its own.
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
@@ -40,7 +41,7 @@ run_job=(run --requests "$corpus" --summary-only --quiet --collective-timeout 12
 echo "ulimit -l: $(ulimit -l); $(grep MemAvailable /proc/meminfo); $(df -h "$data" | tail -1)" | tee "$out/machine.txt"
 
 if part tests; then
-  ctest --test-dir "$build" --output-on-failure -R "gpu_tiers|large_rows|large_offsets|roundtrip|run_tiers|cuda_graph|checkpoints" \
+  ctest --test-dir "$build" -V -R "gpu_tiers|large_rows|large_offsets|roundtrip|run_tiers|cuda_graph|checkpoints" \
     >"$out/tests.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed|SKIPPED" "$out/tests.txt"
 fi

@@ -1,6 +1,6 @@
 #pragma once
-// Host (Kokkos) kernels of the owner exchange (kernels/common/row_pack.hpp): stored rows
-// packed for a peer, and peers' local row indexes widened to ids.
+// The owner exchange's packing on the host (Kokkos; kernels/common/row_pack.hpp): stored
+// rows packed for a peer.
 
 #include <cstdint>
 #include <span>
@@ -11,8 +11,5 @@ namespace pleshard::kernels {
 
 // Every task's packed rows; returns when they are written.
 void pack_rows_host(std::span<const PackTask> tasks);
-
-// out[i] = first + the local index i of `width` bytes at `ids`, for i < count.
-void widen_ids_host(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first, std::int64_t* out);
 
 }  // namespace pleshard::kernels

@@ -62,9 +62,7 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context)
     max_served_ = std::max(max_served_, served);
     const auto ids = static_cast<std::size_t>(max_ids_);
     const auto n = static_cast<std::size_t>(served);
-    l.send_ids = ctx_.workspace.add<std::uint8_t>(ids * static_cast<std::size_t>(l.id_bytes));
-    l.received_ids = ctx_.workspace.add<std::uint8_t>(n * static_cast<std::size_t>(l.id_bytes));
-    l.query = ctx_.workspace.add<std::int64_t>(n);
+    l.query = ctx_.workspace.add<std::int64_t>(ctx_.space.on_device() ? n : 0);
     l.send_rows = ctx_.workspace.add<std::uint8_t>(n * l.pitch);
     l.received_rows = ctx_.workspace.add<std::uint8_t>(ids * l.pitch);
     l.keys = ctx_.workspace.add<std::int64_t>(ids);
@@ -72,6 +70,8 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context)
   }
   host_ids_ =
       std::make_unique<HostBuffer>(ctx_.space, layers * static_cast<std::size_t>(max_ids_) * sizeof(std::int64_t));
+  host_query_ =
+      std::make_unique<HostBuffer>(ctx_.space, layers * static_cast<std::size_t>(max_served_) * sizeof(std::int64_t));
   sizes_sent_.resize(static_cast<std::size_t>(ranks_) * layers);
   sizes_received_.resize(sizes_sent_.size());
 }
@@ -136,12 +136,27 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
     if (total > max_served_)
       throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows, more than the " +
                         std::to_string(max_served_) + " sized for");
-    auto* send_ids = ctx_.workspace.at<std::uint8_t>(l.send_ids);
-    auto* received_ids = ctx_.workspace.at<std::uint8_t>(l.received_ids);
-    ctx_.space.copy_from_host(send_ids, l.requests.local_ids.data(), l.requests.local_ids.size());
-    all_to_all(send_ids, l.requests.per_owner, received_ids, served, static_cast<std::size_t>(l.id_bytes));
-    auto* query = ctx_.workspace.at<std::int64_t>(l.query);
-    widen_ids_step(ctx_.space, received_ids, l.id_bytes, total, l.bounds[static_cast<std::size_t>(me_)], query);
+    // The ids are planned on the host: they go over MPI from there, and are widened there.
+    const auto width = static_cast<std::size_t>(l.id_bytes);
+    l.received_ids.resize(static_cast<std::size_t>(total) * width);
+    if (ctx_.comms.etp_host != nullptr) {
+      std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
+      blocks_of(l.requests.per_owner, width, send_sizes, send_offsets);
+      blocks_of(served, width, recv_sizes, recv_offsets);
+      ctx_.comms.etp_host->all_to_all_v(l.requests.local_ids.data(), send_sizes, send_offsets, l.received_ids.data(),
+                                        recv_sizes, recv_offsets);
+    } else {
+      l.received_ids = l.requests.local_ids;
+    }
+    std::int64_t* host_query = host_query_->as<std::int64_t>() + d * static_cast<std::size_t>(max_served_);
+    const std::int64_t first = l.bounds[static_cast<std::size_t>(me_)];
+    for (std::int64_t i = 0; i < total; ++i)
+      host_query[i] = kernels::widen_local_id(l.received_ids.data(), l.id_bytes, i, first);
+    std::int64_t* query = host_query;
+    if (ctx_.space.on_device()) {
+      query = ctx_.workspace.at<std::int64_t>(l.query);
+      ctx_.space.copy_from_host(query, host_query, static_cast<std::size_t>(total) * sizeof(std::int64_t));
+    }
     queries[d] = {query, total};
     for (std::size_t r = 0; r < ranks; ++r) {
       if (static_cast<int>(r) == me_) continue;

@@ -5,10 +5,11 @@
 // rows from their store as stored bytes (codes and scales, never decoded) and send them
 // back packed, and the requester decodes them into its embeddings with the shared decode
 // core. Per step: my ids copied to the host and planned there (deduplicated, grouped by
-// owner: engine/owner_requests.hpp) — the step's one host wait — the message sizes
-// exchanged over MPI on the host, then per layer an all-to-all of ids and one of rows over
-// the group's communicator. The sizes are known only on the host, so such steps are not
-// captured in CUDA graphs.
+// owner: engine/owner_requests.hpp) — the step's one host wait — then over MPI on the host,
+// where they are, the message sizes and per layer an all-to-all of ids (a few bytes per
+// distinct id); per layer one all-to-all of rows over the group's communicator (NCCL, MPI
+// through host copies, or MPI on the host). The sizes are known only on the host, so such
+// steps are not captured in CUDA graphs.
 
 #include <memory>
 #include <vector>
@@ -32,7 +33,8 @@ class OwnerExchange final : public Exchange {
     int id_bytes = 8;                  // of an owner-local index
     std::size_t pitch = 0;             // bytes of a packed row
     OwnerRequests requests;
-    Workspace::Region send_ids, received_ids, query, send_rows, received_rows, keys, out;
+    std::vector<std::uint8_t> received_ids;  // owner-local indexes peers asked of me, by peer
+    Workspace::Region query, send_rows, received_rows, keys, out;
   };
 
   // My ETP group's ids (or rows) all-to-all: `counts[r]` entries of `bytes` each to and from
@@ -47,7 +49,8 @@ class OwnerExchange final : public Exchange {
   std::int64_t max_ids_ = 0;     // per layer, of my tokens
   std::int64_t max_served_ = 0;  // per layer, that peers can ask of me
   std::vector<Layer> layers_;
-  std::unique_ptr<HostBuffer> host_ids_;                   // [layers][max_ids]
+  std::unique_ptr<HostBuffer> host_ids_;                   // [layers][max_ids]: my ids, from the space
+  std::unique_ptr<HostBuffer> host_query_;                 // [layers][max_served]: the ids peers asked of me
   std::vector<std::int64_t> sizes_sent_, sizes_received_;  // [rank][layer] distinct ids
 };
 

@@ -20,10 +20,7 @@ void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int lay
 // Every task of a step in one launch (tasks are described from the host).
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);
 
-// The owner exchange's kernels (kernels/common/row_pack.hpp): stored rows packed for peers,
-// and peers' local row indexes of `width` bytes widened to ids from `first`.
+// The owner exchange's packing (kernels/common/row_pack.hpp): stored rows packed for peers.
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);
-void widen_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
-                    std::int64_t* out);
 
 }  // namespace pleshard

@@ -66,3 +66,28 @@ TEST(OwnerRequests, MatchTheReference) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OwnerRequests, LocalIdsTakeTheNarrowestWidthAndWidenBack) {
+  std::mt19937_64 rng(27);
+  for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{1} << 16, (std::int64_t{1} << 16) + 1,
+                                  std::int64_t{1} << 32, (std::int64_t{1} << 32) + 1, std::int64_t{1} << 40}) {
+    const int width = kernels::local_id_bytes(rows);
+    EXPECT_EQ(width, rows <= (std::int64_t{1} << 16) ? 2 : rows <= (std::int64_t{1} << 32) ? 4 : 8) << rows;
+    const auto first = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40));
+    std::vector<std::uint8_t> narrow(513 * static_cast<std::size_t>(width));
+    std::vector<std::int64_t> ids(513);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::uint64_t local = i == 0   ? 0
+                                  : i == 1 ? static_cast<std::uint64_t>(rows - 1)
+                                           : rng() % static_cast<std::uint64_t>(rows);
+      ids[i] = first + static_cast<std::int64_t>(local);
+      kernels::narrow_local_id(narrow.data(), width, static_cast<std::int64_t>(i), local);
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      ASSERT_EQ(kernels::widen_local_id(narrow.data(), width, static_cast<std::int64_t>(i), first), ids[i]) << rows;
+  }
+}
+
+}  // namespace

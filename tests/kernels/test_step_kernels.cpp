@@ -254,30 +254,4 @@ TEST(StepKernels, PackedRowsAreTheStoredBytesAndDecodeAsTheTable) {
   }
 }
 
-TEST(StepKernels, LocalIdsWidenToTheIdsTheyNarrowed) {
-  std::mt19937_64 rng(27);
-  for (const auto& space : spaces()) {
-    for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{1} << 16, (std::int64_t{1} << 16) + 1,
-                                    std::int64_t{1} << 32, (std::int64_t{1} << 32) + 1, std::int64_t{1} << 40}) {
-      const int width = kernels::local_id_bytes(rows);
-      EXPECT_EQ(width, rows <= (std::int64_t{1} << 16) ? 2 : rows <= (std::int64_t{1} << 32) ? 4 : 8);
-      const std::int64_t first = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40));
-      std::vector<std::int64_t> ids(513);
-      std::vector<std::uint8_t> narrow(ids.size() * static_cast<std::size_t>(width));
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        const std::uint64_t local = i == 0 ? 0 : i == 1 ? static_cast<std::uint64_t>(rows - 1) : rng() % rows;
-        ids[i] = first + static_cast<std::int64_t>(local);
-        kernels::narrow_local_id(narrow.data(), width, static_cast<std::int64_t>(i), local);
-      }
-      SpaceBuffer d_narrow(*space);
-      SpaceBuffer d_ids(*space);
-      d_narrow.assign(std::span<const std::uint8_t>(narrow));
-      d_ids.reserve(ids.size() * sizeof(std::int64_t));
-      widen_ids_step(*space, d_narrow.data(), width, static_cast<std::int64_t>(ids.size()), first,
-                     d_ids.as<std::int64_t>());
-      EXPECT_EQ(d_ids.to_host<std::int64_t>(ids.size()), ids) << rows << " rows";
-    }
-  }
-}
-
 }  // namespace

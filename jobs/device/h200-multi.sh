@@ -4,9 +4,12 @@
 # a GPU of its own): `pleshard bench exchange` over every backend with the PyTorch/NCCL
 # reference beside it, and `pleshard run` on the corpus from the GPU tiers at 1, 2, 4 and 8
 # GPUs (as many as the machine has), one GPU per rank, in several layouts.
-#   [CORPUS=path/to/corpus-a.tokens.jsonl] [PARTS="exchange torch scaling"] jobs/device/h200-multi.sh
-# Results go to $OUT (default ./out): topo.txt, exchange.txt, torch-exchange.jsonl,
-# scaling.txt (every scaling table).
+# `bench exchange` times every strategy's collectives; `bench step` (strategies) runs every
+# strategy side by side on Qwen3.8-Flash-Next's real FP8 table, and again (network) with
+# NCCL forced onto its network transport, as between nodes.
+#   [CORPUS=path/to/corpus-a.tokens.jsonl] [PARTS="exchange strategies network torch scaling"] jobs/device/h200-multi.sh
+# Results go to $OUT (default ./out): topo.txt, exchange.txt, strategies.txt,
+# strategies-network.txt, torch-exchange.jsonl, scaling.txt (every scaling table).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
@@ -18,7 +21,7 @@ nvidia-smi topo -m >"$out/topo.txt" 2>&1
 mpi=(mpiexec --oversubscribe -n)
 rc=0
 
-parts=${PARTS:-exchange torch scaling}
+parts=${PARTS:-exchange strategies network torch scaling}
 part() { [[ " $parts " == *" $1 "* ]]; }
 
 # Collectives at the exchange's message sizes, and PyTorch's over the same NCCL.
@@ -29,6 +32,21 @@ for n in $ranks; do
     jobs/torch_collectives_baseline.py >>"$out/torch-exchange.jsonl" 2>>"$out/torch-exchange.err"
 done
 part exchange && grep -v '^{' "$out/exchange.txt" | grep -v "^#"
+# Whole steps of every exchange strategy side by side over NCCL (one GPU per rank), then
+# with NCCL forced onto its network transport as between nodes.
+qwen_fp8=/tmp/pleshard-qwen-fp8.json
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
+  jobs/models/qwen3.8-flash-next/config.json "$qwen_fp8"
+step=(bench step --config "$qwen_fp8" --storage device --requests "$corpus" --tokens 64 8192 --modes eager
+  --exchange gather-reduce reduce-scatter owner --min-seconds 1)
+for n in $ranks; do
+  [ "$n" -gt 1 ] || continue
+  part strategies && { "${mpi[@]}" "$n" "$app" "${step[@]}" --etp "$n" >>"$out/strategies.txt" || rc=1; }
+  part network && { NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "${mpi[@]}" "$n" "$app" "${step[@]}" --etp "$n" \
+    >>"$out/strategies-network.txt" || rc=1; }
+done
+part strategies && grep -v '^{' "$out/strategies.txt"
+part network && grep -v '^{' "$out/strategies-network.txt"
 part torch && cat "$out/torch-exchange.jsonl"
 part scaling || exit $rc
 

@@ -266,8 +266,8 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")->capture_default_str();
   step->add_option("--exchange", o->exchanges,
-                   "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner")
-      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner"}))
+                   "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner, hierarchical")
+      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
       ->capture_default_str();
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))

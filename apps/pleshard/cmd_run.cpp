@@ -45,9 +45,11 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
         r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed, r.load_seconds,
         r.load_bytes, load_rate, r.load_peak_resident);
     std::printf(", \"exchange_bytes_sent\": %.0f, \"exchange_bytes_per_rank_token\": %.6g, \"exchange_ids\": %" PRId64
-                ", \"exchange_ids_sent\": %" PRId64 ", \"exchange_rows_sent\": %" PRId64 ", \"exchange_share\": %.4f",
+                ", \"exchange_ids_sent\": %" PRId64 ", \"exchange_rows_sent\": %" PRId64
+                ", \"exchange_share\": %.4f"
+                ", \"exchange_bytes_between_nodes\": %.0f",
                 r.traffic.bytes_sent, r.bytes_per_token(), r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
-                r.exchange_share());
+                r.exchange_share(), r.traffic.bytes_between_nodes);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -74,9 +76,11 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   for (int p = 0; p < k_step_phases; ++p)
     std::printf(" %s %.3f s%s", to_string(static_cast<StepPhase>(p)), r.times.phase[static_cast<std::size_t>(p)],
                 p + 1 < k_step_phases ? "," : "\n");
-  std::printf("  exchange %s: %.4g bytes sent per rank per token; ids looked up %" PRId64 ", sent to owners %" PRId64
-              " (deduplicated), rows sent %" PRId64 "; %.1f%% of the steps' time\n",
-              r.exchange.c_str(), r.bytes_per_token(), r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
+  const double between =
+      r.traffic.tokens > 0 ? r.traffic.bytes_between_nodes / static_cast<double>(r.traffic.tokens) : 0;
+  std::printf("  exchange %s: %.4g bytes sent per rank per token (%.4g between nodes); ids looked up %" PRId64
+              ", sent to owners %" PRId64 " (deduplicated), rows sent %" PRId64 "; %.1f%% of the steps' time\n",
+              r.exchange.c_str(), r.bytes_per_token(), between, r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
               100 * r.exchange_share());
   std::printf("  embeddings copied to host %.4g GB, written %.4g GB in %.3f s (%.3g GB/s per writer)\n",
               r.host_copy_bytes * 1e-9, r.bytes_written * 1e-9, r.write_seconds, write_rate * 1e-9);
@@ -124,12 +128,14 @@ void add_run_command(CLI::App& app, Action& action) {
                   "disk (rows read from the checkpoint each step)")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
-  cmd->add_option("--exchange", in.exchange,
-                  "How rows reach the ranks that need them: owner (distinct ids to their owners, stored rows back), "
-                  "gather-reduce (tokens gathered, partial rows all-reduced), reduce-scatter (partial rows "
-                  "reduce-scattered to their ranks), or auto (owner where an ETP group of several ranks exchanges "
-                  "and no CUDA graph is asked for, else gather-reduce)")
-      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner"}))
+  cmd->add_option(
+         "--exchange", in.exchange,
+         "How rows reach the ranks that need them: owner (distinct ids to their owners, stored rows back), "
+         "gather-reduce (tokens gathered, partial rows all-reduced), reduce-scatter (partial rows "
+         "reduce-scattered to their ranks), hierarchical (owner in two levels: within the node, then across nodes; "
+         "nodes from MPI or PLESHARD_RANKS_PER_NODE), or auto (owner where an ETP group of several ranks exchanges "
+         "and no CUDA graph is asked for, else gather-reduce)")
+      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
       ->capture_default_str();
   cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")->capture_default_str();
   cmd->add_option("--decode-tokens", in.job.schedule.decode_tokens,

@@ -37,13 +37,16 @@ part exchange && grep -v '^{' "$out/exchange.txt" | grep -v "^#"
 qwen_fp8=/tmp/pleshard-qwen-fp8.json
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
   jobs/models/qwen3.8-flash-next/config.json "$qwen_fp8"
+# (--exchange last, so that a run can add a strategy to the list)
 step=(bench step --config "$qwen_fp8" --storage device --requests "$corpus" --tokens 64 8192 --modes eager
-  --exchange gather-reduce reduce-scatter owner --min-seconds 1)
+  --min-seconds 1 --exchange gather-reduce reduce-scatter owner)
 for n in $ranks; do
   [ "$n" -gt 1 ] || continue
   part strategies && { "${mpi[@]}" "$n" "$app" "${step[@]}" --etp "$n" >>"$out/strategies.txt" || rc=1; }
-  part network && { NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "${mpi[@]}" "$n" "$app" "${step[@]}" --etp "$n" \
-    >>"$out/strategies-network.txt" || rc=1; }
+  # Two "nodes" of n/2 ranks: the hierarchical form against the flat ones.
+  part network && { NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 PLESHARD_RANKS_PER_NODE=$((n / 2)) \
+    "${mpi[@]}" "$n" -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE -x PLESHARD_RANKS_PER_NODE "$app" "${step[@]}" hierarchical \
+    --etp "$n" >>"$out/strategies-network.txt" || rc=1; }
 done
 part strategies && grep -v '^{' "$out/strategies.txt"
 part network && grep -v '^{' "$out/strategies-network.txt"

@@ -1,6 +1,8 @@
 #include "dist/topology.hpp"
 
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
@@ -43,13 +45,35 @@ Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) 
   etp_dp_ = split(world_, t.etp_group() * t.tp + t.tp_rank(), t.etp_dp_rank());
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node_));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node_, &node_rank_));
+  // My node: its first world rank, or (tests on one machine) blocks of the override.
+  int node = 0;
+  if (const int per_node = ranks_per_node_override(); per_node > 0) {
+    node = t.rank / per_node;
+  } else {
+    node = t.rank;
+    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &node, 1, MPI_INT, MPI_MIN, node_));
+  }
+  etp_node_ = split(etp_, node, t.etp_rank());
+  int local = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(etp_node_, &local));
+  etp_cross_ = split(etp_, local, t.etp_rank());
+}
+
+int ranks_per_node_override() {
+  const char* text = std::getenv("PLESHARD_RANKS_PER_NODE");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > (1 << 20))
+    throw InputError(std::string("PLESHARD_RANKS_PER_NODE=") + text + ": expected a positive number of ranks");
+  return static_cast<int>(value);
 }
 
 Communicators::~Communicators() {
   // Freeing may synchronise with the other ranks; a rank unwinding alone from a failure
   // leaves them (its process is ending).
   if (std::uncaught_exceptions() > 0) return;
-  for (MPI_Comm* c : {&node_, &etp_dp_, &etp_, &dp_, &tp_, &world_})
+  for (MPI_Comm* c : {&etp_cross_, &etp_node_, &node_, &etp_dp_, &etp_, &dp_, &tp_, &world_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 

@@ -33,6 +33,11 @@ struct Topology {
 // etp = 0 means "TP" (the smallest ETP group).
 [[nodiscard]] Topology make_topology(int world, int rank, int tp, int etp);
 
+// PLESHARD_RANKS_PER_NODE: nodes of that many consecutive world ranks instead of MPI's
+// shared-memory domains (the multi-node path on one machine); 0 when unset. InputError
+// when it is not a positive number.
+[[nodiscard]] int ranks_per_node_override();
+
 // Owns the communicators of a layout, duplicated from the caller's; freed in reverse.
 class Communicators {
  public:
@@ -49,6 +54,11 @@ class Communicators {
   [[nodiscard]] MPI_Comm etp_dp() const { return etp_dp_; }  // my ETP group's ranks with my TP rank
   [[nodiscard]] MPI_Comm node() const { return node_; }      // ranks on my node
   [[nodiscard]] int node_rank() const { return node_rank_; }
+  // My ETP group's ranks on my node (in ETP order), and its ranks of my rank within the
+  // node, one per node (in node order): the hierarchical exchange's two levels. Nodes are
+  // MPI's shared-memory domains, or blocks of PLESHARD_RANKS_PER_NODE world ranks.
+  [[nodiscard]] MPI_Comm etp_node() const { return etp_node_; }
+  [[nodiscard]] MPI_Comm etp_cross() const { return etp_cross_; }
 
  private:
   Topology topology_;
@@ -58,6 +68,8 @@ class Communicators {
   MPI_Comm etp_ = MPI_COMM_NULL;
   MPI_Comm etp_dp_ = MPI_COMM_NULL;
   MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Comm etp_node_ = MPI_COMM_NULL;
+  MPI_Comm etp_cross_ = MPI_COMM_NULL;
   int node_rank_ = 0;
 };
 

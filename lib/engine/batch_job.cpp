@@ -286,15 +286,17 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.load_bytes = sums[2];
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
   const ExchangeTraffic& t = engine.traffic();
-  double traffic[6] = {static_cast<double>(t.steps), static_cast<double>(t.tokens),   t.bytes_sent,
-                       static_cast<double>(t.ids),   static_cast<double>(t.ids_sent), static_cast<double>(t.rows_sent)};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, traffic, 6, MPI_DOUBLE, MPI_SUM, comms.world()));
+  double traffic[7] = {static_cast<double>(t.steps), static_cast<double>(t.tokens),   t.bytes_sent,
+                       static_cast<double>(t.ids),   static_cast<double>(t.ids_sent), static_cast<double>(t.rows_sent),
+                       t.bytes_between_nodes};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, traffic, 7, MPI_DOUBLE, MPI_SUM, comms.world()));
   report.traffic = {static_cast<std::int64_t>(traffic[0]),
                     static_cast<std::int64_t>(traffic[1]),
                     traffic[2],
                     static_cast<std::int64_t>(traffic[3]),
                     static_cast<std::int64_t>(traffic[4]),
-                    static_cast<std::int64_t>(traffic[5])};
+                    static_cast<std::int64_t>(traffic[5]),
+                    traffic[6]};
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())
       report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});

@@ -12,10 +12,11 @@ namespace pleshard {
 
 namespace {
 
-constexpr EnumNames<ExchangeStrategy, 4> k_strategies{{{ExchangeStrategy::automatic, "auto"},
+constexpr EnumNames<ExchangeStrategy, 5> k_strategies{{{ExchangeStrategy::automatic, "auto"},
                                                        {ExchangeStrategy::gather_reduce, "gather-reduce"},
                                                        {ExchangeStrategy::reduce_scatter, "reduce-scatter"},
-                                                       {ExchangeStrategy::owner, "owner"}}};
+                                                       {ExchangeStrategy::owner, "owner"},
+                                                       {ExchangeStrategy::hierarchical, "hierarchical"}}};
 
 std::size_t layers_of(const ExchangeContext& c) { return static_cast<std::size_t>(c.plan.shape().layers); }
 
@@ -62,12 +63,18 @@ ExchangeTraffic& ExchangeTraffic::operator+=(const ExchangeTraffic& o) {
   ids += o.ids;
   ids_sent += o.ids_sent;
   rows_sent += o.rows_sent;
+  bytes_between_nodes += o.bytes_between_nodes;
   return *this;
 }
 
 ExchangeTraffic ExchangeTraffic::operator-(const ExchangeTraffic& o) const {
-  return {steps - o.steps, tokens - o.tokens,     bytes_sent - o.bytes_sent,
-          ids - o.ids,     ids_sent - o.ids_sent, rows_sent - o.rows_sent};
+  return {steps - o.steps,
+          tokens - o.tokens,
+          bytes_sent - o.bytes_sent,
+          ids - o.ids,
+          ids_sent - o.ids_sent,
+          rows_sent - o.rows_sent,
+          bytes_between_nodes - o.bytes_between_nodes};
 }
 
 RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
@@ -83,10 +90,10 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
                        ": the disk tier exchanges nothing (every rank reads the rows of its own tokens)");
     return ExchangeStrategy::automatic;
   }
-  if (requested == ExchangeStrategy::owner && cuda_graphs)
-    throw InputError(
-        "--exchange owner sizes its messages on the host every step, so its steps cannot be captured "
-        "in CUDA graphs (use gather-reduce or reduce-scatter with --cuda-graph)");
+  if ((requested == ExchangeStrategy::owner || requested == ExchangeStrategy::hierarchical) && cuda_graphs)
+    throw InputError(std::string("--exchange ") + to_string(requested) +
+                     " sizes its messages on the host every step, so its steps cannot be captured in CUDA graphs "
+                     "(use gather-reduce or reduce-scatter with --cuda-graph)");
   if (requested != ExchangeStrategy::automatic) return requested;
   return topology.etp > 1 && !cuda_graphs ? ExchangeStrategy::owner : ExchangeStrategy::gather_reduce;
 }
@@ -95,7 +102,9 @@ std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, c
   if (local) return std::make_unique<LocalExchange>(context);
   switch (strategy) {
     case ExchangeStrategy::owner:
-      return std::make_unique<OwnerExchange>(context);
+      return std::make_unique<OwnerExchange>(context, false);
+    case ExchangeStrategy::hierarchical:
+      return std::make_unique<OwnerExchange>(context, true);
     case ExchangeStrategy::reduce_scatter:
       return std::make_unique<GatherReduceExchange>(context, true);
     case ExchangeStrategy::automatic:

@@ -39,11 +39,17 @@ struct ExchangeComms {
   Communicator* etp_dp = nullptr;    // my ETP group's ranks with my TP rank (one per slot)
   Communicator* tp = nullptr;        // my DP rank's TP ranks
   Communicator* etp_host = nullptr;  // my ETP group over MPI on host memory (message sizes)
+  // The hierarchical exchange's levels (Communicators::etp_node, etp_cross), on step-space
+  // memory and over MPI on host memory.
+  Communicator* etp_node = nullptr;
+  Communicator* etp_node_host = nullptr;
+  Communicator* etp_cross = nullptr;
+  Communicator* etp_cross_host = nullptr;
 };
 
 // The strategies `--exchange` names; automatic picks one per layout and tier
 // (choose_exchange).
-enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner };
+enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner, hierarchical };
 [[nodiscard]] const char* to_string(ExchangeStrategy strategy);
 // InputError naming the accepted values for anything else.
 [[nodiscard]] ExchangeStrategy parse_exchange_strategy(std::string_view name);
@@ -54,11 +60,12 @@ enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner };
 // all-to-all what goes to the others).
 struct ExchangeTraffic {
   std::int64_t steps = 0;
-  std::int64_t tokens = 0;     // my DP rank's tokens
-  double bytes_sent = 0;       // to other ranks
-  std::int64_t ids = 0;        // lookups of my tokens, every layer (before deduplication)
-  std::int64_t ids_sent = 0;   // ids sent to their owners on other ranks (after deduplication)
-  std::int64_t rows_sent = 0;  // stored rows sent to other ranks
+  std::int64_t tokens = 0;         // my DP rank's tokens
+  double bytes_sent = 0;           // to other ranks
+  std::int64_t ids = 0;            // lookups of my tokens, every layer (before deduplication)
+  std::int64_t ids_sent = 0;       // ids sent to their owners on other ranks (after deduplication)
+  std::int64_t rows_sent = 0;      // stored rows sent to other ranks
+  double bytes_between_nodes = 0;  // of bytes_sent, to ranks on other nodes (owner strategies)
   ExchangeTraffic& operator+=(const ExchangeTraffic& o);
   [[nodiscard]] ExchangeTraffic operator-(const ExchangeTraffic& o) const;
 };
@@ -73,6 +80,7 @@ struct ExchangeContext {
   ExchangeComms comms;
   OutDtype dtype;
   std::int64_t width;  // ple_embed_dim: values per token and layer
+  int node_ranks = 1;  // my ETP group's ranks on my node (Communicators::etp_node)
 };
 
 class Exchange {

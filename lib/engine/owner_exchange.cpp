@@ -1,6 +1,7 @@
 #include "engine/owner_exchange.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -14,7 +15,7 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Byte offsets of consecutive blocks of counts[r] entries of `bytes` each, and the sizes.
+// Byte sizes and offsets of consecutive blocks of counts[r] entries of `bytes` each.
 void blocks_of(const std::vector<std::int64_t>& counts, std::size_t bytes, std::vector<std::int64_t>& sizes,
                std::vector<std::int64_t>& offsets) {
   sizes.resize(counts.size());
@@ -27,21 +28,53 @@ void blocks_of(const std::vector<std::int64_t>& counts, std::size_t bytes, std::
   }
 }
 
+std::int64_t sum(const std::vector<std::int64_t>& v) {
+  std::int64_t s = 0;
+  for (const std::int64_t x : v) s += x;
+  return s;
+}
+
+// Entries [first, first + count) of a row-major [rows][columns] table, summed per row.
+std::vector<std::int64_t> row_sums(const std::vector<std::int64_t>& table, std::size_t rows, std::size_t columns) {
+  std::vector<std::int64_t> out(rows, 0);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < columns; ++c) out[r] += table[r * columns + c];
+  return out;
+}
+
 }  // namespace
 
-OwnerExchange::OwnerExchange(const ExchangeContext& context)
+OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
     : ctx_(context),
-      group_(ctx_.comms.etp != nullptr           ? ctx_.comms.etp
-             : ctx_.topology.sequence_parallel() ? ctx_.comms.tp
-                                                 : nullptr),
-      ranks_(ctx_.topology.etp),
-      me_(ctx_.topology.etp_rank()) {
-  if (group_ != nullptr && (group_->size() != ranks_ || ctx_.comms.etp_host == nullptr))
-    throw SystemError("owner exchange: the ETP group's communicators do not match the layout");
+      hierarchical_(hierarchical),
+      me_(ctx_.topology.etp_rank()),
+      node_ranks_(static_cast<std::size_t>(std::max(1, ctx_.node_ranks))) {
+  const int ranks = ctx_.topology.etp;
+  const auto level = [](Communicator* data, Communicator* host) {
+    return Level{data, host, host != nullptr ? host->size() : 1, host != nullptr ? host->rank() : 0};
+  };
+  if (hierarchical_) {
+    node_ = level(ctx_.comms.etp_node, ctx_.comms.etp_node_host);
+    cross_ = level(ctx_.comms.etp_cross, ctx_.comms.etp_cross_host);
+  } else {
+    Communicator* group = ctx_.comms.etp != nullptr           ? ctx_.comms.etp
+                          : ctx_.topology.sequence_parallel() ? ctx_.comms.tp
+                                                              : nullptr;
+    cross_ = level(group, ctx_.comms.etp_host);
+  }
+  // Node-major blocks of equal size: my ETP rank is node * ranks per node + local index.
+  std::uint32_t broken = node_.size * cross_.size == ranks && me_ == cross_.rank * node_.size + node_.rank ? 0 : 1;
+  if (ctx_.comms.etp_host != nullptr) ctx_.comms.etp_host->all_reduce(&broken, 1, Element::u32, ReduceOp::max);
+  if (broken != 0)
+    throw InputError(
+        "--exchange hierarchical: the ETP group's ranks are not node-major blocks of one size (nodes "
+        "are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
+
   const PlanShape& shape = ctx_.plan.shape();
   const int tp = ctx_.topology.sequence_parallel() ? ctx_.topology.tp : 1;
   max_ids_ = ceil_div(shape.max_slot_tokens, tp) * shape.heads;
   const auto layers = static_cast<std::size_t>(shape.layers);
+  const auto per_node = static_cast<std::size_t>(node_.size);
   const std::size_t out_bytes = static_cast<std::size_t>(shape.max_slot_tokens) * static_cast<std::size_t>(ctx_.width) *
                                 kernels::out_bytes(ctx_.dtype);
   layers_.resize(layers);
@@ -49,43 +82,61 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context)
     Layer& l = layers_[d];
     const TableLayout& layout = ctx_.store.layout(static_cast<int>(d));
     std::int64_t widest = 0;
-    for (int r = 0; r < ranks_; ++r) {
-      const RowRange range = balanced_range(layout.rows, ranks_, r);
+    for (int r = 0; r < ranks; ++r) {
+      const RowRange range = balanced_range(layout.rows, ranks, r);
       l.bounds.push_back(range.begin);
       widest = std::max(widest, range.size());
     }
     l.bounds.push_back(layout.rows);
     l.id_bytes = kernels::local_id_bytes(widest);
     l.pitch = kernels::packed_row_bytes(layout.format, layout.head_dim);
-    // Each peer asks me for at most its ids, and at most every row I own, once.
-    const std::int64_t served = ranks_ * std::min(max_ids_, ctx_.store.range(static_cast<int>(d)).size());
+    // Each rank's ids reach me at most once (merged or not), and at most every row I own.
+    const std::int64_t served = ranks * std::min(max_ids_, ctx_.store.range(static_cast<int>(d)).size());
     max_served_ = std::max(max_served_, served);
     const auto ids = static_cast<std::size_t>(max_ids_);
-    const auto n = static_cast<std::size_t>(served);
-    l.query = ctx_.workspace.add<std::int64_t>(ctx_.space.on_device() ? n : 0);
-    l.send_rows = ctx_.workspace.add<std::uint8_t>(n * l.pitch);
-    l.received_rows = ctx_.workspace.add<std::uint8_t>(ids * l.pitch);
-    l.keys = ctx_.workspace.add<std::int64_t>(ids);
+    const std::size_t gateway = per_node * ids;  // my node's ids, merged, for my owners
+    const std::size_t two_levels = per_node > 1 ? gateway : 0;
+    l.query = ctx_.workspace.add<std::int64_t>(ctx_.space.on_device() ? static_cast<std::size_t>(served) : 0);
+    l.served_rows = ctx_.workspace.add<std::uint8_t>(static_cast<std::size_t>(served) * l.pitch);
+    l.gateway_rows = ctx_.workspace.add<std::uint8_t>(gateway * l.pitch);
+    l.expanded = ctx_.workspace.add<std::int64_t>(ctx_.space.on_device() ? two_levels : 0);
+    l.expanded_rows = ctx_.workspace.add<std::uint8_t>(two_levels * l.pitch);
+    l.received_rows = ctx_.workspace.add<std::uint8_t>(per_node > 1 ? ids * l.pitch : 0);
+    l.keys_region = ctx_.workspace.add<std::int64_t>(ids);
     l.out = ctx_.workspace.add<std::uint8_t>(out_bytes);
   }
-  host_ids_ =
-      std::make_unique<HostBuffer>(ctx_.space, layers * static_cast<std::size_t>(max_ids_) * sizeof(std::int64_t));
-  host_query_ =
-      std::make_unique<HostBuffer>(ctx_.space, layers * static_cast<std::size_t>(max_served_) * sizeof(std::int64_t));
-  sizes_sent_.resize(static_cast<std::size_t>(ranks_) * layers);
-  sizes_received_.resize(sizes_sent_.size());
+  const auto words = [&](std::size_t n) {
+    return std::make_unique<HostBuffer>(ctx_.space, std::max<std::size_t>(1, layers * n) * sizeof(std::int64_t));
+  };
+  host_ids_ = words(static_cast<std::size_t>(max_ids_));
+  host_query_ = words(static_cast<std::size_t>(max_served_));
+  host_expand_ = words(per_node * static_cast<std::size_t>(max_ids_));
 }
 
-void OwnerExchange::all_to_all(const std::uint8_t* send, const std::vector<std::int64_t>& send_counts,
-                               std::uint8_t* recv, const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
-  if (group_ == nullptr) {
+void OwnerExchange::host_all_to_all(const Level& level, const std::uint8_t* send,
+                                    const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
+                                    const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
+  if (level.host == nullptr) {
+    std::copy_n(send, static_cast<std::size_t>(send_counts.front()) * bytes, recv);
+    return;
+  }
+  std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
+  blocks_of(send_counts, bytes, send_sizes, send_offsets);
+  blocks_of(recv_counts, bytes, recv_sizes, recv_offsets);
+  level.host->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
+}
+
+void OwnerExchange::data_all_to_all(const Level& level, const std::uint8_t* send,
+                                    const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
+                                    const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
+  if (level.data == nullptr) {
     ctx_.space.copy(recv, send, static_cast<std::size_t>(send_counts.front()) * bytes);
     return;
   }
   std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
   blocks_of(send_counts, bytes, send_sizes, send_offsets);
   blocks_of(recv_counts, bytes, recv_sizes, recv_offsets);
-  group_->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
+  level.data->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
 }
 
 void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -93,8 +144,14 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   const std::size_t layers = layers_.size();
   const int heads = plan.shape().heads;
   const Topology& t = ctx_.topology;
-  const auto ranks = static_cast<std::size_t>(ranks_);
+  const auto per_node = static_cast<std::size_t>(node_.size);  // P
+  const auto nodes = static_cast<std::size_t>(cross_.size);    // N
+  const auto local = static_cast<std::size_t>(node_.rank);
+  const auto my_node = static_cast<std::size_t>(cross_.rank);
   ExchangeTraffic step{1, tokens};
+  const auto sent = [&](std::int64_t entries, std::size_t bytes) {
+    step.bytes_sent += static_cast<double>(entries) * static_cast<double>(bytes);
+  };
 
   // 1. My tokens' ids of every layer, to the host, planned there.
   plan.hash(plan.my_block(), 1);
@@ -107,96 +164,200 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
                                   plan.ids(static_cast<int>(d)) + slice.begin * heads,
                                   static_cast<std::size_t>(n) * sizeof(std::int64_t));
   ctx_.space.synchronize();
+  step.ids = n * static_cast<std::int64_t>(layers);
+
+  // 2. Level 1 (several ranks per node): my ids for the owners of local index g on every
+  // node go to my node's rank g, which merges its node's requests per owner.
+  std::vector<std::int64_t> sizes(per_node * layers * nodes), received(sizes.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
     plan_owner_requests({host_ids + d * static_cast<std::size_t>(max_ids_), static_cast<std::size_t>(n)}, l.bounds,
                         l.id_bytes, l.requests);
-    for (std::size_t r = 0; r < ranks; ++r) sizes_sent_[r * layers + d] = l.requests.per_owner[r];
+    l.to_gateway.resize(per_node * nodes);
+    for (std::size_t g = 0; g < per_node; ++g)
+      for (std::size_t m = 0; m < nodes; ++m)
+        l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = l.requests.per_owner[m * per_node + g];
   }
-
-  // 2. How many ids each peer asks of me, then every layer's ids to their owners.
-  if (ctx_.comms.etp_host != nullptr) {
-    const std::vector<std::int64_t> each(ranks, static_cast<std::int64_t>(layers));
-    std::vector<std::int64_t> sizes, offsets;
-    blocks_of(each, sizeof(std::int64_t), sizes, offsets);
-    ctx_.comms.etp_host->all_to_all_v(reinterpret_cast<const std::uint8_t*>(sizes_sent_.data()), sizes, offsets,
-                                      reinterpret_cast<std::uint8_t*>(sizes_received_.data()), sizes, offsets);
-    step.bytes_sent += static_cast<double>((ranks - 1) * layers * sizeof(std::int64_t));
-  } else {
-    sizes_received_ = sizes_sent_;
+  const std::vector<std::int64_t> each(per_node, static_cast<std::int64_t>(layers * nodes));
+  if (per_node > 1) {
+    host_all_to_all(node_, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
+                    reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
+    sent(static_cast<std::int64_t>((per_node - 1) * layers * nodes), sizeof(std::int64_t));
   }
-  std::vector<RowQuery> queries(layers);
-  std::vector<std::int64_t> asked(ranks);   // of owner r, by me (one layer)
-  std::vector<std::int64_t> served(ranks);  // to rank r, by me (one layer)
+  std::vector<std::int64_t> sizes2(nodes * layers), received2(sizes2.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    for (std::size_t r = 0; r < ranks; ++r) served[r] = sizes_received_[r * layers + d];
-    std::int64_t total = 0;
-    for (std::size_t r = 0; r < ranks; ++r) total += served[r];
+    const auto width = static_cast<std::size_t>(l.id_bytes);
+    if (per_node == 1) {  // the flat form: my requests are my gateway's
+      l.sent_ids = l.requests.local_ids;
+      l.to_owner = l.requests.per_owner;
+    } else {
+      l.from_sources.resize(per_node * nodes);
+      for (std::size_t s = 0; s < per_node; ++s)
+        for (std::size_t m = 0; m < nodes; ++m) l.from_sources[s * nodes + m] = received[(s * layers + d) * nodes + m];
+      // My ids by gateway, then node.
+      std::vector<std::int64_t> first(l.requests.per_owner.size() + 1, 0);
+      for (std::size_t o = 0; o < l.requests.per_owner.size(); ++o) first[o + 1] = first[o] + l.requests.per_owner[o];
+      std::vector<std::uint8_t> by_gateway;
+      by_gateway.reserve(l.requests.local_ids.size());
+      for (std::size_t g = 0; g < per_node; ++g)
+        for (std::size_t m = 0; m < nodes; ++m) {
+          const std::size_t o = m * per_node + g;
+          by_gateway.insert(by_gateway.end(),
+                            l.requests.local_ids.begin() + first[o] * static_cast<std::int64_t>(width),
+                            l.requests.local_ids.begin() + first[o + 1] * static_cast<std::int64_t>(width));
+        }
+      const std::vector<std::int64_t> to_gateways = row_sums(l.to_gateway, per_node, nodes);
+      const std::vector<std::int64_t> from_sources = row_sums(l.from_sources, per_node, nodes);
+      l.gathered.resize(static_cast<std::size_t>(sum(from_sources)) * width);
+      host_all_to_all(node_, by_gateway.data(), to_gateways, l.gathered.data(), from_sources, width);
+      for (std::size_t g = 0; g < per_node; ++g)
+        if (g != local) {
+          step.ids_sent += to_gateways[g];
+          sent(to_gateways[g], width);
+        }
+      // Merged per node m: every source's ids for owner (m, me), deduplicated.
+      l.merged.resize(nodes);
+      std::vector<std::vector<std::int64_t>> per_owner_ids(nodes);
+      std::size_t at = 0;
+      for (std::size_t s = 0; s < per_node; ++s)
+        for (std::size_t m = 0; m < nodes; ++m)
+          for (std::int64_t k = 0; k < l.from_sources[s * nodes + m]; ++k)
+            per_owner_ids[m].push_back(
+                kernels::widen_local_id(l.gathered.data(), l.id_bytes, static_cast<std::int64_t>(at++), 0));
+      const std::int64_t whole[2] = {0, std::numeric_limits<std::int64_t>::max()};
+      l.to_owner.assign(nodes, 0);
+      l.sent_ids.clear();
+      for (std::size_t m = 0; m < nodes; ++m) {
+        plan_owner_requests(per_owner_ids[m], whole, l.id_bytes, l.merged[m]);
+        l.to_owner[m] = l.merged[m].distinct;
+        l.sent_ids.insert(l.sent_ids.end(), l.merged[m].local_ids.begin(), l.merged[m].local_ids.end());
+      }
+    }
+    for (std::size_t m = 0; m < nodes; ++m) sizes2[m * layers + d] = l.to_owner[m];
+  }
+
+  // 3. Level 2: each gateway's merged ids to their owners, one per node.
+  const std::vector<std::int64_t> each2(nodes, static_cast<std::int64_t>(layers));
+  host_all_to_all(cross_, reinterpret_cast<const std::uint8_t*>(sizes2.data()), each2,
+                  reinterpret_cast<std::uint8_t*>(received2.data()), each2, sizeof(std::int64_t));
+  sent(static_cast<std::int64_t>((nodes - 1) * layers), sizeof(std::int64_t));
+  std::vector<RowQuery> queries(layers);
+  for (std::size_t d = 0; d < layers; ++d) {
+    Layer& l = layers_[d];
+    const auto width = static_cast<std::size_t>(l.id_bytes);
+    l.from_gateways.resize(nodes);
+    for (std::size_t m = 0; m < nodes; ++m) l.from_gateways[m] = received2[m * layers + d];
+    const std::int64_t total = sum(l.from_gateways);
     if (total > max_served_)
       throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows, more than the " +
                         std::to_string(max_served_) + " sized for");
-    // The ids are planned on the host: they go over MPI from there, and are widened there.
-    const auto width = static_cast<std::size_t>(l.id_bytes);
-    l.received_ids.resize(static_cast<std::size_t>(total) * width);
-    if (ctx_.comms.etp_host != nullptr) {
-      std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
-      blocks_of(l.requests.per_owner, width, send_sizes, send_offsets);
-      blocks_of(served, width, recv_sizes, recv_offsets);
-      ctx_.comms.etp_host->all_to_all_v(l.requests.local_ids.data(), send_sizes, send_offsets, l.received_ids.data(),
-                                        recv_sizes, recv_offsets);
-    } else {
-      l.received_ids = l.requests.local_ids;
-    }
+    l.served_ids.resize(static_cast<std::size_t>(total) * width);
+    host_all_to_all(cross_, l.sent_ids.data(), l.to_owner, l.served_ids.data(), l.from_gateways, width);
     std::int64_t* host_query = host_query_->as<std::int64_t>() + d * static_cast<std::size_t>(max_served_);
     const std::int64_t first = l.bounds[static_cast<std::size_t>(me_)];
     for (std::int64_t i = 0; i < total; ++i)
-      host_query[i] = kernels::widen_local_id(l.received_ids.data(), l.id_bytes, i, first);
+      host_query[i] = kernels::widen_local_id(l.served_ids.data(), l.id_bytes, i, first);
     std::int64_t* query = host_query;
     if (ctx_.space.on_device()) {
       query = ctx_.workspace.at<std::int64_t>(l.query);
       ctx_.space.copy_from_host(query, host_query, static_cast<std::size_t>(total) * sizeof(std::int64_t));
     }
     queries[d] = {query, total};
-    for (std::size_t r = 0; r < ranks; ++r) {
-      if (static_cast<int>(r) == me_) continue;
-      step.ids_sent += l.requests.per_owner[r];
-      step.rows_sent += served[r];
-      step.bytes_sent += static_cast<double>(l.requests.per_owner[r] * l.id_bytes) +
-                         static_cast<double>(served[r]) * static_cast<double>(l.pitch);
-    }
+    for (std::size_t m = 0; m < nodes; ++m)
+      if (m != my_node) {
+        step.ids_sent += l.to_owner[m];
+        step.rows_sent += l.from_gateways[m];
+        const double before = step.bytes_sent;
+        sent(l.to_owner[m], width);
+        sent(l.from_gateways[m], l.pitch);
+        // Level 2 crosses nodes; in the flat form, where rank m is on another node.
+        if (hierarchical_ || m / node_ranks_ != my_node / node_ranks_)
+          step.bytes_between_nodes += step.bytes_sent - before;
+      }
   }
-  step.ids = n * static_cast<std::int64_t>(layers);
   marks.mark(StepPhase::gather);
 
-  // 3. The rows peers asked for, as stored, packed and sent back.
+  // 4. The rows asked of me, as stored, packed and sent back to the gateways; there each
+  // source's rows are picked out of the merged ones and sent on.
   ctx_.store.submit(queries);
   const std::span<const kernels::DecodeTask> fetched = ctx_.store.wait();
   marks.mark(StepPhase::fetch);
   std::vector<kernels::PackTask> packs(layers);
   for (std::size_t d = 0; d < layers; ++d)
     packs[d] = {fetched[d].rows, fetched[d].keys, fetched[d].count,
-                ctx_.workspace.at<std::uint8_t>(layers_[d].send_rows)};
+                ctx_.workspace.at<std::uint8_t>(layers_[d].served_rows)};
   pack_rows_step(ctx_.space, packs);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    for (std::size_t r = 0; r < ranks; ++r) served[r] = sizes_received_[r * layers + d];
-    all_to_all(ctx_.workspace.at<std::uint8_t>(l.send_rows), served, ctx_.workspace.at<std::uint8_t>(l.received_rows),
-               l.requests.per_owner, l.pitch);
+    data_all_to_all(cross_, ctx_.workspace.at<std::uint8_t>(l.served_rows), l.from_gateways,
+                    ctx_.workspace.at<std::uint8_t>(l.gateway_rows), l.to_owner, l.pitch);
+  }
+  if (per_node > 1) {
+    for (std::size_t d = 0; d < layers; ++d) {
+      Layer& l = layers_[d];
+      // Source s's entry k for node m is merged row keys[k] of node m, whose rows start
+      // at the sum of the earlier nodes' merged counts.
+      std::vector<std::int64_t> node_first(nodes + 1, 0), cursor(nodes, 0);
+      for (std::size_t m = 0; m < nodes; ++m) node_first[m + 1] = node_first[m] + l.to_owner[m];
+      std::int64_t* expand = host_expand_->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
+      std::size_t count = 0;
+      for (std::size_t s = 0; s < per_node; ++s)
+        for (std::size_t m = 0; m < nodes; ++m)
+          for (std::int64_t k = 0; k < l.from_sources[s * nodes + m]; ++k)
+            expand[count++] = node_first[m] + l.merged[m].keys[static_cast<std::size_t>(cursor[m]++)];
+      const std::int64_t* keys = expand;
+      if (ctx_.space.on_device()) {
+        auto* device_keys = ctx_.workspace.at<std::int64_t>(l.expanded);
+        ctx_.space.copy_from_host(device_keys, expand, count * sizeof(std::int64_t));
+        keys = device_keys;
+      }
+      packs[d] = {kernels::packed_rows_view(fetched[d].rows, ctx_.workspace.at<std::uint8_t>(l.gateway_rows),
+                                            node_first[nodes]),
+                  keys, static_cast<std::int64_t>(count), ctx_.workspace.at<std::uint8_t>(l.expanded_rows)};
+    }
+    pack_rows_step(ctx_.space, packs);
+    for (std::size_t d = 0; d < layers; ++d) {
+      Layer& l = layers_[d];
+      const std::vector<std::int64_t> to_sources = row_sums(l.from_sources, per_node, nodes);
+      data_all_to_all(node_, ctx_.workspace.at<std::uint8_t>(l.expanded_rows), to_sources,
+                      ctx_.workspace.at<std::uint8_t>(l.received_rows), row_sums(l.to_gateway, per_node, nodes),
+                      l.pitch);
+      for (std::size_t s = 0; s < per_node; ++s)
+        if (s != local) {
+          step.rows_sent += to_sources[s];
+          sent(to_sources[s], l.pitch);
+        }
+    }
   }
   marks.mark(StepPhase::combine);
 
-  // 4. My embeddings from the rows that came back: each id keyed to its distinct row.
+  // 5. My embeddings from the rows that came back, ordered by gateway then node: each id
+  // keyed to its distinct row's place there.
   std::vector<kernels::DecodeTask> tasks(layers);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    auto* keys = ctx_.workspace.at<std::int64_t>(l.keys);
-    ctx_.space.copy_from_host(keys, l.requests.keys.data(), l.requests.keys.size() * sizeof(std::int64_t));
-    const kernels::TableView rows = kernels::packed_rows_view(
-        fetched[d].rows, ctx_.workspace.at<std::uint8_t>(l.received_rows), l.requests.distinct);
+    std::vector<std::int64_t> place(static_cast<std::size_t>(l.requests.distinct));
+    std::int64_t distinct = 0;
+    std::vector<std::int64_t> gateway_first(per_node + 1, 0);
+    const std::vector<std::int64_t> from_gateways = row_sums(l.to_gateway, per_node, nodes);
+    for (std::size_t g = 0; g < per_node; ++g) gateway_first[g + 1] = gateway_first[g] + from_gateways[g];
+    for (std::size_t m = 0; m < nodes; ++m)
+      for (std::size_t g = 0; g < per_node; ++g) {
+        std::int64_t at = gateway_first[g];
+        for (std::size_t earlier = 0; earlier < m; ++earlier) at += l.to_gateway[g * nodes + earlier];
+        for (std::int64_t k = 0; k < l.requests.per_owner[m * per_node + g]; ++k)
+          place[static_cast<std::size_t>(distinct++)] = at + k;
+      }
+    l.keys.resize(l.requests.keys.size());
+    for (std::size_t i = 0; i < l.keys.size(); ++i)
+      l.keys[i] = l.requests.keys[i] < 0 ? -1 : place[static_cast<std::size_t>(l.requests.keys[i])];
+    auto* keys = ctx_.workspace.at<std::int64_t>(l.keys_region);
+    ctx_.space.copy_from_host(keys, l.keys.data(), l.keys.size() * sizeof(std::int64_t));
+    const auto* rows = ctx_.workspace.at<std::uint8_t>(per_node > 1 ? l.received_rows : l.gateway_rows);
     auto* out = ctx_.workspace.at<std::uint8_t>(l.out);
-    tasks[d] = {rows, keys, n, out};
+    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, l.requests.distinct), keys, n, out};
     views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }
   decode_step(ctx_.space, tasks, ctx_.dtype);

@@ -6,10 +6,15 @@
 // back packed, and the requester decodes them into its embeddings with the shared decode
 // core. Per step: my ids copied to the host and planned there (deduplicated, grouped by
 // owner: engine/owner_requests.hpp) — the step's one host wait — then over MPI on the host,
-// where they are, the message sizes and per layer an all-to-all of ids (a few bytes per
-// distinct id); per layer one all-to-all of rows over the group's communicator (NCCL, MPI
-// through host copies, or MPI on the host). The sizes are known only on the host, so such
-// steps are not captured in CUDA graphs.
+// where they are, the message sizes and the ids (a few bytes per distinct id); the rows
+// over the group's communicators (NCCL, MPI through host copies, or MPI on the host). The
+// sizes are known only on the host, so such steps are not captured in CUDA graphs.
+//
+// Two levels where the ETP group spans several nodes (the hierarchical form): a rank's ids
+// for the owners of local index l on every node go first to its node's rank l (its gateway
+// for them), which merges the node's requests, deduplicating them again, and sends each
+// owner one list; the rows come back the same way, each crossing the network once per node
+// rather than once per rank. The flat form is the one-rank-per-node case of it.
 
 #include <memory>
 #include <vector>
@@ -21,37 +26,55 @@ namespace pleshard {
 
 class OwnerExchange final : public Exchange {
  public:
-  explicit OwnerExchange(const ExchangeContext& context);
-  [[nodiscard]] const char* name() const override { return "owner"; }
+  // `hierarchical`: two levels over the context's node and cross communicators; the ETP
+  // group must then be node-major blocks of equal size (InputError otherwise).
+  OwnerExchange(const ExchangeContext& context, bool hierarchical);
+  [[nodiscard]] const char* name() const override { return hierarchical_ ? "hierarchical" : "owner"; }
   void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return max_served_; }
   [[nodiscard]] bool capturable() const override { return false; }
 
  private:
+  // One level's group: a data communicator on the space's memory and an MPI one on the
+  // host, both null for a group of one rank.
+  struct Level {
+    Communicator* data = nullptr;
+    Communicator* host = nullptr;
+    int size = 1;
+    int rank = 0;
+  };
   struct Layer {
-    std::vector<std::int64_t> bounds;  // E + 1 row boundaries of the owners' ranges
-    int id_bytes = 8;                  // of an owner-local index
-    std::size_t pitch = 0;             // bytes of a packed row
-    OwnerRequests requests;
-    std::vector<std::uint8_t> received_ids;  // owner-local indexes peers asked of me, by peer
-    Workspace::Region query, send_rows, received_rows, keys, out;
+    std::vector<std::int64_t> bounds;                    // E + 1 row boundaries of the owners' ranges
+    int id_bytes = 8;                                    // of an owner-local index
+    std::size_t pitch = 0;                               // bytes of a packed row
+    OwnerRequests requests;                              // mine
+    std::vector<std::int64_t> to_gateway, from_sources;  // level 1: [gateway or source][node] ids
+    std::vector<std::uint8_t> gathered;                  // level 1: ids received, by source then node
+    std::vector<OwnerRequests> merged;                   // per node: the gathered ids merged
+    std::vector<std::int64_t> to_owner, from_gateways;   // level 2: [node] ids
+    std::vector<std::uint8_t> sent_ids, served_ids;      // level 2: ids sent, by node; received
+    std::vector<std::int64_t> keys;                      // my ids' rows in the received block
+    Workspace::Region query, served_rows, gateway_rows, expanded, expanded_rows, received_rows, keys_region, out;
   };
 
-  // My ETP group's ids (or rows) all-to-all: `counts[r]` entries of `bytes` each to and from
-  // rank r, packed in rank order; a copy where the group is one rank.
-  void all_to_all(const std::uint8_t* send, const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
-                  const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
+  // `counts[r]` entries of `bytes` each to and from rank r of `level`, packed in rank order.
+  void host_all_to_all(const Level& level, const std::uint8_t* send, const std::vector<std::int64_t>& send_counts,
+                       std::uint8_t* recv, const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
+  void data_all_to_all(const Level& level, const std::uint8_t* send, const std::vector<std::int64_t>& send_counts,
+                       std::uint8_t* recv, const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
 
   ExchangeContext ctx_;
-  Communicator* group_;  // my ETP group on the space's memory; null for one rank
-  int ranks_ = 1;
-  int me_ = 0;
+  bool hierarchical_;
+  Level node_;                   // my ETP group's ranks on my node (one rank in the flat form)
+  Level cross_;                  // its ranks of my local index, one per node (the whole group in the flat form)
+  int me_ = 0;                   // my ETP rank = node * node_.size + local index
+  std::size_t node_ranks_ = 1;   // ranks per node, for counting bytes between nodes in the flat form
   std::int64_t max_ids_ = 0;     // per layer, of my tokens
-  std::int64_t max_served_ = 0;  // per layer, that peers can ask of me
+  std::int64_t max_served_ = 0;  // per layer, that gateways can ask of me
   std::vector<Layer> layers_;
-  std::unique_ptr<HostBuffer> host_ids_;                   // [layers][max_ids]: my ids, from the space
-  std::unique_ptr<HostBuffer> host_query_;                 // [layers][max_served]: the ids peers asked of me
-  std::vector<std::int64_t> sizes_sent_, sizes_received_;  // [rank][layer] distinct ids
+  std::unique_ptr<HostBuffer> host_ids_;     // [layers][max_ids]: my ids, from the space
+  std::unique_ptr<HostBuffer> host_query_;   // [layers][max_served]: the ids asked of me
+  std::unique_ptr<HostBuffer> host_expand_;  // [layers][node size x max_ids]: gateway row of each source's id
 };
 
 }  // namespace pleshard

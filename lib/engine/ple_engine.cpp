@@ -98,10 +98,17 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                         local ? 1 : topology_.edp(), max_slot};
   workspace_ = std::make_unique<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
-  const ExchangeContext context{*space_,       *workspace_,
-                                *plan_,        *store_,
-                                topology_,     {etp_.get(), etp_dp_.get(), tp_.get(), etp_host_.get()},
-                                options.dtype, config.ple_embed_dim};
+  const ExchangeComms exchange_comms{etp_.get(),      etp_dp_.get(),        tp_.get(),        etp_host_.get(),
+                                     etp_node_.get(), etp_node_host_.get(), etp_cross_.get(), etp_cross_host_.get()};
+  const ExchangeContext context{*space_,
+                                *workspace_,
+                                *plan_,
+                                *store_,
+                                topology_,
+                                exchange_comms,
+                                options.dtype,
+                                config.ple_embed_dim,
+                                size_of(comms.etp_node())};
   exchange_ = make_exchange(strategy, local, context);
   workspace_->allocate();
   plan_->upload(params);
@@ -157,8 +164,16 @@ void PleEngine::open_communicators(const Communicators& comms, bool own_gpu, Exc
     etp_ = open(comms.etp());
     if (strategy == ExchangeStrategy::reduce_scatter) tp_ = open(comms.tp());
   }
-  if (strategy == ExchangeStrategy::owner && size_of(comms.etp()) > 1)
-    etp_host_ = std::make_unique<MpiCommunicator>(comms.etp());
+  const auto host = [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+    return size_of(comm) > 1 ? std::make_unique<MpiCommunicator>(comm) : nullptr;
+  };
+  if (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical) etp_host_ = host(comms.etp());
+  if (strategy == ExchangeStrategy::hierarchical) {
+    etp_node_ = open(comms.etp_node());
+    etp_node_host_ = host(comms.etp_node());
+    etp_cross_ = open(comms.etp_cross());
+    etp_cross_host_ = host(comms.etp_cross());
+  }
 }
 
 PleEngine::~PleEngine() {
@@ -180,7 +195,11 @@ std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicator
   if (etp_) out.emplace_back("etp", etp_.get());
   if (etp_dp_) out.emplace_back("etp_dp", etp_dp_.get());
   if (tp_) out.emplace_back("tp", tp_.get());
-  if (etp_host_) out.emplace_back("etp sizes", etp_host_.get());
+  if (etp_host_) out.emplace_back("etp host", etp_host_.get());
+  if (etp_node_) out.emplace_back("etp_node", etp_node_.get());
+  if (etp_node_host_) out.emplace_back("etp_node host", etp_node_host_.get());
+  if (etp_cross_) out.emplace_back("etp_cross", etp_cross_.get());
+  if (etp_cross_host_) out.emplace_back("etp_cross host", etp_cross_host_.get());
   return out;
 }
 
@@ -272,7 +291,7 @@ PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens)
   g->graph = std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, unmarked, g->views); });
   g->traffic = exchange_->traffic() - before;  // counted by each replay, not by the capture
   exchange_->restore_traffic(before);
-  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get()})
+  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()})
     if (c != nullptr) g->collectives.emplace_back(c, c->take_captured());
 #else
   (void)tokens;
@@ -297,7 +316,7 @@ void PleEngine::wait_for(void* event) {
 
 void PleEngine::wait_until(const SpaceEvent& done) {
   const double t0 = MPI_Wtime();
-  Communicator* comms[] = {etp_.get(), etp_dp_.get(), tp_.get()};
+  Communicator* comms[] = {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()};
   while (!done.done()) {
     for (Communicator* c : comms)
       if (c != nullptr) c->check();
@@ -320,7 +339,7 @@ void PleEngine::settle() {
     if (!marks.done().done()) break;
     if (const auto seconds = marks.settle(stats_.times)) stats_.step_seconds.push_back(*seconds);
   }
-  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get()})
+  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()})
     if (c != nullptr) c->settle();
 }
 

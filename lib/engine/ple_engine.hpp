@@ -106,8 +106,8 @@ class PleEngine {
   void use_cuda_graphs(bool on);
 
   [[nodiscard]] const EngineStats& stats() const { return stats_; }
-  // The communicators that carry collectives, with the groups' names ("etp", "etp_dp", "tp", "etp sizes");
-  // groups of one rank have none.
+  // The communicators that carry collectives, with the groups' names ("etp", "etp_dp", "tp", and the owner exchanges'
+  // "etp host", "etp_node", "etp_cross" and their host ones); groups of one rank have none.
   [[nodiscard]] std::vector<std::pair<std::string, const Communicator*>> communicators() const;
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] OutDtype dtype() const { return options_.dtype; }
@@ -144,7 +144,8 @@ class PleEngine {
   std::unique_ptr<Communicator> etp_;
   std::unique_ptr<Communicator> etp_dp_;
   std::unique_ptr<Communicator> tp_;
-  std::unique_ptr<Communicator> etp_host_;  // the owner exchange's message sizes
+  std::unique_ptr<Communicator> etp_host_;  // the owner exchange's message sizes and ids
+  std::unique_ptr<Communicator> etp_node_, etp_node_host_, etp_cross_, etp_cross_host_;  // hierarchical
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
   std::unique_ptr<StepPlan> plan_;

@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
@@ -79,7 +82,18 @@ std::string expected_backend(StorageTier tier, int world) {
 std::vector<ExchangeStrategy> strategies(StorageTier tier) {
   if (tier == StorageTier::disk) return {ExchangeStrategy::automatic};
   return {ExchangeStrategy::automatic, ExchangeStrategy::gather_reduce, ExchangeStrategy::reduce_scatter,
-          ExchangeStrategy::owner};
+          ExchangeStrategy::owner, ExchangeStrategy::hierarchical};
+}
+
+// The hierarchical exchange's nodes on this one machine: blocks of 2 world ranks where the
+// ETP group splits into them (both levels in use from ETP 4 up), else one node per group.
+// Read when Communicators are made; unset for the other strategies.
+void set_nodes_for(ExchangeStrategy strategy, int etp) {
+  if (strategy == ExchangeStrategy::hierarchical) {
+    setenv("PLESHARD_RANKS_PER_NODE", std::to_string(etp % 2 == 0 ? 2 : etp).c_str(), 1);
+  } else {
+    unsetenv("PLESHARD_RANKS_PER_NODE");
+  }
 }
 
 std::string expected_exchange(StorageTier tier, ExchangeStrategy strategy, const Layout& layout) {
@@ -144,7 +158,9 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
             SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " +
                          std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
                          std::to_string(count) + " exchange " + to_string(strategy));
+            set_nodes_for(strategy, layout.etp);
             const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
+            unsetenv("PLESHARD_RANKS_PER_NODE");
             BatchJobOptions options;
             options.exchange = strategy;
             options.schedule = {16, 2};
@@ -190,6 +206,9 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
   const Topology topology = make_topology(world, rank, world, world);  // E = TP: sequence parallel
   const Communicators comms(MPI_COMM_WORLD, topology);
+  set_nodes_for(ExchangeStrategy::hierarchical, world);
+  const Communicators hierarchical_comms(MPI_COMM_WORLD, topology);
+  unsetenv("PLESHARD_RANKS_PER_NODE");
   const auto requests = uneven_requests(config, 4);
   TokenBatch batch(config.ngram_size);
   for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
@@ -203,7 +222,8 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
       options.tier = tier;
       options.exchange = strategy;
       options.max_tokens = batch.num_tokens();
-      PleEngine engine(comms, config, *checkpoint, options);
+      PleEngine engine(strategy == ExchangeStrategy::hierarchical ? hierarchical_comms : comms, config, *checkpoint,
+                       options);
       const StepOutput out = engine.forward(batch);
       engine.wait();
       for (int d = 0; d < config.num_ple_layers(); ++d) {

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "core/band_pipeline.hpp"
 #include "core/error.hpp"
+#include "core/mpi_check.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
 #include "kernels/common/ngram_hash.hpp"
@@ -142,6 +144,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   Hdf5PleCheckpoint(const fs::path& path, const ModelConfig& config, const CheckpointOptions& options) {
     quiet_hdf5();
     path_ = path.string();
+    read_band_bytes_ = options.read_band_bytes;
     H5Id fapl = check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
     xfer_ = check(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate");
 #if PLESHARD_HDF5_PARALLEL
@@ -153,6 +156,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
             "H5Pset_dxpl_mpio");
       collective_ = options.collective_io;
       shared_ = true;
+      comm_ = options.comm;
     }
 #else
     (void)options;
@@ -240,9 +244,34 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     const std::string where = path_ + ": " + group_name(d);
     if (begin < 0 || end > info.layout.rows || begin > end)
       throw InputError(where + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") out of range");
-    read_band(table.weight.get(), begin, end, info.layout.row_bytes(), rows.data(), where + "/weight");
-    if (table.scales.valid())
-      read_band(table.scales.get(), begin, end, info.layout.scale_bytes(), scales.data(), where + "/weight_scale");
+    // Collective reads: bands of the same count on every rank (the most any rank needs;
+    // empty selections past a rank's end), so each H5Dread stays far below 2 GiB per rank.
+    std::int64_t band = end - begin;
+    std::int64_t bands = 1;
+    if (collective_) {
+      band = static_cast<std::int64_t>(items_per_band(info.layout.bytes_per_row(), read_band_bytes_));
+      bands = (end - begin + band - 1) / band;
+      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bands, 1, MPI_INT64_T, MPI_MAX, comm_));
+    }
+    for (std::int64_t k = 0; k < std::max<std::int64_t>(1, bands); ++k) {
+      const std::int64_t first = std::min(end, begin + k * band);
+      const std::int64_t last = std::min(end, first + band);
+      const auto at = static_cast<std::size_t>(first - begin);
+      std::string failure;
+      try {
+        read_band(table.weight.get(), first, last, info.layout.row_bytes(), rows.data() + at * info.layout.row_bytes(),
+                  where + "/weight");
+        if (table.scales.valid())
+          read_band(table.scales.get(), first, last, info.layout.scale_bytes(),
+                    scales.data() + at * info.layout.scale_bytes(), where + "/weight_scale");
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      // A band that failed on one rank ends the read on all, before the next collective.
+      int failed = failure.empty() ? 0 : 1;
+      if (collective_) PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm_));
+      if (failed != 0) throw InputError(!failure.empty() ? failure : where + ": another rank could not read its rows");
+    }
   }
 
  private:
@@ -299,6 +328,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   H5Id xfer_;
   bool collective_ = false;
   bool shared_ = false;  // opened through MPI-IO by several ranks
+  MPI_Comm comm_ = MPI_COMM_SELF;
+  std::size_t read_band_bytes_ = 0;
   std::vector<Table> sets_;
 };
 

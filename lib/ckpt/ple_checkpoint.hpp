@@ -123,6 +123,9 @@ struct CheckpointOptions {
   std::string layer_prefix = k_default_layer_prefix;  // "{L}" is the 0-based decoder layer
   MPI_Comm comm = MPI_COMM_SELF;                      // ranks that read an HDF5 checkpoint collectively
   bool collective_io = true;                          // collective MPI-IO reads when HDF5 is parallel
+  // Collective reads of a rank's rows go in bands of about this many bytes, as many on every
+  // rank (MPI-IO transfers past 2 GiB per call fail in HDF5 1.10); 0: k_band_bytes.
+  std::size_t read_band_bytes = 0;
 };
 
 struct WriteOptions {

@@ -14,9 +14,10 @@ namespace pleshard {
 // disk and bus speed, small enough that two in flight stay well inside the memory bounds.
 inline constexpr std::size_t k_band_bytes = std::size_t{64} << 20;
 
-// Items (rows, granules) of `item_bytes` each in one band; at least one.
-[[nodiscard]] constexpr std::size_t items_per_band(std::size_t item_bytes) {
-  return std::max<std::size_t>(1, k_band_bytes / std::max<std::size_t>(1, item_bytes));
+// Items (rows, granules) of `item_bytes` each in one band of `band_bytes` (0: k_band_bytes);
+// at least one.
+[[nodiscard]] constexpr std::size_t items_per_band(std::size_t item_bytes, std::size_t band_bytes = 0) {
+  return std::max<std::size_t>(1, (band_bytes != 0 ? band_bytes : k_band_bytes) / std::max<std::size_t>(1, item_bytes));
 }
 
 // produce(k, buffer) then consume(k, buffer) for k in [0, count), buffer = buffers[k % 2].

@@ -1,6 +1,7 @@
 #include "bench/step_bench.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -94,11 +95,20 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
   const Topology topology = collective_try(comm, [&] { return make_topology(world, rank, o.tp, o.etp); });
   const Communicators comms(comm, topology);
   const std::vector<Request> all = collective_try(comm, [&] {
-    if (!o.requests.empty()) return load_requests(o.requests);
-    SyntheticRequestsSpec spec;
-    spec.count = 512;
-    spec.vocab_size = config.vocab_size;
-    return make_synthetic_requests(spec);
+    std::vector<Request> requests;
+    if (!o.requests.empty()) {
+      requests = load_requests(o.requests);
+    } else {
+      SyntheticRequestsSpec spec;
+      spec.count = 512;
+      spec.vocab_size = config.vocab_size;
+      requests = make_synthetic_requests(spec);
+    }
+    // Every DP rank steps through its share of the stream: none may be empty.
+    if (static_cast<int>(requests.size()) < topology.dp())
+      throw InputError(o.requests.string() + ": " + std::to_string(requests.size()) + " requests for " +
+                       std::to_string(topology.dp()) + " DP ranks; bench step needs at least one per DP rank");
+    return requests;
   });
   const int dp = topology.dp();
   const int edp = topology.edp();
@@ -149,7 +159,12 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
           } catch (const InputError&) {
             allowed = false;  // the same answer on every rank
           }
-          if (!allowed) continue;
+          if (!allowed) {
+            if (graph && rank == 0)
+              std::fprintf(stderr, "bench step: no graph rows for the %s exchange (its steps cannot be captured)\n",
+                           engine.exchange());
+            continue;
+          }
           // Warm-up (graphs captured), then a probe of one round for the step count.
           for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
           engine.wait();

@@ -47,7 +47,14 @@ Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) 
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node_, &node_rank_));
   // My node: its first world rank, or (tests on one machine) blocks of the override.
   int node = 0;
-  if (const int per_node = ranks_per_node_override(); per_node > 0) {
+  int per_node = 0;
+  try {
+    per_node = ranks_per_node_override();
+  } catch (const InputError&) {
+    // Refused, on every rank, where the hierarchical exchange is asked for (the only one
+    // that uses the split); the other strategies need no node layout.
+  }
+  if (per_node > 0) {
     node = t.rank / per_node;
   } else {
     node = t.rank;

@@ -63,7 +63,7 @@ struct ExchangeTraffic {
   std::int64_t tokens = 0;         // my DP rank's tokens
   double bytes_sent = 0;           // to other ranks
   std::int64_t ids = 0;            // lookups of my tokens, every layer (before deduplication)
-  std::int64_t ids_sent = 0;       // ids sent to their owners on other ranks (after deduplication)
+  std::int64_t ids_sent = 0;       // ids that reach their owners on other ranks (after deduplication)
   std::int64_t rows_sent = 0;      // stored rows sent to other ranks
   double bytes_between_nodes = 0;  // of bytes_sent, to ranks on other nodes (owner strategies)
   ExchangeTraffic& operator+=(const ExchangeTraffic& o);

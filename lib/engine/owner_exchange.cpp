@@ -62,13 +62,9 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
                                                               : nullptr;
     cross_ = level(group, ctx_.comms.etp_host);
   }
-  // Node-major blocks of equal size: my ETP rank is node * ranks per node + local index.
-  std::uint32_t broken = node_.size * cross_.size == ranks && me_ == cross_.rank * node_.size + node_.rank ? 0 : 1;
-  if (ctx_.comms.etp_host != nullptr) ctx_.comms.etp_host->all_reduce(&broken, 1, Element::u32, ReduceOp::max);
-  if (broken != 0)
-    throw InputError(
-        "--exchange hierarchical: the ETP group's ranks are not node-major blocks of one size (nodes "
-        "are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
+  // The engine has checked the layout, agreed on every rank (check_node_layout).
+  if (node_.size * cross_.size != ranks || me_ != cross_.rank * node_.size + node_.rank)
+    throw SystemError("owner exchange: the ETP group is not node-major blocks of one size");
 
   const PlanShape& shape = ctx_.plan.shape();
   const int tp = ctx_.topology.sequence_parallel() ? ctx_.topology.tp : 1;
@@ -212,10 +208,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
       l.gathered.resize(static_cast<std::size_t>(sum(from_sources)) * width);
       host_all_to_all(node_, by_gateway.data(), to_gateways, l.gathered.data(), from_sources, width);
       for (std::size_t g = 0; g < per_node; ++g)
-        if (g != local) {
-          step.ids_sent += to_gateways[g];
-          sent(to_gateways[g], width);
-        }
+        if (g != local) sent(to_gateways[g], width);  // a hop within the node, not yet to an owner
       // Merged per node m: every source's ids for owner (m, me), deduplicated.
       l.merged.resize(nodes);
       std::vector<std::vector<std::int64_t>> per_owner_ids(nodes);

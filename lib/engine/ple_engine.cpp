@@ -53,6 +53,28 @@ int size_of(MPI_Comm comm) {
   return n;
 }
 
+int rank_in(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// The hierarchical exchange needs each ETP group as node-major blocks of one size: agreed
+// over the world, before any table is loaded.
+void check_node_layout(const Communicators& comms) {
+  collective_try(comms.world(), [&] {
+    (void)ranks_per_node_override();  // a malformed override is refused here, with its value
+    const int per_node = size_of(comms.etp_node());
+    const int nodes = size_of(comms.etp_cross());
+    const Topology& t = comms.topology();
+    if (per_node * nodes != t.etp || t.etp_rank() != rank_in(comms.etp_cross()) * per_node + rank_in(comms.etp_node()))
+      throw InputError("--exchange hierarchical: ETP group " + std::to_string(t.etp_group()) +
+                       " is not node-major blocks of one size (" + std::to_string(per_node) +
+                       " of its ranks on world rank " + std::to_string(t.rank) +
+                       "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
+  });
+}
+
 }  // namespace
 
 PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
@@ -82,6 +104,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   // Every rank of the disk tier holds whole tables and hashes its own tokens only.
   const bool local = tier == StorageTier::disk;
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
+  if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, own_gpu, strategy);
   require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
   // Rates count the rows' stored bytes (as the files hold them), not the tier's padding.

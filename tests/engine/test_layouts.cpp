@@ -176,6 +176,19 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
             EXPECT_EQ(report.backend, expected_backend(tier, world));
             EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
             EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
+            if (rank == 0 && tier != StorageTier::disk && strategy == ExchangeStrategy::hierarchical &&
+                layout.etp >= 4 && layout.etp % 2 == 0) {
+              // Both levels in use (rank 0's ETP group always has requests; others may have
+              // none): ids and rows crossed the simulated nodes.
+              EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
+              bool node_level = false;
+              bool cross_level = false;
+              for (const auto& c : report.collectives) {
+                node_level = node_level || c.name.rfind("etp_node host", 0) == 0;
+                cross_level = cross_level || c.name.rfind("etp_cross host", 0) == 0;
+              }
+              EXPECT_TRUE(node_level && cross_level);
+            }
             if (rank == 0) {
               const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
               EXPECT_EQ(got.query_start_loc, qsl);

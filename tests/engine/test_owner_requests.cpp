@@ -73,8 +73,11 @@ TEST(OwnerRequests, LocalIdsTakeTheNarrowestWidthAndWidenBack) {
   std::mt19937_64 rng(27);
   for (const std::int64_t rows : {std::int64_t{1000}, std::int64_t{1} << 16, (std::int64_t{1} << 16) + 1,
                                   std::int64_t{1} << 32, (std::int64_t{1} << 32) + 1, std::int64_t{1} << 40}) {
+    // The narrowest width that holds the largest local index, rows - 1.
     const int width = kernels::local_id_bytes(rows);
-    EXPECT_EQ(width, rows <= (std::int64_t{1} << 16) ? 2 : rows <= (std::int64_t{1} << 32) ? 4 : 8) << rows;
+    const auto largest = static_cast<std::uint64_t>(rows - 1);
+    if (width < 8) EXPECT_LT(largest, std::uint64_t{1} << (8 * width)) << rows;
+    if (width > 2) EXPECT_GE(largest, std::uint64_t{1} << (4 * width)) << rows;
     const auto first = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40));
     std::vector<std::uint8_t> narrow(513 * static_cast<std::size_t>(width));
     std::vector<std::int64_t> ids(513);

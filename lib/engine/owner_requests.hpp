@@ -18,6 +18,7 @@ struct OwnerRequests {
   std::vector<std::uint8_t> local_ids;  // the distinct ids as owner-local indexes, `width` bytes each
   std::vector<std::int64_t> keys;       // per id: its row among the distinct ones; -1 outside the table
   std::vector<std::pair<std::int64_t, std::uint32_t>> order;  // scratch: (id, position), sorted
+  std::vector<std::pair<std::int64_t, std::uint32_t>> scratch;
 };
 
 // `bounds`: E + 1 ascending row boundaries, owner o holding rows [bounds[o], bounds[o + 1]).

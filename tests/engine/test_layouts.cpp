@@ -183,9 +183,9 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
               EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
               bool node_level = false;
               bool cross_level = false;
-              for (const auto& c : report.collectives) {
-                node_level = node_level || c.name.rfind("etp_node host", 0) == 0;
-                cross_level = cross_level || c.name.rfind("etp_cross host", 0) == 0;
+              for (const auto& collective : report.collectives) {
+                node_level = node_level || collective.name.rfind("etp_node host", 0) == 0;
+                cross_level = cross_level || collective.name.rfind("etp_cross host", 0) == 0;
               }
               EXPECT_TRUE(node_level && cross_level);
             }

@@ -76,8 +76,12 @@ TEST(OwnerRequests, LocalIdsTakeTheNarrowestWidthAndWidenBack) {
     // The narrowest width that holds the largest local index, rows - 1.
     const int width = kernels::local_id_bytes(rows);
     const auto largest = static_cast<std::uint64_t>(rows - 1);
-    if (width < 8) EXPECT_LT(largest, std::uint64_t{1} << (8 * width)) << rows;
-    if (width > 2) EXPECT_GE(largest, std::uint64_t{1} << (4 * width)) << rows;
+    if (width < 8) {
+      EXPECT_LT(largest, std::uint64_t{1} << (8 * width)) << rows;
+    }
+    if (width > 2) {
+      EXPECT_GE(largest, std::uint64_t{1} << (4 * width)) << rows;
+    }
     const auto first = static_cast<std::int64_t>(rng() % (std::uint64_t{1} << 40));
     std::vector<std::uint8_t> narrow(513 * static_cast<std::size_t>(width));
     std::vector<std::int64_t> ids(513);

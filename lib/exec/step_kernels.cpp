@@ -20,6 +20,7 @@ void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int lay
     return;
   }
 #endif
+  (void)space;  // the host space needs no handle
   (void)heads;
   kernels::compute_step_ids_host(params, layers, batch, ids);
 }
@@ -31,6 +32,7 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
     return;
   }
 #endif
+  (void)space;
   kernels::decode_step_host(tasks, dtype);
 }
 
@@ -41,6 +43,7 @@ void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) 
     return;
   }
 #endif
+  (void)space;
   kernels::pack_rows_host(tasks);
 }
 

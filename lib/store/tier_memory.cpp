@@ -40,6 +40,7 @@ std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
 
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve) {
   if (tier == StorageTier::disk) return;
+  (void)device_reserve;  // used only where CUDA is built
   MPI_Comm node = MPI_COMM_NULL;
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   int ranks = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "core/error.hpp"
@@ -12,8 +13,6 @@
 namespace pleshard {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Byte sizes and offsets of consecutive blocks of counts[r] entries of `bytes` each.
 void blocks_of(const std::vector<std::int64_t>& counts, std::size_t bytes, std::vector<std::int64_t>& sizes,
@@ -28,13 +27,9 @@ void blocks_of(const std::vector<std::int64_t>& counts, std::size_t bytes, std::
   }
 }
 
-std::int64_t sum(const std::vector<std::int64_t>& v) {
-  std::int64_t s = 0;
-  for (const std::int64_t x : v) s += x;
-  return s;
-}
+std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
 
-// Entries [first, first + count) of a row-major [rows][columns] table, summed per row.
+// The rows of a row-major [rows][columns] table, each summed.
 std::vector<std::int64_t> row_sums(const std::vector<std::int64_t>& table, std::size_t rows, std::size_t columns) {
   std::vector<std::int64_t> out(rows, 0);
   for (std::size_t r = 0; r < rows; ++r)
@@ -68,7 +63,7 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
 
   const PlanShape& shape = ctx_.plan.shape();
   const int tp = ctx_.topology.sequence_parallel() ? ctx_.topology.tp : 1;
-  max_ids_ = ceil_div(shape.max_slot_tokens, tp) * shape.heads;
+  max_ids_ = sequence_slice(shape.max_slot_tokens, tp, 0).size() * shape.heads;  // the largest slice
   const auto layers = static_cast<std::size_t>(shape.layers);
   const auto per_node = static_cast<std::size_t>(node_.size);
   const std::size_t out_bytes = static_cast<std::size_t>(shape.max_slot_tokens) * static_cast<std::size_t>(ctx_.width) *
@@ -109,30 +104,22 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
   host_expand_ = words(per_node * static_cast<std::size_t>(max_ids_));
 }
 
-void OwnerExchange::host_all_to_all(const Level& level, const std::uint8_t* send,
-                                    const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
-                                    const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
-  if (level.host == nullptr) {
-    std::copy_n(send, static_cast<std::size_t>(send_counts.front()) * bytes, recv);
+void OwnerExchange::all_to_all(Communicator* comm, bool in_space, const std::uint8_t* send,
+                               const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
+                               const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
+  if (comm == nullptr) {  // a group of one rank: my own block
+    const auto size = static_cast<std::size_t>(send_counts.front()) * bytes;
+    if (in_space) {
+      ctx_.space.copy(recv, send, size);
+    } else {
+      std::copy_n(send, size, recv);
+    }
     return;
   }
   std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
   blocks_of(send_counts, bytes, send_sizes, send_offsets);
   blocks_of(recv_counts, bytes, recv_sizes, recv_offsets);
-  level.host->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
-}
-
-void OwnerExchange::data_all_to_all(const Level& level, const std::uint8_t* send,
-                                    const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
-                                    const std::vector<std::int64_t>& recv_counts, std::size_t bytes) {
-  if (level.data == nullptr) {
-    ctx_.space.copy(recv, send, static_cast<std::size_t>(send_counts.front()) * bytes);
-    return;
-  }
-  std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
-  blocks_of(send_counts, bytes, send_sizes, send_offsets);
-  blocks_of(recv_counts, bytes, recv_sizes, recv_offsets);
-  level.data->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
+  comm->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
 }
 
 void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -173,11 +160,12 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m)
         l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = l.requests.per_owner[m * per_node + g];
+    l.gateway_totals = row_sums(l.to_gateway, per_node, nodes);
   }
   const std::vector<std::int64_t> each(per_node, static_cast<std::int64_t>(layers * nodes));
   if (per_node > 1) {
-    host_all_to_all(node_, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
-                    reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
+    all_to_all(node_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
+               reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
     sent(static_cast<std::int64_t>((per_node - 1) * layers * nodes), sizeof(std::int64_t));
   }
   std::vector<std::int64_t> sizes2(nodes * layers), received2(sizes2.size());
@@ -203,12 +191,11 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
                             l.requests.local_ids.begin() + first[o] * static_cast<std::int64_t>(width),
                             l.requests.local_ids.begin() + first[o + 1] * static_cast<std::int64_t>(width));
         }
-      const std::vector<std::int64_t> to_gateways = row_sums(l.to_gateway, per_node, nodes);
-      const std::vector<std::int64_t> from_sources = row_sums(l.from_sources, per_node, nodes);
-      l.gathered.resize(static_cast<std::size_t>(sum(from_sources)) * width);
-      host_all_to_all(node_, by_gateway.data(), to_gateways, l.gathered.data(), from_sources, width);
+      l.source_totals = row_sums(l.from_sources, per_node, nodes);
+      l.gathered.resize(static_cast<std::size_t>(sum(l.source_totals)) * width);
+      all_to_all(node_.host, false, by_gateway.data(), l.gateway_totals, l.gathered.data(), l.source_totals, width);
       for (std::size_t g = 0; g < per_node; ++g)
-        if (g != local) sent(to_gateways[g], width);  // a hop within the node, not yet to an owner
+        if (g != local) sent(l.gateway_totals[g], width);  // a hop within the node, not yet to an owner
       // Merged per node m: every source's ids for owner (m, me), deduplicated.
       l.merged.resize(nodes);
       std::vector<std::vector<std::int64_t>> per_owner_ids(nodes);
@@ -232,8 +219,8 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
 
   // 3. Level 2: each gateway's merged ids to their owners, one per node.
   const std::vector<std::int64_t> each2(nodes, static_cast<std::int64_t>(layers));
-  host_all_to_all(cross_, reinterpret_cast<const std::uint8_t*>(sizes2.data()), each2,
-                  reinterpret_cast<std::uint8_t*>(received2.data()), each2, sizeof(std::int64_t));
+  all_to_all(cross_.host, false, reinterpret_cast<const std::uint8_t*>(sizes2.data()), each2,
+             reinterpret_cast<std::uint8_t*>(received2.data()), each2, sizeof(std::int64_t));
   sent(static_cast<std::int64_t>((nodes - 1) * layers), sizeof(std::int64_t));
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) {
@@ -246,7 +233,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
       throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows, more than the " +
                         std::to_string(max_served_) + " sized for");
     l.served_ids.resize(static_cast<std::size_t>(total) * width);
-    host_all_to_all(cross_, l.sent_ids.data(), l.to_owner, l.served_ids.data(), l.from_gateways, width);
+    all_to_all(cross_.host, false, l.sent_ids.data(), l.to_owner, l.served_ids.data(), l.from_gateways, width);
     std::int64_t* host_query = host_query_->as<std::int64_t>() + d * static_cast<std::size_t>(max_served_);
     const std::int64_t first = l.bounds[static_cast<std::size_t>(me_)];
     for (std::int64_t i = 0; i < total; ++i)
@@ -283,8 +270,8 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   pack_rows_step(ctx_.space, packs);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    data_all_to_all(cross_, ctx_.workspace.at<std::uint8_t>(l.served_rows), l.from_gateways,
-                    ctx_.workspace.at<std::uint8_t>(l.gateway_rows), l.to_owner, l.pitch);
+    all_to_all(cross_.data, true, ctx_.workspace.at<std::uint8_t>(l.served_rows), l.from_gateways,
+               ctx_.workspace.at<std::uint8_t>(l.gateway_rows), l.to_owner, l.pitch);
   }
   if (per_node > 1) {
     for (std::size_t d = 0; d < layers; ++d) {
@@ -312,14 +299,12 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
     pack_rows_step(ctx_.space, packs);
     for (std::size_t d = 0; d < layers; ++d) {
       Layer& l = layers_[d];
-      const std::vector<std::int64_t> to_sources = row_sums(l.from_sources, per_node, nodes);
-      data_all_to_all(node_, ctx_.workspace.at<std::uint8_t>(l.expanded_rows), to_sources,
-                      ctx_.workspace.at<std::uint8_t>(l.received_rows), row_sums(l.to_gateway, per_node, nodes),
-                      l.pitch);
+      all_to_all(node_.data, true, ctx_.workspace.at<std::uint8_t>(l.expanded_rows), l.source_totals,
+                 ctx_.workspace.at<std::uint8_t>(l.received_rows), l.gateway_totals, l.pitch);
       for (std::size_t s = 0; s < per_node; ++s)
         if (s != local) {
-          step.rows_sent += to_sources[s];
-          sent(to_sources[s], l.pitch);
+          step.rows_sent += l.source_totals[s];
+          sent(l.source_totals[s], l.pitch);
         }
     }
   }
@@ -331,17 +316,17 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
+    // Distinct ids come by owner (node m, local g); gateway g's rows start at the sum of
+    // the earlier gateways' and hold node after node.
     std::vector<std::int64_t> place(static_cast<std::size_t>(l.requests.distinct));
+    std::vector<std::int64_t> next(per_node, 0);  // per gateway: where its next node's rows start
+    for (std::size_t g = 1; g < per_node; ++g) next[g] = next[g - 1] + l.gateway_totals[g - 1];
     std::int64_t distinct = 0;
-    std::vector<std::int64_t> gateway_first(per_node + 1, 0);
-    const std::vector<std::int64_t> from_gateways = row_sums(l.to_gateway, per_node, nodes);
-    for (std::size_t g = 0; g < per_node; ++g) gateway_first[g + 1] = gateway_first[g] + from_gateways[g];
     for (std::size_t m = 0; m < nodes; ++m)
       for (std::size_t g = 0; g < per_node; ++g) {
-        std::int64_t at = gateway_first[g];
-        for (std::size_t earlier = 0; earlier < m; ++earlier) at += l.to_gateway[g * nodes + earlier];
-        for (std::int64_t k = 0; k < l.requests.per_owner[m * per_node + g]; ++k)
-          place[static_cast<std::size_t>(distinct++)] = at + k;
+        for (std::int64_t k = 0; k < l.to_gateway[g * nodes + m]; ++k)
+          place[static_cast<std::size_t>(distinct++)] = next[g] + k;
+        next[g] += l.to_gateway[g * nodes + m];
       }
     l.keys.resize(l.requests.keys.size());
     for (std::size_t i = 0; i < l.keys.size(); ++i)

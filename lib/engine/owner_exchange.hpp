@@ -44,24 +44,25 @@ class OwnerExchange final : public Exchange {
     int rank = 0;
   };
   struct Layer {
-    std::vector<std::int64_t> bounds;                    // E + 1 row boundaries of the owners' ranges
-    int id_bytes = 8;                                    // of an owner-local index
-    std::size_t pitch = 0;                               // bytes of a packed row
-    OwnerRequests requests;                              // mine
-    std::vector<std::int64_t> to_gateway, from_sources;  // level 1: [gateway or source][node] ids
-    std::vector<std::uint8_t> gathered;                  // level 1: ids received, by source then node
-    std::vector<OwnerRequests> merged;                   // per node: the gathered ids merged
-    std::vector<std::int64_t> to_owner, from_gateways;   // level 2: [node] ids
-    std::vector<std::uint8_t> sent_ids, served_ids;      // level 2: ids sent, by node; received
-    std::vector<std::int64_t> keys;                      // my ids' rows in the received block
+    std::vector<std::int64_t> bounds;                         // E + 1 row boundaries of the owners' ranges
+    int id_bytes = 8;                                         // of an owner-local index
+    std::size_t pitch = 0;                                    // bytes of a packed row
+    OwnerRequests requests;                                   // mine
+    std::vector<std::int64_t> to_gateway, from_sources;       // level 1: [gateway or source][node] ids
+    std::vector<std::int64_t> gateway_totals, source_totals;  // level 1: summed over nodes
+    std::vector<std::uint8_t> gathered;                       // level 1: ids received, by source then node
+    std::vector<OwnerRequests> merged;                        // per node: the gathered ids merged
+    std::vector<std::int64_t> to_owner, from_gateways;        // level 2: [node] ids
+    std::vector<std::uint8_t> sent_ids, served_ids;           // level 2: ids sent, by node; received
+    std::vector<std::int64_t> keys;                           // my ids' rows in the received block
     Workspace::Region query, served_rows, gateway_rows, expanded, expanded_rows, received_rows, keys_region, out;
   };
 
-  // `counts[r]` entries of `bytes` each to and from rank r of `level`, packed in rank order.
-  void host_all_to_all(const Level& level, const std::uint8_t* send, const std::vector<std::int64_t>& send_counts,
-                       std::uint8_t* recv, const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
-  void data_all_to_all(const Level& level, const std::uint8_t* send, const std::vector<std::int64_t>& send_counts,
-                       std::uint8_t* recv, const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
+  // `counts[r]` entries of `bytes` each to and from rank r of `comm`, packed in rank order,
+  // in the space's memory (`in_space`) or the host's; a copy where the group is one rank.
+  void all_to_all(Communicator* comm, bool in_space, const std::uint8_t* send,
+                  const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
+                  const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
 
   ExchangeContext ctx_;
   bool hierarchical_;

@@ -116,7 +116,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
 
   // Reduce-scattered slots split into TP whole shares.
   if (strategy == ExchangeStrategy::reduce_scatter && !topology_.sequence_parallel()) slot_multiple_ = topology_.tp;
-  const std::int64_t max_slot = (options.max_tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
+  const std::int64_t max_slot = padded_slot(options.max_tokens);
   const PlanShape shape{static_cast<int>(specs_.size()), config.total_heads(), config.ngram_size - 1,
                         local ? 1 : topology_.edp(), max_slot};
   workspace_ = std::make_unique<Workspace>(*space_);
@@ -242,14 +242,14 @@ std::int64_t PleEngine::slot_tokens(const TokenBatch& batch, std::span<const std
     throw InputError("a step of " + std::to_string(most) + " tokens per DP rank exceeds the engine's " +
                      std::to_string(options_.max_tokens));
   most = std::max<std::int64_t>(1, most);
-  return (most + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
+  return padded_slot(most);
 }
 
 std::int64_t PleEngine::bucket_for(std::int64_t tokens) const {
   std::int64_t bucket = 1;
   while (bucket < tokens) bucket *= 2;
   const std::int64_t fitted = std::min(bucket, plan_->shape().max_slot_tokens);
-  return (fitted + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
+  return padded_slot(fitted);
 }
 
 StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {

@@ -127,6 +127,10 @@ class PleEngine {
   void open_communicators(const Communicators& comms, bool own_gpu, ExchangeStrategy strategy);
   [[nodiscard]] std::int64_t slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
   [[nodiscard]] std::int64_t bucket_for(std::int64_t tokens) const;
+  // `tokens` rounded up to a whole number of slot_multiple_.
+  [[nodiscard]] std::int64_t padded_slot(std::int64_t tokens) const {
+    return (tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
+  }
   void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
   Graph& graph_for(std::int64_t bucket, std::int64_t tokens);
   void settle();

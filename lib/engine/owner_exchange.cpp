@@ -99,9 +99,11 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
   const auto words = [&](std::size_t n) {
     return std::make_unique<HostBuffer>(ctx_.space, std::max<std::size_t>(1, layers * n) * sizeof(std::int64_t));
   };
-  host_ids_ = words(static_cast<std::size_t>(max_ids_));
-  host_query_ = words(static_cast<std::size_t>(max_served_));
-  host_expand_ = words(per_node * static_cast<std::size_t>(max_ids_));
+  host_ids_ = words(static_cast<std::size_t>(shape.max_slot_tokens * shape.heads));  // my whole block's
+  for (int b = 0; b < 2; ++b) {
+    host_query_[b] = words(static_cast<std::size_t>(max_served_));
+    host_expand_[b] = words(per_node * static_cast<std::size_t>(max_ids_));
+  }
 }
 
 void OwnerExchange::all_to_all(Communicator* comm, bool in_space, const std::uint8_t* send,
@@ -132,21 +134,22 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   const auto local = static_cast<std::size_t>(node_.rank);
   const auto my_node = static_cast<std::size_t>(cross_.rank);
   ExchangeTraffic step{1, tokens};
+  const int upload = next_upload_;
+  next_upload_ ^= 1;
   const auto sent = [&](std::int64_t entries, std::size_t bytes) {
     step.bytes_sent += static_cast<double>(entries) * static_cast<double>(bytes);
   };
 
-  // 1. My tokens' ids of every layer, to the host, planned there.
-  plan.hash(plan.my_block(), 1);
-  marks.mark(StepPhase::hash);
+  // 1. My tokens' ids of every layer, hashed on the host where they are planned.
   const RowRange slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
   const std::int64_t n = slice.size() * heads;
-  auto* host_ids = host_ids_->as<std::int64_t>();
-  for (std::size_t d = 0; d < layers; ++d)
-    ctx_.space.copy_to_host_async(host_ids + d * static_cast<std::size_t>(max_ids_),
-                                  plan.ids(static_cast<int>(d)) + slice.begin * heads,
-                                  static_cast<std::size_t>(n) * sizeof(std::int64_t));
-  ctx_.space.synchronize();
+  auto* hashed = host_ids_->as<std::int64_t>();
+  plan.hash_mine_on_host(hashed);
+  marks.mark(StepPhase::hash);
+  const auto my_ids = [&](std::size_t d) {
+    return std::span<const std::int64_t>(hashed + (static_cast<std::int64_t>(d) * plan.slot_tokens() + slice.begin) * heads,
+                                         static_cast<std::size_t>(n));
+  };
   step.ids = n * static_cast<std::int64_t>(layers);
 
   // 2. Level 1 (several ranks per node): my ids for the owners of local index g on every
@@ -154,8 +157,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   std::vector<std::int64_t> sizes(per_node * layers * nodes), received(sizes.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    plan_owner_requests({host_ids + d * static_cast<std::size_t>(max_ids_), static_cast<std::size_t>(n)}, l.bounds,
-                        l.id_bytes, l.requests);
+    plan_owner_requests(my_ids(d), l.bounds, l.id_bytes, l.requests);
     l.to_gateway.resize(per_node * nodes);
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m)
@@ -234,7 +236,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
                         std::to_string(max_served_) + " sized for");
     l.served_ids.resize(static_cast<std::size_t>(total) * width);
     all_to_all(cross_.host, false, l.sent_ids.data(), l.to_owner, l.served_ids.data(), l.from_gateways, width);
-    std::int64_t* host_query = host_query_->as<std::int64_t>() + d * static_cast<std::size_t>(max_served_);
+    std::int64_t* host_query = host_query_[upload]->as<std::int64_t>() + d * static_cast<std::size_t>(max_served_);
     const std::int64_t first = l.bounds[static_cast<std::size_t>(me_)];
     for (std::int64_t i = 0; i < total; ++i)
       host_query[i] = kernels::widen_local_id(l.served_ids.data(), l.id_bytes, i, first);
@@ -280,7 +282,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
       // at the sum of the earlier nodes' merged counts.
       std::vector<std::int64_t> node_first(nodes + 1, 0), cursor(nodes, 0);
       for (std::size_t m = 0; m < nodes; ++m) node_first[m + 1] = node_first[m] + l.to_owner[m];
-      std::int64_t* expand = host_expand_->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
+      std::int64_t* expand = host_expand_[upload]->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
       std::size_t count = 0;
       for (std::size_t s = 0; s < per_node; ++s)
         for (std::size_t m = 0; m < nodes; ++m)

@@ -4,9 +4,9 @@
 // needs of that owner's rows (owner-local indexes, 2, 4 or 8 bytes), the owners fetch those
 // rows from their store as stored bytes (codes and scales, never decoded) and send them
 // back packed, and the requester decodes them into its embeddings with the shared decode
-// core. Per step: my ids copied to the host and planned there (deduplicated, grouped by
-// owner: engine/owner_requests.hpp) — the step's one host wait — then over MPI on the host,
-// where they are, the message sizes and the ids (a few bytes per distinct id); the rows
+// core. Per step: my ids hashed on the host from my batch (no wait for the space) and
+// planned there (deduplicated, grouped by owner: engine/owner_requests.hpp), then over MPI
+// on the host, where they are, the message sizes and the ids (a few bytes per distinct id); the rows
 // over the group's communicators (NCCL, MPI through host copies, or MPI on the host). The
 // sizes are known only on the host, so such steps are not captured in CUDA graphs.
 //
@@ -73,9 +73,12 @@ class OwnerExchange final : public Exchange {
   std::int64_t max_ids_ = 0;     // per layer, of my tokens
   std::int64_t max_served_ = 0;  // per layer, that gateways can ask of me
   std::vector<Layer> layers_;
-  std::unique_ptr<HostBuffer> host_ids_;     // [layers][max_ids]: my ids, from the space
-  std::unique_ptr<HostBuffer> host_query_;   // [layers][max_served]: the ids asked of me
-  std::unique_ptr<HostBuffer> host_expand_;  // [layers][node size x max_ids]: gateway row of each source's id
+  std::unique_ptr<HostBuffer> host_ids_;     // [layers][max slot tokens x heads]: my block's ids
+  // Copied into the space by the step, which nothing waits for before the next one starts:
+  // two of each, alternating (the engine keeps at most two steps in flight).
+  std::unique_ptr<HostBuffer> host_query_[2];   // [layers][max_served]: the ids asked of me
+  std::unique_ptr<HostBuffer> host_expand_[2];  // [layers][node size x max_ids]: gateway row of each source's id
+  int next_upload_ = 0;
 };
 
 }  // namespace pleshard

@@ -31,6 +31,7 @@ void StepPlan::upload(std::span<const kernels::NgramHashParams> params) {
   if (params.size() != static_cast<std::size_t>(shape_.layers)) throw SystemError("StepPlan: one hash spec per layer");
   space_.copy_from_host(workspace_.at<kernels::NgramHashParams>(params_), params.data(), params.size_bytes());
   space_.synchronize();  // from pageable memory that goes away
+  host_params_.assign(params.begin(), params.end());
 }
 
 std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_tokens_) * sizeof(std::int64_t); }
@@ -55,6 +56,12 @@ void StepPlan::hash(const std::int64_t* blocks, int slots) {
   hashed_tokens_ = view.tokens();
   hash_step(space_, workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
             workspace_.at<std::int64_t>(ids_));
+}
+
+void StepPlan::hash_mine_on_host(std::int64_t* ids) const {
+  const HostBuffer& host = packed_[next_packed_ ^ 1];  // the one the last load() packed
+  hash_step_on_host(host_params_.data(), shape_.layers,
+                    {host.as<std::int64_t>(), 1, slot_tokens_, shape_.context_width}, ids);
 }
 
 const std::int64_t* StepPlan::ids(int layer) const {

@@ -22,6 +22,11 @@ void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int lay
 #endif
   (void)space;  // the host space needs no handle
   (void)heads;
+  hash_step_on_host(params, layers, batch, ids);
+}
+
+void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const kernels::SlotBatchView& batch,
+                       std::int64_t* ids) {
   kernels::compute_step_ids_host(params, layers, batch, ids);
 }
 

@@ -17,6 +17,10 @@ namespace pleshard {
 void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int layers, int heads,
                const kernels::SlotBatchView& batch, std::int64_t* ids);
 
+// As hash_step, on the host whatever the space; arguments in host memory.
+void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const kernels::SlotBatchView& batch,
+                       std::int64_t* ids);
+
 // Every task of a step in one launch (tasks are described from the host).
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);
 

@@ -147,8 +147,9 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   plan.hash_mine_on_host(hashed);
   marks.mark(StepPhase::hash);
   const auto my_ids = [&](std::size_t d) {
-    return std::span<const std::int64_t>(hashed + (static_cast<std::int64_t>(d) * plan.slot_tokens() + slice.begin) * heads,
-                                         static_cast<std::size_t>(n));
+    return std::span<const std::int64_t>(
+        hashed + (static_cast<std::int64_t>(d) * plan.slot_tokens() + slice.begin) * heads,
+        static_cast<std::size_t>(n));
   };
   step.ids = n * static_cast<std::int64_t>(layers);
 
@@ -282,7 +283,8 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
       // at the sum of the earlier nodes' merged counts.
       std::vector<std::int64_t> node_first(nodes + 1, 0), cursor(nodes, 0);
       for (std::size_t m = 0; m < nodes; ++m) node_first[m + 1] = node_first[m] + l.to_owner[m];
-      std::int64_t* expand = host_expand_[upload]->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
+      std::int64_t* expand =
+          host_expand_[upload]->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
       std::size_t count = 0;
       for (std::size_t s = 0; s < per_node; ++s)
         for (std::size_t m = 0; m < nodes; ++m)

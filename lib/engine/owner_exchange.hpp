@@ -73,7 +73,7 @@ class OwnerExchange final : public Exchange {
   std::int64_t max_ids_ = 0;     // per layer, of my tokens
   std::int64_t max_served_ = 0;  // per layer, that gateways can ask of me
   std::vector<Layer> layers_;
-  std::unique_ptr<HostBuffer> host_ids_;     // [layers][max slot tokens x heads]: my block's ids
+  std::unique_ptr<HostBuffer> host_ids_;  // [layers][max slot tokens x heads]: my block's ids
   // Copied into the space by the step, which nothing waits for before the next one starts:
   // two of each, alternating (the engine keeps at most two steps in flight).
   std::unique_ptr<HostBuffer> host_query_[2];   // [layers][max_served]: the ids asked of me

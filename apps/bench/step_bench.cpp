@@ -117,116 +117,130 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
 
   std::vector<StepBenchResult> results;
   for (const StorageTier tier : o.tiers)
-    for (const ExchangeStrategy strategy : o.exchanges) {
-      if (tier == StorageTier::disk && strategy != o.exchanges.front()) continue;
-      const ExchangeStrategy exchange = tier == StorageTier::disk ? ExchangeStrategy::automatic : strategy;
-      CheckpointOptions ckpt_options;
-      ckpt_options.collective_io = tier == StorageTier::host;
-      ckpt_options.comm = ckpt_options.collective_io ? comms.world() : MPI_COMM_SELF;
-      const std::unique_ptr<PleCheckpoint> checkpoint = collective_try(comm, [&] {
-        return o.checkpoint.empty() ? synthetic_checkpoint(config, o.format, k_table_seed)
-                                    : open_ple_checkpoint(o.checkpoint, config, ckpt_options);
-      });
-      EngineOptions engine_options;
-      engine_options.dtype = o.dtype;
-      engine_options.tier = tier;
-      engine_options.max_tokens = most;
-      engine_options.exchange = exchange;
-      PleEngine engine(comms, config, *checkpoint, engine_options);
-      for (const std::int64_t tokens : o.tokens) {
-        // My DP rank's steps and my ETP group's token counts for each.
-        std::vector<std::vector<TokenBatch>> group(static_cast<std::size_t>(edp));
-        for (int s = 0; s < edp; ++s)
-          group[static_cast<std::size_t>(s)] =
-              step_batches(share_of(all, dp, group_first + s), config, tokens, o.distinct_steps);
-        const std::vector<TokenBatch>& mine = group[static_cast<std::size_t>(topology.etp_dp_rank())];
-        std::vector<std::vector<std::int64_t>> counts(mine.size(),
-                                                      std::vector<std::int64_t>(static_cast<std::size_t>(edp)));
-        for (std::size_t k = 0; k < mine.size(); ++k)
-          for (int s = 0; s < edp; ++s) {
-            const auto& theirs = group[static_cast<std::size_t>(s)];
-            counts[k][static_cast<std::size_t>(s)] = k < theirs.size() ? theirs[k].num_tokens() : 0;
-          }
-        const auto step = [&](std::size_t k) {
-          const std::size_t i = k % mine.size();
-          return engine.forward(mine[i], counts[i]);
-        };
-        for (const bool graph : {false, true}) {
-          if ((graph && !o.graph) || (!graph && !o.eager)) continue;
-          bool allowed = true;
-          try {
-            engine.use_cuda_graphs(graph);
-          } catch (const InputError&) {
-            allowed = false;  // the same answer on every rank
-          }
-          if (!allowed) {
-            if (graph && rank == 0)
-              std::fprintf(stderr, "bench step: no graph rows for the %s exchange (its steps cannot be captured)\n",
-                           engine.exchange());
-            continue;
-          }
-          // Warm-up (graphs captured), then a probe of one round for the step count.
-          for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
-          engine.wait();
-          PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-          double t0 = MPI_Wtime();
-          for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
-          engine.wait();
-          double probe = (MPI_Wtime() - t0) / static_cast<double>(mine.size());
-          PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
-          const auto steps = static_cast<std::size_t>(
-              std::clamp(o.min_seconds / std::max(probe, 1e-9), static_cast<double>(o.min_steps), 100000.0));
-          const std::size_t first = engine.stats().step_seconds.size();
-          const ExchangeTraffic traffic_before = engine.traffic();
-          const PhaseTimes times_before = engine.stats().times;
-          PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-          t0 = MPI_Wtime();
-          for (std::size_t k = 0; k < steps; ++k) (void)step(k);
-          engine.wait();
-          double wall = MPI_Wtime() - t0;
-          const ExchangeTraffic moved = engine.traffic() - traffic_before;
-          const PhaseTimes& times = engine.stats().times;
-          double sums[4] = {moved.bytes_sent, static_cast<double>(moved.tokens),
-                            times[StepPhase::gather] + times[StepPhase::combine] - times_before[StepPhase::gather] -
-                                times_before[StepPhase::combine],
-                            times.steps - times_before.steps};
-          PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm));
-          std::vector<double> latency(engine.stats().step_seconds.begin() + static_cast<std::ptrdiff_t>(first),
-                                      engine.stats().step_seconds.end());
-          latency.resize(steps);
-          PLESHARD_MPI_CHECK(
-              MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE, MPI_MAX, comm));
-          PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, comm));
-          // The first step again, checked.
-          const StepOutput out = step(0);
-          engine.wait();
-          std::int64_t wrong = count_wrong(*checkpoint, config, mine.front(), out, engine);
-          PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+    for (const ExchangeStrategy strategy : o.exchanges)
+      for (const bool cached : {false, true}) {
+        if (tier == StorageTier::disk && strategy != o.exchanges.front()) continue;
+        if (cached && (!o.cache.enabled() || (tier != StorageTier::pinned && tier != StorageTier::disk))) continue;
+        const ExchangeStrategy exchange = tier == StorageTier::disk ? ExchangeStrategy::automatic : strategy;
+        CheckpointOptions ckpt_options;
+        ckpt_options.collective_io = tier == StorageTier::host;
+        ckpt_options.comm = ckpt_options.collective_io ? comms.world() : MPI_COMM_SELF;
+        const std::unique_ptr<PleCheckpoint> checkpoint = collective_try(comm, [&] {
+          return o.checkpoint.empty() ? synthetic_checkpoint(config, o.format, k_table_seed)
+                                      : open_ple_checkpoint(o.checkpoint, config, ckpt_options);
+        });
+        EngineOptions engine_options;
+        engine_options.dtype = o.dtype;
+        engine_options.tier = tier;
+        engine_options.max_tokens = most;
+        engine_options.exchange = exchange;
+        if (cached) engine_options.cache = o.cache;
+        PleEngine engine(comms, config, *checkpoint, engine_options);
+        for (const std::int64_t tokens : o.tokens) {
+          // My DP rank's steps and my ETP group's token counts for each.
+          std::vector<std::vector<TokenBatch>> group(static_cast<std::size_t>(edp));
+          for (int s = 0; s < edp; ++s)
+            group[static_cast<std::size_t>(s)] =
+                step_batches(share_of(all, dp, group_first + s), config, tokens, o.distinct_steps);
+          const std::vector<TokenBatch>& mine = group[static_cast<std::size_t>(topology.etp_dp_rank())];
+          std::vector<std::vector<std::int64_t>> counts(mine.size(),
+                                                        std::vector<std::int64_t>(static_cast<std::size_t>(edp)));
+          for (std::size_t k = 0; k < mine.size(); ++k)
+            for (int s = 0; s < edp; ++s) {
+              const auto& theirs = group[static_cast<std::size_t>(s)];
+              counts[k][static_cast<std::size_t>(s)] = k < theirs.size() ? theirs[k].num_tokens() : 0;
+            }
+          const auto step = [&](std::size_t k) {
+            const std::size_t i = k % mine.size();
+            return engine.forward(mine[i], counts[i]);
+          };
+          for (const bool graph : {false, true}) {
+            if ((graph && !o.graph) || (!graph && !o.eager)) continue;
+            bool allowed = true;
+            try {
+              engine.use_cuda_graphs(graph);
+            } catch (const InputError&) {
+              allowed = false;  // the same answer on every rank
+            }
+            if (!allowed) {
+              if (graph && rank == 0)
+                std::fprintf(stderr, "bench step: no graph rows for the %s exchange (its steps cannot be captured)\n",
+                             engine.exchange());
+              continue;
+            }
+            // Warm-up (graphs captured), then a probe of one round for the step count.
+            for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
+            engine.wait();
+            PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+            double t0 = MPI_Wtime();
+            for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
+            engine.wait();
+            double probe = (MPI_Wtime() - t0) / static_cast<double>(mine.size());
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
+            const auto steps = static_cast<std::size_t>(
+                std::clamp(o.min_seconds / std::max(probe, 1e-9), static_cast<double>(o.min_steps), 100000.0));
+            const std::size_t first = engine.stats().step_seconds.size();
+            const ExchangeTraffic traffic_before = engine.traffic();
+            const PhaseTimes times_before = engine.stats().times;
+            const std::vector<CacheReport> cache_before = engine.cache();
+            PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+            t0 = MPI_Wtime();
+            for (std::size_t k = 0; k < steps; ++k) (void)step(k);
+            engine.wait();
+            double wall = MPI_Wtime() - t0;
+            double looked_up[2] = {0, 0};  // hits, lookups
+            const std::vector<CacheReport> cache_after = engine.cache();
+            for (std::size_t d = 0; d < cache_after.size(); ++d) {
+              const std::int64_t hits = cache_after[d].hits - cache_before[d].hits;
+              looked_up[0] += static_cast<double>(hits);
+              looked_up[1] += static_cast<double>(hits + cache_after[d].misses - cache_before[d].misses);
+            }
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, looked_up, 2, MPI_DOUBLE, MPI_SUM, comm));
+            const ExchangeTraffic moved = engine.traffic() - traffic_before;
+            const PhaseTimes& times = engine.stats().times;
+            double sums[4] = {moved.bytes_sent, static_cast<double>(moved.tokens),
+                              times[StepPhase::gather] + times[StepPhase::combine] - times_before[StepPhase::gather] -
+                                  times_before[StepPhase::combine],
+                              times.steps - times_before.steps};
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm));
+            std::vector<double> latency(engine.stats().step_seconds.begin() + static_cast<std::ptrdiff_t>(first),
+                                        engine.stats().step_seconds.end());
+            latency.resize(steps);
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE,
+                                             MPI_MAX, comm));
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, comm));
+            // The first step again, checked.
+            const StepOutput out = step(0);
+            engine.wait();
+            std::int64_t wrong = count_wrong(*checkpoint, config, mine.front(), out, engine);
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
 
-          StepBenchResult r;
-          r.tier = to_string(tier);
-          r.mode = graph ? "graph" : "eager";
-          r.backend = engine.backend();
-          r.exchange = engine.exchange();
-          r.bytes_per_token = sums[1] > 0 ? sums[0] / sums[1] : 0;
-          r.exchange_share = !graph && sums[3] > 0 ? sums[2] / sums[3] : 0;
-          r.ranks = world;
-          r.tp = topology.tp;
-          r.etp = topology.etp;
-          r.dp = dp;
-          r.layers = config.num_ple_layers();
-          r.heads = config.total_heads();
-          r.tokens = tokens;
-          r.steps = static_cast<std::int64_t>(steps);
-          r.p50 = percentile(latency, 0.5);
-          r.p99 = percentile(latency, 0.99);
-          r.wall = wall;
-          r.wrong = wrong;
-          results.push_back(r);
+            StepBenchResult r;
+            r.tier = to_string(tier);
+            r.mode = graph ? "graph" : "eager";
+            r.backend = engine.backend();
+            r.exchange = engine.exchange();
+            r.bytes_per_token = sums[1] > 0 ? sums[0] / sums[1] : 0;
+            r.exchange_share = !graph && sums[3] > 0 ? sums[2] / sums[3] : 0;
+            r.ranks = world;
+            r.tp = topology.tp;
+            r.etp = topology.etp;
+            r.dp = dp;
+            r.layers = config.num_ple_layers();
+            r.heads = config.total_heads();
+            r.tokens = tokens;
+            r.steps = static_cast<std::int64_t>(steps);
+            r.p50 = percentile(latency, 0.5);
+            r.p99 = percentile(latency, 0.99);
+            r.wall = wall;
+            r.wrong = wrong;
+            r.cached = cached;
+            r.hit_rate = looked_up[1] > 0 ? looked_up[0] / looked_up[1] : 0;
+            results.push_back(r);
+          }
+          engine.use_cuda_graphs(false);
         }
-        engine.use_cuda_graphs(false);
       }
-    }
   return results;
 }
 

@@ -16,6 +16,7 @@
 
 #include "config/model_config.hpp"
 #include "engine/exchange.hpp"
+#include "engine/ple_engine.hpp"
 #include "format/row_format.hpp"
 #include "store/storage_tier.hpp"
 
@@ -40,6 +41,9 @@ struct StepBenchOptions {
   double min_seconds = 0.5;
   int min_steps = 20;
   int distinct_steps = 64;  // steps cycled through, so ids vary from step to step
+  // A row cache: the pinned and disk tiers run without it and with it, side by side (the
+  // steps cycle, so hit rates are those of a stream seen again; `pleshard run` streams).
+  CacheOptions cache;
 };
 
 struct StepBenchResult {
@@ -61,6 +65,8 @@ struct StepBenchResult {
   double wall = 0;  // of all the timed steps, max over ranks
   std::int64_t wrong = 0;
   int dp = 1;
+  bool cached = false;  // with the row cache
+  double hit_rate = 0;  // of the timed steps' lookups, all ranks
 
   [[nodiscard]] double tokens_per_second() const { return static_cast<double>(steps * tokens * dp) / wall; }
   [[nodiscard]] double rows_per_second() const { return tokens_per_second() * heads * layers; }

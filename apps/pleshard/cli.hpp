@@ -7,6 +7,8 @@
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
+#include "engine/ple_engine.hpp"
+
 namespace pleshard::app {
 
 using Action = std::function<int()>;
@@ -16,6 +18,9 @@ void add_run_command(CLI::App& app, Action& action);
 void add_bench_command(CLI::App& app, Action& action);
 void add_ckpt_command(CLI::App& app, Action& action);
 void add_embed_command(CLI::App& app, Action& action);
+
+// --cache-rows, --cache-gb, --cache-profile, --cache-static (run, bench step).
+void add_cache_options(CLI::App& cmd, CacheOptions& cache);
 
 // Rank in MPI_COMM_WORLD; only rank 0 prints results.
 [[nodiscard]] int world_rank();

@@ -79,25 +79,30 @@ void print_step_results(const std::vector<StepBenchResult>& results) {
   std::printf(
       "# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
       "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
-  std::printf("%-7s %-6s %-10s %-14s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %10s %6s %7s\n", "tier", "mode",
+  std::printf("%-7s %-6s %-10s %-14s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %10s %6s %6s %7s\n", "tier", "mode",
               "backend", "exchange", "ranks", "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us",
-              "tokens/s", "rows/s", "B/token", "xchg%", "#wrong");
-  for (const auto& r : results)
+              "tokens/s", "rows/s", "B/token", "xchg%", "hit%", "#wrong");
+  for (const auto& r : results) {
+    char hits[16] = "-";
+    if (r.cached) std::snprintf(hits, sizeof hits, "%.1f", 100 * r.hit_rate);
     std::printf("%-7s %-6s %-10s %-14s %5d %4d %4d %8" PRId64 " %8" PRId64
-                " %10.1f %10.1f %12.1f %12.4e %14.4e %10.4g %6.1f %7" PRId64 "\n",
-                r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.ranks, r.tp, r.etp, r.tokens,
-                r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
-                r.bytes_per_token, 100 * r.exchange_share, r.wrong);
+                " %10.1f %10.1f %12.1f %12.4e %14.4e %10.4g %6.1f %6s %7" PRId64 "\n",
+                (r.tier + (r.cached ? "+c" : "")).c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(),
+                r.ranks, r.tp, r.etp, r.tokens, r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers,
+                r.tokens_per_second(), r.rows_per_second(), r.bytes_per_token, 100 * r.exchange_share, hits, r.wrong);
+  }
   for (const auto& r : results)
     std::printf(
         "{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", "
+        "\"cached\": %s, \"hit_rate\": %.6f, "
         "\"bytes_per_rank_token\": %.6g, \"exchange_share\": %.4f, \"ranks\": %d, "
         "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64 ", \"steps\": %" PRId64
         ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
         ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
-        r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.bytes_per_token, r.exchange_share,
-        r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers,
-        r.p99 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(), r.wrong);
+        r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.cached ? "true" : "false", r.hit_rate,
+        r.bytes_per_token, r.exchange_share, r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps, r.p50 * 1e6,
+        r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
+        r.wrong);
 }
 
 void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) {
@@ -277,6 +282,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
   step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")->capture_default_str();
+  add_cache_options(*step, o->step.cache);
   step->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {

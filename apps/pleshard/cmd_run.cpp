@@ -50,6 +50,10 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
                 ", \"exchange_bytes_between_nodes\": %.0f",
                 r.traffic.bytes_sent, r.bytes_per_token(), r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
                 r.exchange_share(), r.traffic.bytes_between_nodes);
+    for (std::size_t d = 0; d < r.cache.size(); ++d)
+      std::printf(", \"cache_%zu_static_rows\": %" PRId64 ", \"cache_%zu_dynamic_rows\": %" PRId64
+                  ", \"cache_%zu_hits\": %" PRId64 ", \"cache_%zu_misses\": %" PRId64,
+                  d, r.cache[d].static_rows, d, r.cache[d].dynamic_rows, d, r.cache[d].hits, d, r.cache[d].misses);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -82,6 +86,16 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
               ", sent to owners %" PRId64 " (deduplicated), rows sent %" PRId64 "; %.1f%% of the steps' time\n",
               r.exchange.c_str(), r.bytes_per_token(), between, r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
               100 * r.exchange_share());
+  for (std::size_t d = 0; d < r.cache.size(); ++d) {
+    const CacheReport& c = r.cache[d];
+    const double lookups = static_cast<double>(c.hits + c.misses);
+    const double steps = static_cast<double>(std::max<std::int64_t>(1, r.steps));
+    std::printf("  cache, layer %zu: %" PRId64 " static + %" PRId64 " dynamic rows (all ranks); hits %" PRId64
+                " of %.0f lookups (%.1f%%), per step %.4g hits, %.4g misses\n",
+                d, c.static_rows, c.dynamic_rows, c.hits, lookups,
+                lookups > 0 ? 100 * static_cast<double>(c.hits) / lookups : 0.0, static_cast<double>(c.hits) / steps,
+                static_cast<double>(c.misses) / steps);
+  }
   std::printf("  embeddings copied to host %.4g GB, written %.4g GB in %.3f s (%.3g GB/s per writer)\n",
               r.host_copy_bytes * 1e-9, r.bytes_written * 1e-9, r.write_seconds, write_rate * 1e-9);
   std::printf("  %-22s %6s %8s %12s %10s %10s\n", "collective (rank 0)", "ranks", "calls", "bytes", "algbw GB/s",
@@ -152,6 +166,7 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
                   "Seconds a step may make no progress before a stalled peer ends the job")
       ->capture_default_str();
+  add_cache_options(*cmd, in.job.cache);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

@@ -119,6 +119,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   engine_options.cuda_graphs = options.cuda_graph;
   engine_options.exchange = options.exchange;
   engine_options.collective_timeout_s = options.collective_timeout_s;
+  engine_options.cache = options.cache;
   PleEngine engine(comms, config, checkpoint, engine_options);
   StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();
@@ -297,6 +298,11 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                     static_cast<std::int64_t>(traffic[4]),
                     static_cast<std::int64_t>(traffic[5]),
                     traffic[6]};
+  for (const CacheReport& layer : engine.cache()) {
+    std::int64_t c[4] = {layer.static_rows, layer.dynamic_rows, layer.hits, layer.misses};
+    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_INT64_T, MPI_SUM, comms.world()));
+    report.cache.push_back({c[0], c[1], c[2], c[3]});
+  }
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())
       report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});

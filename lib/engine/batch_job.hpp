@@ -42,6 +42,7 @@ struct BatchJobOptions {
   bool overwrite = false;                                   // replace an output of another job at `out`
   std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
   double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
+  CacheOptions cache;                                       // EngineOptions::cache
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };
@@ -80,6 +81,7 @@ struct BatchJobReport {
   double load_bytes = 0;          // rows the tier keeps, all ranks
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
   std::vector<CollectiveReport> collectives;
+  std::vector<CacheReport> cache;  // per layer, summed over ranks; empty without a cache
   // What the exchange moved, summed over ranks (tokens: each rank's DP rank's, so bytes over
   // tokens is bytes sent per rank per token).
   ExchangeTraffic traffic;

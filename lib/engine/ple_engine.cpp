@@ -85,6 +85,12 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
+  if (options.cache.enabled() && tier != StorageTier::pinned && tier != StorageTier::disk)
+    throw InputError(std::string("a row cache stands in front of the pinned or disk tier, not the ") + to_string(tier) +
+                     " tier");
+  if (!options.cache.profile.empty() && !options.cache.enabled())
+    throw InputError("--cache-profile " + options.cache.profile.string() +
+                     ": needs a cache (--cache-rows or --cache-gb)");
   bool own_gpu = false;
   space_ = make_space(comms, tier, own_gpu);
   space_->set_stall_timeout(options.collective_timeout_s);
@@ -111,6 +117,17 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
   const double load_start = MPI_Wtime();
   store_ = make_row_store(tier, checkpoint, ranges, *space_);
+  std::vector<std::int64_t> cache_rows;
+  if (options.cache.enabled()) {
+    std::vector<RowRange> held;  // the disk tier holds whole tables
+    for (int d = 0; d < store_->layers(); ++d) held.push_back(store_->range(d));
+    cache_rows = cache_rows_per_layer(options.cache.rows, options.cache.gb * 1e9, layouts, held);
+    std::vector<LayerCache> caches;
+    for (std::size_t d = 0; d < cache_rows.size(); ++d) caches.push_back({cache_rows[d], {}});
+    auto cached = std::make_unique<CachedStore>(std::move(store_), *space_, std::move(caches));
+    cache_ = cached.get();
+    store_ = std::move(cached);
+  }
   stats_.load.seconds = MPI_Wtime() - load_start;
   stats_.load.peak_resident = peak_resident_bytes();
 
@@ -135,11 +152,24 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   exchange_ = make_exchange(strategy, local, context);
   workspace_->allocate();
   plan_->upload(params);
+  if (cache_ != nullptr)
+    require_tier_memory(comms.world(), tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host,
+                        CachedStore::bytes_for(layouts, cache_rows, exchange_->max_query_ids()));
   store_->reserve(exchange_->max_query_ids());
   for (auto& m : marks_) m = std::make_unique<StepMarks>(*space_);
 
   options_.cuda_graphs = false;
   use_cuda_graphs(options.cuda_graphs);
+}
+
+std::vector<CacheReport> PleEngine::cache() const {
+  std::vector<CacheReport> out;
+  if (cache_ == nullptr) return out;
+  for (int d = 0; d < cache_->layers(); ++d) {
+    const CacheCounts counts = cache_->counts(d);
+    out.push_back({cache_->static_rows(d), cache_->dynamic_rows(d), counts.hits, counts.misses});
+  }
+  return out;
 }
 
 void PleEngine::use_cuda_graphs(bool on) {

@@ -8,6 +8,7 @@
 // through host copies otherwise.
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -23,10 +24,29 @@
 #include "exec/step_space.hpp"
 #include "exec/workspace.hpp"
 #include "hash/token_batch.hpp"
+#include "store/cached_store.hpp"
 #include "store/row_store.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {
+
+// A row cache in front of the pinned or disk tier (store/cached_store.hpp).
+struct CacheOptions {
+  std::int64_t rows = 0;  // slots per rank over every layer, or
+  double gb = 0;          // their GB per rank (rows stored packed)
+  // Hot rows for the static part (pleshard profile); empty: every slot is dynamic.
+  std::filesystem::path profile;
+  double static_share = 0.5;  // of the slots, given to the profile's hottest rows
+  [[nodiscard]] bool enabled() const { return rows > 0 || gb > 0; }
+};
+
+// One layer's cache on one rank, or (reports) summed over ranks.
+struct CacheReport {
+  std::int64_t static_rows = 0;
+  std::int64_t dynamic_rows = 0;
+  std::int64_t hits = 0;  // lookups inside the rank's rows, every step so far
+  std::int64_t misses = 0;
+};
 
 struct EngineOptions {
   OutDtype dtype = OutDtype::bf16;
@@ -42,6 +62,7 @@ struct EngineOptions {
   // A step that makes no progress for this long (a stalled GPU, a stalled or failed peer)
   // ends the job on every rank (abort_job): a stream that will not drain cannot be unwound.
   double collective_timeout_s = 600;
+  CacheOptions cache;
 };
 
 // One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`
@@ -120,6 +141,8 @@ class PleEngine {
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
   [[nodiscard]] StepSpace& space() const { return *space_; }
+  // Per layer, the row cache in front of the tier (empty without one); waits for the space.
+  [[nodiscard]] std::vector<CacheReport> cache() const;
 
  private:
   struct Graph;  // one bucket's CUDA graph and what its replays need
@@ -152,6 +175,7 @@ class PleEngine {
   std::unique_ptr<Communicator> etp_node_, etp_node_host_, etp_cross_, etp_cross_host_;  // hierarchical
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
+  CachedStore* cache_ = nullptr;  // store_, where a cache stands in front of the tier
   std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<StepMarks> marks_[2];  // the last two steps'

@@ -3,11 +3,13 @@
 #include "kernels/host/lookup_host.hpp"
 #include "kernels/host/ngram_ids_host.hpp"
 #include "kernels/host/pack_host.hpp"
+#include "kernels/host/row_cache_host.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 #include "kernels/cuda/pack_cuda.hpp"
+#include "kernels/cuda/row_cache_cuda.hpp"
 #endif
 
 namespace pleshard {
@@ -50,6 +52,28 @@ void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) 
 #endif
   (void)space;
   kernels::pack_rows_host(tasks);
+}
+
+void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::probe_cache_cuda(tasks, stream_of(space));
+    return;
+  }
+#endif
+  (void)space;
+  kernels::probe_cache_host(tasks);
+}
+
+void fill_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::fill_cache_cuda(tasks, stream_of(space));
+    return;
+  }
+#endif
+  (void)space;
+  kernels::fill_cache_host(tasks);
 }
 
 }  // namespace pleshard

@@ -7,6 +7,7 @@
 
 #include "exec/step_space.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "kernels/common/row_cache.hpp"
 #include "kernels/common/row_decode.hpp"
 #include "kernels/common/row_pack.hpp"
 
@@ -26,5 +27,9 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
 
 // The owner exchange's packing (kernels/common/row_pack.hpp): stored rows packed for peers.
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);
+
+// The row cache's probe and fill of every layer (kernels/common/row_cache.hpp).
+void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks);
+void fill_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks);
 
 }  // namespace pleshard

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `pleshard run` from every storage tier this machine has gives output byte-identical to the
-# host tier: disk always; device and pinned where a GPU is present, on one rank (NCCL
-# carries the exchange; also replayed from a CUDA graph) and on three ranks sharing the GPU
-# (host-staged MPI). Tables made where the tier keeps them (--checkpoint synthetic: on the GPU
-# for the device and pinned tiers) give the same bytes as the checkpoint ckpt make wrote.
+# host tier: disk always, also behind a row cache; device and pinned where a GPU is present,
+# on one rank (NCCL carries the exchange; also replayed from a CUDA graph) and on three
+# ranks sharing the GPU (host-staged MPI), pinned also behind a row cache. Tables made where
+# the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
+# give the same bytes as the checkpoint ckpt make wrote.
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -30,6 +31,8 @@ check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
 checked=()
 check disk_1 1 1 disk
 check disk_3 3 3 disk
+check disk_cache_1 1 1 disk "" --cache-rows 64         # evictions every step
+check disk_cache_3 3 3 disk "" --cache-gb 0.01         # larger than the table
 check synthetic_host_2 2 2 host
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
   nccl=nccl
@@ -42,6 +45,9 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   fi
   check device_3 3 3 device mpi-staged
   check pinned_3 3 3 pinned mpi-staged
+  check pinned_cache_1 1 1 pinned "$nccl" --cache-rows 64
+  check pinned_cache_3 3 3 pinned mpi-staged --cache-rows 1000
+  if [ "$nccl" = nccl ]; then check pinned_cache_graph_1 1 1 pinned nccl --cache-rows 200 --cuda-graph; fi
   check synthetic_device_1 1 1 device "$nccl"
   check synthetic_pinned_3 3 3 pinned mpi-staged
 elif ! grep -q "needs a CUDA build and a GPU" "$work/probe.log"; then

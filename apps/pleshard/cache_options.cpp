@@ -1,0 +1,23 @@
+// The row cache's options, shared by run and bench step.
+
+#include "cli.hpp"
+
+namespace pleshard::app {
+
+void add_cache_options(CLI::App& cmd, CacheOptions& cache) {
+  auto* rows = cmd.add_option("--cache-rows", cache.rows,
+                              "Row cache in GPU memory in front of the pinned or disk tier: slots per rank, shared "
+                              "by the layers in proportion to their rows (rows kept as stored)")
+                   ->check(CLI::NonNegativeNumber);
+  auto* gb = cmd.add_option("--cache-gb", cache.gb, "The row cache's size in GB per rank instead of rows")
+                 ->check(CLI::NonNegativeNumber);
+  rows->excludes(gb);
+  cmd.add_option("--cache-profile", cache.profile,
+                 "Row frequencies (pleshard profile) whose hottest rows fill the cache's static part at start");
+  cmd.add_option("--cache-static", cache.static_share,
+                 "Share of the cache's slots for the profile's hottest rows (the rest admit rows as they come)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+}
+
+}  // namespace pleshard::app

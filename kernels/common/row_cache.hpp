@@ -1,0 +1,155 @@
+#pragma once
+// A cache of a table's hot rows in the step space's memory, in front of a slow tier (pinned
+// host memory, disk). Rows are kept as stored — packed codes and scales (row_pack.hpp) — so
+// a cache of FP8 or NVFP4 rows holds 2-3.5x more rows than one of BF16, and every row is
+// decoded by the shared decode core like a table of packed rows.
+//
+// Slots: a static part, rows chosen ahead (a profile's hottest), found by binary search in
+// their sorted ids; then a dynamic part, set-associative (k_cache_ways ways per set), each
+// way stamped with the last step that used it and replaced least recently used within its
+// set; then one staging row per lookup of a step, where that step's misses land. A step
+// probes (hits stamp their way), fetches the misses from the slow tier, copies each into its
+// staging row — from which this step decodes it — and admits it into the least recently
+// used way of its set that no lookup of this step uses. Hits of a step therefore never lose
+// their row before the step's decode. One copy of this math for the host and the GPU.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/host_device.hpp"
+#include "kernels/common/row_decode.hpp"
+#include "kernels/common/row_pack.hpp"
+
+namespace pleshard::kernels {
+
+inline constexpr int k_cache_ways = 8;
+
+struct CacheView {
+  std::int64_t first = 0, end = 0;    // the rows the cache stands in front of: [first, end)
+  const std::int64_t* hot = nullptr;  // static part: ascending ids, its slots in that order
+  std::int64_t hot_count = 0;
+  std::int64_t* tags = nullptr;     // dynamic part: [sets][ways] ids, -1 for none
+  std::uint32_t* stamps = nullptr;  // and the last step each way was used (0: never)
+  std::int64_t sets = 0;
+  std::uint8_t* slots = nullptr;  // packed rows: hot_count + sets x ways, then staging
+  std::size_t pitch = 0;          // bytes of a packed row
+
+  [[nodiscard]] PLESHARD_HD std::int64_t capacity() const { return hot_count + sets * k_cache_ways; }
+  [[nodiscard]] PLESHARD_HD std::uint8_t* slot(std::int64_t s) const {
+    return slots + static_cast<std::size_t>(s) * pitch;
+  }
+};
+
+// The set of id's dynamic ways: ids mixed (splitmix64's finaliser) so that runs of nearby
+// ids spread over the sets.
+[[nodiscard]] PLESHARD_HD inline std::int64_t cache_set(std::int64_t id, std::int64_t sets) {
+  std::uint64_t z = static_cast<std::uint64_t>(id) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<std::int64_t>(z % static_cast<std::uint64_t>(sets));
+}
+
+// The slot holding id, or -1; a dynamic hit stamps its way with `step`.
+[[nodiscard]] PLESHARD_HD inline std::int64_t probe_cache(const CacheView& cache, std::int64_t id, std::uint32_t step) {
+  std::int64_t lo = 0, hi = cache.hot_count;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (cache.hot[mid] < id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < cache.hot_count && cache.hot[lo] == id) return lo;
+  if (cache.sets == 0) return -1;
+  const std::int64_t base = cache_set(id, cache.sets) * k_cache_ways;
+  for (int w = 0; w < k_cache_ways; ++w)
+    if (cache.tags[base + w] == id) {
+      cache.stamps[base + w] = step;  // every hit of this step writes the same value
+      return cache.hot_count + base + w;
+    }
+  return -1;
+}
+
+// One layer's cache work of a step: `count` lookups `ids`.
+struct CacheTask {
+  CacheView cache;
+  const std::int64_t* ids = nullptr;
+  std::int64_t count = 0;
+  std::int64_t* keys = nullptr;    // out: each lookup's slot (staging for misses), -1 outside
+  std::int64_t* misses = nullptr;  // out of the probe: each lookup's id where it missed, else -1
+  // [hits, misses, clock]: lookups inside [first, end) that hit and missed, added to; and the
+  // step, advanced in the space before each probe (so that a CUDA graph's replays advance it).
+  std::int64_t* counters = nullptr;
+  DecodeTask fetched;  // fill: the slow tier's rows of `misses` (keys per lookup)
+};
+
+[[nodiscard]] PLESHARD_HD inline std::uint32_t cache_step(const CacheTask& task) {
+  return static_cast<std::uint32_t>(task.counters[2]);
+}
+
+// Key of a lookup that missed until its row is fetched.
+inline constexpr std::int64_t k_cache_pending = -2;
+
+// Probe of lookup i: its key (a slot, pending, or -1 outside the cache's rows) and its miss.
+// Returns 1 for a hit, 0 for a miss, -1 outside.
+PLESHARD_HD inline int probe_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step) {
+  const std::int64_t id = task.ids[i];
+  task.misses[i] = -1;
+  if (id < task.cache.first || id >= task.cache.end) {
+    task.keys[i] = -1;
+    return -1;
+  }
+  const std::int64_t slot = probe_cache(task.cache, id, step);
+  if (slot >= 0) {
+    task.keys[i] = slot;
+    return 1;
+  }
+  task.keys[i] = k_cache_pending;
+  task.misses[i] = id;
+  return 0;
+}
+
+// Where a miss of `step` may go in its set: the least recently used way no lookup of this
+// step has used, or -1. `claim(way, seen)` takes way (stamps it with `step`) if its stamp is
+// still `seen`, and says whether it did (an atomic compare-and-swap on the GPU).
+template <typename Claim>
+PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std::uint32_t step, Claim&& claim) {
+  if (cache.sets == 0) return -1;
+  const std::int64_t base = cache_set(id, cache.sets) * k_cache_ways;
+  for (int attempt = 0; attempt < k_cache_ways; ++attempt) {
+    std::int64_t victim = -1;
+    std::uint32_t oldest = step;
+    for (int w = 0; w < k_cache_ways; ++w) {
+      if (cache.tags[base + w] == id) return -1;  // admitted already (a repeat of the id)
+      const std::uint32_t stamp = cache.stamps[base + w];
+      if (stamp < oldest) {
+        oldest = stamp;
+        victim = base + w;
+      }
+    }
+    if (victim < 0) return -1;  // every way serves this step
+    if (claim(victim, oldest)) return victim;
+  }
+  return -1;
+}
+
+// Fill of lookup i after the fetch: a miss's row copied into its staging row (its key now)
+// and, where a way is free of this step, into the cache.
+template <typename Claim>
+PLESHARD_HD void fill_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step, Claim&& claim) {
+  if (task.keys[i] != k_cache_pending) return;
+  const std::int64_t staging = task.cache.capacity() + i;
+  pack_stored_row(task.fetched.rows, task.fetched.keys[i], task.cache.slot(staging));
+  task.keys[i] = staging;
+  const std::int64_t id = task.misses[i];
+  const std::int64_t way = claim_way(task.cache, id, step, claim);
+  if (way < 0) return;
+  const std::uint8_t* from = task.cache.slot(staging);
+  std::uint8_t* to = task.cache.slot(task.cache.hot_count + way);
+  for (std::size_t b = 0; b < task.cache.pitch; ++b) to[b] = from[b];
+  task.cache.tags[way] = id;
+}
+
+}  // namespace pleshard::kernels

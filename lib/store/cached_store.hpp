@@ -1,0 +1,81 @@
+#pragma once
+// A row cache in the step space's memory (GPU memory where the tier decodes on the GPU) in
+// front of a slow tier's store — pinned host memory read over PCIe, or the disk — for every
+// layer: a static part filled once from chosen rows (a profile's hottest) and a dynamic part
+// that admits each step's misses (kernels/common/row_cache.hpp). A step probes the cache,
+// asks the slow tier for the misses only, and decodes hits and misses from the cache's
+// memory in the same step; what it decodes is what the slow tier holds, bit for bit.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/step_space.hpp"
+#include "kernels/common/row_cache.hpp"
+#include "store/row_store.hpp"
+
+namespace pleshard {
+
+// One layer's cache.
+struct LayerCache {
+  std::int64_t rows = 0;          // slots, static and dynamic
+  std::vector<std::int64_t> hot;  // the static part: ascending distinct ids inside the store's range
+};
+
+// Lookups inside a layer's rows, every step so far.
+struct CacheCounts {
+  std::int64_t hits = 0;
+  std::int64_t misses = 0;
+};
+
+// Slots of each layer's cache for a cache of `rows` rows or `bytes` bytes (one of them
+// non-zero) over the layers, shared in proportion to the rows each layer's range holds;
+// rows of a layer are stored packed (kernels::packed_row_bytes).
+[[nodiscard]] std::vector<std::int64_t> cache_rows_per_layer(std::int64_t rows, double bytes,
+                                                             std::span<const TableLayout> layouts,
+                                                             std::span<const RowRange> ranges);
+
+class CachedStore final : public RowStore {
+ public:
+  // `layers[d]` for every layer of `backing`; its hot ids at most its rows.
+  CachedStore(std::unique_ptr<RowStore> backing, StepSpace& space, std::vector<LayerCache> layers);
+
+  [[nodiscard]] StorageTier tier() const override { return backing_->tier(); }
+  [[nodiscard]] bool enqueues_only() const override { return backing_->enqueues_only(); }
+  // Allocates the caches and their staging for steps of up to `max_ids` ids, and fills the
+  // static parts through the slow tier, `max_ids` rows at a time.
+  void reserve(std::int64_t max_ids) override;
+  void submit(std::span<const RowQuery> queries) override;
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+
+  // Waits for the space's work.
+  [[nodiscard]] CacheCounts counts(int layer) const;
+  [[nodiscard]] std::int64_t static_rows(int layer) const;
+  [[nodiscard]] std::int64_t dynamic_rows(int layer) const;
+  // Bytes of caches of `rows[d]` slots and their staging for steps of `max_ids` ids.
+  [[nodiscard]] static std::uint64_t bytes_for(std::span<const TableLayout> layouts, std::span<const std::int64_t> rows,
+                                               std::int64_t max_ids);
+
+ private:
+  struct Layer {
+    explicit Layer(StepSpace& space)
+        : hot(space), tags(space), stamps(space), slots(space), keys(space), misses(space), counters(space) {}
+    LayerCache plan;
+    std::int64_t sets = 0;
+    SpaceBuffer hot, tags, stamps, slots, keys, misses, counters;
+  };
+
+  [[nodiscard]] kernels::CacheView view(std::size_t d) const;
+  void fill_static(std::int64_t max_ids);
+
+  std::unique_ptr<RowStore> backing_;
+  StepSpace& space_;
+  std::vector<Layer> layers_;
+  std::int64_t max_ids_ = 0;
+  std::vector<kernels::CacheTask> tasks_;
+  std::vector<RowQuery> missed_;
+  std::vector<kernels::DecodeTask> out_;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,238 @@
+// The row cache in front of the disk tier (and, where a GPU is present, the pinned tier)
+// against the host tier, bit for bit, step after step: every row format, caches of zero
+// rows, of a few rows (evictions in every step), larger than the table, with and without a
+// static part; ids repeated within a step and across steps, and outside the rows. On the
+// host its hits are those of a plain reference of the policy (least recently used within
+// sets of eight, misses admitted in lookup order into ways no lookup of the step uses).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
+#include "store/cached_store.hpp"
+#include "store/disk_store.hpp"
+#include "store/host_table.hpp"
+#include "store/row_store_factory.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+namespace fs = std::filesystem;
+
+// The policy, written plainly: per set, up to eight (id, last step) entries.
+class ReferenceCache {
+ public:
+  ReferenceCache(std::vector<std::int64_t> hot, std::int64_t dynamic_rows)
+      : hot_(hot.begin(), hot.end()), sets_(dynamic_rows / kernels::k_cache_ways) {
+    ways_.resize(static_cast<std::size_t>(sets_));
+  }
+
+  // One step's lookups inside the cache's rows: the hits.
+  std::int64_t step(const std::vector<std::int64_t>& ids) {
+    ++step_;
+    std::int64_t hits = 0;
+    std::vector<std::int64_t> missed;
+    for (const std::int64_t id : ids) {
+      if (hot_.count(id) != 0) {
+        ++hits;
+        continue;
+      }
+      if (sets_ > 0) {
+        auto& set = ways_[static_cast<std::size_t>(kernels::cache_set(id, sets_))];
+        const auto it = std::find_if(set.begin(), set.end(), [&](const Way& w) { return w.id == id; });
+        if (it != set.end()) {
+          it->last = step_;
+          ++hits;
+          continue;
+        }
+      }
+      missed.push_back(id);
+    }
+    for (const std::int64_t id : missed) {
+      if (sets_ == 0) break;
+      auto& set = ways_[static_cast<std::size_t>(kernels::cache_set(id, sets_))];
+      if (std::any_of(set.begin(), set.end(), [&](const Way& w) { return w.id == id; })) continue;
+      if (set.size() < kernels::k_cache_ways) {
+        set.push_back({id, step_});
+        continue;
+      }
+      // The least recently used way not used this step (the first of equals, as ways fill in order).
+      Way* victim = nullptr;
+      for (Way& w : set)
+        if (w.last < step_ && (victim == nullptr || w.last < victim->last)) victim = &w;
+      if (victim != nullptr) *victim = {id, step_};
+    }
+    return hits;
+  }
+
+ private:
+  struct Way {
+    std::int64_t id;
+    std::uint32_t last;
+  };
+  std::set<std::int64_t> hot_;
+  std::int64_t sets_;
+  std::vector<std::vector<Way>> ways_;
+  std::uint32_t step_ = 0;
+};
+
+std::vector<std::unique_ptr<StepSpace>> spaces() {
+  std::vector<std::unique_ptr<StepSpace>> out;
+  out.push_back(make_host_space());
+  if (gpu_available()) out.push_back(make_tier_space(StorageTier::device));
+  return out;
+}
+
+// Steps of `n` ids: a hot window that recurs from step to step, a drifting window, ids
+// anywhere, and a few outside the table.
+std::vector<std::vector<std::int64_t>> make_steps(std::int64_t rows, std::int64_t n, int steps, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<std::int64_t>> out;
+  for (int s = 0; s < steps; ++s) {
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const auto r = rng();
+      ids[i] = i % 3 == 0   ? static_cast<std::int64_t>(r % 24)
+               : i % 3 == 1 ? (static_cast<std::int64_t>(r % 64) + 37 * s) % rows
+                            : static_cast<std::int64_t>(r % static_cast<std::uint64_t>(rows));
+    }
+    if (n > 8) {
+      ids[1] = -1;
+      ids[4] = rows;
+    }
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+TEST(RowCache, EqualsTheHostTierStepAfterStep) {
+  const ScratchDir dir;
+  struct Format {
+    const char* dtype;
+    RowFormat format;
+  };
+  const Format formats[] = {{nullptr, RowFormat::bf16},
+                            {nullptr, RowFormat::f32},
+                            {"float8_e4m3fn", RowFormat::fp8},
+                            {"nvfp4", RowFormat::nvfp4}};
+  for (const auto& f : formats) {
+    const ModelConfig config = small_config(f.dtype, 3);
+    const fs::path path = dir / to_string(f.format);
+    write_checkpoint(path, config, synthetic_tables(config, f.format, 4), {CheckpointKind::safetensors, 1});
+    const auto checkpoint = open_ple_checkpoint(path, config);
+    const int layers = config.num_ple_layers();
+    for (const auto& space : spaces()) {
+      std::vector<StorageTier> backings{StorageTier::disk};
+      if (space->on_device()) backings.push_back(StorageTier::pinned);
+      for (const StorageTier backing : backings) {
+        std::vector<RowRange> ranges;
+        for (int d = 0; d < layers; ++d) ranges.push_back({0, checkpoint->table(d).layout.rows});
+        const std::int64_t rows = ranges[0].size();
+        // Slots: none; a few (evictions every step); some with a static part; more than the table.
+        for (const std::int64_t slots : {std::int64_t{0}, std::int64_t{16}, std::int64_t{120}, 3 * rows}) {
+          for (const bool with_hot : {false, true}) {
+            if (with_hot && slots < 40) continue;
+            SCOPED_TRACE(std::string(to_string(f.format)) + (space->on_device() ? " gpu " : " host ") +
+                         to_string(backing) + " slots " + std::to_string(slots) + (with_hot ? " with hot" : ""));
+            std::vector<LayerCache> caches;
+            std::vector<ReferenceCache> references;
+            for (int d = 0; d < layers; ++d) {
+              std::vector<std::int64_t> hot;
+              if (with_hot)
+                for (std::int64_t id = 5; id < ranges[static_cast<std::size_t>(d)].end && hot.size() < 30; id += 3)
+                  hot.push_back(id);
+              references.emplace_back(hot, slots - static_cast<std::int64_t>(hot.size()));
+              caches.push_back({slots, hot});
+            }
+            CachedStore cached(make_row_store(backing, *checkpoint, ranges, *space), *space, caches);
+            const std::int64_t n = 300;
+            cached.reserve(n);
+            std::vector<std::int64_t> expected_hits(static_cast<std::size_t>(layers), 0), in_rows(expected_hits);
+            for (int d = 0; d < layers; ++d) {
+              const HostTable host(*checkpoint, d, ranges[static_cast<std::size_t>(d)]);
+              const std::size_t width = static_cast<std::size_t>(config.head_dim()) * kernels::out_bytes(OutDtype::f32);
+              int s = 0;
+              for (const auto& ids : make_steps(host.range().end, n, 12, 31 + static_cast<std::uint64_t>(d))) {
+                std::vector<std::uint8_t> expected(ids.size() * width);
+                host.lookup(ids, OutDtype::f32, expected.data());
+                // Other layers look nothing up in these steps: only layer d's cache moves.
+                ASSERT_EQ(lookup_from_host(cached, *space, d, ids, OutDtype::f32), expected) << "step " << s;
+                std::vector<std::int64_t> inside;
+                for (const auto id : ids)
+                  if (id >= 0 && id < host.range().end) inside.push_back(id);
+                expected_hits[static_cast<std::size_t>(d)] += references[static_cast<std::size_t>(d)].step(inside);
+                in_rows[static_cast<std::size_t>(d)] += static_cast<std::int64_t>(inside.size());
+                // An empty step of every other layer keeps the references' clocks in step.
+                for (int e = 0; e < layers; ++e)
+                  if (e != d) (void)references[static_cast<std::size_t>(e)].step({});
+                ++s;
+              }
+            }
+            for (int d = 0; d < layers; ++d) {
+              const CacheCounts counts = cached.counts(d);
+              EXPECT_EQ(counts.hits + counts.misses, in_rows[static_cast<std::size_t>(d)]) << "layer " << d;
+              if (slots == 0) {
+                EXPECT_EQ(counts.hits, 0);
+              }
+              if (with_hot) {
+                EXPECT_GT(counts.hits, 0);
+              }
+              // The GPU admits a step's misses in parallel (any order among them): only the host's
+              // hits are the reference's exactly.
+              if (!space->on_device()) {
+                EXPECT_EQ(counts.hits, expected_hits[static_cast<std::size_t>(d)]) << "layer " << d;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Hot rows are found from the first step on, whatever the dynamic part does.
+TEST(RowCache, StaticRowsHitFromTheFirstStep) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("float8_e4m3fn", 1);
+  write_checkpoint(dir / "t", config, synthetic_tables(config, RowFormat::fp8, 2), {CheckpointKind::safetensors, 1});
+  const auto checkpoint = open_ple_checkpoint(dir / "t", config);
+  const auto space = make_host_space();
+  std::vector<RowRange> ranges;
+  std::vector<LayerCache> caches;
+  for (int d = 0; d < config.num_ple_layers(); ++d) {
+    ranges.push_back({0, checkpoint->table(d).layout.rows});
+    caches.push_back({10, {2, 3, 7, 11}});
+  }
+  CachedStore cached(make_row_store(StorageTier::disk, *checkpoint, ranges, *space), *space, caches);
+  cached.reserve(64);
+  EXPECT_EQ(cached.static_rows(0), 4);
+  EXPECT_EQ(cached.dynamic_rows(0), 0);  // 6 slots left: less than one set of eight
+  const HostTable host(*checkpoint, 0, ranges[0]);
+  const std::vector<std::int64_t> ids{7, 2, 7, 100, 11, 3, 100};
+  std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) * 4);
+  host.lookup(ids, OutDtype::f32, expected.data());
+  EXPECT_EQ(lookup_from_host(cached, *space, 0, ids, OutDtype::f32), expected);
+  EXPECT_EQ(cached.counts(0).hits, 5);
+  EXPECT_EQ(cached.counts(0).misses, 2);
+}
+
+TEST(RowCache, SizesShareTheCacheByRows) {
+  const TableLayout a{RowFormat::fp8, 160, 3000};
+  const TableLayout b{RowFormat::nvfp4, 160, 1000};
+  const std::vector<TableLayout> layouts{a, b};
+  const std::vector<RowRange> ranges{{0, 3000}, {0, 1000}};
+  EXPECT_EQ(cache_rows_per_layer(400, 0, layouts, ranges), (std::vector<std::int64_t>{300, 100}));
+  // 1e5 bytes: 75,000 over 160-byte FP8 rows, 25,000 over 90-byte NVFP4 rows.
+  EXPECT_EQ(cache_rows_per_layer(0, 1e5, layouts, ranges), (std::vector<std::int64_t>{468, 277}));
+  EXPECT_THROW((void)cache_rows_per_layer(10, 1e5, layouts, ranges), InputError);
+}
+
+}  // namespace

@@ -18,6 +18,7 @@ void add_run_command(CLI::App& app, Action& action);
 void add_bench_command(CLI::App& app, Action& action);
 void add_ckpt_command(CLI::App& app, Action& action);
 void add_embed_command(CLI::App& app, Action& action);
+void add_profile_command(CLI::App& app, Action& action);
 
 // --cache-rows, --cache-gb, --cache-profile, --cache-static (run, bench step).
 void add_cache_options(CLI::App& cmd, CacheOptions& cache);

@@ -25,6 +25,7 @@ int run_cli(int argc, char** argv) {
   app::add_run_command(cli, action);
   app::add_embed_command(cli, action);
   app::add_ckpt_command(cli, action);
+  app::add_profile_command(cli, action);
   app::add_bench_command(cli, action);
 
   const int rank = app::world_rank();

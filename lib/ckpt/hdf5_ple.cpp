@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 
 using detail::H5Id;
 using detail::quiet_hdf5;
+using detail::read_int_attribute;
 using detail::read_string_attribute;
+using detail::write_int_attribute;
 using detail::write_string_attribute;
 
 H5Id check(hid_t id, herr_t (*close)(hid_t), const std::string& what) { return detail::h5_check(id, close, what); }
@@ -66,25 +68,6 @@ H5Id checksummed_fapl() {
   H5Id fapl = check(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
   return fapl;
-}
-
-void write_int_attribute(hid_t object, const char* name, std::int64_t value) {
-  H5Id space = check(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  H5Id attr = check(H5Acreate2(object, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-                    std::string("cannot create attribute ") + name);
-  check(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), std::string("cannot write attribute ") + name);
-}
-
-std::int64_t read_int_attribute(hid_t object, const char* name, const std::string& where) {
-  if (H5Aexists(object, name) <= 0) throw InputError(where + ": attribute " + name + " is missing");
-  H5Id attr = check(H5Aopen(object, name, H5P_DEFAULT), H5Aclose, where + ": attribute " + name);
-  H5Id type = check(H5Aget_type(attr.get()), H5Tclose, where + ": attribute " + name);
-  H5Id space = check(H5Aget_space(attr.get()), H5Sclose, where + ": attribute " + name);
-  if (H5Tget_class(type.get()) != H5T_INTEGER || !detail::holds_one_element(space.get()))
-    throw InputError(where + ": attribute " + name + " is not one integer");
-  std::int64_t value = 0;
-  check(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), where + ": cannot read attribute " + name);
-  return value;
 }
 
 // A small dataset a table's results depend on, checksummed (Fletcher32) like the rows.

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
 #include "dist/communicator_factory.hpp"
+#include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -115,6 +116,21 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
   // Rates count the rows' stored bytes (as the files hold them), not the tier's padding.
   stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
+  // The profile's tables agree with the checkpoint's, on every rank, before anything is loaded.
+  const RowProfile profile = collective_try(comms.world(), [&] {
+    RowProfile p;
+    if (options.cache.profile.empty()) return p;
+    p = read_row_profile(options.cache.profile);
+    for (const PleLayerSpec& spec : specs_) {
+      const auto d = static_cast<std::size_t>(spec.ple_index);
+      const std::int64_t rows = layouts[static_cast<std::size_t>(&spec - specs_.data())].rows;
+      if (d >= p.tables.size() || p.tables[d].table_rows != rows)
+        throw InputError(options.cache.profile.string() + ": made for other tables (table " + std::to_string(d) +
+                         (d < p.tables.size() ? " of " + std::to_string(p.tables[d].table_rows) + " rows" : " absent") +
+                         "; the checkpoint's has " + std::to_string(rows) + ")");
+    }
+    return p;
+  });
   const double load_start = MPI_Wtime();
   store_ = make_row_store(tier, checkpoint, ranges, *space_);
   std::vector<std::int64_t> cache_rows;
@@ -123,7 +139,13 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     for (int d = 0; d < store_->layers(); ++d) held.push_back(store_->range(d));
     cache_rows = cache_rows_per_layer(options.cache.rows, options.cache.gb * 1e9, layouts, held);
     std::vector<LayerCache> caches;
-    for (std::size_t d = 0; d < cache_rows.size(); ++d) caches.push_back({cache_rows[d], {}});
+    for (std::size_t d = 0; d < cache_rows.size(); ++d) {
+      std::vector<std::int64_t> hot;
+      if (!profile.tables.empty())
+        hot = hot_rows(profile.tables[static_cast<std::size_t>(specs_[d].ple_index)], held[d],
+                       static_cast<std::int64_t>(options.cache.static_share * static_cast<double>(cache_rows[d])));
+      caches.push_back({cache_rows[d], std::move(hot)});
+    }
     auto cached = std::make_unique<CachedStore>(std::move(store_), *space_, std::move(caches));
     cache_ = cached.get();
     store_ = std::move(cached);

@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,16 @@ inline void h5_check(herr_t status, const std::string& what) {
 // Whether an attribute or a dataset's dataspace holds exactly one element (scalar, or a
 // shape of ones): what a read into one value needs before it may read anything.
 [[nodiscard]] bool holds_one_element(hid_t space);
+
+// 64-bit integer attributes (a scalar dataspace); reading one that is missing or not one
+// integer is InputError "<where>: attribute <name> ...".
+void write_int_attribute(hid_t object, const char* name, std::int64_t value);
+[[nodiscard]] std::int64_t read_int_attribute(hid_t object, const char* name, const std::string& where);
+
+// 1-D datasets of 64-bit integers: written contiguous, without timestamps; read whole,
+// InputError "<where>: /<name> ..." unless it is one.
+void write_int64s(hid_t group, const char* name, const std::vector<std::int64_t>& values, const std::string& where);
+[[nodiscard]] std::vector<std::int64_t> read_int64s(hid_t group, const char* name, const std::string& where);
 
 // Fixed-length string attributes (a scalar dataspace).
 void write_string_attribute(hid_t object, const char* name, const std::string& value);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# After h200-build.sh (same build directory): the row cache in front of the pinned tier on
+# one GPU machine, with Qwen3.8-Flash-Next's real FP8 table (51.2 GB) made in pinned memory.
+# - tests: the cache against the host tier (test_row_cache: GPU space, disk and pinned
+#   behind it) and every tier's run output behind it (run_tiers);
+# - profile: row frequencies of the corpus's first half (the profiled corpus), and the
+#   miss-ratio curve of its second half (the test corpus) with them;
+# - run: run --summary-only on the second half and on the whole corpus from the pinned
+#   tier alone and behind a cache of 5% of the rows (16,000,077 rows, 2.56 GB) filled from the
+#   profile;
+# - step: bench step of the pinned tier without and with that cache, side by side.
+#   [CORPUS=...] [PARTS="tests profile run step"] jobs/device/h200-cache.sh
+# Results go to $OUT (default ./out): cache-*.txt, curve.csv.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
+parts=${PARTS:-tests profile run step}
+part() { [[ " $parts " == *" $1 "* ]]; }
+rc=0
+fp8=/tmp/pleshard-qwen-fp8.json
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
+  jobs/models/qwen3.8-flash-next/config.json "$fp8"
+half=$(( $(wc -l <"$corpus") / 2 ))
+head -n "$half" "$corpus" >/tmp/corpus-first.jsonl
+tail -n +"$(( half + 1 ))" "$corpus" >/tmp/corpus-second.jsonl
+profile=/tmp/corpus-first.profile.h5
+cache=(--cache-rows 16000077 --cache-profile "$profile")
+
+if part tests; then
+  ctest --test-dir "$build" --output-on-failure -R "row_cache|run_tiers|disk_table" >"$out/cache-tests.txt" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|Failed|Passed" "$out/cache-tests.txt"
+fi
+if part profile || part run || part step; then
+  "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-first.jsonl --out "$profile" --quiet \
+    >"$out/cache-profile.txt" 2>&1 || rc=1
+  cat "$out/cache-profile.txt"
+fi
+if part profile; then
+  "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-second.jsonl --cache-profile "$profile" \
+    --curve "$out/curve.csv" --curve-shares 0.005 0.01 0.05 0.1 --quiet >>"$out/cache-profile.txt" 2>&1 || rc=1
+  tail -6 "$out/cache-profile.txt"
+fi
+if part run; then
+  for requests in /tmp/corpus-second.jsonl "$corpus"; do
+    for with in "" "${cache[*]}"; do
+      echo "== run pinned $(basename "$requests") ${with}"
+      # shellcheck disable=SC2086
+      "$app" run --checkpoint synthetic --config "$fp8" --storage pinned --requests "$requests" --summary-only --quiet \
+        $with 2>&1 | grep -E "wall|phases|cache|error" || rc=1
+    done
+  done >"$out/cache-run.txt"
+  cat "$out/cache-run.txt"
+fi
+if part step; then
+  "$app" bench step --config "$fp8" --storage pinned --requests /tmp/corpus-second.jsonl --tokens 64 8192 \
+    --modes eager "${cache[@]}" --min-seconds 1 >"$out/cache-step.txt" 2>&1 || rc=1
+  grep -v '^{' "$out/cache-step.txt"
+fi
+exit $rc

@@ -1,0 +1,123 @@
+#include "profile/profile_job.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/mpi_check.hpp"
+#include "hash/ngram_ids.hpp"
+#include "hash/ple_layer_spec.hpp"
+#include "store/row_range.hpp"
+
+namespace pleshard {
+
+namespace {
+
+// One table's counts of my share of its rows.
+struct Share {
+  PleLayerSpec spec;
+  std::int64_t table_rows = 0;
+  RowRange range;
+  std::vector<std::uint32_t> counts;
+  std::int64_t lookups = 0;  // of the whole table, as every rank hashes everything
+};
+
+void count(Share& s, const TokenBatch& batch) {
+  for (const std::int64_t id : compute_ngram_ids(s.spec, batch)) {
+    if (id < 0 || id >= s.table_rows) continue;
+    ++s.lookups;
+    if (id < s.range.begin || id >= s.range.end) continue;
+    std::uint32_t& c = s.counts[static_cast<std::size_t>(id - s.range.begin)];
+    if (c == std::numeric_limits<std::uint32_t>::max())
+      throw InputError("a row is looked up 2^32 times: the corpus is too large to profile in one run");
+    ++c;
+  }
+}
+
+// Every rank's (count, row) pairs of `s` on rank 0, most looked up first.
+TableProfile gather(MPI_Comm comm, const Share& s) {
+  std::vector<std::int64_t> rows, counts;
+  for (std::size_t i = 0; i < s.counts.size(); ++i)
+    if (s.counts[i] != 0) {
+      rows.push_back(s.range.begin + static_cast<std::int64_t>(i));
+      counts.push_back(s.counts[i]);
+    }
+  int ranks = 1, rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  if (rows.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw SystemError("profile: more than 2^31 rows looked up in one rank's share (use more ranks)");
+  const int mine = static_cast<int>(rows.size());
+  std::vector<int> sizes(static_cast<std::size_t>(ranks)), offsets(sizes.size());
+  PLESHARD_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm));
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    if (total > std::numeric_limits<int>::max())
+      throw SystemError("profile: more than 2^31 rows looked up in one table");
+    offsets[r] = static_cast<int>(total);
+    total += sizes[r];
+  }
+  TableProfile t;
+  t.table_rows = s.table_rows;
+  t.lookups = s.lookups;
+  std::vector<std::int64_t> all_rows(rank == 0 ? static_cast<std::size_t>(total) : 0), all_counts(all_rows.size());
+  PLESHARD_MPI_CHECK(MPI_Gatherv(rows.data(), mine, MPI_INT64_T, all_rows.data(), sizes.data(), offsets.data(),
+                                 MPI_INT64_T, 0, comm));
+  PLESHARD_MPI_CHECK(MPI_Gatherv(counts.data(), mine, MPI_INT64_T, all_counts.data(), sizes.data(), offsets.data(),
+                                 MPI_INT64_T, 0, comm));
+  if (rank != 0) return t;
+  std::vector<std::size_t> order(all_rows.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return all_counts[a] != all_counts[b] ? all_counts[a] > all_counts[b] : all_rows[a] < all_rows[b];
+  });
+  t.rows.reserve(order.size());
+  t.counts.reserve(order.size());
+  for (const std::size_t i : order) {
+    t.rows.push_back(all_rows[i]);
+    t.counts.push_back(all_counts[i]);
+  }
+  return t;
+}
+
+}  // namespace
+
+RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                        const std::vector<Request>& requests, const std::string& corpus,
+                        const ProfileOptions& options) {
+  int ranks = 1, rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  std::vector<Share> shares;
+  for (const PleLayerSpec& derived : derive_layer_specs(config)) {
+    const PleTableInfo& info = checkpoint.table(derived.ple_index);
+    Share s;
+    s.spec = hashing_spec(derived, info, checkpoint.path(), false);
+    s.table_rows = info.layout.rows;
+    s.range = balanced_range(s.table_rows, ranks, rank);
+    s.counts.assign(static_cast<std::size_t>(s.range.size()), 0);
+    shares.push_back(std::move(s));
+  }
+  const std::int64_t total = total_tokens(requests);
+  const std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
+  std::int64_t done = 0;
+  for (std::size_t next = 0; next < requests.size();) {
+    TokenBatch batch(config.ngram_size);
+    while (next < requests.size() && (batch.num_tokens() == 0 || batch.num_tokens() < options.batch_tokens)) {
+      batch.add_request(requests[next].tokens, context);
+      ++next;
+    }
+    for (Share& s : shares) count(s, batch);
+    done += batch.num_tokens();
+    if (rank == 0 && options.progress) options.progress(done, total);
+  }
+  RowProfile profile;
+  profile.corpus = corpus;
+  profile.requests = static_cast<std::int64_t>(requests.size());
+  profile.tokens = total;
+  for (const Share& s : shares) profile.tables.push_back(gather(comm, s));
+  if (rank != 0) profile.tables.clear();
+  return profile;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,32 @@
+#pragma once
+// `pleshard profile`: how often a token corpus looks up each row of every PLE table. Every
+// rank hashes every request whole, as a prefill from its first token would, and counts the
+// lookups of its balanced share of each table's rows (no exchange: hashing is cheap beside
+// counting, and a share's counts fit in memory); rank 0 gathers the profile.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "ckpt/ple_checkpoint.hpp"
+#include "config/model_config.hpp"
+#include "io/requests.hpp"
+#include "profile/row_profile.hpp"
+
+namespace pleshard {
+
+struct ProfileOptions {
+  std::int64_t batch_tokens = 1 << 20;  // requests hashed together, whole
+  // Rank 0, after each batch: tokens hashed so far of all.
+  std::function<void(std::int64_t done, std::int64_t total)> progress;
+};
+
+// Collective over `comm`; rank 0 returns the profile, the others an empty one.
+[[nodiscard]] RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                                      const std::vector<Request>& requests, const std::string& corpus,
+                                      const ProfileOptions& options);
+
+}  // namespace pleshard

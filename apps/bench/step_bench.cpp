@@ -188,14 +188,17 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             for (std::size_t k = 0; k < steps; ++k) (void)step(k);
             engine.wait();
             double wall = MPI_Wtime() - t0;
-            double looked_up[2] = {0, 0};  // hits, lookups
+            double looked_up[3] = {0, 0, 0};  // hits, repeats, lookups
             const std::vector<CacheReport> cache_after = engine.cache();
             for (std::size_t d = 0; d < cache_after.size(); ++d) {
-              const std::int64_t hits = cache_after[d].hits - cache_before[d].hits;
-              looked_up[0] += static_cast<double>(hits);
-              looked_up[1] += static_cast<double>(hits + cache_after[d].misses - cache_before[d].misses);
+              const CacheReport& now = cache_after[d];
+              const CacheReport& then = cache_before[d];
+              looked_up[0] += static_cast<double>(now.hits - then.hits);
+              looked_up[1] += static_cast<double>(now.repeats - then.repeats);
+              looked_up[2] +=
+                  static_cast<double>(now.hits + now.misses + now.repeats - then.hits - then.misses - then.repeats);
             }
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, looked_up, 2, MPI_DOUBLE, MPI_SUM, comm));
+            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, looked_up, 3, MPI_DOUBLE, MPI_SUM, comm));
             const ExchangeTraffic moved = engine.traffic() - traffic_before;
             const PhaseTimes& times = engine.stats().times;
             double sums[4] = {moved.bytes_sent, static_cast<double>(moved.tokens),
@@ -235,7 +238,8 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             r.wall = wall;
             r.wrong = wrong;
             r.cached = cached;
-            r.hit_rate = looked_up[1] > 0 ? looked_up[0] / looked_up[1] : 0;
+            r.hit_rate = looked_up[2] > 0 ? looked_up[0] / looked_up[2] : 0;
+            r.repeat_rate = looked_up[2] > 0 ? looked_up[1] / looked_up[2] : 0;
             results.push_back(r);
           }
           engine.use_cuda_graphs(false);

@@ -65,8 +65,9 @@ struct StepBenchResult {
   double wall = 0;  // of all the timed steps, max over ranks
   std::int64_t wrong = 0;
   int dp = 1;
-  bool cached = false;  // with the row cache
-  double hit_rate = 0;  // of the timed steps' lookups, all ranks
+  bool cached = false;     // with the row cache
+  double hit_rate = 0;     // of the timed steps' lookups, all ranks: found in the cache
+  double repeat_rate = 0;  // and repeating a miss of their step (read from the tier once)
 
   [[nodiscard]] double tokens_per_second() const { return static_cast<double>(steps * tokens * dp) / wall; }
   [[nodiscard]] double rows_per_second() const { return tokens_per_second() * heads * layers; }

@@ -79,14 +79,15 @@ void print_step_results(const std::vector<StepBenchResult>& results) {
   std::printf(
       "# pleshard bench step: whole steps (hash, exchange, fetch, decode of every layer); latency = a "
       "step's time on the engine's stream, max over ranks; tokens per DP rank\n");
-  std::printf("%-7s %-6s %-10s %-14s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %10s %6s %6s %7s\n", "tier", "mode",
+  // hit%+rep%: lookups found in the row cache, and repeating a miss of their step (read once).
+  std::printf("%-7s %-6s %-10s %-14s %5s %4s %4s %8s %8s %10s %10s %12s %12s %14s %10s %6s %11s %7s\n", "tier", "mode",
               "backend", "exchange", "ranks", "tp", "etp", "tokens", "steps", "p50 us", "p99 us", "layer p50 us",
-              "tokens/s", "rows/s", "B/token", "xchg%", "hit%", "#wrong");
+              "tokens/s", "rows/s", "B/token", "xchg%", "hit%+rep%", "#wrong");
   for (const auto& r : results) {
-    char hits[16] = "-";
-    if (r.cached) std::snprintf(hits, sizeof hits, "%.1f", 100 * r.hit_rate);
+    char hits[32] = "-";
+    if (r.cached) std::snprintf(hits, sizeof hits, "%.1f+%.1f", 100 * r.hit_rate, 100 * r.repeat_rate);
     std::printf("%-7s %-6s %-10s %-14s %5d %4d %4d %8" PRId64 " %8" PRId64
-                " %10.1f %10.1f %12.1f %12.4e %14.4e %10.4g %6.1f %6s %7" PRId64 "\n",
+                " %10.1f %10.1f %12.1f %12.4e %14.4e %10.4g %6.1f %11s %7" PRId64 "\n",
                 (r.tier + (r.cached ? "+c" : "")).c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(),
                 r.ranks, r.tp, r.etp, r.tokens, r.steps, r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers,
                 r.tokens_per_second(), r.rows_per_second(), r.bytes_per_token, 100 * r.exchange_share, hits, r.wrong);
@@ -94,15 +95,15 @@ void print_step_results(const std::vector<StepBenchResult>& results) {
   for (const auto& r : results)
     std::printf(
         "{\"bench\": \"step\", \"tier\": \"%s\", \"mode\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", "
-        "\"cached\": %s, \"hit_rate\": %.6f, "
+        "\"cached\": %s, \"hit_rate\": %.6f, \"repeat_rate\": %.6f, "
         "\"bytes_per_rank_token\": %.6g, \"exchange_share\": %.4f, \"ranks\": %d, "
         "\"tp\": %d, \"etp\": %d, \"layers\": %d, \"heads\": %d, \"tokens\": %" PRId64 ", \"steps\": %" PRId64
         ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"layer_p50_us\": %.3f"
         ", \"layer_p99_us\": %.3f, \"tokens_per_s\": %.6e, \"rows_per_s\": %.6e, \"wrong\": %" PRId64 "}\n",
         r.tier.c_str(), r.mode.c_str(), r.backend.c_str(), r.exchange.c_str(), r.cached ? "true" : "false", r.hit_rate,
-        r.bytes_per_token, r.exchange_share, r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps, r.p50 * 1e6,
-        r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers, r.tokens_per_second(), r.rows_per_second(),
-        r.wrong);
+        r.repeat_rate, r.bytes_per_token, r.exchange_share, r.ranks, r.tp, r.etp, r.layers, r.heads, r.tokens, r.steps,
+        r.p50 * 1e6, r.p99 * 1e6, r.p50 * 1e6 / r.layers, r.p99 * 1e6 / r.layers, r.tokens_per_second(),
+        r.rows_per_second(), r.wrong);
 }
 
 void print_hash_results(const std::vector<HashBenchResult>& results, int ranks) {

@@ -44,11 +44,12 @@ void print_summary(const RowProfile& p, const std::string& out, double seconds) 
   for (std::size_t d = 0; d < p.tables.size(); ++d) {
     const TableProfile& t = p.tables[d];
     const auto distinct = static_cast<std::int64_t>(t.rows.size());
-    std::printf("  table %zu: %" PRId64 " lookups of %" PRId64 " distinct rows (%.2f%% of %" PRId64
-                "); the hottest 1%% / 5%% of the table's rows take %.1f%% / %.1f%% of the lookups, repeats %.1f%%\n",
-                d, t.lookups, distinct, 100.0 * static_cast<double>(distinct) / static_cast<double>(t.table_rows),
-                t.table_rows, 100 * coverage(t, t.table_rows / 100), 100 * coverage(t, t.table_rows / 20),
-                t.lookups > 0 ? 100.0 * static_cast<double>(t.lookups - distinct) / static_cast<double>(t.lookups) : 0.0);
+    std::printf(
+        "  table %zu: %" PRId64 " lookups of %" PRId64 " distinct rows (%.2f%% of %" PRId64
+        "); the hottest 1%% / 5%% of the table's rows take %.1f%% / %.1f%% of the lookups, repeats %.1f%%\n",
+        d, t.lookups, distinct, 100.0 * static_cast<double>(distinct) / static_cast<double>(t.table_rows), t.table_rows,
+        100 * coverage(t, t.table_rows / 100), 100 * coverage(t, t.table_rows / 20),
+        t.lookups > 0 ? 100.0 * static_cast<double>(t.lookups - distinct) / static_cast<double>(t.lookups) : 0.0);
   }
 }
 
@@ -59,7 +60,8 @@ std::string curve_csv(const std::vector<std::vector<CurvePoint>>& tables, const 
   for (std::size_t d = 0; d < tables.size(); ++d)
     for (const CurvePoint& p : tables[d]) {
       std::snprintf(line, sizeof line, "%zu,%" PRId64 ",%.6g,%.6f,%.6f,%.6f,%.6f,%.6f\n", d, p.slots,
-                    static_cast<double>(p.slots) / static_cast<double>(rows[d]), p.bound, p.optimal, p.dynamic, p.fixed, p.mixed);
+                    static_cast<double>(p.slots) / static_cast<double>(rows[d]), p.bound, p.optimal, p.dynamic, p.fixed,
+                    p.mixed);
       csv += line;
     }
   return csv;
@@ -148,21 +150,22 @@ void add_profile_command(CLI::App& app, Action& action) {
           std::vector<std::int64_t> rows;
           for (int d = 0; d < in.config.num_ple_layers(); ++d) {
             rows.push_back(in.checkpoint->table(d).layout.rows);
-            if (!hot.tables.empty() &&
-                (static_cast<std::size_t>(d) >= hot.tables.size() || hot.tables[static_cast<std::size_t>(d)].table_rows != rows.back()))
+            if (!hot.tables.empty() && (static_cast<std::size_t>(d) >= hot.tables.size() ||
+                                        hot.tables[static_cast<std::size_t>(d)].table_rows != rows.back()))
               throw InputError(o->curve_profile + ": made for other tables than table " + std::to_string(d) + "'s");
             CurveOptions c = o->curve_options;
             for (const double share : o->curve_shares)
               c.slots.push_back(static_cast<std::int64_t>(share * static_cast<double>(rows.back())));
             tables.push_back(miss_ratio_curve(in.config, *in.checkpoint, in.requests, d,
-                                              hot.tables.empty() ? nullptr : &hot.tables[static_cast<std::size_t>(d)], c));
+                                              hot.tables.empty() ? nullptr : &hot.tables[static_cast<std::size_t>(d)],
+                                              c));
           }
           write_text_file(o->curve, curve_csv(tables, rows));
           std::printf("pleshard profile: miss-ratio curve of %s%s -> %s\n", o->requests.c_str(),
                       o->curve_profile.empty() ? "" : (" with the hot rows of " + o->curve_profile).c_str(),
                       o->curve.c_str());
-          std::printf("  %5s %12s %8s %8s %8s %8s %8s %8s\n", "table", "slots", "share", "bound", "optimal",
-                      "dynamic", "static", "mixed");
+          std::printf("  %5s %12s %8s %8s %8s %8s %8s %8s\n", "table", "slots", "share", "bound", "optimal", "dynamic",
+                      "static", "mixed");
           for (std::size_t d = 0; d < tables.size(); ++d)
             for (const CurvePoint& p : tables[d])
               std::printf("  %5zu %12" PRId64 " %7.2f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", d, p.slots,

@@ -52,8 +52,10 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
                 r.exchange_share(), r.traffic.bytes_between_nodes);
     for (std::size_t d = 0; d < r.cache.size(); ++d)
       std::printf(", \"cache_%zu_static_rows\": %" PRId64 ", \"cache_%zu_dynamic_rows\": %" PRId64
-                  ", \"cache_%zu_hits\": %" PRId64 ", \"cache_%zu_misses\": %" PRId64,
-                  d, r.cache[d].static_rows, d, r.cache[d].dynamic_rows, d, r.cache[d].hits, d, r.cache[d].misses);
+                  ", \"cache_%zu_hits\": %" PRId64 ", \"cache_%zu_misses\": %" PRId64
+                  ", \"cache_%zu_repeats\": %" PRId64,
+                  d, r.cache[d].static_rows, d, r.cache[d].dynamic_rows, d, r.cache[d].hits, d, r.cache[d].misses, d,
+                  r.cache[d].repeats);
     for (const auto& c : r.collectives) {
       std::string key = c.name;
       std::replace(key.begin(), key.end(), ' ', '_');
@@ -88,12 +90,15 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
               100 * r.exchange_share());
   for (std::size_t d = 0; d < r.cache.size(); ++d) {
     const CacheReport& c = r.cache[d];
-    const double lookups = static_cast<double>(c.hits + c.misses);
+    const double lookups = static_cast<double>(c.hits + c.misses + c.repeats);
     const double steps = static_cast<double>(std::max<std::int64_t>(1, r.steps));
-    std::printf("  cache, layer %zu: %" PRId64 " static + %" PRId64 " dynamic rows (all ranks); hits %" PRId64
-                " of %.0f lookups (%.1f%%), per step %.4g hits, %.4g misses\n",
-                d, c.static_rows, c.dynamic_rows, c.hits, lookups,
-                lookups > 0 ? 100 * static_cast<double>(c.hits) / lookups : 0.0, static_cast<double>(c.hits) / steps,
+    const auto share = [&](std::int64_t n) { return lookups > 0 ? 100 * static_cast<double>(n) / lookups : 0.0; };
+    std::printf("  cache, layer %zu: %" PRId64 " static + %" PRId64
+                " dynamic rows (all ranks); of %.0f lookups, hits %" PRId64
+                " (%.1f%%), repeats of a miss in its step %" PRId64 " (%.1f%%), rows read from the %s tier %" PRId64
+                " (%.1f%%); per step %.4g hits, %.4g reads\n",
+                d, c.static_rows, c.dynamic_rows, lookups, c.hits, share(c.hits), c.repeats, share(c.repeats),
+                to_string(r.storage), c.misses, share(c.misses), static_cast<double>(c.hits) / steps,
                 static_cast<double>(c.misses) / steps);
   }
   std::printf("  embeddings copied to host %.4g GB, written %.4g GB in %.3f s (%.3g GB/s per writer)\n",

@@ -7,16 +7,20 @@
 // Slots: a static part, rows chosen ahead (a profile's hottest), found by binary search in
 // their sorted ids; then a dynamic part, set-associative (k_cache_ways ways per set), each
 // way stamped with the last step that used it and replaced least recently used within its
-// set; then one staging row per lookup of a step, where that step's misses land. A step
-// probes (hits stamp their way), fetches the misses from the slow tier, copies each into its
-// staging row — from which this step decodes it — and admits it into the least recently
-// used way of its set that no lookup of this step uses. Hits of a step therefore never lose
-// their row before the step's decode. One copy of this math for the host and the GPU.
+// set; then one staging row per lookup of a step. A step probes: a hit stamps its way; the
+// first miss of a row in the step owns it (a table of the step's missed rows, cleared every
+// step, tells) and later lookups of that row in the step repeat it. The slow tier fetches the
+// owned misses only; each lands in its owner's staging row, from which this step decodes it
+// and its repeats, and is admitted into the least recently used way of its set that no lookup
+// of this step uses. Hits of a step therefore never lose their row before the step's decode,
+// and the slow tier reads each missed row once per step. One copy of this math for the host
+// and the GPU.
 
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/common/host_device.hpp"
+#include "kernels/common/ngram_hash.hpp"
 #include "kernels/common/row_decode.hpp"
 #include "kernels/common/row_pack.hpp"
 
@@ -33,6 +37,11 @@ struct CacheView {
   std::int64_t sets = 0;
   std::uint8_t* slots = nullptr;  // packed rows: hot_count + sets x ways, then staging
   std::size_t pitch = 0;          // bytes of a packed row
+  // The step's missed rows: open addressing over `step_entries` (a power of two, at least
+  // twice a step's lookups) entries of id + 1 (0: free), and the lookup that owns each.
+  std::uint64_t* step_keys = nullptr;
+  std::int64_t* step_owners = nullptr;
+  std::int64_t step_entries = 0;
 
   [[nodiscard]] PLESHARD_HD std::int64_t capacity() const { return hot_count + sets * k_cache_ways; }
   [[nodiscard]] PLESHARD_HD std::uint8_t* slot(std::int64_t s) const {
@@ -40,14 +49,9 @@ struct CacheView {
   }
 };
 
-// The set of id's dynamic ways: ids mixed (splitmix64's finaliser) so that runs of nearby
-// ids spread over the sets.
+// The set of id's dynamic ways: ids mixed so that runs of nearby ids spread over the sets.
 [[nodiscard]] PLESHARD_HD inline std::int64_t cache_set(std::int64_t id, std::int64_t sets) {
-  std::uint64_t z = static_cast<std::uint64_t>(id) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<std::int64_t>(z % static_cast<std::uint64_t>(sets));
+  return static_cast<std::int64_t>(splitmix64(static_cast<std::uint64_t>(id)) % static_cast<std::uint64_t>(sets));
 }
 
 // The slot holding id, or -1; a dynamic hit stamps its way with `step`.
@@ -79,8 +83,9 @@ struct CacheTask {
   std::int64_t count = 0;
   std::int64_t* keys = nullptr;    // out: each lookup's slot (staging for misses), -1 outside
   std::int64_t* misses = nullptr;  // out of the probe: each lookup's id where it missed, else -1
-  // [hits, misses, clock]: lookups inside [first, end) that hit and missed, added to; and the
-  // step, advanced in the space before each probe (so that a CUDA graph's replays advance it).
+  // [hits, misses, clock, repeats]: lookups inside [first, end) that hit, missed first in their
+  // step and repeated a miss of their step, added to; and the step, advanced in the space
+  // before each probe (so that a CUDA graph's replays advance it).
   std::int64_t* counters = nullptr;
   DecodeTask fetched;  // fill: the slow tier's rows of `misses` (keys per lookup)
 };
@@ -89,26 +94,44 @@ struct CacheTask {
   return static_cast<std::uint32_t>(task.counters[2]);
 }
 
-// Key of a lookup that missed until its row is fetched.
+// Key of a lookup that owns a miss until its row is fetched; below it, a repeat of the miss
+// that step entry e owns is keyed k_cache_pending - 1 - e.
 inline constexpr std::int64_t k_cache_pending = -2;
 
-// Probe of lookup i: its key (a slot, pending, or -1 outside the cache's rows) and its miss.
-// Returns 1 for a hit, 0 for a miss, -1 outside.
-PLESHARD_HD inline int probe_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step) {
+enum class Probe { outside = -1, miss = 0, hit = 1, repeat = 2 };
+
+// Probe of lookup i: its key (a slot, pending, a repeat, or -1 outside the cache's rows) and
+// its miss. `atomics.swap_key(p, expected, desired)` stores desired at p if it holds expected
+// and returns what p held (an atomic compare-and-swap on the GPU).
+template <typename Atomics>
+PLESHARD_HD Probe probe_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step, Atomics& atomics) {
   const std::int64_t id = task.ids[i];
   task.misses[i] = -1;
   if (id < task.cache.first || id >= task.cache.end) {
     task.keys[i] = -1;
-    return -1;
+    return Probe::outside;
   }
   const std::int64_t slot = probe_cache(task.cache, id, step);
   if (slot >= 0) {
     task.keys[i] = slot;
-    return 1;
+    return Probe::hit;
   }
-  task.keys[i] = k_cache_pending;
-  task.misses[i] = id;
-  return 0;
+  const CacheView& c = task.cache;
+  const auto key = static_cast<std::uint64_t>(id) + 1;
+  for (std::int64_t e = static_cast<std::int64_t>(splitmix64(key) & static_cast<std::uint64_t>(c.step_entries - 1));;
+       e = (e + 1) & (c.step_entries - 1)) {
+    const std::uint64_t held = atomics.swap_key(c.step_keys + e, 0, key);
+    if (held == 0) {  // the step's first miss of the row
+      c.step_owners[e] = i;
+      task.keys[i] = k_cache_pending;
+      task.misses[i] = id;
+      return Probe::miss;
+    }
+    if (held == key) {
+      task.keys[i] = k_cache_pending - 1 - e;
+      return Probe::repeat;
+    }
+  }
 }
 
 // Where a miss of `step` may go in its set: the least recently used way no lookup of this
@@ -122,7 +145,6 @@ PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std:
     std::int64_t victim = -1;
     std::uint32_t oldest = step;
     for (int w = 0; w < k_cache_ways; ++w) {
-      if (cache.tags[base + w] == id) return -1;  // admitted already (a repeat of the id)
       const std::uint32_t stamp = cache.stamps[base + w];
       if (stamp < oldest) {
         oldest = stamp;
@@ -135,10 +157,15 @@ PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std:
   return -1;
 }
 
-// Fill of lookup i after the fetch: a miss's row copied into its staging row (its key now)
-// and, where a way is free of this step, into the cache.
+// Fill of lookup i after the fetch: an owned miss's row copied into its staging row (its key
+// now) and, where a way is free of this step, into the cache; a repeat keyed to its owner's
+// staging row.
 template <typename Claim>
 PLESHARD_HD void fill_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step, Claim&& claim) {
+  if (task.keys[i] < k_cache_pending) {
+    task.keys[i] = task.cache.capacity() + task.cache.step_owners[k_cache_pending - 1 - task.keys[i]];
+    return;
+  }
   if (task.keys[i] != k_cache_pending) return;
   const std::int64_t staging = task.cache.capacity() + i;
   pack_stored_row(task.fetched.rows, task.fetched.keys[i], task.cache.slot(staging));

@@ -1,18 +1,28 @@
 #include "kernels/host/row_cache_host.hpp"
 
+#include <algorithm>
+
 namespace pleshard::kernels {
 
 void probe_cache_host(std::span<const CacheTask> tasks) {
+  struct {
+    std::uint64_t swap_key(std::uint64_t* p, std::uint64_t expected, std::uint64_t desired) const {
+      const std::uint64_t held = *p;
+      if (held == expected) *p = desired;
+      return held;
+    }
+  } atomics;
   for (const CacheTask& task : tasks) {
     const std::uint32_t step = static_cast<std::uint32_t>(++task.counters[2]);
-    std::int64_t hits = 0, misses = 0;
+    std::fill_n(task.cache.step_keys, task.cache.step_entries, 0);
+    std::int64_t counts[3] = {0, 0, 0};  // misses, hits, repeats
     for (std::int64_t i = 0; i < task.count; ++i) {
-      const int hit = probe_lookup(task, i, step);
-      hits += hit == 1;
-      misses += hit == 0;
+      const Probe p = probe_lookup(task, i, step, atomics);
+      if (p != Probe::outside) ++counts[static_cast<int>(p)];
     }
-    task.counters[0] += hits;
-    task.counters[1] += misses;
+    task.counters[0] += counts[1];
+    task.counters[1] += counts[0];
+    task.counters[3] += counts[2];
   }
 }
 

@@ -299,9 +299,9 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                     static_cast<std::int64_t>(traffic[5]),
                     traffic[6]};
   for (const CacheReport& layer : engine.cache()) {
-    std::int64_t c[4] = {layer.static_rows, layer.dynamic_rows, layer.hits, layer.misses};
-    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c, 4, MPI_INT64_T, MPI_SUM, comms.world()));
-    report.cache.push_back({c[0], c[1], c[2], c[3]});
+    std::int64_t c[5] = {layer.static_rows, layer.dynamic_rows, layer.hits, layer.misses, layer.repeats};
+    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c, 5, MPI_INT64_T, MPI_SUM, comms.world()));
+    report.cache.push_back({c[0], c[1], c[2], c[3], c[4]});
   }
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())

@@ -189,7 +189,7 @@ std::vector<CacheReport> PleEngine::cache() const {
   if (cache_ == nullptr) return out;
   for (int d = 0; d < cache_->layers(); ++d) {
     const CacheCounts counts = cache_->counts(d);
-    out.push_back({cache_->static_rows(d), cache_->dynamic_rows(d), counts.hits, counts.misses});
+    out.push_back({cache_->static_rows(d), cache_->dynamic_rows(d), counts.hits, counts.misses, counts.repeats});
   }
   return out;
 }

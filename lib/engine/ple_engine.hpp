@@ -44,8 +44,9 @@ struct CacheOptions {
 struct CacheReport {
   std::int64_t static_rows = 0;
   std::int64_t dynamic_rows = 0;
-  std::int64_t hits = 0;  // lookups inside the rank's rows, every step so far
+  std::int64_t hits = 0;  // lookups inside the rank's rows, every step so far (CacheCounts)
   std::int64_t misses = 0;
+  std::int64_t repeats = 0;
 };
 
 struct EngineOptions {

@@ -13,8 +13,9 @@ namespace pleshard {
 
 namespace {
 
-// The share of `ids` (in steps of `step` ids) that hit a cache of `slots` slots, `hot` of
-// them static: the cache's host kernels over rows of no bytes.
+// The share of `ids` (in steps of `step` ids) that a cache of `slots` slots, `hot` of them
+// static, serves without a read of the slow tier: the cache's host kernels over rows of no
+// bytes.
 double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, std::int64_t step,
                 std::vector<std::int64_t> hot, std::int64_t slots) {
   std::sort(hot.begin(), hot.end());
@@ -22,10 +23,24 @@ double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, s
   std::vector<std::int64_t> tags(static_cast<std::size_t>(sets * kernels::k_cache_ways), -1);
   std::vector<std::uint32_t> stamps(tags.size(), 0);
   std::vector<std::int64_t> keys(static_cast<std::size_t>(step)), misses(keys.size());
-  std::int64_t counters[3] = {0, 0, 0};
+  std::int64_t entries = 2;
+  while (entries < 2 * step) entries *= 2;
+  std::vector<std::uint64_t> step_keys(static_cast<std::size_t>(entries));
+  std::vector<std::int64_t> step_owners(step_keys.size());
+  std::int64_t counters[4] = {0, 0, 0, 0};
   std::uint8_t no_bytes = 0;
-  const kernels::CacheView view{0,   table_rows, hot.data(), static_cast<std::int64_t>(hot.size()), tags.data(),
-                                stamps.data(), sets, &no_bytes, 0};
+  const kernels::CacheView view{0,
+                                table_rows,
+                                hot.data(),
+                                static_cast<std::int64_t>(hot.size()),
+                                tags.data(),
+                                stamps.data(),
+                                sets,
+                                &no_bytes,
+                                0,
+                                step_keys.data(),
+                                step_owners.data(),
+                                entries};
   // Rows of no bytes: bf16 of head_dim 0 (nothing is copied).
   const kernels::TableView table{RowFormat::bf16, 0, 0, table_rows, &no_bytes, nullptr, 1.0f, 0, 0};
   for (std::size_t at = 0; at < ids.size(); at += static_cast<std::size_t>(step)) {
@@ -35,15 +50,16 @@ double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, s
     task.fetched = {table, misses.data(), n, nullptr};
     kernels::fill_cache_host({&task, 1});
   }
-  const std::int64_t lookups = counters[0] + counters[1];
-  return lookups > 0 ? static_cast<double>(counters[0]) / static_cast<double>(lookups) : 0;
+  // Served without a read of the slow tier: hits, and repeats of a miss in its step.
+  const std::int64_t lookups = counters[0] + counters[1] + counters[3];
+  return lookups > 0 ? static_cast<double>(counters[0] + counters[3]) / static_cast<double>(lookups) : 0;
 }
 
 // Belady's hits with `slots` rows: `next[i]` is where ids[i]'s row is looked up again
 // (ids.size() for never).
 double optimal(const std::vector<std::int64_t>& ids, const std::vector<std::size_t>& next, std::int64_t slots) {
   if (slots <= 0 || ids.empty()) return 0;
-  std::unordered_map<std::int64_t, std::size_t> cached;  // row -> its next lookup
+  std::unordered_map<std::int64_t, std::size_t> cached;                // row -> its next lookup
   std::priority_queue<std::pair<std::size_t, std::int64_t>> farthest;  // (next lookup, row), stale entries too
   std::int64_t hits = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -77,7 +93,8 @@ double optimal(const std::vector<std::int64_t>& ids, const std::vector<std::size
 
 std::vector<std::int64_t> hottest(const TableProfile* profile, std::int64_t n) {
   if (profile == nullptr) return {};
-  const auto k = static_cast<std::size_t>(std::clamp<std::int64_t>(n, 0, static_cast<std::int64_t>(profile->rows.size())));
+  const auto k =
+      static_cast<std::size_t>(std::clamp<std::int64_t>(n, 0, static_cast<std::int64_t>(profile->rows.size())));
   return {profile->rows.begin(), profile->rows.begin() + static_cast<std::ptrdiff_t>(k)};
 }
 
@@ -98,7 +115,7 @@ std::vector<CurvePoint> miss_ratio_curve(const ModelConfig& config, const PleChe
       if (id >= 0 && id < table_rows) ids.push_back(id);
   }
   const std::int64_t step = std::max<std::int64_t>(1, options.step_tokens * spec.total_heads());
-  std::vector<bool> repeat(ids.size());    // whether a lookup's row was looked up earlier in the stream
+  std::vector<bool> repeat(ids.size());       // whether a lookup's row was looked up earlier in the stream
   std::vector<std::size_t> next(ids.size());  // and where it is looked up again
   {
     std::unordered_map<std::int64_t, std::size_t> later;

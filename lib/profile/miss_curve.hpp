@@ -1,5 +1,7 @@
 #pragma once
-// A row cache's hit rate against its size on a token corpus (`pleshard profile --curve`):
+// A row cache's hit rate against its size on a token corpus (`pleshard profile --curve`) —
+// the share of lookups it serves without a read of the slow tier (hits, and repeats of a
+// miss within its step, which the tier reads once):
 // the cache's own policy (kernels/common/row_cache.hpp, run on the host over rows of no
 // bytes) with every slot dynamic, every slot static (a profile's hottest rows), and both,
 // against two yardsticks: every lookup that repeats an earlier one of the stream or is of the

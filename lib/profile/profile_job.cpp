@@ -61,8 +61,8 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
   t.table_rows = s.table_rows;
   t.lookups = s.lookups;
   std::vector<std::int64_t> all_rows(rank == 0 ? static_cast<std::size_t>(total) : 0), all_counts(all_rows.size());
-  PLESHARD_MPI_CHECK(MPI_Gatherv(rows.data(), mine, MPI_INT64_T, all_rows.data(), sizes.data(), offsets.data(),
-                                 MPI_INT64_T, 0, comm));
+  PLESHARD_MPI_CHECK(
+      MPI_Gatherv(rows.data(), mine, MPI_INT64_T, all_rows.data(), sizes.data(), offsets.data(), MPI_INT64_T, 0, comm));
   PLESHARD_MPI_CHECK(MPI_Gatherv(counts.data(), mine, MPI_INT64_T, all_counts.data(), sizes.data(), offsets.data(),
                                  MPI_INT64_T, 0, comm));
   if (rank != 0) return t;

@@ -14,6 +14,15 @@ namespace {
 
 std::size_t pitch_of(const TableLayout& layout) { return kernels::packed_row_bytes(layout.format, layout.head_dim); }
 
+// Entries of the table of a step's missed rows: a power of two, at least twice its lookups.
+std::int64_t step_entries_for(std::int64_t max_ids) {
+  std::int64_t entries = 2;
+  while (entries < 2 * max_ids) entries *= 2;
+  return entries;
+}
+
+constexpr std::size_t k_counters = 4;  // kernels::CacheTask::counters
+
 }  // namespace
 
 std::vector<std::int64_t> cache_rows_per_layer(std::int64_t rows, double bytes, std::span<const TableLayout> layouts,
@@ -39,7 +48,8 @@ std::uint64_t CachedStore::bytes_for(std::span<const TableLayout> layouts, std::
     const auto rows = static_cast<std::uint64_t>(slots[d]);
     const auto ids = static_cast<std::uint64_t>(max_ids);
     bytes += (rows + ids) * pitch_of(layouts[d]) + rows * (sizeof(std::int64_t) + sizeof(std::uint32_t)) +
-             ids * 2 * sizeof(std::int64_t) + 3 * sizeof(std::int64_t);
+             ids * 2 * sizeof(std::int64_t) + static_cast<std::uint64_t>(step_entries_for(max_ids)) * 16 +
+             k_counters * sizeof(std::int64_t);
   }
   return bytes;
 }
@@ -78,7 +88,10 @@ kernels::CacheView CachedStore::view(std::size_t d) const {
           l.stamps.as<std::uint32_t>(),
           l.sets,
           l.slots.data(),
-          pitch_of(layouts_[d])};
+          pitch_of(layouts_[d]),
+          l.step_keys.as<std::uint64_t>(),
+          l.step_owners.as<std::int64_t>(),
+          l.step_entries};
 }
 
 void CachedStore::reserve(std::int64_t max_ids) {
@@ -95,9 +108,12 @@ void CachedStore::reserve(std::int64_t max_ids) {
     l.stamps.reserve(std::max<std::size_t>(1, ways * sizeof(std::uint32_t)));
     space_.fill_zero(l.stamps.data(), ways * sizeof(std::uint32_t));
     if (l.counters.capacity() == 0) {
-      l.counters.reserve(3 * sizeof(std::int64_t));
-      space_.fill_zero(l.counters.data(), 3 * sizeof(std::int64_t));
+      l.counters.reserve(k_counters * sizeof(std::int64_t));
+      space_.fill_zero(l.counters.data(), k_counters * sizeof(std::int64_t));
     }
+    l.step_entries = step_entries_for(max_ids);
+    l.step_keys.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::uint64_t));
+    l.step_owners.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::int64_t));
     l.slots.reserve((l.plan.hot.size() + ways + ids) * pitch_of(layouts_[d]));
     l.keys.reserve(ids * sizeof(std::int64_t));
     l.misses.reserve(ids * sizeof(std::int64_t));
@@ -156,8 +172,9 @@ std::span<const kernels::DecodeTask> CachedStore::wait() {
 }
 
 CacheCounts CachedStore::counts(int layer) const {
-  const std::vector<std::int64_t> c = layers_.at(static_cast<std::size_t>(layer)).counters.to_host<std::int64_t>(2);
-  return {c[0], c[1]};
+  const std::vector<std::int64_t> c =
+      layers_.at(static_cast<std::size_t>(layer)).counters.to_host<std::int64_t>(k_counters);
+  return {c[0], c[1], c[3]};
 }
 
 std::int64_t CachedStore::static_rows(int layer) const {

@@ -23,10 +23,12 @@ struct LayerCache {
   std::vector<std::int64_t> hot;  // the static part: ascending distinct ids inside the store's range
 };
 
-// Lookups inside a layer's rows, every step so far.
+// Lookups inside a layer's rows, every step so far: found in the cache, read from the slow
+// tier (each missed row once per step), and repeating a miss of their step.
 struct CacheCounts {
   std::int64_t hits = 0;
   std::int64_t misses = 0;
+  std::int64_t repeats = 0;
 };
 
 // Slots of each layer's cache for a cache of `rows` rows or `bytes` bytes (one of them
@@ -60,10 +62,19 @@ class CachedStore final : public RowStore {
  private:
   struct Layer {
     explicit Layer(StepSpace& space)
-        : hot(space), tags(space), stamps(space), slots(space), keys(space), misses(space), counters(space) {}
+        : hot(space),
+          tags(space),
+          stamps(space),
+          slots(space),
+          keys(space),
+          misses(space),
+          step_keys(space),
+          step_owners(space),
+          counters(space) {}
     LayerCache plan;
     std::int64_t sets = 0;
-    SpaceBuffer hot, tags, stamps, slots, keys, misses, counters;
+    std::int64_t step_entries = 0;
+    SpaceBuffer hot, tags, stamps, slots, keys, misses, step_keys, step_owners, counters;
   };
 
   [[nodiscard]] kernels::CacheView view(std::size_t d) const;

@@ -3,18 +3,19 @@
 # one GPU machine, with Qwen3.8-Flash-Next's real FP8 table (51.2 GB) made in pinned memory.
 # - tests: the cache against the host tier (test_row_cache: GPU space, disk and pinned
 #   behind it) and every tier's run output behind it (run_tiers);
-# - profile: row frequencies of the corpus's first half (the profiled corpus), and the
-#   miss-ratio curve of its second half (the test corpus) with them;
+# - profile (made for run and step): row frequencies of the corpus's first half (the profiled
+#   corpus); curve: the miss-ratio curve of its second half (the test corpus) with them (it
+#   needs no GPU: pleshard profile --curve runs as well on any machine);
 # - run: run --summary-only on the second half and on the whole corpus from the pinned
 #   tier alone and behind a cache of 5% of the rows (16,000,077 rows, 2.56 GB) filled from the
 #   profile;
 # - step: bench step of the pinned tier without and with that cache, side by side.
-#   [CORPUS=...] [PARTS="tests profile run step"] jobs/device/h200-cache.sh
+#   [CORPUS=...] [PARTS="tests run step curve"] jobs/device/h200-cache.sh
 # Results go to $OUT (default ./out): cache-*.txt, curve.csv.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
-parts=${PARTS:-tests profile run step}
+parts=${PARTS:-tests run step}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 fp8=/tmp/pleshard-qwen-fp8.json
@@ -30,12 +31,12 @@ if part tests; then
   ctest --test-dir "$build" --output-on-failure -R "row_cache|run_tiers|disk_table" >"$out/cache-tests.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed" "$out/cache-tests.txt"
 fi
-if part profile || part run || part step; then
+if part curve || part run || part step; then
   "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-first.jsonl --out "$profile" --quiet \
     >"$out/cache-profile.txt" 2>&1 || rc=1
   cat "$out/cache-profile.txt"
 fi
-if part profile; then
+if part curve; then
   "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-second.jsonl --cache-profile "$profile" \
     --curve "$out/curve.csv" --curve-shares 0.005 0.01 0.05 0.1 --quiet >>"$out/cache-profile.txt" 2>&1 || rc=1
   tail -6 "$out/cache-profile.txt"

@@ -10,6 +10,7 @@ packages=(
   libtrilinos-kokkos-dev
   libgtest-dev
   nlohmann-json3-dev libcli11-dev
+  liburing-dev
   clang-format
 )
 

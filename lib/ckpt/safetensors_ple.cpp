@@ -16,6 +16,7 @@
 #include "core/parallel.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
+#include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
@@ -147,22 +148,17 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
  private:
-  // Reads the runs' rows with pread, not the memory map: a file truncated under a running
-  // job gives an error naming it (a mapped page past the end would be SIGBUS), and no page
-  // of the file counts against the process's memory. Reads of at most 1 MiB run from up to
-  // 16 threads, so that many requests are in flight on NVMe.
+  // Reads the runs' rows with explicit reads, not the memory map: a file truncated under a
+  // running job gives an error naming it (a mapped page past the end would be SIGBUS), and
+  // no page of the file counts against the process's memory. Reads of at most 1 MiB, all
+  // in flight together (io/file_reads.hpp: io_uring, or threads of pread).
   void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const {
     const PleTableInfo& info = table(d);
     const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    struct Read {
-      const PreadFile* file;
-      std::uint64_t offset;
-      std::span<std::uint8_t> out;
-    };
-    std::vector<Read> reads;
+    std::vector<FileRead> reads;
     constexpr std::size_t k_read_bytes = 1u << 20;
     auto add = [&](const TensorRef& ref, std::int64_t local, std::int64_t count, std::size_t width,
                    std::span<std::uint8_t> out, std::int64_t at) {
@@ -184,7 +180,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         row = stop;
       }
     }
-    parallel_for(reads.size(), 16, 4, [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
+    read_files(reads);
   }
 
   void load_table(const ModelConfig& config, const PleLayerSpec& spec, const CheckpointOptions& options,

@@ -21,11 +21,19 @@ PreadFile::PreadFile(const std::filesystem::path& path) : path_(path.string()) {
     fd_ = -1;
     throw InputError(path_ + ": not a regular file");
   }
+  // Blocking from here on: io_uring answers reads of a non-blocking file that would wait
+  // with EAGAIN instead of doing them.
+  (void)::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
   // Rows are scattered: readahead would read pages nobody asked for.
   (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+  // Refused by some file systems (tmpfs, some FUSE ones): reads then use the page cache.
+  direct_open_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_DIRECT);
+  if (direct_open_ >= 0) (void)::fcntl(direct_open_, F_SETFL, ::fcntl(direct_open_, F_GETFL) & ~O_NONBLOCK);
+  direct_fd_ = direct_open_;
 }
 
 PreadFile::~PreadFile() {
+  if (direct_open_ >= 0) ::close(direct_open_);
   if (fd_ >= 0) ::close(fd_);
 }
 

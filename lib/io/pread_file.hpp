@@ -21,9 +21,18 @@ class PreadFile {
   // Fills `out` from byte `offset`; throws InputError naming the file on a short read.
   void read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const;
 
+  // For readers that issue reads themselves (io/file_reads.hpp): the descriptor, and one
+  // opened with O_DIRECT (past the page cache) where the file system allows it, else -1.
+  [[nodiscard]] int fd() const { return fd_; }
+  [[nodiscard]] int direct_fd() const { return direct_fd_; }
+  // A direct read failed for its alignment: reads of this file go through the page cache.
+  void refuse_direct() const { direct_fd_ = -1; }
+
  private:
   std::string path_;
   int fd_ = -1;
+  int direct_open_ = -1;        // owned
+  mutable int direct_fd_ = -1;  // direct_open_ while direct reads work
 };
 
 // Writes back and drops the file's cached pages, so that the next reads come from the

@@ -1,0 +1,94 @@
+// Reads of files in flight together (io/file_reads.hpp), through io_uring where this build
+// and kernel have it and from threads of pread, against the file's bytes: many more reads
+// than fit in flight, any offset and length (block-aligned or not, inside one bounce block
+// or larger), reads ending at the file's end, and reads past it or of a file truncated
+// under the reader, which are errors naming the file.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "core/error.hpp"
+#include "io/file_reads.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+namespace fs = std::filesystem;
+
+std::vector<std::uint8_t> write_random(const fs::path& path, std::size_t bytes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> data(bytes);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(bytes));
+  return data;
+}
+
+const ReadPath k_paths[] = {ReadPath::automatic, ReadPath::threads};
+
+TEST(FileReads, EqualTheFilesBytes) {
+  const ScratchDir dir;
+  const std::size_t size = 3'000'001;  // not a whole number of blocks
+  const auto data = write_random(dir / "f", size, 1);
+  const PreadFile file(dir / "f");
+  std::printf("file reads: %s%s\n", file_read_path(), file.direct_fd() >= 0 ? ", O_DIRECT" : ", page cache");
+  std::mt19937_64 rng(2);
+  struct Want {
+    std::uint64_t offset;
+    std::size_t bytes;
+  };
+  std::vector<Want> wants;
+  for (int i = 0; i < 3000; ++i) {
+    const std::size_t bytes = i % 10 == 0 ? 1 + rng() % 300'000 : 1 + rng() % 9000;  // some past one bounce block
+    wants.push_back({rng() % (size - bytes + 1), bytes});
+  }
+  wants.push_back({0, size});            // the whole file
+  wants.push_back({size - 1, 1});        // its last byte
+  wants.push_back({4096, 4096});         // one aligned block
+  wants.push_back({size - 5000, 5000});  // up to the end, crossing blocks
+  for (const ReadPath path : k_paths) {
+    std::vector<std::vector<std::uint8_t>> outs;
+    std::vector<FileRead> reads;
+    for (const Want& w : wants) outs.emplace_back(w.bytes);
+    for (std::size_t i = 0; i < wants.size(); ++i) reads.push_back({&file, wants[i].offset, outs[i]});
+    read_files(reads, path);
+    for (std::size_t i = 0; i < wants.size(); ++i)
+      ASSERT_TRUE(
+          std::equal(outs[i].begin(), outs[i].end(), data.begin() + static_cast<std::ptrdiff_t>(wants[i].offset)))
+          << "read " << i << " at " << wants[i].offset << " of " << wants[i].bytes << " bytes";
+  }
+}
+
+TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {
+  const ScratchDir dir;
+  const std::size_t size = 100'000;
+  (void)write_random(dir / "f", size, 3);
+  const PreadFile file(dir / "f");
+  for (const ReadPath path : k_paths) {
+    std::vector<std::uint8_t> ok(10), past(10);
+    // Reads in flight beside the failing one complete before the error comes back.
+    std::vector<FileRead> reads{{&file, 0, ok}, {&file, size - 5, past}, {&file, 50, ok}};
+    try {
+      read_files(reads, path);
+      ADD_FAILURE() << "a read past the end succeeded";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / "f").string()), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    }
+  }
+  // Truncated under the reader: the rows it asks for are gone.
+  fs::resize_file(dir / "f", 1000);
+  for (const ReadPath path : k_paths) {
+    std::vector<std::uint8_t> out(100);
+    const std::vector<FileRead> reads{{&file, 5000, out}};
+    EXPECT_THROW(read_files(reads, path), InputError);
+  }
+}
+
+}  // namespace

@@ -301,6 +301,14 @@ void add_bench_command(CLI::App& app, Action& action) {
         o->step.graph = std::find(o->modes.begin(), o->modes.end(), "graph") != o->modes.end();
         for (const std::int64_t t : o->step.tokens)
           if (t < 1) throw InputError("bench step: --tokens must be >= 1, got " + std::to_string(t));
+        const CacheOptions& cache = o->step.cache;
+        if (!cache.profile.empty() && !cache.enabled())
+          throw InputError("--cache-profile " + cache.profile.string() +
+                           ": needs a cache (--cache-rows or --cache-gb)");
+        if (cache.enabled() && std::none_of(o->step.tiers.begin(), o->step.tiers.end(), [](StorageTier t) {
+              return t == StorageTier::pinned || t == StorageTier::disk;
+            }))
+          throw InputError("bench step: a row cache stands in front of the pinned or disk tier; --storage has neither");
       });
       const auto results = run_step_bench(MPI_COMM_WORLD, o->step);
       if (world_rank() == 0) print_step_results(results);

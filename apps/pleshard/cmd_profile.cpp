@@ -101,6 +101,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         ModelConfig config;
         std::vector<Request> requests;
         std::shared_ptr<PleCheckpoint> checkpoint;
+        RowProfile hot;  // --curve's --cache-profile
       };
       const Inputs in = collective_try(MPI_COMM_WORLD, [&] {
         Inputs i;
@@ -121,6 +122,16 @@ void add_profile_command(CLI::App& app, Action& action) {
           if (file.empty()) continue;
           const std::filesystem::path parent = std::filesystem::absolute(file).parent_path();
           if (!std::filesystem::is_directory(parent)) throw InputError(file + ": no such directory");
+        }
+        if (!o->curve_profile.empty()) {
+          if (o->curve.empty()) throw InputError("--cache-profile " + o->curve_profile + ": only with --curve");
+          i.hot = read_row_profile(o->curve_profile);
+          for (int d = 0; d < i.config.num_ple_layers(); ++d) {
+            const auto at = static_cast<std::size_t>(d);
+            if (at >= i.hot.tables.size() || i.hot.tables[at].table_rows != i.checkpoint->table(d).layout.rows)
+              throw InputError(o->curve_profile + ": made for other tables (table " + std::to_string(d) + " of " +
+                               std::to_string(i.checkpoint->table(d).layout.rows) + " rows)");
+          }
         }
         return i;
       });
@@ -144,15 +155,11 @@ void add_profile_command(CLI::App& app, Action& action) {
         // On rank 0: one pass over the stream per cache size and kind.
         collective_try(MPI_COMM_WORLD, [&] {
           if (world_rank() != 0) return;
-          RowProfile hot;
-          if (!o->curve_profile.empty()) hot = read_row_profile(o->curve_profile);
+          const RowProfile& hot = in.hot;
           std::vector<std::vector<CurvePoint>> tables;
           std::vector<std::int64_t> rows;
           for (int d = 0; d < in.config.num_ple_layers(); ++d) {
             rows.push_back(in.checkpoint->table(d).layout.rows);
-            if (!hot.tables.empty() && (static_cast<std::size_t>(d) >= hot.tables.size() ||
-                                        hot.tables[static_cast<std::size_t>(d)].table_rows != rows.back()))
-              throw InputError(o->curve_profile + ": made for other tables than table " + std::to_string(d) + "'s");
             CurveOptions c = o->curve_options;
             for (const double share : o->curve_shares)
               c.slots.push_back(static_cast<std::int64_t>(share * static_cast<double>(rows.back())));

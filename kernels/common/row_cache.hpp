@@ -33,7 +33,7 @@ struct CacheView {
   const std::int64_t* hot = nullptr;  // static part: ascending ids, its slots in that order
   std::int64_t hot_count = 0;
   std::int64_t* tags = nullptr;     // dynamic part: [sets][ways] ids, -1 for none
-  std::uint32_t* stamps = nullptr;  // and the last step each way was used (0: never)
+  std::uint64_t* stamps = nullptr;  // and the last step each way was used (0: never; 64 bits: never wraps)
   std::int64_t sets = 0;
   std::uint8_t* slots = nullptr;  // packed rows: hot_count + sets x ways, then staging
   std::size_t pitch = 0;          // bytes of a packed row
@@ -55,7 +55,7 @@ struct CacheView {
 }
 
 // The slot holding id, or -1; a dynamic hit stamps its way with `step`.
-[[nodiscard]] PLESHARD_HD inline std::int64_t probe_cache(const CacheView& cache, std::int64_t id, std::uint32_t step) {
+[[nodiscard]] PLESHARD_HD inline std::int64_t probe_cache(const CacheView& cache, std::int64_t id, std::uint64_t step) {
   std::int64_t lo = 0, hi = cache.hot_count;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
@@ -90,8 +90,8 @@ struct CacheTask {
   DecodeTask fetched;  // fill: the slow tier's rows of `misses` (keys per lookup)
 };
 
-[[nodiscard]] PLESHARD_HD inline std::uint32_t cache_step(const CacheTask& task) {
-  return static_cast<std::uint32_t>(task.counters[2]);
+[[nodiscard]] PLESHARD_HD inline std::uint64_t cache_step(const CacheTask& task) {
+  return static_cast<std::uint64_t>(task.counters[2]);
 }
 
 // Key of a lookup that owns a miss until its row is fetched; below it, a repeat of the miss
@@ -104,7 +104,7 @@ enum class Probe { outside = -1, miss = 0, hit = 1, repeat = 2 };
 // its miss. `atomics.swap_key(p, expected, desired)` stores desired at p if it holds expected
 // and returns what p held (an atomic compare-and-swap on the GPU).
 template <typename Atomics>
-PLESHARD_HD Probe probe_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step, Atomics& atomics) {
+PLESHARD_HD Probe probe_lookup(const CacheTask& task, std::int64_t i, std::uint64_t step, Atomics& atomics) {
   const std::int64_t id = task.ids[i];
   task.misses[i] = -1;
   if (id < task.cache.first || id >= task.cache.end) {
@@ -138,14 +138,15 @@ PLESHARD_HD Probe probe_lookup(const CacheTask& task, std::int64_t i, std::uint3
 // step has used, or -1. `claim(way, seen)` takes way (stamps it with `step`) if its stamp is
 // still `seen`, and says whether it did (an atomic compare-and-swap on the GPU).
 template <typename Claim>
-PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std::uint32_t step, Claim&& claim) {
+PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std::uint64_t step, Claim&& claim) {
   if (cache.sets == 0) return -1;
   const std::int64_t base = cache_set(id, cache.sets) * k_cache_ways;
   for (int attempt = 0; attempt < k_cache_ways; ++attempt) {
     std::int64_t victim = -1;
-    std::uint32_t oldest = step;
+    std::uint64_t oldest = step;
     for (int w = 0; w < k_cache_ways; ++w) {
-      const std::uint32_t stamp = cache.stamps[base + w];
+      // Read again after a claim lost to another miss of the step: not from a stale cache line.
+      const std::uint64_t stamp = static_cast<const volatile std::uint64_t*>(cache.stamps)[base + w];
       if (stamp < oldest) {
         oldest = stamp;
         victim = base + w;
@@ -161,7 +162,7 @@ PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std:
 // now) and, where a way is free of this step, into the cache; a repeat keyed to its owner's
 // staging row.
 template <typename Claim>
-PLESHARD_HD void fill_lookup(const CacheTask& task, std::int64_t i, std::uint32_t step, Claim&& claim) {
+PLESHARD_HD void fill_lookup(const CacheTask& task, std::int64_t i, std::uint64_t step, Claim&& claim) {
   if (task.keys[i] < k_cache_pending) {
     task.keys[i] = task.cache.capacity() + task.cache.step_owners[k_cache_pending - 1 - task.keys[i]];
     return;

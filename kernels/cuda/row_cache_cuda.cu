@@ -23,7 +23,7 @@ struct StepKeys {
 };
 
 __global__ void probe(CacheTask task) {
-  const std::uint32_t step = cache_step(task);
+  const std::uint64_t step = cache_step(task);
   __shared__ unsigned long long counts[3];  // misses, hits, repeats
   if (threadIdx.x < 3) counts[threadIdx.x] = 0;
   __syncthreads();
@@ -45,9 +45,9 @@ __global__ void probe(CacheTask task) {
 }
 
 __global__ void fill(CacheTask task) {
-  const std::uint32_t step = cache_step(task);
-  const auto claim = [&](std::int64_t way, std::uint32_t seen) {
-    return atomicCAS(task.cache.stamps + way, seen, step) == seen;
+  const std::uint64_t step = cache_step(task);
+  const auto claim = [&](std::int64_t way, std::uint64_t seen) {
+    return atomicCAS(reinterpret_cast<unsigned long long*>(task.cache.stamps + way), seen, step) == seen;
   };
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < task.count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)

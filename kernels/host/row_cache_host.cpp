@@ -13,7 +13,7 @@ void probe_cache_host(std::span<const CacheTask> tasks) {
     }
   } atomics;
   for (const CacheTask& task : tasks) {
-    const std::uint32_t step = static_cast<std::uint32_t>(++task.counters[2]);
+    const std::uint64_t step = static_cast<std::uint64_t>(++task.counters[2]);
     std::fill_n(task.cache.step_keys, task.cache.step_entries, 0);
     std::int64_t counts[3] = {0, 0, 0};  // misses, hits, repeats
     for (std::int64_t i = 0; i < task.count; ++i) {
@@ -28,8 +28,8 @@ void probe_cache_host(std::span<const CacheTask> tasks) {
 
 void fill_cache_host(std::span<const CacheTask> tasks) {
   for (const CacheTask& task : tasks) {
-    const std::uint32_t step = cache_step(task);
-    const auto claim = [&](std::int64_t way, std::uint32_t seen) {
+    const std::uint64_t step = cache_step(task);
+    const auto claim = [&](std::int64_t way, std::uint64_t seen) {
       if (task.cache.stamps[way] != seen) return false;
       task.cache.stamps[way] = step;
       return true;

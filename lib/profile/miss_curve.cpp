@@ -21,7 +21,7 @@ double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, s
   std::sort(hot.begin(), hot.end());
   const std::int64_t sets = (slots - static_cast<std::int64_t>(hot.size())) / kernels::k_cache_ways;
   std::vector<std::int64_t> tags(static_cast<std::size_t>(sets * kernels::k_cache_ways), -1);
-  std::vector<std::uint32_t> stamps(tags.size(), 0);
+  std::vector<std::uint64_t> stamps(tags.size(), 0);
   std::vector<std::int64_t> keys(static_cast<std::size_t>(step)), misses(keys.size());
   std::int64_t entries = 2;
   while (entries < 2 * step) entries *= 2;
@@ -55,9 +55,10 @@ double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, s
   return lookups > 0 ? static_cast<double>(counters[0] + counters[3]) / static_cast<double>(lookups) : 0;
 }
 
-// Belady's hits with `slots` rows: `next[i]` is where ids[i]'s row is looked up again
-// (ids.size() for never).
-double optimal(const std::vector<std::int64_t>& ids, const std::vector<std::size_t>& next, std::int64_t slots) {
+// Belady's hits with `slots` rows over `ids` (each step's distinct rows, in the order first
+// looked up): `next[i]` is where ids[i]'s row is looked up again (ids.size() for never).
+std::int64_t belady_hits(const std::vector<std::int64_t>& ids, const std::vector<std::size_t>& next,
+                         std::int64_t slots) {
   if (slots <= 0 || ids.empty()) return 0;
   std::unordered_map<std::int64_t, std::size_t> cached;                // row -> its next lookup
   std::priority_queue<std::pair<std::size_t, std::int64_t>> farthest;  // (next lookup, row), stale entries too
@@ -88,7 +89,7 @@ double optimal(const std::vector<std::int64_t>& ids, const std::vector<std::size
     cached.emplace(id, next[i]);
     farthest.emplace(next[i], id);
   }
-  return static_cast<double>(hits) / static_cast<double>(ids.size());
+  return hits;
 }
 
 std::vector<std::int64_t> hottest(const TableProfile* profile, std::int64_t n) {
@@ -115,18 +116,36 @@ std::vector<CurvePoint> miss_ratio_curve(const ModelConfig& config, const PleChe
       if (id >= 0 && id < table_rows) ids.push_back(id);
   }
   const std::int64_t step = std::max<std::int64_t>(1, options.step_tokens * spec.total_heads());
-  std::vector<bool> repeat(ids.size());       // whether a lookup's row was looked up earlier in the stream
-  std::vector<std::size_t> next(ids.size());  // and where it is looked up again
+  std::vector<bool> repeat(ids.size());  // whether a lookup's row was looked up earlier in the stream
   {
-    std::unordered_map<std::int64_t, std::size_t> later;
-    for (std::size_t i = ids.size(); i-- > 0;) {
-      const auto [it, first] = later.try_emplace(ids[i], ids.size());
-      next[i] = it->second;
-      it->second = i;
-    }
     std::unordered_set<std::int64_t> seen;
     for (std::size_t i = 0; i < ids.size(); ++i) repeat[i] = !seen.insert(ids[i]).second;
   }
+  // Belady's sees what the slow tier would: each step's distinct rows (a step's repeats of
+  // its misses are served by its one read, as in the cache), and where each comes again.
+  std::vector<std::int64_t> distinct;
+  std::int64_t step_repeats = 0;
+  for (std::size_t at = 0; at < ids.size(); at += static_cast<std::size_t>(step)) {
+    std::unordered_set<std::int64_t> in_step;
+    for (std::size_t i = at; i < std::min(ids.size(), at + static_cast<std::size_t>(step)); ++i)
+      if (in_step.insert(ids[i]).second) {
+        distinct.push_back(ids[i]);
+      } else {
+        ++step_repeats;
+      }
+  }
+  std::vector<std::size_t> next(distinct.size());
+  {
+    std::unordered_map<std::int64_t, std::size_t> later;
+    for (std::size_t i = distinct.size(); i-- > 0;) {
+      const auto [it, first] = later.try_emplace(distinct[i], distinct.size());
+      next[i] = it->second;
+      it->second = i;
+    }
+  }
+  const auto share = [&](std::int64_t served) {
+    return ids.empty() ? 0.0 : static_cast<double>(served) / static_cast<double>(ids.size());
+  };
   std::vector<CurvePoint> out;
   for (const std::int64_t slots : options.slots) {
     CurvePoint p;
@@ -136,7 +155,7 @@ std::vector<CurvePoint> miss_ratio_curve(const ModelConfig& config, const PleChe
     std::int64_t best = 0;
     for (std::size_t i = 0; i < ids.size(); ++i) best += repeat[i] || hot_set.count(ids[i]) != 0;
     p.bound = ids.empty() ? 0 : static_cast<double>(best) / static_cast<double>(ids.size());
-    p.optimal = optimal(ids, next, slots);
+    p.optimal = share(belady_hits(distinct, next, slots) + step_repeats);
     p.dynamic = simulate(ids, table_rows, step, {}, slots);
     if (profile != nullptr) {
       p.fixed = simulate(ids, table_rows, step, hot, slots);

@@ -22,7 +22,7 @@ namespace pleshard {
 struct CurvePoint {
   std::int64_t slots = 0;
   double bound = 0;    // repeats of the stream or rows of the profile's hottest `slots`
-  double optimal = 0;  // Belady's
+  double optimal = 0;  // Belady's, over each step's distinct rows, plus the steps' repeats
   double dynamic = 0;  // every slot admitting rows as they come
   double fixed = 0;    // every slot the profile's (0 without a profile)
   double mixed = 0;    // `static_share` of the slots the profile's, the rest dynamic

@@ -20,6 +20,7 @@ struct Share {
   RowRange range;
   std::vector<std::uint32_t> counts;
   std::int64_t lookups = 0;  // of the whole table, as every rank hashes everything
+  bool saturated = false;    // a row looked up 2^32 - 1 times (its count stops there)
 };
 
 void count(Share& s, const TokenBatch& batch) {
@@ -28,9 +29,11 @@ void count(Share& s, const TokenBatch& batch) {
     ++s.lookups;
     if (id < s.range.begin || id >= s.range.end) continue;
     std::uint32_t& c = s.counts[static_cast<std::size_t>(id - s.range.begin)];
-    if (c == std::numeric_limits<std::uint32_t>::max())
-      throw InputError("a row is looked up 2^32 times: the corpus is too large to profile in one run");
-    ++c;
+    if (c == std::numeric_limits<std::uint32_t>::max()) {
+      s.saturated = true;
+    } else {
+      ++c;
+    }
   }
 }
 
@@ -45,15 +48,18 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
   int ranks = 1, rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  if (rows.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw SystemError("profile: more than 2^31 rows looked up in one rank's share (use more ranks)");
+  // What could stop the gather, agreed by every rank before it starts (MPI counts are int).
+  std::int64_t agreed[2] = {static_cast<std::int64_t>(rows.size()), s.saturated ? 1 : 0};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT64_T, MPI_SUM, comm));
+  if (agreed[1] != 0)
+    throw InputError("profile: a row is looked up 2^32 times: the corpus is too large to profile in one run");
+  if (agreed[0] > std::numeric_limits<int>::max())
+    throw InputError("profile: " + std::to_string(agreed[0]) + " rows looked up in one table; at most 2^31 - 1");
   const int mine = static_cast<int>(rows.size());
   std::vector<int> sizes(static_cast<std::size_t>(ranks)), offsets(sizes.size());
   PLESHARD_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm));
   std::int64_t total = 0;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
-    if (total > std::numeric_limits<int>::max())
-      throw SystemError("profile: more than 2^31 rows looked up in one table");
     offsets[r] = static_cast<int>(total);
     total += sizes[r];
   }

@@ -23,7 +23,7 @@ void write_row_profile(const std::filesystem::path& path, const RowProfile& prof
   detail::quiet_hdf5();
   const std::filesystem::path partial = path.string() + ".partial";
   const std::string where = partial.string();
-  {
+  try {
     H5Id file = h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                          where + ": cannot create");
     detail::write_string_attribute(file.get(), "kind", k_kind);
@@ -41,6 +41,10 @@ void write_row_profile(const std::filesystem::path& path, const RowProfile& prof
       detail::write_int64s(group.get(), "counts", t.counts, where + ": /" + table_group(d));
     }
     h5_check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), where + ": cannot write");
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);  // nothing left that looks like a profile
+    throw;
   }
   sync_file(partial);
   commit_file(partial, path);
@@ -79,6 +83,8 @@ RowProfile read_row_profile(const std::filesystem::path& path) {
                          std::to_string(t.table_rows));
       if (t.counts[i] < 1 || (i > 0 && t.counts[i] > t.counts[i - 1]))
         throw InputError(at + ": counts not positive and descending at entry " + std::to_string(i));
+      if (t.counts[i] > t.lookups - total)
+        throw InputError(at + ": counts add up to more than its " + std::to_string(t.lookups) + " lookups");
       total += t.counts[i];
     }
     if (total != t.lookups)

@@ -47,7 +47,7 @@ std::uint64_t CachedStore::bytes_for(std::span<const TableLayout> layouts, std::
   for (std::size_t d = 0; d < slots.size(); ++d) {
     const auto rows = static_cast<std::uint64_t>(slots[d]);
     const auto ids = static_cast<std::uint64_t>(max_ids);
-    bytes += (rows + ids) * pitch_of(layouts[d]) + rows * (sizeof(std::int64_t) + sizeof(std::uint32_t)) +
+    bytes += (rows + ids) * pitch_of(layouts[d]) + rows * (sizeof(std::int64_t) + sizeof(std::uint64_t)) +
              ids * 2 * sizeof(std::int64_t) + static_cast<std::uint64_t>(step_entries_for(max_ids)) * 16 +
              k_counters * sizeof(std::int64_t);
   }
@@ -85,7 +85,7 @@ kernels::CacheView CachedStore::view(std::size_t d) const {
           l.hot.as<std::int64_t>(),
           static_cast<std::int64_t>(l.plan.hot.size()),
           l.tags.as<std::int64_t>(),
-          l.stamps.as<std::uint32_t>(),
+          l.stamps.as<std::uint64_t>(),
           l.sets,
           l.slots.data(),
           pitch_of(layouts_[d]),
@@ -105,8 +105,8 @@ void CachedStore::reserve(std::int64_t max_ids) {
     const auto ways = static_cast<std::size_t>(l.sets * kernels::k_cache_ways);
     l.hot.assign(std::span<const std::int64_t>(l.plan.hot));
     l.tags.assign(std::span<const std::int64_t>(std::vector<std::int64_t>(ways, -1)));
-    l.stamps.reserve(std::max<std::size_t>(1, ways * sizeof(std::uint32_t)));
-    space_.fill_zero(l.stamps.data(), ways * sizeof(std::uint32_t));
+    l.stamps.reserve(std::max<std::size_t>(1, ways * sizeof(std::uint64_t)));
+    space_.fill_zero(l.stamps.data(), ways * sizeof(std::uint64_t));
     if (l.counters.capacity() == 0) {
       l.counters.reserve(k_counters * sizeof(std::int64_t));
       space_.fill_zero(l.counters.data(), k_counters * sizeof(std::int64_t));

@@ -29,10 +29,37 @@ check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
   checked+=("$name")
 }
 checked=()
+hits() {  # hits NAME: its cache served some lookups (a cache that never hits would pass the bytes check)
+  grep -qE "cache, layer 0: .* hits [1-9]" "$work/$1.log" || { echo "FAIL: $1: no cache hits"; cat "$work/$1.log"; exit 1; }
+}
+# A profile of another stream of the tables (the same model's tables, other requests) fills
+# the static part; one made for other tables is refused on every rank.
+python3 - "$work/profiled.jsonl" <<'PY'
+import json, random, sys
+random.seed(9)
+with open(sys.argv[1], "w") as f:
+    for r in range(40):
+        f.write(json.dumps({"id": f"p{r}", "tokens": [random.randrange(1, 400) for _ in range(random.randrange(5, 120))]}) + "\n")
+PY
+"$app" profile --checkpoint "$ckpt" --requests "$work/profiled.jsonl" --out "$work/profile.h5" --quiet >/dev/null
 check disk_1 1 1 disk
 check disk_3 3 3 disk
 check disk_cache_1 1 1 disk "" --cache-rows 64         # evictions every step
+hits disk_cache_1
 check disk_cache_3 3 3 disk "" --cache-gb 0.01         # larger than the table
+hits disk_cache_3
+check disk_profile_2 2 2 disk "" --cache-rows 3000 --cache-profile "$work/profile.h5"
+grep -qE "cache, layer 0: [1-9][0-9]* static" "$work/disk_profile_2.log" || { echo "FAIL: no static rows"; exit 1; }
+other=$(mktemp -d)
+sed 's/"ngram_vocab_size_base": 1000/"ngram_vocab_size_base": 3000/' "$ckpt/config.json" >"$other/config.json"
+"$app" profile --checkpoint synthetic --config "$other/config.json" --requests "$work/profiled.jsonl" \
+  --out "$work/other.h5" --quiet >/dev/null
+if "$mpiexec" -n 2 --oversubscribe "$app" "${job[@]}" --checkpoint "$ckpt" --storage disk --cache-rows 100 \
+    --cache-profile "$work/other.h5" --summary-only >"$work/other.log" 2>&1; then
+  echo "FAIL: a profile of other tables was taken"; exit 1
+fi
+[ "$(grep -c "made for other tables" "$work/other.log")" -ge 1 ] || { echo "FAIL: refusal unclear"; cat "$work/other.log"; exit 1; }
+rm -rf "$other"
 check synthetic_host_2 2 2 host
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
   nccl=nccl
@@ -46,7 +73,9 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   check device_3 3 3 device mpi-staged
   check pinned_3 3 3 pinned mpi-staged
   check pinned_cache_1 1 1 pinned "$nccl" --cache-rows 64
-  check pinned_cache_3 3 3 pinned mpi-staged --cache-rows 1000
+  hits pinned_cache_1
+  check pinned_cache_3 3 3 pinned mpi-staged --cache-rows 1000 --cache-profile "$work/profile.h5"
+  hits pinned_cache_3
   if [ "$nccl" = nccl ]; then check pinned_cache_graph_1 1 1 pinned nccl --cache-rows 200 --cuda-graph; fi
   check synthetic_device_1 1 1 device "$nccl"
   check synthetic_pinned_3 3 3 pinned mpi-staged

@@ -82,12 +82,12 @@ class ReferenceCache {
  private:
   struct Way {
     std::int64_t id;
-    std::uint32_t last;
+    std::uint64_t last;
   };
   std::set<std::int64_t> hot_;
   std::int64_t sets_;
   std::vector<std::vector<Way>> ways_;
-  std::uint32_t step_ = 0;
+  std::uint64_t step_ = 0;
 };
 
 std::vector<std::unique_ptr<StepSpace>> spaces() {
@@ -139,8 +139,12 @@ TEST(RowCache, EqualsTheHostTierStepAfterStep) {
       std::vector<StorageTier> backings{StorageTier::disk};
       if (space->on_device()) backings.push_back(StorageTier::pinned);
       for (const StorageTier backing : backings) {
+        // The disk tier holds whole tables; a pinned rank a share (here the last two thirds).
         std::vector<RowRange> ranges;
-        for (int d = 0; d < layers; ++d) ranges.push_back({0, checkpoint->table(d).layout.rows});
+        for (int d = 0; d < layers; ++d) {
+          const std::int64_t table_rows = checkpoint->table(d).layout.rows;
+          ranges.push_back({backing == StorageTier::disk ? 0 : table_rows / 3, table_rows});
+        }
         const std::int64_t rows = ranges[0].size();
         // Slots: none; a few (evictions every step); some with a static part; more than the table.
         for (const std::int64_t slots : {std::int64_t{0}, std::int64_t{16}, std::int64_t{120}, 3 * rows}) {
@@ -153,7 +157,8 @@ TEST(RowCache, EqualsTheHostTierStepAfterStep) {
             for (int d = 0; d < layers; ++d) {
               std::vector<std::int64_t> hot;
               if (with_hot)
-                for (std::int64_t id = 5; id < ranges[static_cast<std::size_t>(d)].end && hot.size() < 30; id += 3)
+                for (std::int64_t id = ranges[static_cast<std::size_t>(d)].begin + 5;
+                     id < ranges[static_cast<std::size_t>(d)].end && hot.size() < 30; id += 3)
                   hot.push_back(id);
               references.emplace_back(hot, slots - static_cast<std::int64_t>(hot.size()));
               caches.push_back({slots, hot});
@@ -167,14 +172,15 @@ TEST(RowCache, EqualsTheHostTierStepAfterStep) {
               const HostTable host(*checkpoint, d, ranges[static_cast<std::size_t>(d)]);
               const std::size_t width = static_cast<std::size_t>(config.head_dim()) * kernels::out_bytes(OutDtype::f32);
               int s = 0;
-              for (const auto& ids : make_steps(host.range().end, n, 12, 31 + static_cast<std::uint64_t>(d))) {
+              for (const auto& ids :
+                   make_steps(checkpoint->table(d).layout.rows, n, 12, 31 + static_cast<std::uint64_t>(d))) {
                 std::vector<std::uint8_t> expected(ids.size() * width);
                 host.lookup(ids, OutDtype::f32, expected.data());
                 // Other layers look nothing up in these steps: only layer d's cache moves.
                 ASSERT_EQ(lookup_from_host(cached, *space, d, ids, OutDtype::f32), expected) << "step " << s;
                 std::vector<std::int64_t> inside;
                 for (const auto id : ids)
-                  if (id >= 0 && id < host.range().end) inside.push_back(id);
+                  if (id >= host.range().begin && id < host.range().end) inside.push_back(id);
                 expected_hits[static_cast<std::size_t>(d)] +=
                     references[static_cast<std::size_t>(d)].step(inside, expected_repeats[static_cast<std::size_t>(d)]);
                 in_rows[static_cast<std::size_t>(d)] += static_cast<std::int64_t>(inside.size());
@@ -234,6 +240,44 @@ TEST(RowCache, StaticRowsHitFromTheFirstStep) {
   EXPECT_EQ(cached.counts(0).hits, 5);
   EXPECT_EQ(cached.counts(0).misses, 1);  // row 100, read once
   EXPECT_EQ(cached.counts(0).repeats, 1);
+}
+
+// A static part larger than a step is filled a step's worth at a time, and again when the
+// cache is reserved for larger steps.
+TEST(RowCache, StaticPartsLargerThanAStepFillInChunks) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("nvfp4", 2);
+  write_checkpoint(dir / "t", config, synthetic_tables(config, RowFormat::nvfp4, 5), {CheckpointKind::safetensors, 1});
+  const auto checkpoint = open_ple_checkpoint(dir / "t", config);
+  const auto space = make_host_space();
+  std::vector<RowRange> ranges;
+  std::vector<LayerCache> caches;
+  std::vector<std::int64_t> hot;
+  for (std::int64_t id = 1; id < 200; id += 7) hot.push_back(id);  // 29 rows
+  for (int d = 0; d < config.num_ple_layers(); ++d) {
+    ranges.push_back({0, checkpoint->table(d).layout.rows});
+    caches.push_back({40, hot});
+  }
+  CachedStore cached(make_row_store(StorageTier::disk, *checkpoint, ranges, *space), *space, caches);
+  const HostTable host(*checkpoint, 1, ranges[1]);
+  const auto check = [&](std::int64_t step) {
+    for (std::size_t at = 0; at < hot.size(); at += static_cast<std::size_t>(step)) {
+      const std::vector<std::int64_t> ids(
+          hot.begin() + static_cast<std::ptrdiff_t>(at),
+          hot.begin() + static_cast<std::ptrdiff_t>(std::min(hot.size(), at + static_cast<std::size_t>(step))));
+      std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) * 4);
+      host.lookup(ids, OutDtype::f32, expected.data());
+      ASSERT_EQ(lookup_from_host(cached, *space, 1, ids, OutDtype::f32), expected) << "from " << at;
+    }
+  };
+  cached.reserve(8);  // the static part in four chunks
+  check(8);
+  EXPECT_EQ(cached.counts(1).hits, 29);
+  cached.reserve(8);   // nothing to do
+  cached.reserve(16);  // made again, the static part filled again
+  check(16);
+  EXPECT_EQ(cached.counts(1).hits, 58);
+  EXPECT_EQ(cached.counts(1).misses, 0);
 }
 
 TEST(RowCache, SizesShareTheCacheByRows) {

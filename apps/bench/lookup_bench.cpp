@@ -12,6 +12,7 @@
 #include "core/mpi_check.hpp"
 #include "exec/step_kernels.hpp"
 #include "exec/step_space.hpp"
+#include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
 #include "kernels/common/ngram_hash.hpp"
 #include "store/disk_store.hpp"
@@ -91,6 +92,51 @@ class DiskBench {
   DiskBench(const DiskBench&) = delete;
   DiskBench& operator=(const DiskBench&) = delete;
 
+  // Beside the tier, in the same run and cold like it: the same distinct rows read one at a
+  // time ("disk-one-by-one", what a plain pread loop does), and the disk's own rate of 4 KiB
+  // reads at random aligned offsets of the table's file, as many as the distinct rows and all
+  // in flight ("disk-probe", fio's randread; rows/s there is reads/s).
+  void run_baselines(const std::vector<std::int64_t>& ids, const LookupBenchOptions& o, RowFormat format,
+                     double row_bytes, std::vector<LookupBenchResult>& results) {
+    std::vector<std::int64_t> distinct(ids);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    const PleTableInfo& info = checkpoint_->table(0);
+    std::vector<std::uint8_t> row(info.layout.row_bytes()), scales(info.layout.scale_bytes());
+    LookupBenchResult one{"disk-one-by-one", format, static_cast<std::int64_t>(distinct.size())};
+    one.seconds = median_seconds(
+        [&] {
+          drop_pages();
+          return host_seconds([&] {
+            for (const std::int64_t id : distinct) checkpoint_->read_row_set(0, {&id, 1}, row, scales);
+          });
+        },
+        o.min_repeats, o.min_seconds);
+    one.bytes = static_cast<double>(distinct.size()) * row_bytes;
+    results.push_back(one);
+
+    std::filesystem::path largest;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_))
+      if (largest.empty() || entry.file_size() > std::filesystem::file_size(largest)) largest = entry.path();
+    const PreadFile file(largest);
+    const std::uint64_t blocks = std::filesystem::file_size(largest) / 4096;
+    std::mt19937_64 rng(11);
+    std::vector<std::uint8_t> buffer(distinct.size() * 4096);
+    std::vector<FileRead> reads;
+    for (std::size_t i = 0; i < distinct.size(); ++i)
+      reads.push_back({&file, rng() % std::max<std::uint64_t>(1, blocks) * 4096,
+                       std::span<std::uint8_t>(buffer).subspan(i * 4096, 4096)});
+    LookupBenchResult probe{"disk-probe", format, static_cast<std::int64_t>(reads.size())};
+    probe.seconds = median_seconds(
+        [&] {
+          drop_pages();
+          return host_seconds([&] { read_files(reads); });
+        },
+        o.min_repeats, o.min_seconds);
+    probe.bytes = static_cast<double>(reads.size()) * 4096;
+    results.push_back(probe);
+  }
+
   LookupBenchResult run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected,
                         const LookupBenchOptions& o, RowFormat format, double row_bytes, double out_row_bytes) {
     const auto n = static_cast<std::int64_t>(ids.size());
@@ -101,7 +147,7 @@ class DiskBench {
     LookupBenchResult r{"disk", format, n};
     r.seconds = median_seconds(
         [&] {
-          for (const auto& entry : std::filesystem::directory_iterator(dir_)) drop_cached_pages(entry.path());
+          drop_pages();
           return host_seconds([&] {
             const RowQuery query{space_ids.as<std::int64_t>(), n};
             store_->submit({&query, 1});
@@ -119,6 +165,10 @@ class DiskBench {
   }
 
  private:
+  void drop_pages() const {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) drop_cached_pages(entry.path());
+  }
+
   std::filesystem::path dir_;
   std::unique_ptr<PleCheckpoint> checkpoint_;
   std::unique_ptr<StepSpace> space_;
@@ -319,6 +369,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
         }
         if (tier == StorageTier::disk) {
           results.push_back(disk->run(ids, expected, options, format, row_bytes, out_row_bytes));
+          disk->run_baselines(ids, options, format, row_bytes, results);
           continue;
         }
 #if PLESHARD_HAVE_CUDA

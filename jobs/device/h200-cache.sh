@@ -9,13 +9,15 @@
 # - run: run --summary-only on the second half and on the whole corpus from the pinned
 #   tier alone and behind a cache of 5% of the rows (16,000,077 rows, 2.56 GB) filled from the
 #   profile;
-# - step: bench step of the pinned tier without and with that cache, side by side.
-#   [CORPUS=...] [PARTS="tests run step curve"] jobs/device/h200-cache.sh
+# - step: bench step of the pinned tier without and with that cache, side by side;
+# - disk: bench lookup of the disk tier (io_uring) on a table of 16M rows it writes, cold,
+#   beside the same rows read one at a time and the disk's own 4 KiB random-read rate.
+#   [CORPUS=...] [PARTS="tests run step disk curve"] jobs/device/h200-cache.sh
 # Results go to $OUT (default ./out): cache-*.txt, curve.csv.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
-parts=${PARTS:-tests run step}
+parts=${PARTS:-tests run step disk}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 fp8=/tmp/pleshard-qwen-fp8.json
@@ -28,7 +30,8 @@ profile=/tmp/corpus-first.profile.h5
 cache=(--cache-rows 16000077 --cache-profile "$profile")
 
 if part tests; then
-  ctest --test-dir "$build" --output-on-failure -R "row_cache|run_tiers|disk_table" >"$out/cache-tests.txt" 2>&1 || rc=1
+  ctest --test-dir "$build" --output-on-failure -R "row_cache|row_profile|file_reads|run_tiers|disk_table" \
+    >"$out/cache-tests.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed" "$out/cache-tests.txt"
 fi
 if part curve || part run || part step; then
@@ -56,5 +59,10 @@ if part step; then
   "$app" bench step --config "$fp8" --storage pinned --requests /tmp/corpus-second.jsonl --tokens 64 8192 \
     --modes eager "${cache[@]}" --min-seconds 1 >"$out/cache-step.txt" 2>&1 || rc=1
   grep -v '^{' "$out/cache-step.txt"
+fi
+if part disk; then
+  "$app" bench lookup --storage disk --formats fp8 nvfp4 --ids 8192 131072 --rows 16777216 --disk-dir /tmp \
+    --min-seconds 0.5 >"$out/cache-disk.txt" 2>&1 || rc=1
+  grep -v '^{' "$out/cache-disk.txt"
 fi
 exit $rc

@@ -91,6 +91,19 @@ class PleCheckpoint {
   virtual void read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
                             std::span<std::uint8_t> scales) const;
 
+  // One table's rows for read_row_sets, as read_row_set takes them.
+  struct RowSet {
+    int ple_index = 0;
+    std::span<const std::int64_t> sorted_rows;
+    std::span<std::uint8_t> rows;
+    std::span<std::uint8_t> scales;
+  };
+  // read_row_set of every set (a step's tables), their reads in flight together where the
+  // format reads rows itself (safetensors); one set after the other otherwise.
+  virtual void read_row_sets(std::span<const RowSet> sets) const {
+    for (const RowSet& s : sets) read_row_set(s.ple_index, s.sorted_rows, s.rows, s.scales);
+  }
+
   // Whether read_rows is collective over the communicator the checkpoint was opened with.
   [[nodiscard]] virtual bool reads_collectively() const { return false; }
 

@@ -138,13 +138,22 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
 
   void read_row_set(int d, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
                     std::span<std::uint8_t> scales) const override {
-    const PleTableInfo& info = table(d);
-    if (!sorted_rows.empty() && (sorted_rows.front() < 0 || sorted_rows.back() >= info.layout.rows))
-      throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
-    if (rows.size() < sorted_rows.size() * info.layout.row_bytes() ||
-        scales.size() < sorted_rows.size() * info.layout.scale_bytes())
-      throw SystemError(path_ + ": read_row_set output too small");
-    read_runs(d, row_runs(sorted_rows), rows, scales);
+    const RowSet set{d, sorted_rows, rows, scales};
+    read_row_sets({&set, 1});
+  }
+
+  void read_row_sets(std::span<const RowSet> sets) const override {
+    std::vector<FileRead> reads;
+    for (const RowSet& s : sets) {
+      const PleTableInfo& info = table(s.ple_index);
+      if (!s.sorted_rows.empty() && (s.sorted_rows.front() < 0 || s.sorted_rows.back() >= info.layout.rows))
+        throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
+      if (s.rows.size() < s.sorted_rows.size() * info.layout.row_bytes() ||
+          s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes())
+        throw SystemError(path_ + ": read_row_set output too small");
+      add_reads(s.ple_index, row_runs(s.sorted_rows), s.rows, s.scales, reads);
+    }
+    read_files(reads);
   }
 
  private:
@@ -154,11 +163,18 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   // in flight together (io/file_reads.hpp: io_uring, or threads of pread).
   void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const {
+    std::vector<FileRead> reads;
+    add_reads(d, runs, rows, scales, reads);
+    read_files(reads);
+  }
+
+  // The reads of the runs' rows of table d into `rows` and `scales`, appended to `reads`.
+  void add_reads(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
+                 std::vector<FileRead>& reads) const {
     const PleTableInfo& info = table(d);
     const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    std::vector<FileRead> reads;
     constexpr std::size_t k_read_bytes = 1u << 20;
     auto add = [&](const TensorRef& ref, std::int64_t local, std::int64_t count, std::size_t width,
                    std::span<std::uint8_t> out, std::int64_t at) {
@@ -180,7 +196,6 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         row = stop;
       }
     }
-    read_files(reads);
   }
 
   void load_table(const ModelConfig& config, const PleLayerSpec& spec, const CheckpointOptions& options,

@@ -20,29 +20,31 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space) : checkp
 void DiskStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
   checkpoint_.check_unchanged();
-  for (std::size_t d = 0; d < layers_.size(); ++d) fetch(static_cast<int>(d), queries[d]);
+  // Every layer's distinct rows, then all their reads in flight together.
+  std::vector<PleCheckpoint::RowSet> sets;
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    Staging& s = layers_[d];
+    const TableLayout& layout = checkpoint_.table(static_cast<int>(d)).layout;
+    const auto n = static_cast<std::size_t>(queries[d].count);
+    s.host_ids.resize(n);
+    space_.copy_to_host(s.host_ids.data(), queries[d].ids, n * sizeof(std::int64_t));
+    s.distinct.clear();
+    for (const std::int64_t id : s.host_ids)
+      if (id >= 0 && id < layout.rows) s.distinct.push_back(id);
+    std::sort(s.distinct.begin(), s.distinct.end());
+    s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
+    s.host_rows.resize(s.distinct.size() * layout.row_bytes());
+    s.host_scales.resize(s.distinct.size() * layout.scale_bytes());
+    sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, s.host_scales});
+  }
+  checkpoint_.read_row_sets(sets);
+  for (std::size_t d = 0; d < layers_.size(); ++d) stage(static_cast<int>(d), queries[d]);
 }
 
-void DiskStore::fetch(int layer, const RowQuery& query) {
+void DiskStore::stage(int layer, const RowQuery& query) {
   Staging& s = layers_[static_cast<std::size_t>(layer)];
   const PleTableInfo& info = checkpoint_.table(layer);
-  const auto n = static_cast<std::size_t>(query.count);
-  s.host_ids.resize(n);
-  space_.copy_to_host(s.host_ids.data(), query.ids, n * sizeof(std::int64_t));
-
-  const std::int64_t rows = info.layout.rows;
-  s.distinct.clear();
-  for (const std::int64_t id : s.host_ids)
-    if (id >= 0 && id < rows) s.distinct.push_back(id);
-  std::sort(s.distinct.begin(), s.distinct.end());
-  s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
-
-  const std::size_t row_bytes = info.layout.row_bytes();
   const std::size_t scale_bytes = info.layout.scale_bytes();
-  s.host_rows.resize(s.distinct.size() * row_bytes);
-  s.host_scales.resize(s.distinct.size() * scale_bytes);
-  checkpoint_.read_row_set(layer, s.distinct, s.host_rows, s.host_scales);
-
   // Ids become positions among the distinct rows; ids outside the table stay outside.
   for (std::int64_t& id : s.host_ids) {
     const auto at = std::lower_bound(s.distinct.begin(), s.distinct.end(), id);

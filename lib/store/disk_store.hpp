@@ -1,7 +1,8 @@
 #pragma once
 // The disk tier: no table in memory. Each step copies its ids to the host, reads each
-// distinct row of every layer once from the checkpoint's files, and stages the raw rows
-// into the step space, where the step's decode reads them. Every table is held whole (each
+// distinct row of every layer once from the checkpoint's files (every layer's reads in
+// flight together), and stages the raw rows into the step space, where the step's decode
+// reads them. Every table is held whole (each
 // rank reads the rows of its own tokens), so nothing needs combining across ranks.
 
 #include <cstdint>
@@ -41,7 +42,8 @@ class DiskStore final : public RowStore {
     SpaceBuffer scales;  // and their block scales (nvfp4)
   };
 
-  void fetch(int layer, const RowQuery& query);
+  // A layer's rows, read, into the step space with each id's key.
+  void stage(int layer, const RowQuery& query);
 
   const PleCheckpoint& checkpoint_;
   StepSpace& space_;

@@ -96,7 +96,7 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
     std::printf("  cache, layer %zu: %" PRId64 " static + %" PRId64
                 " dynamic rows (all ranks); of %.0f lookups, hits %" PRId64
                 " (%.1f%%), repeats of a miss in its step %" PRId64 " (%.1f%%), rows read from the %s tier %" PRId64
-                " (%.1f%%); per step %.4g hits, %.4g reads\n",
+                " (%.1f%%); per step (all ranks) %.4g hits, %.4g reads\n",
                 d, c.static_rows, c.dynamic_rows, lookups, c.hits, share(c.hits), c.repeats, share(c.repeats),
                 to_string(r.storage), c.misses, share(c.misses), static_cast<double>(c.hits) / steps,
                 static_cast<double>(c.misses) / steps);

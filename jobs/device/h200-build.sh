@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Configure and build for sm_90 on a GPU machine that lacks Kokkos: unpacks the Debian
-# Kokkos packages carried in .kk/ (apt-get download libtrilinos-kokkos-dev
-# libtrilinos-kokkos-13.2) into /opt/kk first. Arguments: build targets (default: all).
+# Configure and build for sm_90 on a GPU machine that lacks Kokkos and liburing: unpacks the
+# Debian packages carried in .kk/ (apt-get download libtrilinos-kokkos-dev
+# libtrilinos-kokkos-13.2 liburing-dev liburing2) into /opt/kk first. Arguments: build targets (default: all).
 # Logs go to $OUT (default ./out): configure.log, build.log.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"

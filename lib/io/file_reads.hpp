@@ -23,6 +23,8 @@ struct FileRead {
 
 inline constexpr unsigned k_reads_in_flight = 256;
 
+// automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
+// reads of a table's load, which the page cache serves faster that way: docs/performance.md).
 enum class ReadPath { automatic, threads };
 
 // Returns when every read is done; on an error, once none is left in flight.

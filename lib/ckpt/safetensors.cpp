@@ -202,6 +202,9 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
   text.append((8 - text.size() % 8) % 8, ' ');  // keep the data area 8-byte aligned
   const std::uint64_t data_start = 8 + text.size();
 
+  // Refused before a byte is written, rather than at a full disk halfway (an older file of
+  // the same name stays until this one is complete, so both must fit).
+  require_free_space(path, data_start + offset, "the checkpoint file");
   PartialFile file(path);
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(text.size() >> (8 * i));

@@ -36,4 +36,16 @@ for case in "${cases[@]}"; do
   [ ! -e "$work/$where/out.h5" ] || { echo "FAIL: an output that looks complete was left"; exit 1; }
   [ "$(grep -c 'error:' "$work/err")" -eq 1 ] || { echo "FAIL: not one message:"; cat "$work/err"; exit 1; }
 done
+# ckpt make onto a disk too small is refused before it writes, naming the file.
+if [ $mounted -eq 1 ]; then
+  rm -rf "${work:?}/tmpfs"/*
+  sed 's/"ngram_vocab_size_base": [0-9]*/"ngram_vocab_size_base": 20000/' "$ckpt/config.json" >"$work/big.json"
+  if "$app" ckpt make --config "$work/big.json" --out "$work/tmpfs/ck" --quiet >"$work/out" 2>"$work/err"; then
+    echo "FAIL: ckpt make wrote more than the disk holds"; exit 1
+  fi
+  grep -q "the checkpoint file needs [0-9]* bytes, the file system has [0-9]* free" "$work/err" \
+    || { echo "FAIL: ckpt make's refusal:"; cat "$work/err"; exit 1; }
+  [ -z "$(find "$work/tmpfs" -type f)" ] || { echo "FAIL: ckpt make left files"; find "$work/tmpfs"; exit 1; }
+  echo "full disk: ckpt make refused before writing"
+fi
 echo "full disk: every rank ended"

@@ -125,13 +125,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         }
         if (!o->curve_profile.empty()) {
           if (o->curve.empty()) throw InputError("--cache-profile " + o->curve_profile + ": only with --curve");
-          i.hot = read_row_profile(o->curve_profile);
-          for (int d = 0; d < i.config.num_ple_layers(); ++d) {
-            const auto at = static_cast<std::size_t>(d);
-            if (at >= i.hot.tables.size() || i.hot.tables[at].table_rows != i.checkpoint->table(d).layout.rows)
-              throw InputError(o->curve_profile + ": made for other tables (table " + std::to_string(d) + " of " +
-                               std::to_string(i.checkpoint->table(d).layout.rows) + " rows)");
-          }
+          i.hot = read_row_profile_for(o->curve_profile, *i.checkpoint);
         }
         return i;
       });

@@ -118,18 +118,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
   // The profile's tables agree with the checkpoint's, on every rank, before anything is loaded.
   const RowProfile profile = collective_try(comms.world(), [&] {
-    RowProfile p;
-    if (options.cache.profile.empty()) return p;
-    p = read_row_profile(options.cache.profile);
-    for (const PleLayerSpec& spec : specs_) {
-      const auto d = static_cast<std::size_t>(spec.ple_index);
-      const std::int64_t rows = layouts[static_cast<std::size_t>(&spec - specs_.data())].rows;
-      if (d >= p.tables.size() || p.tables[d].table_rows != rows)
-        throw InputError(options.cache.profile.string() + ": made for other tables (table " + std::to_string(d) +
-                         (d < p.tables.size() ? " of " + std::to_string(p.tables[d].table_rows) + " rows" : " absent") +
-                         "; the checkpoint's has " + std::to_string(rows) + ")");
-    }
-    return p;
+    return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
   const double load_start = MPI_Wtime();
   store_ = make_row_store(tier, checkpoint, ranges, *space_);

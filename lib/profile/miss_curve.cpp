@@ -8,6 +8,7 @@
 #include "hash/ngram_ids.hpp"
 #include "hash/ple_layer_spec.hpp"
 #include "kernels/host/row_cache_host.hpp"
+#include "profile/profile_job.hpp"
 
 namespace pleshard {
 
@@ -108,13 +109,10 @@ std::vector<CurvePoint> miss_ratio_curve(const ModelConfig& config, const PleChe
   const PleLayerSpec spec = hashing_spec(derive_layer_spec(config, ple_index), info, checkpoint.path(), false);
   const std::int64_t table_rows = info.layout.rows;
   std::vector<std::int64_t> ids;
-  const std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
-  for (const Request& r : requests) {
-    TokenBatch batch(config.ngram_size);
-    batch.add_request(r.tokens, context);
+  for_each_request_batch(config, requests, std::int64_t{1} << 20, [&](const TokenBatch& batch) {
     for (const std::int64_t id : compute_ngram_ids(spec, batch))
       if (id >= 0 && id < table_rows) ids.push_back(id);
-  }
+  });
   const std::int64_t step = std::max<std::int64_t>(1, options.step_tokens * spec.total_heads());
   std::vector<bool> repeat(ids.size());  // whether a lookup's row was looked up earlier in the stream
   {

@@ -88,6 +88,19 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
 
 }  // namespace
 
+void for_each_request_batch(const ModelConfig& config, const std::vector<Request>& requests, std::int64_t batch_tokens,
+                            const std::function<void(const TokenBatch&)>& visit) {
+  const std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
+  for (std::size_t next = 0; next < requests.size();) {
+    TokenBatch batch(config.ngram_size);
+    while (next < requests.size() && (batch.num_tokens() == 0 || batch.num_tokens() < batch_tokens)) {
+      batch.add_request(requests[next].tokens, context);
+      ++next;
+    }
+    visit(batch);
+  }
+}
+
 RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint,
                         const std::vector<Request>& requests, const std::string& corpus,
                         const ProfileOptions& options) {
@@ -105,18 +118,12 @@ RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheck
     shares.push_back(std::move(s));
   }
   const std::int64_t total = total_tokens(requests);
-  const std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
   std::int64_t done = 0;
-  for (std::size_t next = 0; next < requests.size();) {
-    TokenBatch batch(config.ngram_size);
-    while (next < requests.size() && (batch.num_tokens() == 0 || batch.num_tokens() < options.batch_tokens)) {
-      batch.add_request(requests[next].tokens, context);
-      ++next;
-    }
+  for_each_request_batch(config, requests, options.batch_tokens, [&](const TokenBatch& batch) {
     for (Share& s : shares) count(s, batch);
     done += batch.num_tokens();
     if (rank == 0 && options.progress) options.progress(done, total);
-  }
+  });
   RowProfile profile;
   profile.corpus = corpus;
   profile.requests = static_cast<std::int64_t>(requests.size());

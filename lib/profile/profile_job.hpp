@@ -13,6 +13,7 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "config/model_config.hpp"
+#include "hash/token_batch.hpp"
 #include "io/requests.hpp"
 #include "profile/row_profile.hpp"
 
@@ -23,6 +24,11 @@ struct ProfileOptions {
   // Rank 0, after each batch: tokens hashed so far of all.
   std::function<void(std::int64_t done, std::int64_t total)> progress;
 };
+
+// The corpus as the profile sees it: every request whole, as a prefill from its first token,
+// in order, in batches of whole requests of about `batch_tokens` tokens for `visit`.
+void for_each_request_batch(const ModelConfig& config, const std::vector<Request>& requests, std::int64_t batch_tokens,
+                            const std::function<void(const TokenBatch&)>& visit);
 
 // Collective over `comm`; rank 0 returns the profile, the others an empty one.
 [[nodiscard]] RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint,

@@ -95,6 +95,18 @@ RowProfile read_row_profile(const std::filesystem::path& path) {
   return profile;
 }
 
+RowProfile read_row_profile_for(const std::filesystem::path& path, const PleCheckpoint& checkpoint) {
+  RowProfile p = read_row_profile(path);
+  for (const PleTableInfo& info : checkpoint.tables()) {
+    const auto d = static_cast<std::size_t>(info.ple_index);
+    if (d >= p.tables.size() || p.tables[d].table_rows != info.layout.rows)
+      throw InputError(path.string() + ": made for other tables (table " + std::to_string(d) +
+                       (d < p.tables.size() ? " of " + std::to_string(p.tables[d].table_rows) + " rows" : " absent") +
+                       "; the checkpoint's has " + std::to_string(info.layout.rows) + ")");
+  }
+  return p;
+}
+
 std::vector<std::int64_t> hot_rows(const TableProfile& table, RowRange range, std::int64_t most) {
   std::vector<std::int64_t> hot;
   for (std::size_t i = 0; i < table.rows.size() && static_cast<std::int64_t>(hot.size()) < most; ++i)

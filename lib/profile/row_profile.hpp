@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/ple_checkpoint.hpp"
 #include "store/row_range.hpp"
 
 namespace pleshard {
@@ -32,6 +33,10 @@ struct RowProfile {
 void write_row_profile(const std::filesystem::path& path, const RowProfile& profile);
 // InputError naming the file for anything that is not such a profile.
 [[nodiscard]] RowProfile read_row_profile(const std::filesystem::path& path);
+
+// read_row_profile, and InputError naming the file unless it has a table of the same rows
+// for every table of `checkpoint` (a profile of other tables).
+[[nodiscard]] RowProfile read_row_profile_for(const std::filesystem::path& path, const PleCheckpoint& checkpoint);
 
 // The `most` most looked-up rows of `table` inside `range`, ascending.
 [[nodiscard]] std::vector<std::int64_t> hot_rows(const TableProfile& table, RowRange range, std::int64_t most);

@@ -7,3 +7,8 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 build=${BUILD:-build-h200}
 app=$build/bin/pleshard
+# qwen_as DTYPE FILE: Qwen3.8-Flash-Next's PLE config, its table stored as DTYPE, written to FILE.
+qwen_as() {
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]=sys.argv[2]; json.dump(c,open(sys.argv[3],"w"))' \
+    jobs/models/qwen3.8-flash-next/config.json "$1" "$2"
+}

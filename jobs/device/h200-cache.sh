@@ -21,8 +21,7 @@ parts=${PARTS:-tests run step disk}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 fp8=/tmp/pleshard-qwen-fp8.json
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
-  jobs/models/qwen3.8-flash-next/config.json "$fp8"
+qwen_as float8_e4m3fn "$fp8"
 half=$(( $(wc -l <"$corpus") / 2 ))
 head -n "$half" "$corpus" >/tmp/corpus-first.jsonl
 tail -n +"$(( half + 1 ))" "$corpus" >/tmp/corpus-second.jsonl

@@ -16,10 +16,8 @@ parts=${PARTS:-tests step exchange}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mpi=(mpiexec --oversubscribe -n "$ranks")
-qwen=jobs/models/qwen3.8-flash-next/config.json
 fp8=/tmp/pleshard-qwen-fp8.json
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
-  "$qwen" "$fp8"
+qwen_as float8_e4m3fn "$fp8"
 
 if part tests; then
   ctest --test-dir "$build" --output-on-failure -R "layouts|step_kernels|owner_requests|cuda_graph|communicator" \

@@ -35,8 +35,7 @@ part exchange && grep -v '^{' "$out/exchange.txt" | grep -v "^#"
 # Whole steps of every exchange strategy side by side over NCCL (one GPU per rank), then
 # with NCCL forced onto its network transport as between nodes.
 qwen_fp8=/tmp/pleshard-qwen-fp8.json
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]="float8_e4m3fn"; json.dump(c,open(sys.argv[2],"w"))' \
-  jobs/models/qwen3.8-flash-next/config.json "$qwen_fp8"
+qwen_as float8_e4m3fn "$qwen_fp8"
 # (--exchange last, so that a run can add a strategy to the list)
 step=(bench step --config "$qwen_fp8" --storage device --requests "$corpus" --tokens 64 8192 --modes eager
   --min-seconds 1 --exchange gather-reduce reduce-scatter owner)

@@ -26,10 +26,6 @@ part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
 qwen=jobs/models/qwen3.8-flash-next/config.json
-config_as() {  # config_as DTYPE FILE: the Qwen config stored as DTYPE
-  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]=sys.argv[2]; json.dump(c,open(sys.argv[3],"w"))' \
-    "$qwen" "$1" "$2"
-}
 log() {  # log PART COMMAND...: tables to PART.txt, JSON lines to PART.jsonl, both shown
   local p=$1; shift
   echo "\$ $*" | tee -a "$out/$p.txt"
@@ -55,7 +51,7 @@ if part inplace; then
 fi
 
 if part nvfp4; then
-  config_as nvfp4 "$data/nvfp4.json"
+  qwen_as nvfp4 "$data/nvfp4.json"
   rm -rf "$data/nvfp4"
   log nvfp4 "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet
   log nvfp4 "$app" bench load --checkpoint "$data/nvfp4" --storage device --cold
@@ -71,7 +67,7 @@ if part nvfp4; then
 fi
 
 if part make; then
-  config_as nvfp4 "$data/nvfp4.json"
+  qwen_as nvfp4 "$data/nvfp4.json"
   for maker in ${MAKERS:-gpu cpu}; do
     rm -rf "$data/nvfp4"
     flags=(); [ $maker = cpu ] && flags=(--cpu)
@@ -81,7 +77,7 @@ if part make; then
 fi
 
 if part fp8; then
-  config_as float8_e4m3fn "$data/fp8.json"
+  qwen_as float8_e4m3fn "$data/fp8.json"
   rm -rf "$data/fp8"
   log fp8 "$app" ckpt make --config "$data/fp8.json" --out "$data/fp8" --quiet
   log fp8 "$app" bench load --checkpoint "$data/fp8" --storage device pinned --cold

@@ -215,28 +215,40 @@ TEST(RowCache, EqualsTheHostTierStepAfterStep) {
   }
 }
 
+// A one-file checkpoint of small_config's tables on the host, whole, and caches over the
+// disk tier in front of it.
+struct DiskTables {
+  DiskTables(const char* dtype, std::int64_t parts, RowFormat format, std::uint64_t seed)
+      : config(small_config(dtype, parts)) {
+    write_checkpoint(dir / "t", config, synthetic_tables(config, format, seed), {CheckpointKind::safetensors, 1});
+    checkpoint = open_ple_checkpoint(dir / "t", config);
+    for (int d = 0; d < config.num_ple_layers(); ++d) ranges.push_back({0, checkpoint->table(d).layout.rows});
+  }
+  // The same cache for every layer.
+  [[nodiscard]] CachedStore cache(const LayerCache& each) const {
+    return CachedStore(make_row_store(StorageTier::disk, *checkpoint, ranges, *space), *space,
+                       std::vector<LayerCache>(ranges.size(), each));
+  }
+
+  ScratchDir dir;
+  ModelConfig config;
+  std::unique_ptr<PleCheckpoint> checkpoint;
+  std::unique_ptr<StepSpace> space = make_host_space();
+  std::vector<RowRange> ranges;
+};
+
 // Hot rows are found from the first step on, whatever the dynamic part does.
 TEST(RowCache, StaticRowsHitFromTheFirstStep) {
-  const ScratchDir dir;
-  const ModelConfig config = small_config("float8_e4m3fn", 1);
-  write_checkpoint(dir / "t", config, synthetic_tables(config, RowFormat::fp8, 2), {CheckpointKind::safetensors, 1});
-  const auto checkpoint = open_ple_checkpoint(dir / "t", config);
-  const auto space = make_host_space();
-  std::vector<RowRange> ranges;
-  std::vector<LayerCache> caches;
-  for (int d = 0; d < config.num_ple_layers(); ++d) {
-    ranges.push_back({0, checkpoint->table(d).layout.rows});
-    caches.push_back({10, {2, 3, 7, 11}});
-  }
-  CachedStore cached(make_row_store(StorageTier::disk, *checkpoint, ranges, *space), *space, caches);
+  const DiskTables t("float8_e4m3fn", 1, RowFormat::fp8, 2);
+  CachedStore cached = t.cache({10, {2, 3, 7, 11}});
   cached.reserve(64);
   EXPECT_EQ(cached.static_rows(0), 4);
   EXPECT_EQ(cached.dynamic_rows(0), 0);  // 6 slots left: less than one set of eight
-  const HostTable host(*checkpoint, 0, ranges[0]);
+  const HostTable host(*t.checkpoint, 0, t.ranges[0]);
   const std::vector<std::int64_t> ids{7, 2, 7, 100, 11, 3, 100};
-  std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) * 4);
+  std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(t.config.head_dim()) * 4);
   host.lookup(ids, OutDtype::f32, expected.data());
-  EXPECT_EQ(lookup_from_host(cached, *space, 0, ids, OutDtype::f32), expected);
+  EXPECT_EQ(lookup_from_host(cached, *t.space, 0, ids, OutDtype::f32), expected);
   EXPECT_EQ(cached.counts(0).hits, 5);
   EXPECT_EQ(cached.counts(0).misses, 1);  // row 100, read once
   EXPECT_EQ(cached.counts(0).repeats, 1);
@@ -245,29 +257,19 @@ TEST(RowCache, StaticRowsHitFromTheFirstStep) {
 // A static part larger than a step is filled a step's worth at a time, and again when the
 // cache is reserved for larger steps.
 TEST(RowCache, StaticPartsLargerThanAStepFillInChunks) {
-  const ScratchDir dir;
-  const ModelConfig config = small_config("nvfp4", 2);
-  write_checkpoint(dir / "t", config, synthetic_tables(config, RowFormat::nvfp4, 5), {CheckpointKind::safetensors, 1});
-  const auto checkpoint = open_ple_checkpoint(dir / "t", config);
-  const auto space = make_host_space();
-  std::vector<RowRange> ranges;
-  std::vector<LayerCache> caches;
+  const DiskTables t("nvfp4", 2, RowFormat::nvfp4, 5);
   std::vector<std::int64_t> hot;
   for (std::int64_t id = 1; id < 200; id += 7) hot.push_back(id);  // 29 rows
-  for (int d = 0; d < config.num_ple_layers(); ++d) {
-    ranges.push_back({0, checkpoint->table(d).layout.rows});
-    caches.push_back({40, hot});
-  }
-  CachedStore cached(make_row_store(StorageTier::disk, *checkpoint, ranges, *space), *space, caches);
-  const HostTable host(*checkpoint, 1, ranges[1]);
+  CachedStore cached = t.cache({40, hot});
+  const HostTable host(*t.checkpoint, 1, t.ranges[1]);
   const auto check = [&](std::int64_t step) {
     for (std::size_t at = 0; at < hot.size(); at += static_cast<std::size_t>(step)) {
       const std::vector<std::int64_t> ids(
           hot.begin() + static_cast<std::ptrdiff_t>(at),
           hot.begin() + static_cast<std::ptrdiff_t>(std::min(hot.size(), at + static_cast<std::size_t>(step))));
-      std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) * 4);
+      std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(t.config.head_dim()) * 4);
       host.lookup(ids, OutDtype::f32, expected.data());
-      ASSERT_EQ(lookup_from_host(cached, *space, 1, ids, OutDtype::f32), expected) << "from " << at;
+      ASSERT_EQ(lookup_from_host(cached, *t.space, 1, ids, OutDtype::f32), expected) << "from " << at;
     }
   };
   cached.reserve(8);  // the static part in four chunks

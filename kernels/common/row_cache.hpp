@@ -158,26 +158,30 @@ PLESHARD_HD std::int64_t claim_way(const CacheView& cache, std::int64_t id, std:
   return -1;
 }
 
-// Fill of lookup i after the fetch: an owned miss's row copied into its staging row (its key
-// now) and, where a way is free of this step, into the cache; a repeat keyed to its owner's
-// staging row.
-template <typename Claim>
-PLESHARD_HD void fill_lookup(const CacheTask& task, std::int64_t i, std::uint64_t step, Claim&& claim) {
+// Fill of lookup i after the fetch, in two parts around the copy of the fetched row into
+// its staging row (pack_stored_row of task.fetched, key task.fetched.keys[i]). take_miss: a
+// repeat keyed to its owner's staging row; an owned miss keyed to its own, which it
+// returns (-1 for any other lookup).
+[[nodiscard]] PLESHARD_HD inline std::int64_t take_miss(const CacheTask& task, std::int64_t i) {
   if (task.keys[i] < k_cache_pending) {
     task.keys[i] = task.cache.capacity() + task.cache.step_owners[k_cache_pending - 1 - task.keys[i]];
-    return;
+    return -1;
   }
-  if (task.keys[i] != k_cache_pending) return;
-  const std::int64_t staging = task.cache.capacity() + i;
-  pack_stored_row(task.fetched.rows, task.fetched.keys[i], task.cache.slot(staging));
-  task.keys[i] = staging;
+  if (task.keys[i] != k_cache_pending) return -1;
+  task.keys[i] = task.cache.capacity() + i;
+  return task.keys[i];
+}
+
+// admit_miss: where a way is free of this step, the owned miss i is tagged into it; the
+// way's slot, for its staging row to be copied to, or -1.
+template <typename Claim>
+[[nodiscard]] PLESHARD_HD std::int64_t admit_miss(const CacheTask& task, std::int64_t i, std::uint64_t step,
+                                                  Claim&& claim) {
   const std::int64_t id = task.misses[i];
   const std::int64_t way = claim_way(task.cache, id, step, claim);
-  if (way < 0) return;
-  const std::uint8_t* from = task.cache.slot(staging);
-  std::uint8_t* to = task.cache.slot(task.cache.hot_count + way);
-  for (std::size_t b = 0; b < task.cache.pitch; ++b) to[b] = from[b];
-  task.cache.tags[way] = id;
+  if (way < 0) return -1;
+  task.cache.tags[way] = id;  // no lookup of this step reads the way: tag before the copy
+  return task.cache.hot_count + way;
 }
 
 }  // namespace pleshard::kernels

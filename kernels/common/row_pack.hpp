@@ -19,20 +19,25 @@ namespace pleshard::kernels {
 }
 
 // The packed row of `key` in `table` (its codes, then its scales) at `out`; zeros where
-// the table does not hold it.
-PLESHARD_HD inline void pack_stored_row(const TableView& table, std::int64_t key, std::uint8_t* out) {
+// the table does not hold it. Byte `lane`, then every `lanes`-th: a GPU warp copies a row
+// together, each load of the warp one run of consecutive bytes (one transaction over PCIe
+// where the table is pinned host memory, where a thread per row made one per byte).
+PLESHARD_HD inline void pack_stored_row(const TableView& table, std::int64_t key, std::uint8_t* out, int lane = 0,
+                                        int lanes = 1) {
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
   const std::size_t scale_bytes = scale_row_bytes(table.format, table.head_dim);
+  const auto first = static_cast<std::size_t>(lane);
+  const auto stride = static_cast<std::size_t>(lanes);
   if (!table.owns(key)) {
-    for (std::size_t b = 0; b < row_bytes + scale_bytes; ++b) out[b] = 0;
+    for (std::size_t b = first; b < row_bytes + scale_bytes; b += stride) out[b] = 0;
     return;
   }
   const auto local = static_cast<std::size_t>(key - table.row_begin);
   const std::uint8_t* row = table.row_at(local);
-  for (std::size_t b = 0; b < row_bytes; ++b) out[b] = row[b];
+  for (std::size_t b = first; b < row_bytes; b += stride) out[b] = row[b];
   if (scale_bytes != 0) {
     const std::uint8_t* scales = table.scales_at(local);
-    for (std::size_t b = 0; b < scale_bytes; ++b) out[row_bytes + b] = scales[b];
+    for (std::size_t b = first; b < scale_bytes; b += stride) out[row_bytes + b] = scales[b];
   }
 }
 

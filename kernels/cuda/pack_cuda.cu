@@ -10,15 +10,20 @@ namespace {
 
 constexpr int k_threads = 256;
 
+constexpr int k_warp = 32;
+
 int blocks_for(std::int64_t n) {
-  return static_cast<int>(std::clamp<std::int64_t>((n + k_threads - 1) / k_threads, 1, 1 << 16));
+  return static_cast<int>(std::clamp<std::int64_t>((n * k_warp + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-// One thread per row: a packed row is a few hundred bytes at most.
+// A warp per row: a packed row is a few hundred bytes, read by the warp as runs of
+// consecutive bytes (from pinned host memory, a transaction per run rather than per byte).
 __global__ void pack_rows(PackTask task, std::size_t pitch) {
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < task.count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    pack_stored_row(task.table, task.keys[i], task.out + static_cast<std::size_t>(i) * pitch);
+  const int lane = static_cast<int>(threadIdx.x % k_warp);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / k_warp);
+  for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / k_warp; i < task.count;
+       i += warps)
+    pack_stored_row(task.table, task.keys[i], task.out + static_cast<std::size_t>(i) * pitch, lane, k_warp);
 }
 
 }  // namespace

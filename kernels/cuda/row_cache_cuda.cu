@@ -9,9 +9,15 @@ namespace pleshard::kernels {
 namespace {
 
 constexpr int k_threads = 256;
+constexpr int k_warp = 32;
+constexpr unsigned k_all_lanes = 0xffffffffu;
 
 int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + k_threads - 1) / k_threads, 1, 1 << 16));
+}
+
+int warp_blocks_for(std::int64_t n) {
+  return blocks_for(n * k_warp);
 }
 
 __global__ void advance(std::int64_t* counters) { ++counters[2]; }
@@ -44,14 +50,28 @@ __global__ void probe(CacheTask task) {
   if (threadIdx.x == 2 && counts[2] != 0) atomicAdd(counters + 3, counts[2]);
 }
 
+// A warp per lookup: lane 0 keys it and admits it, the warp copies its row.
 __global__ void fill(CacheTask task) {
   const std::uint64_t step = cache_step(task);
   const auto claim = [&](std::int64_t way, std::uint64_t seen) {
     return atomicCAS(reinterpret_cast<unsigned long long*>(task.cache.stamps + way), seen, step) == seen;
   };
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < task.count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    fill_lookup(task, i, step, claim);
+  const int lane = static_cast<int>(threadIdx.x % k_warp);
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / k_warp);
+  for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / k_warp; i < task.count;
+       i += warps) {
+    std::int64_t staging = lane == 0 ? take_miss(task, i) : 0;
+    staging = __shfl_sync(k_all_lanes, staging, 0);
+    if (staging < 0) continue;
+    std::uint8_t* row = task.cache.slot(staging);
+    pack_stored_row(task.fetched.rows, task.fetched.keys[i], row, lane, k_warp);
+    __syncwarp();  // the row in staging, seen by the whole warp
+    std::int64_t way = lane == 0 ? admit_miss(task, i, step, claim) : 0;
+    way = __shfl_sync(k_all_lanes, way, 0);
+    if (way < 0) continue;
+    std::uint8_t* to = task.cache.slot(way);
+    for (std::size_t b = lane; b < task.cache.pitch; b += k_warp) to[b] = row[b];
+  }
 }
 
 }  // namespace
@@ -71,7 +91,7 @@ void probe_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
 void fill_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
   for (const CacheTask& task : tasks) {
     if (task.count == 0) continue;
-    fill<<<blocks_for(task.count), k_threads, 0, stream>>>(task);
+    fill<<<warp_blocks_for(task.count), k_threads, 0, stream>>>(task);
     PLESHARD_CUDA_CHECK_LAUNCH();
   }
 }

@@ -34,7 +34,14 @@ void fill_cache_host(std::span<const CacheTask> tasks) {
       task.cache.stamps[way] = step;
       return true;
     };
-    for (std::int64_t i = 0; i < task.count; ++i) fill_lookup(task, i, step, claim);
+    for (std::int64_t i = 0; i < task.count; ++i) {
+      const std::int64_t staging = take_miss(task, i);
+      if (staging < 0) continue;
+      std::uint8_t* row = task.cache.slot(staging);
+      pack_stored_row(task.fetched.rows, task.fetched.keys[i], row);
+      const std::int64_t way = admit_miss(task, i, step, claim);
+      if (way >= 0) std::copy_n(row, task.cache.pitch, task.cache.slot(way));
+    }
   }
 }
 

@@ -141,8 +141,7 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
 
   for (const StorageTier tier : o.tiers) {
     LoadBenchResult r{to_string(tier)};
-    // The rows' stored bytes, as the files hold them (a GPU tier pads NVFP4 rows).
-    r.bytes = tier == StorageTier::disk ? 0 : static_cast<double>(tier_bytes(StorageTier::host, layouts, ranges));
+    r.bytes = static_cast<double>(load_bytes(tier, layouts, ranges));
     require_tier_memory(comm, tier, tier_bytes(tier, layouts, ranges));
     const std::unique_ptr<StepSpace> space = make_tier_space(tier);
     if (o.cold) drop_pages(files);

@@ -229,6 +229,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       throw InputError(where + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) + ") out of range");
     // Collective reads: bands of the same count on every rank (the most any rank needs;
     // empty selections past a rank's end), so each H5Dread stays far below 2 GiB per rank.
+    // Spans left empty for rows that exist are not wanted; a rank with no rows still takes
+    // part in every collective read.
+    const bool codes = !rows.empty() || begin == end;
+    const bool with_scales = table.scales.valid() && (!scales.empty() || begin == end);
     std::int64_t band = end - begin;
     std::int64_t bands = 1;
     if (collective_) {
@@ -242,9 +246,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       const auto at = static_cast<std::size_t>(first - begin);
       std::string failure;
       try {
-        read_band(table.weight.get(), first, last, info.layout.row_bytes(), rows.data() + at * info.layout.row_bytes(),
-                  where + "/weight");
-        if (table.scales.valid())
+        if (codes)
+          read_band(table.weight.get(), first, last, info.layout.row_bytes(),
+                    rows.data() + at * info.layout.row_bytes(), where + "/weight");
+        if (with_scales)
           read_band(table.scales.get(), first, last, info.layout.scale_bytes(),
                     scales.data() + at * info.layout.scale_bytes(), where + "/weight_scale");
       } catch (const std::exception& e) {

@@ -80,14 +80,16 @@ class PleCheckpoint {
   }
 
   // Copies rows [begin, end) of table `ple_index`: stored row bytes into `rows`, and for
-  // nvfp4 the block scales into `scales`. With HDF5 and MPI-IO, every rank of the
+  // nvfp4 the block scales into `scales`; an empty span is not read (the disk tier reads
+  // NVFP4 scales once, into memory, and then only codes). With HDF5 and MPI-IO, every rank of the
   // communicator the checkpoint was opened with must call it for the same table together.
   virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                          std::span<std::uint8_t> scales) const = 0;
 
   // Copies the rows `sorted_rows` (ascending, distinct) of table `ple_index`, packed in that
   // order: the disk tier's read of one step. Each rank reads on its own, so a checkpoint
-  // opened for collective reads refuses. Runs of consecutive rows are read together.
+  // opened for collective reads refuses. Runs of consecutive rows are read together. An
+  // empty `scales` reads the codes only.
   virtual void read_row_set(int ple_index, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
                             std::span<std::uint8_t> scales) const;
 

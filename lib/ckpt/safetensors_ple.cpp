@@ -128,9 +128,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
     const PleTableInfo& info = table(d);
+    const auto n = static_cast<std::size_t>(end - begin);
     if (begin < 0 || end > info.layout.rows || begin > end ||
-        rows.size() < static_cast<std::size_t>(end - begin) * info.layout.row_bytes() ||
-        scales.size() < static_cast<std::size_t>(end - begin) * info.layout.scale_bytes())
+        (!rows.empty() && rows.size() < n * info.layout.row_bytes()) ||
+        (!scales.empty() && scales.size() < n * info.layout.scale_bytes()))
       throw InputError(path_ + ": read_rows out of range");
     const RowRun run{begin, end - begin, 0};
     read_runs(d, {&run, 1}, rows, scales);
@@ -149,7 +150,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       if (!s.sorted_rows.empty() && (s.sorted_rows.front() < 0 || s.sorted_rows.back() >= info.layout.rows))
         throw InputError(path_ + ": read_row_set rows outside [0, " + std::to_string(info.layout.rows) + ")");
       if (s.rows.size() < s.sorted_rows.size() * info.layout.row_bytes() ||
-          s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes())
+          (!s.scales.empty() && s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes()))
         throw SystemError(path_ + ": read_row_set output too small");
       add_reads(s.ple_index, row_runs(s.sorted_rows), s.rows, s.scales, reads);
     }
@@ -170,7 +171,8 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     read_files(reads, ReadPath::threads);
   }
 
-  // The reads of the runs' rows of table d into `rows` and `scales`, appended to `reads`.
+  // The reads of the runs' rows of table d into `rows` and `scales` (an empty span: none),
+  // appended to `reads`.
   void add_reads(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
                  std::vector<FileRead>& reads) const {
     const PleTableInfo& info = table(d);
@@ -192,8 +194,9 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         const std::int64_t shard_begin = shard * shards.shard_rows;
         const std::int64_t stop = std::min(run.first + run.count, shard_begin + shards.shard_rows);
         const std::int64_t at = run.at + (row - run.first);
-        add(shards.weights[static_cast<std::size_t>(shard)], row - shard_begin, stop - row, row_bytes, rows, at);
-        if (scale_bytes != 0)
+        if (!rows.empty())
+          add(shards.weights[static_cast<std::size_t>(shard)], row - shard_begin, stop - row, row_bytes, rows, at);
+        if (scale_bytes != 0 && !scales.empty())
           add(shards.scales[static_cast<std::size_t>(shard)], row - shard_begin, stop - row, scale_bytes, scales, at);
         row = stop;
       }

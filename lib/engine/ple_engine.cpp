@@ -114,8 +114,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, own_gpu, strategy);
   require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
-  // Rates count the rows' stored bytes (as the files hold them), not the tier's padding.
-  stats_.load.bytes = tier == StorageTier::disk ? 0 : tier_bytes(StorageTier::host, layouts, ranges);
+  stats_.load.bytes = load_bytes(tier, layouts, ranges);
   // The profile's tables agree with the checkpoint's, on every rank, before anything is loaded.
   const RowProfile profile = collective_try(comms.world(), [&] {
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);

@@ -1,7 +1,9 @@
 #include "store/disk_store.hpp"
 
 #include <algorithm>
+#include <cstring>
 
+#include "core/band_pipeline.hpp"
 #include "core/error.hpp"
 
 namespace pleshard {
@@ -13,6 +15,17 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space) : checkp
     layouts_.push_back(info.layout);
     ranges_.push_back({0, info.layout.rows});
     layers_.emplace_back(space);
+    // Block scales whole, in bands of rows: each band's reads in flight together.
+    const std::size_t scale_bytes = info.layout.scale_bytes();
+    std::vector<std::uint8_t>& scales = layers_.back().table_scales;
+    scales.resize(static_cast<std::size_t>(info.layout.rows) * scale_bytes);
+    const auto band = static_cast<std::int64_t>(items_per_band(scale_bytes == 0 ? 1 : scale_bytes));
+    for (std::int64_t begin = 0; scale_bytes != 0 && begin < info.layout.rows; begin += band) {
+      const std::int64_t end = std::min(info.layout.rows, begin + band);
+      checkpoint.read_rows(info.ple_index, begin, end, {},
+                           std::span(scales).subspan(static_cast<std::size_t>(begin) * scale_bytes,
+                                                     static_cast<std::size_t>(end - begin) * scale_bytes));
+    }
   }
   tasks_.resize(layers_.size());
 }
@@ -34,8 +47,8 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     std::sort(s.distinct.begin(), s.distinct.end());
     s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
     s.host_rows.resize(s.distinct.size() * layout.row_bytes());
-    s.host_scales.resize(s.distinct.size() * layout.scale_bytes());
-    sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, s.host_scales});
+    // Codes only: the scales are in memory.
+    sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
   }
   checkpoint_.read_row_sets(sets);
   for (std::size_t d = 0; d < layers_.size(); ++d) stage(static_cast<int>(d), queries[d]);
@@ -45,6 +58,10 @@ void DiskStore::stage(int layer, const RowQuery& query) {
   Staging& s = layers_[static_cast<std::size_t>(layer)];
   const PleTableInfo& info = checkpoint_.table(layer);
   const std::size_t scale_bytes = info.layout.scale_bytes();
+  s.host_scales.resize(s.distinct.size() * scale_bytes);
+  for (std::size_t r = 0; scale_bytes != 0 && r < s.distinct.size(); ++r)
+    std::memcpy(s.host_scales.data() + r * scale_bytes,
+                s.table_scales.data() + static_cast<std::size_t>(s.distinct[r]) * scale_bytes, scale_bytes);
   // Ids become positions among the distinct rows; ids outside the table stay outside.
   for (std::int64_t& id : s.host_ids) {
     const auto at = std::lower_bound(s.distinct.begin(), s.distinct.end(), id);

@@ -1,9 +1,13 @@
 #pragma once
-// The disk tier: no table in memory. Each step copies its ids to the host, reads each
-// distinct row of every layer once from the checkpoint's files (every layer's reads in
-// flight together), and stages the raw rows into the step space, where the step's decode
-// reads them. Every table is held whole (each
-// rank reads the rows of its own tokens), so nothing needs combining across ranks.
+// The disk tier: no table in memory but NVFP4 block scales. Each step copies its ids to the
+// host, reads each distinct row of every layer once from the checkpoint's files (every
+// layer's reads in flight together), and stages the raw rows into the step space, where the
+// step's decode reads them. Every table is held whole (each rank reads the rows of its own
+// tokens), so nothing needs combining across ranks.
+//
+// NVFP4 rows keep their codes and block scales in separate tensors, so each row would be
+// two random reads; the scales (a ninth of the table's bytes at 160 values a row) are read
+// once, whole, when the store opens, and a step reads codes only.
 
 #include <cstdint>
 #include <vector>
@@ -16,7 +20,8 @@ namespace pleshard {
 
 class DiskStore final : public RowStore {
  public:
-  // `checkpoint` must outlive the store and must not read collectively.
+  // `checkpoint` must outlive the store and must not read collectively. Reads every NVFP4
+  // table's block scales (tier_bytes of the disk tier; the caller checks they fit).
   DiskStore(const PleCheckpoint& checkpoint, StepSpace& space);
 
   [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }
@@ -40,6 +45,7 @@ class DiskStore final : public RowStore {
     SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table
     SpaceBuffer rows;    // the distinct rows
     SpaceBuffer scales;  // and their block scales (nvfp4)
+    std::vector<std::uint8_t> table_scales;  // every row's block scales (nvfp4)
   };
 
   // A layer's rows, read, into the step space with each id's key.

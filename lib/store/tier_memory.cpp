@@ -32,14 +32,19 @@ std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
         bytes += rows * gpu_row_pitch(layouts[d]);
         break;
       case StorageTier::disk:
+        bytes += static_cast<std::uint64_t>(layouts[d].rows) * layouts[d].scale_bytes();
         break;
     }
   }
   return bytes;
 }
 
+std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
+  return tier_bytes(tier == StorageTier::disk ? tier : StorageTier::host, layouts, ranges);
+}
+
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve) {
-  if (tier == StorageTier::disk) return;
+  if (tier == StorageTier::disk && bytes == 0) return;
   (void)device_reserve;  // used only where CUDA is built
   MPI_Comm node = MPI_COMM_NULL;
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
@@ -80,10 +85,12 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
       return;
     }
     const std::uint64_t available = available_host_bytes();
+    const char* remedy = tier == StorageTier::disk ? "fewer ranks per node: the disk tier keeps NVFP4 block scales"
+                                                   : "use more nodes, or --storage disk";
     if (available != 0 && needed > available)
       throw InputError(std::string(to_string(tier)) + " tier: the tables of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +
-                       " are available (MemAvailable, or the cgroup's limit; use more nodes, or --storage disk)");
+                       " are available (MemAvailable, or the cgroup's limit; " + remedy + ")");
   });
 }
 

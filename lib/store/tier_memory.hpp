@@ -19,12 +19,19 @@ namespace pleshard {
 // interleaved after each row's codes and the row padded to 16 bytes.
 [[nodiscard]] std::size_t gpu_row_pitch(const TableLayout& layout);
 
-// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]` (0 for the disk tier).
+// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]`; for the disk tier, whose
+// every rank holds whole tables, the NVFP4 tables' block scales (disk_store.hpp) of every
+// row, in host memory.
 [[nodiscard]] std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
+// Bytes of the files the tier reads when it loads: the rows' stored bytes (a GPU tier pads
+// NVFP4 rows in memory; the files do not), the disk tier's block scales.
+[[nodiscard]] std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
+                                       std::span<const RowRange> ranges);
+
 // Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
-// host and pinned tiers: the sum over a node's ranks within its MemAvailable; device tier:
+// host, pinned and disk tiers: the sum over a node's ranks within its MemAvailable; device tier:
 // the sum over the ranks that share a GPU within its free memory, less `device_reserve` per
 // rank for its step workspace and collectives.
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,

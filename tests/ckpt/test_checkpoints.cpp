@@ -240,28 +240,47 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
   }
 }
 
+// Ranges across shard boundaries, and the parts left empty not read: codes only (the disk
+// tier's step reads), scales only (its load of the block scales), in both formats.
 TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
   const ScratchDir dir;
   const ModelConfig config = small_config("nvfp4", 5);
-  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::nvfp4, 3), {});
-  const auto ckpt = open_ple_checkpoint(dir / "st", config);
-  const auto& info = ckpt->table(1);
-  const std::int64_t shard_rows = derive_layer_spec(config, 1).shard_rows;
-  std::vector<std::uint8_t> all(info.layout.rows * info.layout.row_bytes()),
-      all_s(info.layout.rows * info.layout.scale_bytes());
-  ckpt->read_rows(1, 0, info.layout.rows, all, all_s);
-  for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{shard_rows - 3, shard_rows + 4},
-                      {0, 1},
-                      {info.layout.rows - 1, info.layout.rows},
-                      {7, 7},
-                      {1, 3 * shard_rows + 1}}) {
-    std::vector<std::uint8_t> part((e - b) * info.layout.row_bytes()), scales((e - b) * info.layout.scale_bytes());
-    ckpt->read_rows(1, b, e, part, scales);
-    EXPECT_TRUE(std::equal(part.begin(), part.end(), all.begin() + b * info.layout.row_bytes()));
-    EXPECT_TRUE(std::equal(scales.begin(), scales.end(), all_s.begin() + b * info.layout.scale_bytes()));
+  for (const CheckpointKind kind : {CheckpointKind::safetensors, CheckpointKind::hdf5}) {
+    SCOPED_TRACE(to_string(kind));
+    const std::filesystem::path path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "st");
+    write_checkpoint(path, config, synthetic_tables(config, RowFormat::nvfp4, 3), {kind});
+    const auto ckpt = open_ple_checkpoint(path, config);
+    const auto& info = ckpt->table(1);
+    const std::size_t row_bytes = info.layout.row_bytes();
+    const std::size_t scale_bytes = info.layout.scale_bytes();
+    const std::int64_t shard_rows = derive_layer_spec(config, 1).shard_rows;
+    std::vector<std::uint8_t> all(info.layout.rows * row_bytes), all_s(info.layout.rows * scale_bytes);
+    ckpt->read_rows(1, 0, info.layout.rows, all, all_s);
+    for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{shard_rows - 3, shard_rows + 4},
+                        {0, 1},
+                        {info.layout.rows - 1, info.layout.rows},
+                        {7, 7},
+                        {1, 3 * shard_rows + 1}}) {
+      const auto n = static_cast<std::size_t>(e - b);
+      std::vector<std::uint8_t> part(n * row_bytes), scales(n * scale_bytes);
+      ckpt->read_rows(1, b, e, part, scales);
+      EXPECT_TRUE(std::equal(part.begin(), part.end(), all.begin() + b * row_bytes));
+      EXPECT_TRUE(std::equal(scales.begin(), scales.end(), all_s.begin() + b * scale_bytes));
+      std::vector<std::uint8_t> codes_only(n * row_bytes, 0xEE), scales_only(n * scale_bytes, 0xEE);
+      ckpt->read_rows(1, b, e, codes_only, {});
+      ckpt->read_rows(1, b, e, {}, scales_only);
+      EXPECT_EQ(codes_only, part);
+      EXPECT_EQ(scales_only, scales);
+    }
+    const std::vector<std::int64_t> set{0, 2, shard_rows, std::int64_t{info.layout.rows} - 1};
+    std::vector<std::uint8_t> codes(set.size() * row_bytes, 0xEE);
+    ckpt->read_row_set(1, set, codes, {});
+    for (std::size_t i = 0; i < set.size(); ++i)
+      EXPECT_TRUE(std::equal(codes.begin() + i * row_bytes, codes.begin() + (i + 1) * row_bytes,
+                             all.begin() + set[i] * row_bytes))
+          << "row " << set[i];
+    EXPECT_THROW(ckpt->read_rows(1, 0, info.layout.rows + 1, all, all_s), InputError);
   }
-  std::vector<std::uint8_t> none;
-  EXPECT_THROW(ckpt->read_rows(1, 0, info.layout.rows + 1, all, all_s), InputError);
 }
 
 TEST(Checkpoints, HashBuffersInTheCheckpointAreAuthoritative) {

@@ -23,14 +23,16 @@ TEST(TierMemory, BytesFollowEachTiersRowLayout) {
   EXPECT_EQ(tier_bytes(StorageTier::host, layouts, ranges), 200u * 90 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::pinned, layouts, ranges), 200u * 96 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::device, layouts, ranges), 200u * 96 + 10u * 320);
-  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 0u);
+  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);  // every nvfp4 block scale
+  EXPECT_EQ(load_bytes(StorageTier::pinned, layouts, ranges), 200u * 90 + 10u * 320);  // no padding
+  EXPECT_EQ(load_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);
 }
 
 TEST(TierMemory, TablesLargerThanTheNodesMemoryAreRefused) {
   const std::uint64_t available = available_host_bytes();
   ASSERT_GT(available, 0u) << "MemAvailable unreadable";
   require_tier_memory(MPI_COMM_WORLD, StorageTier::host, 1u << 20);
-  for (const StorageTier tier : {StorageTier::host, StorageTier::pinned}) {
+  for (const StorageTier tier : {StorageTier::host, StorageTier::pinned, StorageTier::disk}) {
     try {
       require_tier_memory(MPI_COMM_WORLD, tier, available * 4);
       ADD_FAILURE() << to_string(tier) << ": not refused";
@@ -44,7 +46,7 @@ TEST(TierMemory, TablesLargerThanTheNodesMemoryAreRefused) {
       EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     }
   }
-  require_tier_memory(MPI_COMM_WORLD, StorageTier::disk, available * 4);  // keeps nothing in memory
+  require_tier_memory(MPI_COMM_WORLD, StorageTier::disk, 0);  // no NVFP4 table: nothing in memory
 }
 
 }  // namespace

@@ -59,9 +59,18 @@ struct SyntheticRows {
   std::uint64_t seed = 0;
 };
 
+// Rows a tier that keeps them in host memory may read past the page cache (safetensors):
+// `rows` as TableSource::rows, straight into a buffer at the alignment of `file_offset` of
+// its first row (PreadFile::read_exact_past_cache).
+struct RowsPastCache {
+  std::function<std::uint64_t(std::int64_t row)> file_offset;  // of the row's codes
+  RowSource rows;
+};
+
 struct TableSource {
   PleTableInfo info;
   RowSource rows;
+  std::optional<RowsPastCache> past_cache = std::nullopt;
   std::optional<SyntheticRows> synthetic = std::nullopt;
   // Rows read through HDF5: never called beside another HDF5 call (the library is not
   // thread-safe), so an HDF5 writer does not overlap them with its writes.

@@ -127,14 +127,27 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
 
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
-    const PleTableInfo& info = table(d);
-    const auto n = static_cast<std::size_t>(end - begin);
-    if (begin < 0 || end > info.layout.rows || begin > end ||
-        (!rows.empty() && rows.size() < n * info.layout.row_bytes()) ||
-        (!scales.empty() && scales.size() < n * info.layout.scale_bytes()))
-      throw InputError(path_ + ": read_rows out of range");
+    check_read(d, begin, end, rows, scales);
     const RowRun run{begin, end - begin, 0};
-    read_runs(d, {&run, 1}, rows, scales);
+    read_runs(d, {&run, 1}, rows, scales, ReadPath::threads);
+  }
+
+  [[nodiscard]] TableSource table_source(int d) const override {
+    TableSource source = PleCheckpoint::table_source(d);
+    source.past_cache = RowsPastCache{
+        [this, d](std::int64_t row) {
+          const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
+          const std::int64_t shard = row / shards.shard_rows;
+          const TensorRef& ref = shards.weights.at(static_cast<std::size_t>(shard));
+          return ref.file->file_offset(*ref.tensor) +
+                 static_cast<std::uint64_t>(row - shard * shards.shard_rows) * table(d).layout.row_bytes();
+        },
+        [this, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) {
+          check_read(d, begin, end, rows, scales);
+          const RowRun run{begin, end - begin, 0};
+          read_runs(d, {&run, 1}, rows, scales, ReadPath::past_cache);
+        }};
+    return source;
   }
 
   void read_row_set(int d, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
@@ -164,11 +177,21 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   // in flight together (io/file_reads.hpp). Bulk reads (a tier's load, band by band) come
   // from threads of pread: on the H200 machine a cold FP8 load into the pinned tier ran at
   // 37% of the files' rate through io_uring's buffered reads against 58% this way.
-  void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
-                 std::span<std::uint8_t> scales) const {
+  void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
+                 ReadPath path) const {
     std::vector<FileRead> reads;
     add_reads(d, runs, rows, scales, reads);
-    read_files(reads, ReadPath::threads);
+    read_files(reads, path);
+  }
+
+  void check_read(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                  std::span<std::uint8_t> scales) const {
+    const PleTableInfo& info = table(d);
+    const auto n = static_cast<std::size_t>(end - begin);
+    if (begin < 0 || end > info.layout.rows || begin > end ||
+        (!rows.empty() && rows.size() < n * info.layout.row_bytes()) ||
+        (!scales.empty() && scales.size() < n * info.layout.scale_bytes()))
+      throw InputError(path_ + ": read_rows out of range");
   }
 
   // The reads of the runs' rows of table d into `rows` and `scales` (an empty span: none),

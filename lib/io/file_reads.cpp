@@ -20,8 +20,19 @@ namespace pleshard {
 
 namespace {
 
-void read_with_threads(std::span<const FileRead> reads) {
-  parallel_for(reads.size(), 16, 4, [&](std::size_t i) { reads[i].file->read_exact(reads[i].offset, reads[i].out); });
+void read_with_threads(std::span<const FileRead> reads, bool past_cache) {
+  parallel_for(reads.size(), 16, 4, [&](std::size_t i) {
+    if (past_cache) {
+      reads[i].file->read_exact_past_cache(reads[i].offset, reads[i].out);
+    } else {
+      reads[i].file->read_exact(reads[i].offset, reads[i].out);
+    }
+  });
+}
+
+bool direct_loads_wanted() {
+  const char* v = std::getenv("PLESHARD_DIRECT_LOADS");
+  return v == nullptr || std::string(v) != "0";
 }
 
 bool uring_wanted() {
@@ -215,7 +226,7 @@ void read_files(std::span<const FileRead> reads, ReadPath path) {
 #else
   (void)path;
 #endif
-  read_with_threads(reads);
+  read_with_threads(reads, path == ReadPath::past_cache && direct_loads_wanted());
 }
 
 const char* file_read_path() {

@@ -24,8 +24,10 @@ struct FileRead {
 inline constexpr unsigned k_reads_in_flight = 256;
 
 // automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
-// reads of a table's load, which the page cache serves faster that way: docs/performance.md).
-enum class ReadPath { automatic, threads };
+// reads of a table's load, which the page cache serves faster that way: docs/performance.md);
+// past_cache: threads of PreadFile::read_exact_past_cache (a load into host memory that
+// keeps the rows: the pinned tier's), unless PLESHARD_DIRECT_LOADS=0, then threads.
+enum class ReadPath { automatic, threads, past_cache };
 
 // Returns when every read is done; on an error, once none is left in flight.
 void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic);

@@ -37,11 +37,15 @@ PreadFile::~PreadFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const {
+std::size_t PreadFile::read_from(int fd, std::uint64_t offset, std::span<std::uint8_t> out) const {
   std::size_t done = 0;
   while (done < out.size()) {
-    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINVAL && fd != fd_) {  // an alignment the device does not take
+      refuse_direct();
+      break;
+    }
     if (n < 0)
       throw InputError(path_ + ": read error at byte " + std::to_string(offset + done) + ": " + std::strerror(errno));
     if (n == 0)
@@ -49,6 +53,26 @@ void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) co
                        std::to_string(out.size() - done) + " more bytes (truncated?)");
     done += static_cast<std::size_t>(n);
   }
+  return done;
+}
+
+void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const { (void)read_from(fd_, offset, out); }
+
+void PreadFile::read_exact_past_cache(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  constexpr std::uint64_t k_block = 4096;
+  const auto address = reinterpret_cast<std::uintptr_t>(out.data());
+  const std::uint64_t head = (k_block - offset % k_block) % k_block;
+  const int direct = direct_fd_;
+  if (direct < 0 || (address - offset) % k_block != 0 || out.size() < head + k_block) {
+    read_exact(offset, out);
+    return;
+  }
+  const std::uint64_t middle = (out.size() - head) / k_block * k_block;
+  read_exact(offset, out.first(head));
+  // The rest through the page cache from where the direct reads stopped (all of it read,
+  // or refused for its alignment).
+  const std::size_t done = head + read_from(direct, offset + head, out.subspan(head, middle));
+  read_exact(offset + done, out.subspan(done));
 }
 
 void drop_cached_pages(const std::filesystem::path& path) {

@@ -19,33 +19,19 @@ namespace pleshard {
 
 namespace {
 
-// The table's rows; a failure (memory taken since the fit check, or never checked: the
-// benchmarks) is one line naming the tier, the table and the bytes.
-std::uint8_t* allocate(std::size_t bytes, StorageTier tier, int ple_index) {
+// The device tier's rows; a failure (memory taken since the fit check, or never checked:
+// the benchmarks) is one line naming the tier, the table and the bytes.
+std::uint8_t* allocate_device(std::size_t bytes, int ple_index) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
-  const cudaError_t status = tier == StorageTier::device
-                                 ? cudaMalloc(&p, bytes)
-                                 : cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  const cudaError_t status = cudaMalloc(&p, bytes);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // not sticky: clear it
-    const std::string memory = tier == StorageTier::device
-                                   ? std::to_string(kernels::device_memory().free) + " bytes of GPU memory free"
-                                   : std::to_string(available_host_bytes()) + " bytes of host memory available";
-    throw InputError(std::string(to_string(tier)) + " tier: table " + std::to_string(ple_index) + ": cannot allocate " +
-                     std::to_string(bytes) + " bytes (" + memory + ")");
+    throw InputError("device tier: table " + std::to_string(ple_index) + ": cannot allocate " + std::to_string(bytes) +
+                     " bytes (" + std::to_string(kernels::device_memory().free) + " bytes of GPU memory free)");
   }
   PLESHARD_CUDA_CHECK(status);
   return static_cast<std::uint8_t*>(p);
-}
-
-void release(std::uint8_t* p, StorageTier tier) {
-  if (p == nullptr) return;
-  if (tier == StorageTier::device) {
-    cudaFree(p);
-  } else {
-    cudaFreeHost(p);
-  }
 }
 
 }  // namespace
@@ -68,7 +54,16 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     throw InputError("pinned tier: table " + std::to_string(source.info.ple_index) + ": a rank's range of " +
                      std::to_string(range.size()) + " rows; at most " +
                      std::to_string(kernels::k_max_distinct_rows - 1) + " (use more ranks)");
-  rows_ = allocate(static_cast<std::size_t>(range.size()) * pitch_, tier, source.info.ple_index);
+  const std::size_t bytes = static_cast<std::size_t>(range.size()) * pitch_;
+  if (tier == StorageTier::device) {
+    rows_ = allocate_device(bytes, source.info.ple_index);
+  } else {
+    // At the file's alignment where the rows are read in place past the page cache.
+    const bool in_place = source.past_cache && pitch_ == layout_.row_bytes() && !source.synthetic;
+    const std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % 4096 : 0;
+    pinned_ = std::make_unique<PinnedRows>(bytes, skew, "pinned tier: table " + std::to_string(source.info.ple_index));
+    rows_ = pinned_->data();
+  }
   try {
     if (source.synthetic) {
       make_synthetic(source.info.ple_index, source.synthetic->seed);
@@ -76,7 +71,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
       load(source);
     }
   } catch (...) {
-    release(rows_, tier_);
+    if (tier_ == StorageTier::device) cudaFree(rows_);
     throw;
   }
 }
@@ -97,6 +92,7 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
   }
   // Pinned: made in GPU memory band by band and copied down whole (rows the device wrote
   // one by one through the bus would be slow), two bands on two streams in turn.
+  pinned_->lock_through(rows * pitch_);
   const std::size_t band = items_per_band(pitch_);
   const kernels::OwnedStream other;
   const cudaStream_t streams[2] = {stream.get(), other.get()};
@@ -150,8 +146,8 @@ void GpuTable::load(const TableSource& source) {
     const std::size_t n = std::min(band, rows - first);
     std::uint8_t* codes = direct ? rows_ + first * pitch_ : s.rows.data();
     const auto begin = range_.begin + static_cast<std::int64_t>(first);
-    source.rows(begin, begin + static_cast<std::int64_t>(n), {codes, n * row_bytes},
-                {s.scales.data(), n * scale_bytes});
+    const RowSource& rows_of = direct && source.past_cache ? source.past_cache->rows : source.rows;
+    rows_of(begin, begin + static_cast<std::int64_t>(n), {codes, n * row_bytes}, {s.scales.data(), n * scale_bytes});
     if (tier_ == StorageTier::pinned && interleaved) {
       // Interleaved on the host, in pieces over the cores.
       constexpr std::size_t k_piece = 4096;
@@ -166,9 +162,12 @@ void GpuTable::load(const TableSource& source) {
     }
   };
   const auto copy = [&](std::size_t k, Staging& s) {
-    if (tier_ == StorageTier::pinned) return;  // already in place
     const std::size_t first = k * band;
     const std::size_t n = std::min(band, rows - first);
+    if (tier_ == StorageTier::pinned) {  // already in place: locked while the next band is read
+      pinned_->lock_through((first + n) * pitch_);
+      return;
+    }
     std::uint8_t* to = rows_ + first * pitch_;
     if (!interleaved) {
       PLESHARD_CUDA_CHECK(cudaMemcpyAsync(to, s.rows.data(), n * row_bytes, cudaMemcpyHostToDevice, stream.get()));
@@ -187,9 +186,12 @@ void GpuTable::load(const TableSource& source) {
     stream.synchronize();  // the staging band is read again two bands on
   };
   overlap_bands(bands, staging, read, copy);
+  if (pinned_) pinned_->lock_through(rows * pitch_);  // an empty range has no band
 }
 
-GpuTable::~GpuTable() { release(rows_, tier_); }
+GpuTable::~GpuTable() {
+  if (tier_ == StorageTier::device) cudaFree(rows_);
+}
 
 kernels::TableView GpuTable::view() const {
   const bool nvfp4 = layout_.scale_bytes() != 0;

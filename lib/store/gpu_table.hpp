@@ -9,6 +9,7 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "kernels/cuda/distinct_rows.hpp"
+#include "store/pinned_rows.hpp"
 #include "store/row_range.hpp"
 #include "store/storage_tier.hpp"
 
@@ -18,7 +19,9 @@ class GpuTable {
  public:
   // Takes rows [range.begin, range.end) of the table `source` produces: read in bands of
   // about 64 MiB through two page-locked staging buffers, reading one band while copying
-  // the other, or, for synthetic tables, made in place on the GPU. NVFP4 rows carry their
+  // the other (pinned: read in place, past the page cache where the source allows, each
+  // band page-locked while the next is read), or, for synthetic tables, made in place on
+  // the GPU. NVFP4 rows carry their
   // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
@@ -55,7 +58,8 @@ class GpuTable {
   int uva_blocks_per_sm_;
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;  // bytes per row: codes, then (nvfp4) block scales and padding
-  std::uint8_t* rows_ = nullptr;
+  std::uint8_t* rows_ = nullptr;           // device: owned; pinned: pinned_'s
+  std::unique_ptr<PinnedRows> pinned_;
   // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
   mutable std::unique_ptr<kernels::DistinctRows> distinct_;
 };

@@ -30,7 +30,7 @@ std::vector<std::uint8_t> write_random(const fs::path& path, std::size_t bytes, 
   return data;
 }
 
-const ReadPath k_paths[] = {ReadPath::automatic, ReadPath::threads};
+const ReadPath k_paths[] = {ReadPath::automatic, ReadPath::threads, ReadPath::past_cache};
 
 TEST(FileReads, EqualTheFilesBytes) {
   const ScratchDir dir;
@@ -63,6 +63,38 @@ TEST(FileReads, EqualTheFilesBytes) {
           std::equal(outs[i].begin(), outs[i].end(), data.begin() + static_cast<std::ptrdiff_t>(wants[i].offset)))
           << "read " << i << " at " << wants[i].offset << " of " << wants[i].bytes << " bytes";
   }
+}
+
+// Past the page cache: buffers at the file offset's alignment (the pinned tier's rows), so
+// that the blocks inside each read go direct; reads shorter than a block, ending at the
+// file's end mid-block, and a buffer at another alignment (through the cache).
+TEST(FileReads, PastTheCacheIntoAlignedBuffersEqualTheFilesBytes) {
+  const ScratchDir dir;
+  const std::size_t size = 5'000'003;
+  const auto data = write_random(dir / "f", size, 4);
+  const PreadFile file(dir / "f");
+  std::printf("past the cache: %s\n", file.direct_fd() >= 0 ? "O_DIRECT" : "page cache (no O_DIRECT here)");
+  constexpr std::size_t k_block = 4096;
+  std::vector<std::uint8_t> arena(size + 3 * k_block);
+  std::uint8_t* aligned = arena.data() + (k_block - reinterpret_cast<std::uintptr_t>(arena.data()) % k_block);
+  struct Want {
+    std::uint64_t offset;
+    std::size_t bytes;
+    std::size_t misalign;  // 0: at the offset's alignment
+  };
+  const Want wants[] = {{0, size, 0},          {1, size - 1, 0},   {4095, 3 * k_block + 7, 0}, {8192, 100, 0},
+                        {size - 20'000, 20'000, 0}, {123, 1'000'000, 0}, {123, 1'000'000, 1},    {4096, 8192, 0}};
+  for (const Want& w : wants) {
+    std::uint8_t* out = aligned + w.offset % k_block + w.misalign;
+    std::fill_n(out, w.bytes, std::uint8_t{0xEE});
+    const std::vector<FileRead> reads{{&file, w.offset, {out, w.bytes}}};
+    read_files(reads, ReadPath::past_cache);
+    ASSERT_TRUE(std::equal(out, out + w.bytes, data.begin() + static_cast<std::ptrdiff_t>(w.offset)))
+        << "at " << w.offset << ", " << w.bytes << " bytes, misaligned by " << w.misalign;
+  }
+  fs::resize_file(dir / "f", 10'000);  // truncated under the reader, mid-block
+  const std::vector<FileRead> past{{&file, 0, {aligned, 50'000}}};
+  EXPECT_THROW(read_files(past, ReadPath::past_cache), InputError);
 }
 
 TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {

@@ -12,7 +12,9 @@
 # - step: bench step of the pinned tier without and with that cache, side by side;
 # - disk: bench lookup of the disk tier (io_uring) on a table of 16M rows it writes, cold,
 #   beside the same rows read one at a time and the disk's own 4 KiB random-read rate.
-#   [CORPUS=...] [PARTS="tests run step disk curve"] jobs/device/h200-cache.sh
+# - disk-real: the real table as NVFP4 (28.8 GB) made on the disk; run --summary-only on the
+#   second half from the disk tier, page cache dropped first, alone and behind the cache.
+#   [CORPUS=...] [PARTS="tests run step disk curve disk-real"] jobs/device/h200-cache.sh
 # Results go to $OUT (default ./out): cache-*.txt, curve.csv.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -33,7 +35,7 @@ if part tests; then
     >"$out/cache-tests.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed" "$out/cache-tests.txt"
 fi
-if part curve || part run || part step; then
+if part curve || part run || part step || part disk-real; then
   "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-first.jsonl --out "$profile" --quiet \
     >"$out/cache-profile.txt" 2>&1 || rc=1
   cat "$out/cache-profile.txt"
@@ -63,5 +65,20 @@ if part disk; then
   "$app" bench lookup --storage disk --formats fp8 nvfp4 --ids 8192 131072 --rows 16777216 --disk-dir /tmp \
     --min-seconds 0.5 >"$out/cache-disk.txt" 2>&1 || rc=1
   grep -v '^{' "$out/cache-disk.txt"
+fi
+if part disk-real; then
+  nvfp4=/tmp/pleshard-qwen-nvfp4.json
+  qwen_as nvfp4 "$nvfp4"
+  rm -rf /tmp/pleshard-nvfp4
+  "$app" ckpt make --config "$nvfp4" --out /tmp/pleshard-nvfp4 --quiet >"$out/cache-disk-real.txt" 2>&1 || rc=1
+  for with in "" "${cache[*]}"; do
+    sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+    echo "== run disk corpus-second.jsonl ${with}"
+    # shellcheck disable=SC2086
+    "$app" run --checkpoint /tmp/pleshard-nvfp4 --storage disk --requests /tmp/corpus-second.jsonl --summary-only \
+      --quiet --collective-timeout 300 $with 2>&1 | grep -E "load|wall|phases|cache|error" || rc=1
+  done >>"$out/cache-disk-real.txt"
+  cat "$out/cache-disk-real.txt"
+  rm -rf /tmp/pleshard-nvfp4
 fi
 exit $rc

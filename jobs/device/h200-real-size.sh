@@ -13,6 +13,8 @@
 # - fp8: ckpt make (51.2 GB), bench load into the device and pinned tiers (cold), bench
 #   lookup of both tiers (made in place, next to 1M rows), bench step and run
 #   --summary-only on both tiers from the file.
+# - pinned: ckpt make (FP8, 51.2 GB), bench load into the pinned tier (cold) reading past the
+#   page cache, then through it (PLESHARD_DIRECT_LOADS=0), each beside the files' own rate.
 # - tests: the GPU tests of tiers, loads and large row ranges (ctest -V: tests.txt names every
 #   case and every skip).
 # The disk holds one real-size checkpoint at a time: each part removes its own.
@@ -21,7 +23,7 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-tests inplace nvfp4 make fp8}
+parts=${PARTS:-tests inplace nvfp4 make fp8 pinned}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -87,5 +89,14 @@ if part fp8; then
   rm -rf "$data/fp8"
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
+fi
+
+if part pinned; then
+  qwen_as float8_e4m3fn "$data/fp8.json"
+  rm -rf "$data/fp8"
+  log pinned "$app" ckpt make --config "$data/fp8.json" --out "$data/fp8" --quiet
+  log pinned "$app" bench load --checkpoint "$data/fp8" --storage pinned --cold
+  PLESHARD_DIRECT_LOADS=0 log pinned "$app" bench load --checkpoint "$data/fp8" --storage pinned --cold
+  rm -rf "$data/fp8"
 fi
 exit $rc

@@ -199,7 +199,10 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
     offset += bytes;
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // keep the data area 8-byte aligned
+  // The data area from a 4 KiB boundary (the header padded with spaces, as the format
+  // allows): tensors whose bytes lie at the page's alignment can be read past the page
+  // cache straight into page-aligned memory.
+  text.append((4096 - (8 + text.size()) % 4096) % 4096, ' ');
   const std::uint64_t data_start = 8 + text.size();
 
   // Refused before a byte is written, rather than at a full disk halfway (an older file of

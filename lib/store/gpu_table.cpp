@@ -58,9 +58,11 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
   if (tier == StorageTier::device) {
     rows_ = allocate_device(bytes, source.info.ple_index);
   } else {
-    // At the file's alignment where the rows are read in place past the page cache.
+    // At the file's alignment where the rows are read in place past the page cache, if that
+    // keeps the 16-byte alignment the kernels' vector loads need (else through the cache).
     const bool in_place = source.past_cache && pitch_ == layout_.row_bytes() && !source.synthetic;
-    const std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % 4096 : 0;
+    std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % 4096 : 0;
+    if (skew % 16 != 0) skew = 0;
     pinned_ = std::make_unique<PinnedRows>(bytes, skew, "pinned tier: table " + std::to_string(source.info.ple_index));
     rows_ = pinned_->data();
   }

@@ -43,11 +43,16 @@ std::vector<TierCase> with_sources(const std::pair<StorageTier, int> (&tiers)[N]
   return cases;
 }
 
-// A GPU tier's rows as bytes in host memory.
+// A GPU tier's rows as bytes in host memory (pinned: they are host memory, page-locked in
+// pieces, which one cudaMemcpy may not span).
 std::vector<std::uint8_t> table_bytes(const GpuTable& table) {
   const kernels::TableView view = table.view();
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(table.range().size()) * view.row_stride());
-  PLESHARD_CUDA_CHECK(cudaMemcpy(bytes.data(), view.rows, bytes.size(), cudaMemcpyDefault));
+  if (table.tier() == StorageTier::pinned) {
+    std::copy_n(view.rows, bytes.size(), bytes.begin());
+  } else {
+    PLESHARD_CUDA_CHECK(cudaMemcpy(bytes.data(), view.rows, bytes.size(), cudaMemcpyDeviceToHost));
+  }
   return bytes;
 }
 

@@ -1,6 +1,7 @@
 #include "bench/lookup_bench.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -81,10 +82,11 @@ class DiskBench {
     if (checkpoint_->table(0).layout.rows < o.rows)
       throw SystemError("bench lookup: the disk table has fewer rows than --rows");
     space_ = make_tier_space(StorageTier::disk);
-    store_ = std::make_unique<DiskStore>(*checkpoint_, *space_);
+    stores_[0] = std::make_unique<DiskStore>(*checkpoint_, *space_, PageCache::use);
+    stores_[1] = std::make_unique<DiskStore>(*checkpoint_, *space_, PageCache::bypass);
   }
   ~DiskBench() {
-    store_.reset();
+    for (auto& store : stores_) store.reset();
     checkpoint_.reset();
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -95,7 +97,7 @@ class DiskBench {
   // Beside the tier, in the same run and cold like it: the same distinct rows read one at a
   // time ("disk-one-by-one", what a plain pread loop does), and the disk's own rate of 4 KiB
   // reads at random aligned offsets of the table's file, as many as the distinct rows and all
-  // in flight ("disk-probe", fio's randread; rows/s there is reads/s).
+  // in flight past the page cache ("disk-probe", fio's randread with O_DIRECT; rows/s there is reads/s).
   void run_baselines(const std::vector<std::int64_t>& ids, const LookupBenchOptions& o, RowFormat format,
                      double row_bytes, std::vector<LookupBenchResult>& results) {
     std::vector<std::int64_t> distinct(ids);
@@ -130,38 +132,43 @@ class DiskBench {
     probe.seconds = median_seconds(
         [&] {
           drop_pages();
-          return host_seconds([&] { read_files(reads); });
+          return host_seconds([&] { read_files(reads, ReadPath::automatic, PageCache::bypass); });
         },
         o.min_repeats, o.min_seconds);
     probe.bytes = static_cast<double>(reads.size()) * 4096;
     results.push_back(probe);
   }
 
-  LookupBenchResult run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected,
-                        const LookupBenchOptions& o, RowFormat format, double row_bytes, double out_row_bytes) {
+  // The tier, cold, through the page cache ("disk") and past it ("disk-direct").
+  void run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected,
+           const LookupBenchOptions& o, RowFormat format, double row_bytes, double out_row_bytes,
+           std::vector<LookupBenchResult>& results) {
     const auto n = static_cast<std::int64_t>(ids.size());
     SpaceBuffer space_ids(*space_);
     SpaceBuffer space_out(*space_);
     space_ids.assign(std::span<const std::int64_t>(ids));
     space_out.reserve(std::max<std::size_t>(1, expected.size()));
-    LookupBenchResult r{"disk", format, n};
-    r.seconds = median_seconds(
-        [&] {
-          drop_pages();
-          return host_seconds([&] {
-            const RowQuery query{space_ids.as<std::int64_t>(), n};
-            store_->submit({&query, 1});
-            kernels::DecodeTask task = store_->wait().front();
-            task.out = space_out.data();
-            decode_step(*space_, {&task, 1}, o.out_dtype);
-            space_->synchronize();
-          });
-        },
-        o.min_repeats, o.min_seconds);
-    r.bytes = static_cast<double>(store_->rows_read(0)) * row_bytes + static_cast<double>(n) * out_row_bytes;
-    r.wrong = count_wrong_rows(space_out.to_host<std::uint8_t>(expected.size()), expected,
-                               static_cast<std::size_t>(out_row_bytes));
-    return r;
+    for (std::size_t k = 0; k < stores_.size(); ++k) {
+      DiskStore& store = *stores_[k];
+      LookupBenchResult r{k == 0 ? "disk" : "disk-direct", format, n};
+      r.seconds = median_seconds(
+          [&] {
+            drop_pages();
+            return host_seconds([&] {
+              const RowQuery query{space_ids.as<std::int64_t>(), n};
+              store.submit({&query, 1});
+              kernels::DecodeTask task = store.wait().front();
+              task.out = space_out.data();
+              decode_step(*space_, {&task, 1}, o.out_dtype);
+              space_->synchronize();
+            });
+          },
+          o.min_repeats, o.min_seconds);
+      r.bytes = static_cast<double>(store.rows_read(0)) * row_bytes + static_cast<double>(n) * out_row_bytes;
+      r.wrong = count_wrong_rows(space_out.to_host<std::uint8_t>(expected.size()), expected,
+                                 static_cast<std::size_t>(out_row_bytes));
+      results.push_back(r);
+    }
   }
 
  private:
@@ -172,7 +179,7 @@ class DiskBench {
   std::filesystem::path dir_;
   std::unique_ptr<PleCheckpoint> checkpoint_;
   std::unique_ptr<StepSpace> space_;
-  std::unique_ptr<DiskStore> store_;
+  std::array<std::unique_ptr<DiskStore>, 2> stores_;  // through the page cache, past it
 };
 
 // The output a lookup of `ids` must give: each row made alone by the table's source (a
@@ -368,7 +375,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
           continue;
         }
         if (tier == StorageTier::disk) {
-          results.push_back(disk->run(ids, expected, options, format, row_bytes, out_row_bytes));
+          disk->run(ids, expected, options, format, row_bytes, out_row_bytes, results);
           disk->run_baselines(ids, options, format, row_bytes, results);
           continue;
         }

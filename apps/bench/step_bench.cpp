@@ -135,6 +135,7 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         engine_options.max_tokens = most;
         engine_options.exchange = exchange;
         if (cached) engine_options.cache = o.cache;
+        engine_options.disk_reads = o.disk_reads;
         PleEngine engine(comms, config, *checkpoint, engine_options);
         for (const std::int64_t tokens : o.tokens) {
           // My DP rank's steps and my ETP group's token counts for each.

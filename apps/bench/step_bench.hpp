@@ -44,6 +44,7 @@ struct StepBenchOptions {
   // A row cache: the pinned and disk tiers run without it and with it, side by side (the
   // steps cycle, so hit rates are those of a stream seen again; `pleshard run` streams).
   CacheOptions cache;
+  PageCache disk_reads = PageCache::use;  // EngineOptions::disk_reads
 };
 
 struct StepBenchResult {

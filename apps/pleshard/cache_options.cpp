@@ -1,4 +1,7 @@
-// The row cache's options, shared by run and bench step.
+// The slow tiers' options, shared by run and bench step: the row cache, the disk tier's reads.
+
+#include <map>
+#include <string>
 
 #include "cli.hpp"
 
@@ -18,6 +21,16 @@ void add_cache_options(CLI::App& cmd, CacheOptions& cache) {
                  "Share of the cache's slots for the profile's hottest rows (the rest admit rows as they come)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+}
+
+void add_disk_reads_option(CLI::App& cmd, PageCache& reads) {
+  static const std::map<std::string, PageCache> names{{"cached", PageCache::use}, {"direct", PageCache::bypass}};
+  cmd.add_option("--disk-reads", reads,
+                 "The disk tier's reads: cached (through the page cache, which keeps what they read) or direct "
+                 "(O_DIRECT, past it: host memory left to others)")
+      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+      ->option_text("cached|direct")
+      ->default_str("cached");
 }
 
 }  // namespace pleshard::app

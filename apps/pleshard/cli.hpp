@@ -22,6 +22,8 @@ void add_profile_command(CLI::App& app, Action& action);
 
 // --cache-rows, --cache-gb, --cache-profile, --cache-static (run, bench step).
 void add_cache_options(CLI::App& cmd, CacheOptions& cache);
+// --disk-reads cached|direct (run, bench step).
+void add_disk_reads_option(CLI::App& cmd, PageCache& reads);
 
 // Rank in MPI_COMM_WORLD; only rank 0 prints results.
 [[nodiscard]] int world_rank();

@@ -284,6 +284,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")->capture_default_str();
   add_cache_options(*step, o->step.cache);
+  add_disk_reads_option(*step, o->step.disk_reads);
   step->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {

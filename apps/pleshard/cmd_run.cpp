@@ -172,6 +172,7 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Seconds a step may make no progress before a stalled peer ends the job")
       ->capture_default_str();
   add_cache_options(*cmd, in.job.cache);
+  add_disk_reads_option(*cmd, in.job.disk_reads);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

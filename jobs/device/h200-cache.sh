@@ -13,7 +13,8 @@
 # - disk: bench lookup of the disk tier (io_uring) on a table of 16M rows it writes, cold,
 #   beside the same rows read one at a time and the disk's own 4 KiB random-read rate.
 # - disk-real: the real table as NVFP4 (28.8 GB) made on the disk; run --summary-only on the
-#   second half from the disk tier, page cache dropped first, alone and behind the cache.
+#   second half from the disk tier, page cache dropped first, alone and behind the cache,
+#   for each of DISK_READS (default "cached"; "cached direct": --disk-reads).
 #   [CORPUS=...] [PARTS="tests run step disk curve disk-real"] jobs/device/h200-cache.sh
 # Results go to $OUT (default ./out): cache-*.txt, curve.csv.
 set -uo pipefail
@@ -71,12 +72,15 @@ if part disk-real; then
   qwen_as nvfp4 "$nvfp4"
   rm -rf /tmp/pleshard-nvfp4
   "$app" ckpt make --config "$nvfp4" --out /tmp/pleshard-nvfp4 --quiet >"$out/cache-disk-real.txt" 2>&1 || rc=1
-  for with in "" "${cache[*]}"; do
-    sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
-    echo "== run disk corpus-second.jsonl ${with}"
-    # shellcheck disable=SC2086
-    "$app" run --checkpoint /tmp/pleshard-nvfp4 --storage disk --requests /tmp/corpus-second.jsonl --summary-only \
-      --quiet --collective-timeout 300 $with 2>&1 | grep -E "load|wall|phases|cache|error" || rc=1
+  for reads in ${DISK_READS:-cached}; do
+    for with in "" "${cache[*]}"; do
+      sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+      echo "== run disk --disk-reads $reads corpus-second.jsonl ${with}"
+      # shellcheck disable=SC2086
+      "$app" run --checkpoint /tmp/pleshard-nvfp4 --storage disk --disk-reads "$reads" \
+        --requests /tmp/corpus-second.jsonl --summary-only --quiet --collective-timeout 300 $with 2>&1 |
+        grep -E "load|wall|phases|cache|error" || rc=1
+    done
   done >>"$out/cache-disk-real.txt"
   cat "$out/cache-disk-real.txt"
   rm -rf /tmp/pleshard-nvfp4

@@ -19,6 +19,7 @@
 #include "format/row_format.hpp"
 #include "hash/ple_layer_spec.hpp"
 #include "io/file_checks.hpp"
+#include "io/file_reads.hpp"
 
 namespace pleshard {
 
@@ -110,8 +111,10 @@ class PleCheckpoint {
     std::span<std::uint8_t> scales;
   };
   // read_row_set of every set (a step's tables), their reads in flight together where the
-  // format reads rows itself (safetensors); one set after the other otherwise.
-  virtual void read_row_sets(std::span<const RowSet> sets) const {
+  // format reads rows itself (safetensors: through the page cache or past it, `cache`); one
+  // set after the other otherwise.
+  virtual void read_row_sets(std::span<const RowSet> sets, PageCache cache) const {
+    (void)cache;
     for (const RowSet& s : sets) read_row_set(s.ple_index, s.sorted_rows, s.rows, s.scales);
   }
 

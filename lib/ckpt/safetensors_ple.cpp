@@ -129,7 +129,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                  std::span<std::uint8_t> scales) const override {
     check_read(d, begin, end, rows, scales);
     const RowRun run{begin, end - begin, 0};
-    read_runs(d, {&run, 1}, rows, scales, ReadPath::threads);
+    read_runs(d, {&run, 1}, rows, scales, ReadPath::threads, PageCache::use);
   }
 
   [[nodiscard]] TableSource table_source(int d) const override {
@@ -145,7 +145,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         [this, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) {
           check_read(d, begin, end, rows, scales);
           const RowRun run{begin, end - begin, 0};
-          read_runs(d, {&run, 1}, rows, scales, ReadPath::past_cache);
+          read_runs(d, {&run, 1}, rows, scales, ReadPath::threads, PageCache::bypass);
         }};
     return source;
   }
@@ -153,10 +153,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   void read_row_set(int d, std::span<const std::int64_t> sorted_rows, std::span<std::uint8_t> rows,
                     std::span<std::uint8_t> scales) const override {
     const RowSet set{d, sorted_rows, rows, scales};
-    read_row_sets({&set, 1});
+    read_row_sets({&set, 1}, PageCache::use);
   }
 
-  void read_row_sets(std::span<const RowSet> sets) const override {
+  void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
     std::vector<FileRead> reads;
     for (const RowSet& s : sets) {
       const PleTableInfo& info = table(s.ple_index);
@@ -167,7 +167,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         throw SystemError(path_ + ": read_row_set output too small");
       add_reads(s.ple_index, row_runs(s.sorted_rows), s.rows, s.scales, reads);
     }
-    read_files(reads);  // a step's rows: small reads, io_uring where there is one
+    read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads, io_uring where there is one
   }
 
  private:
@@ -178,10 +178,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   // from threads of pread: on the H200 machine a cold FP8 load into the pinned tier ran at
   // 37% of the files' rate through io_uring's buffered reads against 58% this way.
   void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
-                 ReadPath path) const {
+                 ReadPath path, PageCache cache) const {
     std::vector<FileRead> reads;
     add_reads(d, runs, rows, scales, reads);
-    read_files(reads, path);
+    read_files(reads, path, cache);
   }
 
   void check_read(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,

@@ -120,6 +120,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   engine_options.exchange = options.exchange;
   engine_options.collective_timeout_s = options.collective_timeout_s;
   engine_options.cache = options.cache;
+  engine_options.disk_reads = options.disk_reads;
   PleEngine engine(comms, config, checkpoint, engine_options);
   StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();

@@ -43,6 +43,7 @@ struct BatchJobOptions {
   std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
   double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
   CacheOptions cache;                                       // EngineOptions::cache
+  PageCache disk_reads = PageCache::use;                    // EngineOptions::disk_reads
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };

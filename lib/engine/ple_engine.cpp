@@ -120,7 +120,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
   const double load_start = MPI_Wtime();
-  store_ = make_row_store(tier, checkpoint, ranges, *space_);
+  store_ = make_row_store(tier, checkpoint, ranges, *space_, options.disk_reads);
   std::vector<std::int64_t> cache_rows;
   if (options.cache.enabled()) {
     std::vector<RowRange> held;  // the disk tier holds whole tables

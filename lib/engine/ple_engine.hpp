@@ -64,6 +64,8 @@ struct EngineOptions {
   // ends the job on every rank (abort_job): a stream that will not drain cannot be unwound.
   double collective_timeout_s = 600;
   CacheOptions cache;
+  // The disk tier's reads: through the page cache, or past it (O_DIRECT).
+  PageCache disk_reads = PageCache::use;
 };
 
 // One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`

@@ -73,7 +73,7 @@ class Ring {
     std::free(bounce_);
   }
 
-  void read(std::span<const FileRead> reads);
+  void read(std::span<const FileRead> reads, bool past_cache);
 
  private:
   // A read, or what is left of one, in flight under a tag (its bounce block's index).
@@ -106,7 +106,7 @@ class Ring {
     return true;
   }
 
-  void submit(std::span<const FileRead> reads, unsigned tag) {
+  void submit(std::span<const FileRead> reads, unsigned tag, bool past_cache) {
     Piece& p = pieces_[tag];
     const FileRead& r = reads[p.read];
     const std::uint64_t offset = r.offset + p.done;
@@ -115,7 +115,7 @@ class Ring {
     if (sqe == nullptr) throw SystemError("io_uring: no submission entry free");
     p.aligned = offset & ~(k_block - 1);
     const std::uint64_t span = ((offset + bytes + k_block - 1) & ~(k_block - 1)) - p.aligned;
-    p.direct = r.file->direct_fd() >= 0 && span <= k_bounce_bytes;
+    p.direct = past_cache && r.file->direct_fd() >= 0 && span <= k_bounce_bytes;
     if (p.direct) {
       io_uring_prep_read_fixed(sqe, r.file->direct_fd(), bounce_ + tag * k_bounce_bytes, static_cast<unsigned>(span),
                                p.aligned, static_cast<int>(tag));
@@ -163,7 +163,7 @@ class Ring {
   std::string why_;
 };
 
-void Ring::read(std::span<const FileRead> reads) {
+void Ring::read(std::span<const FileRead> reads, bool past_cache) {
   std::vector<unsigned> free_tags;
   for (unsigned t = k_reads_in_flight; t-- > 0;) free_tags.push_back(t);
   std::size_t next = 0;
@@ -178,7 +178,7 @@ void Ring::read(std::span<const FileRead> reads) {
       const unsigned tag = free_tags.back();
       free_tags.pop_back();
       pieces_[tag] = {next++, 0, 0, false};
-      submit(reads, tag);
+      submit(reads, tag, past_cache);
       ++in_flight;
     }
     if (in_flight == 0) break;
@@ -203,7 +203,7 @@ void Ring::read(std::span<const FileRead> reads) {
         free_tags.push_back(tag);
         --in_flight;
       } else {
-        submit(reads, tag);  // the rest of the read, under the same tag
+        submit(reads, tag, past_cache);  // the rest of the read, under the same tag
       }
     }
     io_uring_cq_advance(&ring_, seen);
@@ -215,18 +215,19 @@ void Ring::read(std::span<const FileRead> reads) {
 
 }  // namespace
 
-void read_files(std::span<const FileRead> reads, ReadPath path) {
+void read_files(std::span<const FileRead> reads, ReadPath path, PageCache cache) {
   if (reads.empty()) return;
+  const bool bypass = cache == PageCache::bypass;
 #if PLESHARD_HAVE_URING
   if (path == ReadPath::automatic && uring_wanted())
     if (Ring* ring = Ring::mine(); ring != nullptr) {
-      ring->read(reads);
+      ring->read(reads, bypass);
       return;
     }
 #else
   (void)path;
 #endif
-  read_with_threads(reads, path == ReadPath::past_cache && direct_loads_wanted());
+  read_with_threads(reads, bypass && (path == ReadPath::automatic || direct_loads_wanted()));
 }
 
 const char* file_read_path() {

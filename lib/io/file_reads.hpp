@@ -1,9 +1,9 @@
 #pragma once
 // Many reads of files at random offsets, all in flight together: the disk tier's rows. With
 // io_uring (liburing), up to k_reads_in_flight reads are queued on a ring of the calling
-// thread; reads of files opened with O_DIRECT go past the page cache through registered,
-// aligned bounce blocks (any offset and length: the aligned blocks around them are read and
-// the bytes copied out), other reads straight into place. Where io_uring is not built, or
+// thread, straight into place; past the page cache (files opened with O_DIRECT), small ones
+// go through registered, aligned bounce blocks (any offset and length: the aligned blocks
+// around them are read and the bytes copied out). Where io_uring is not built, or
 // the kernel or a seccomp filter refuses it (said once in the log), or PLESHARD_IO_URING=0,
 // the reads run from up to 16 threads of pread. Either way every read is whole: a short read
 // is continued, and a file that ends before a read's last byte is an InputError naming it.
@@ -24,13 +24,20 @@ struct FileRead {
 inline constexpr unsigned k_reads_in_flight = 256;
 
 // automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
-// reads of a table's load, which the page cache serves faster that way: docs/performance.md);
-// past_cache: threads of PreadFile::read_exact_past_cache (a load into host memory that
-// keeps the rows: the pinned tier's), unless PLESHARD_DIRECT_LOADS=0, then threads.
-enum class ReadPath { automatic, threads, past_cache };
+// reads of a table's load, which the page cache serves faster that way: docs/performance.md).
+enum class ReadPath { automatic, threads };
+
+// use: reads through the page cache, which keeps what they read for the next (on the H200
+// machine the disk tier served its table 4x faster so, cold, than past it); bypass: past
+// it where the file allows O_DIRECT — io_uring's reads of at most a bounce block, and
+// threads' reads into memory at the file offset's alignment (PreadFile::
+// read_exact_past_cache: a load into host memory that keeps the rows; PLESHARD_DIRECT_LOADS=0
+// keeps those in the cache), the rest through the cache.
+enum class PageCache { use, bypass };
 
 // Returns when every read is done; on an error, once none is left in flight.
-void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic);
+void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic,
+                PageCache cache = PageCache::use);
 
 // How read_files reads in this thread: "io_uring" or "pread threads".
 [[nodiscard]] const char* file_read_path();

@@ -8,7 +8,8 @@
 
 namespace pleshard {
 
-DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space) : checkpoint_(checkpoint), space_(space) {
+DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads)
+    : checkpoint_(checkpoint), space_(space), reads_(reads) {
   if (checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the disk tier needs a checkpoint opened for independent reads");
   for (const PleTableInfo& info : checkpoint.tables()) {
@@ -50,7 +51,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     // Codes only: the scales are in memory.
     sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
   }
-  checkpoint_.read_row_sets(sets);
+  checkpoint_.read_row_sets(sets, reads_);
   for (std::size_t d = 0; d < layers_.size(); ++d) stage(static_cast<int>(d), queries[d]);
 }
 

@@ -21,8 +21,9 @@ namespace pleshard {
 class DiskStore final : public RowStore {
  public:
   // `checkpoint` must outlive the store and must not read collectively. Reads every NVFP4
-  // table's block scales (tier_bytes of the disk tier; the caller checks they fit).
-  DiskStore(const PleCheckpoint& checkpoint, StepSpace& space);
+  // table's block scales (tier_bytes of the disk tier; the caller checks they fit). Steps
+  // read through the page cache, or past it (`reads`: PageCache::bypass, O_DIRECT).
+  DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
 
   [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }
   [[nodiscard]] bool enqueues_only() const override { return false; }
@@ -53,6 +54,7 @@ class DiskStore final : public RowStore {
 
   const PleCheckpoint& checkpoint_;
   StepSpace& space_;
+  PageCache reads_;
   std::vector<Staging> layers_;
   std::vector<kernels::DecodeTask> tasks_;
 };

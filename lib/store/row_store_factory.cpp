@@ -14,12 +14,13 @@
 namespace pleshard {
 
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
-                                         std::span<const RowRange> ranges, StepSpace& space) {
+                                         std::span<const RowRange> ranges, StepSpace& space,
+                                         PageCache disk_reads) {
   switch (tier) {
     case StorageTier::host:
       return std::make_unique<HostStore>(checkpoint, ranges);
     case StorageTier::disk:
-      return std::make_unique<DiskStore>(checkpoint, space);
+      return std::make_unique<DiskStore>(checkpoint, space, disk_reads);
     case StorageTier::device:
     case StorageTier::pinned:
       break;

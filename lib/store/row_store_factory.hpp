@@ -14,9 +14,11 @@ namespace pleshard {
 
 // Every table of the checkpoint in `tier`: rows ranges[d] of table d (the disk tier always
 // holds every row), in `space` (the host space for the host tier, a CUDA space for device
-// and pinned). The checkpoint must outlive a disk store.
+// and pinned). The checkpoint must outlive a disk store, which reads through the page cache
+// or past it (`disk_reads`).
 [[nodiscard]] std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
-                                                       std::span<const RowRange> ranges, StepSpace& space);
+                                                       std::span<const RowRange> ranges, StepSpace& space,
+                                                       PageCache disk_reads = PageCache::use);
 
 // The space a tier's steps run in on this process's current device.
 [[nodiscard]] std::unique_ptr<StepSpace> make_tier_space(StorageTier tier);

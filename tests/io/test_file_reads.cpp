@@ -30,7 +30,14 @@ std::vector<std::uint8_t> write_random(const fs::path& path, std::size_t bytes, 
   return data;
 }
 
-const ReadPath k_paths[] = {ReadPath::automatic, ReadPath::threads, ReadPath::past_cache};
+struct Path {
+  ReadPath path;
+  PageCache cache;
+};
+const Path k_paths[] = {{ReadPath::automatic, PageCache::use},
+                        {ReadPath::automatic, PageCache::bypass},
+                        {ReadPath::threads, PageCache::use},
+                        {ReadPath::threads, PageCache::bypass}};
 
 TEST(FileReads, EqualTheFilesBytes) {
   const ScratchDir dir;
@@ -52,12 +59,12 @@ TEST(FileReads, EqualTheFilesBytes) {
   wants.push_back({size - 1, 1});        // its last byte
   wants.push_back({4096, 4096});         // one aligned block
   wants.push_back({size - 5000, 5000});  // up to the end, crossing blocks
-  for (const ReadPath path : k_paths) {
+  for (const Path& path : k_paths) {
     std::vector<std::vector<std::uint8_t>> outs;
     std::vector<FileRead> reads;
     for (const Want& w : wants) outs.emplace_back(w.bytes);
     for (std::size_t i = 0; i < wants.size(); ++i) reads.push_back({&file, wants[i].offset, outs[i]});
-    read_files(reads, path);
+    read_files(reads, path.path, path.cache);
     for (std::size_t i = 0; i < wants.size(); ++i)
       ASSERT_TRUE(
           std::equal(outs[i].begin(), outs[i].end(), data.begin() + static_cast<std::ptrdiff_t>(wants[i].offset)))
@@ -88,13 +95,13 @@ TEST(FileReads, PastTheCacheIntoAlignedBuffersEqualTheFilesBytes) {
     std::uint8_t* out = aligned + w.offset % k_block + w.misalign;
     std::fill_n(out, w.bytes, std::uint8_t{0xEE});
     const std::vector<FileRead> reads{{&file, w.offset, {out, w.bytes}}};
-    read_files(reads, ReadPath::past_cache);
+    read_files(reads, ReadPath::threads, PageCache::bypass);
     ASSERT_TRUE(std::equal(out, out + w.bytes, data.begin() + static_cast<std::ptrdiff_t>(w.offset)))
         << "at " << w.offset << ", " << w.bytes << " bytes, misaligned by " << w.misalign;
   }
   fs::resize_file(dir / "f", 10'000);  // truncated under the reader, mid-block
   const std::vector<FileRead> past{{&file, 0, {aligned, 50'000}}};
-  EXPECT_THROW(read_files(past, ReadPath::past_cache), InputError);
+  EXPECT_THROW(read_files(past, ReadPath::threads, PageCache::bypass), InputError);
 }
 
 TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {
@@ -102,12 +109,12 @@ TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {
   const std::size_t size = 100'000;
   (void)write_random(dir / "f", size, 3);
   const PreadFile file(dir / "f");
-  for (const ReadPath path : k_paths) {
+  for (const Path& path : k_paths) {
     std::vector<std::uint8_t> ok(10), past(10);
     // Reads in flight beside the failing one complete before the error comes back.
     std::vector<FileRead> reads{{&file, 0, ok}, {&file, size - 5, past}, {&file, 50, ok}};
     try {
-      read_files(reads, path);
+      read_files(reads, path.path, path.cache);
       ADD_FAILURE() << "a read past the end succeeded";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find((dir / "f").string()), std::string::npos) << e.what();
@@ -116,10 +123,10 @@ TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {
   }
   // Truncated under the reader: the rows it asks for are gone.
   fs::resize_file(dir / "f", 1000);
-  for (const ReadPath path : k_paths) {
+  for (const Path& path : k_paths) {
     std::vector<std::uint8_t> out(100);
     const std::vector<FileRead> reads{{&file, 5000, out}};
-    EXPECT_THROW(read_files(reads, path), InputError);
+    EXPECT_THROW(read_files(reads, path.path, path.cache), InputError);
   }
 }
 

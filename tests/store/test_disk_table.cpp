@@ -1,7 +1,7 @@
 // The disk tier against the host tier, bit for bit: every row format, safetensors in one
 // and several files and HDF5, ids repeated, outside the table and crossing shard
-// boundaries, empty lookups; in the host space, and in the CUDA space where a GPU is
-// present. A checkpoint file changed under a running store gives an error naming it.
+// boundaries, empty lookups, reads through the page cache and past it; in the host space,
+// and in the CUDA space where a GPU is present. A checkpoint file changed under a running store gives an error naming it.
 
 #include <gtest/gtest.h>
 
@@ -52,13 +52,14 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
                                  (c.kind == CheckpointKind::hdf5 ? ".h5" : ""));
     write_checkpoint(path, config, synthetic_tables(config, c.format, 9), {c.kind, c.files});
     const auto checkpoint = open_ple_checkpoint(path, config);
-    for (const auto& space : spaces()) {
-      DiskStore disk(*checkpoint, *space);
+    for (const auto& space : spaces())
+      for (const PageCache reads : {PageCache::use, PageCache::bypass}) {
+      DiskStore disk(*checkpoint, *space, reads);
       for (int d = 0; d < config.num_ple_layers(); ++d) {
         const std::int64_t rows = checkpoint->table(d).layout.rows;
         const HostTable host(*checkpoint, d, {0, rows});
         SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) +
-                     (space->on_device() ? " gpu" : " host"));
+                     (space->on_device() ? " gpu" : " host") + (reads == PageCache::use ? " cached" : " direct"));
         for (std::int64_t n : {0, 1, 64, 3000}) {
           std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
           // Half from a narrow window (repeats and runs of neighbours), half anywhere.

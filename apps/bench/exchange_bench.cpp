@@ -186,7 +186,7 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
             name, tokens, sent,
             [&] {
               return stream_seconds(*space, [&] {
-                c.all_to_all_v(send.data(), counts, offsets, recv.data(), recv_counts, recv_offsets);
+                c.all_to_all_v(send.data(), counts, offsets, recv.data(), recv_counts, recv_offsets, 1);
               });
             },
             [&] {

@@ -140,9 +140,8 @@ class DiskBench {
   }
 
   // The tier, cold, through the page cache ("disk") and past it ("disk-direct").
-  void run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected,
-           const LookupBenchOptions& o, RowFormat format, double row_bytes, double out_row_bytes,
-           std::vector<LookupBenchResult>& results) {
+  void run(const std::vector<std::int64_t>& ids, const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o,
+           RowFormat format, double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
     const auto n = static_cast<std::int64_t>(ids.size());
     SpaceBuffer space_ids(*space_);
     SpaceBuffer space_out(*space_);

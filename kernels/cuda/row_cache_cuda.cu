@@ -16,9 +16,7 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-int warp_blocks_for(std::int64_t n) {
-  return blocks_for(n * k_warp);
-}
+int warp_blocks_for(std::int64_t n) { return blocks_for(n * k_warp); }
 
 __global__ void advance(std::int64_t* counters) { ++counters[2]; }
 

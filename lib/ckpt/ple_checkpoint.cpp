@@ -128,8 +128,7 @@ void PleCheckpoint::read_row_set(int ple_index, std::span<const std::int64_t> so
   const std::size_t row_bytes = layout.row_bytes();
   const std::size_t scale_bytes = layout.scale_bytes();
   const bool with_scales = !scales.empty();
-  if (rows.size() < sorted_rows.size() * row_bytes ||
-      (with_scales && scales.size() < sorted_rows.size() * scale_bytes))
+  if (rows.size() < sorted_rows.size() * row_bytes || (with_scales && scales.size() < sorted_rows.size() * scale_bytes))
     throw SystemError(path_ + ": read_row_set output too small");
   for (const RowRun& run : row_runs(sorted_rows)) {
     const auto at = static_cast<std::size_t>(run.at);

@@ -121,20 +121,30 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t c
 void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                                    std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
                                    std::span<const std::int64_t> recv_counts,
-                                   std::span<const std::int64_t> recv_offsets) {
+                                   std::span<const std::int64_t> recv_offsets, std::size_t unit) {
   std::vector<int> sc(send_counts.size()), so(send_counts.size()), rc(recv_counts.size()), ro(recv_counts.size());
   double bytes = 0;
   for (std::size_t r = 0; r < sc.size(); ++r) {
-    sc[r] = peer_count(send_counts[r], r, "bytes sent");
+    sc[r] = peer_count(send_counts[r], r, "entries sent");
     so[r] = peer_count(send_offsets[r], r, "send offset");
-    rc[r] = peer_count(recv_counts[r], r, "bytes received");
+    rc[r] = peer_count(recv_counts[r], r, "entries received");
     ro[r] = peer_count(recv_offsets[r], r, "receive offset");
-    bytes += static_cast<double>(send_counts[r]);
+    bytes += static_cast<double>(send_counts[r]) * static_cast<double>(unit);
   }
-  timed("all_to_all", bytes, [&] {
-    PLESHARD_MPI_CHECK(
-        MPI_Alltoallv(send, sc.data(), so.data(), MPI_BYTE, recv, rc.data(), ro.data(), MPI_BYTE, comm_));
-  });
+  MPI_Datatype entry = MPI_BYTE;
+  if (unit != 1) {
+    PLESHARD_MPI_CHECK(MPI_Type_contiguous(mpi_count(unit, "all_to_all_v: bytes per entry"), MPI_BYTE, &entry));
+    PLESHARD_MPI_CHECK(MPI_Type_commit(&entry));
+  }
+  try {
+    timed("all_to_all", bytes, [&] {
+      PLESHARD_MPI_CHECK(MPI_Alltoallv(send, sc.data(), so.data(), entry, recv, rc.data(), ro.data(), entry, comm_));
+    });
+  } catch (...) {
+    if (unit != 1) MPI_Type_free(&entry);
+    throw;
+  }
+  if (unit != 1) PLESHARD_MPI_CHECK(MPI_Type_free(&entry));
 }
 
 }  // namespace pleshard

@@ -62,10 +62,12 @@ class Communicator {
   virtual void all_reduce(void* data, std::size_t count, Element element, ReduceOp op) = 0;
   // send holds size() blocks of `count` elements; block r is reduced into rank r's recv.
   virtual void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) = 0;
-  // Byte counts and displacements per rank.
+  // Counts and displacements per rank in entries of `unit` bytes (rows of a table: MPI takes
+  // them as int, so counting rows rather than bytes keeps a step's exchange inside int).
   virtual void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                             std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                            std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) = 0;
+                            std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets,
+                            std::size_t unit) = 0;
 
   // Adds the times of the calls the space's stream has passed to the counters (backends
   // that time with events on the stream read them here; the rest count as they call).
@@ -116,7 +118,8 @@ class MpiCommunicator final : public Communicator {
   void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) override;
   void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) override;
+                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets,
+                    std::size_t unit) override;
   using Communicator::all_reduce;
 
  private:

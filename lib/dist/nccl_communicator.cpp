@@ -171,19 +171,20 @@ void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t 
 void NcclCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
                                     std::span<const std::int64_t> recv_counts,
-                                    std::span<const std::int64_t> recv_offsets) {
+                                    std::span<const std::int64_t> recv_offsets, std::size_t unit) {
   double bytes = 0;
-  for (const std::int64_t c : send_counts) bytes += static_cast<double>(c);
+  for (const std::int64_t c : send_counts) bytes += static_cast<double>(c) * static_cast<double>(unit);
+  const auto in_bytes = [unit](std::int64_t entries) { return static_cast<std::size_t>(entries) * unit; };
   run("all_to_all", bytes, [&] {
     PLESHARD_NCCL_CHECK(ncclGroupStart());
     for (int peer = 0; peer < size_; ++peer) {
       const auto p = static_cast<std::size_t>(peer);
       if (send_counts[p] > 0)
-        PLESHARD_NCCL_CHECK(ncclSend(send + send_offsets[p], static_cast<std::size_t>(send_counts[p]), ncclUint8, peer,
-                                     comm_, stream_));
+        PLESHARD_NCCL_CHECK(
+            ncclSend(send + in_bytes(send_offsets[p]), in_bytes(send_counts[p]), ncclUint8, peer, comm_, stream_));
       if (recv_counts[p] > 0)
-        PLESHARD_NCCL_CHECK(ncclRecv(recv + recv_offsets[p], static_cast<std::size_t>(recv_counts[p]), ncclUint8, peer,
-                                     comm_, stream_));
+        PLESHARD_NCCL_CHECK(
+            ncclRecv(recv + in_bytes(recv_offsets[p]), in_bytes(recv_counts[p]), ncclUint8, peer, comm_, stream_));
     }
     PLESHARD_NCCL_CHECK(ncclGroupEnd());
   });

@@ -46,18 +46,18 @@ void StagedCommunicator::reduce_scatter(const void* send, void* recv, std::size_
 void StagedCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                                       std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
                                       std::span<const std::int64_t> recv_counts,
-                                      std::span<const std::int64_t> recv_offsets) {
+                                      std::span<const std::int64_t> recv_offsets, std::size_t unit) {
   std::size_t send_bytes = 0;
   std::size_t recv_bytes = 0;
   for (std::size_t r = 0; r < send_counts.size(); ++r) {
-    send_bytes = std::max(send_bytes, static_cast<std::size_t>(send_offsets[r] + send_counts[r]));
-    recv_bytes = std::max(recv_bytes, static_cast<std::size_t>(recv_offsets[r] + recv_counts[r]));
+    send_bytes = std::max(send_bytes, static_cast<std::size_t>(send_offsets[r] + send_counts[r]) * unit);
+    recv_bytes = std::max(recv_bytes, static_cast<std::size_t>(recv_offsets[r] + recv_counts[r]) * unit);
   }
-  const double bytes = std::accumulate(send_counts.begin(), send_counts.end(), 0.0);
+  const double bytes = std::accumulate(send_counts.begin(), send_counts.end(), 0.0) * static_cast<double>(unit);
   const std::uint8_t* s = stage_in(send_, send, send_bytes);
   recv_.resize(recv_bytes);
   timed("all_to_all", bytes,
-        [&] { host_->all_to_all_v(s, send_counts, send_offsets, recv_.data(), recv_counts, recv_offsets); });
+        [&] { host_->all_to_all_v(s, send_counts, send_offsets, recv_.data(), recv_counts, recv_offsets, unit); });
   stage_out(recv, recv_, recv_bytes);
 }
 

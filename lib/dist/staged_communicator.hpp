@@ -23,7 +23,8 @@ class StagedCommunicator final : public Communicator {
   void reduce_scatter(const void* send, void* recv, std::size_t count, Element element, ReduceOp op) override;
   void all_to_all_v(const std::uint8_t* send, std::span<const std::int64_t> send_counts,
                     std::span<const std::int64_t> send_offsets, std::uint8_t* recv,
-                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets) override;
+                    std::span<const std::int64_t> recv_counts, std::span<const std::int64_t> recv_offsets,
+                    std::size_t unit) override;
   using Communicator::all_reduce;
 
  private:

@@ -14,17 +14,15 @@ namespace pleshard {
 
 namespace {
 
-// Byte sizes and offsets of consecutive blocks of counts[r] entries of `bytes` each.
-void blocks_of(const std::vector<std::int64_t>& counts, std::size_t bytes, std::vector<std::int64_t>& sizes,
-               std::vector<std::int64_t>& offsets) {
-  sizes.resize(counts.size());
-  offsets.resize(counts.size());
+// Offsets of consecutive blocks of counts[r] entries.
+std::vector<std::int64_t> offsets_of(const std::vector<std::int64_t>& counts) {
+  std::vector<std::int64_t> offsets(counts.size());
   std::int64_t at = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    sizes[r] = counts[r] * static_cast<std::int64_t>(bytes);
     offsets[r] = at;
-    at += sizes[r];
+    at += counts[r];
   }
+  return offsets;
 }
 
 std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
@@ -118,10 +116,7 @@ void OwnerExchange::all_to_all(Communicator* comm, bool in_space, const std::uin
     }
     return;
   }
-  std::vector<std::int64_t> send_sizes, send_offsets, recv_sizes, recv_offsets;
-  blocks_of(send_counts, bytes, send_sizes, send_offsets);
-  blocks_of(recv_counts, bytes, recv_sizes, recv_offsets);
-  comm->all_to_all_v(send, send_sizes, send_offsets, recv, recv_sizes, recv_offsets);
+  comm->all_to_all_v(send, send_counts, offsets_of(send_counts), recv, recv_counts, offsets_of(recv_counts), bytes);
 }
 
 void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {

@@ -36,8 +36,7 @@ enum class ReadPath { automatic, threads };
 enum class PageCache { use, bypass };
 
 // Returns when every read is done; on an error, once none is left in flight.
-void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic,
-                PageCache cache = PageCache::use);
+void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic, PageCache cache = PageCache::use);
 
 // How read_files reads in this thread: "io_uring" or "pread threads".
 [[nodiscard]] const char* file_read_path();

@@ -56,7 +56,9 @@ std::size_t PreadFile::read_from(int fd, std::uint64_t offset, std::span<std::ui
   return done;
 }
 
-void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const { (void)read_from(fd_, offset, out); }
+void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) const {
+  (void)read_from(fd_, offset, out);
+}
 
 void PreadFile::read_exact_past_cache(std::uint64_t offset, std::span<std::uint8_t> out) const {
   constexpr std::uint64_t k_block = 4096;

@@ -41,7 +41,7 @@ class PreadFile {
 
   std::string path_;
   int fd_ = -1;
-  int direct_open_ = -1;        // owned
+  int direct_open_ = -1;                     // owned
   mutable std::atomic<int> direct_fd_ = -1;  // direct_open_ while direct reads work (threads read it)
 };
 

@@ -43,9 +43,9 @@ class DiskStore final : public RowStore {
     std::vector<std::int64_t> distinct;
     std::vector<std::uint8_t> host_rows;
     std::vector<std::uint8_t> host_scales;
-    SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table
-    SpaceBuffer rows;    // the distinct rows
-    SpaceBuffer scales;  // and their block scales (nvfp4)
+    SpaceBuffer keys;                        // each id's position among the distinct rows, -1 outside the table
+    SpaceBuffer rows;                        // the distinct rows
+    SpaceBuffer scales;                      // and their block scales (nvfp4)
     std::vector<std::uint8_t> table_scales;  // every row's block scales (nvfp4)
   };
 

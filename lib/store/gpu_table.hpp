@@ -57,8 +57,8 @@ class GpuTable {
   StorageTier tier_;
   int uva_blocks_per_sm_;
   float global_scale_ = 1.0f;
-  std::size_t pitch_ = 0;  // bytes per row: codes, then (nvfp4) block scales and padding
-  std::uint8_t* rows_ = nullptr;           // device: owned; pinned: pinned_'s
+  std::size_t pitch_ = 0;         // bytes per row: codes, then (nvfp4) block scales and padding
+  std::uint8_t* rows_ = nullptr;  // device: owned; pinned: pinned_'s
   std::unique_ptr<PinnedRows> pinned_;
   // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
   mutable std::unique_ptr<kernels::DistinctRows> distinct_;

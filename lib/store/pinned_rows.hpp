@@ -36,7 +36,7 @@ class PinnedRows {
   std::size_t mapped_ = 0;
   std::uint8_t* data_ = nullptr;
   std::size_t bytes_ = 0;
-  std::size_t locked_ = 0;              // bytes of the mapping locked, from base_
+  std::size_t locked_ = 0;             // bytes of the mapping locked, from base_
   std::vector<std::uint8_t*> pieces_;  // each cudaHostRegister's start, for unregistering
 };
 

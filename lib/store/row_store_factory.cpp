@@ -14,8 +14,7 @@
 namespace pleshard {
 
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
-                                         std::span<const RowRange> ranges, StepSpace& space,
-                                         PageCache disk_reads) {
+                                         std::span<const RowRange> ranges, StepSpace& space, PageCache disk_reads) {
   switch (tier) {
     case StorageTier::host:
       return std::make_unique<HostStore>(checkpoint, ranges);

@@ -132,30 +132,36 @@ TEST_P(Collectives, ReduceScatterGivesEachRankItsBlock) {
               rank_sum + static_cast<std::uint32_t>(c.size()) * static_cast<std::uint32_t>(c.rank() * per_rank + i));
 }
 
+// Counts in bytes (unit 1) and in 8-byte entries (unit 8, as the owner exchange counts rows).
 TEST_P(Collectives, AllToAllVDeliversUnevenBlocks) {
   Communicator& c = *backend->comm;
   const int n = c.size();
-  // Rank s sends (s + d + 1) elements to rank d, each coded (s, d * 100 + k).
-  std::vector<std::int64_t> send_counts(n), send_offsets(n), recv_counts(n), recv_offsets(n);
-  std::vector<std::int64_t> send;
-  for (int d = 0; d < n; ++d) {
-    send_offsets[d] = static_cast<std::int64_t>(send.size()) * 8;
-    for (int k = 0; k < c.rank() + d + 1; ++k) send.push_back(code(c.rank(), d * 100 + k));
-    send_counts[d] = (c.rank() + d + 1) * 8;
+  for (const std::int64_t unit : {1, 8}) {
+    SCOPED_TRACE("unit " + std::to_string(unit));
+    const std::int64_t per_element = 8 / unit;  // counts of one 8-byte element
+    // Rank s sends (s + d + 1) elements to rank d, each coded (s, d * 100 + k).
+    std::vector<std::int64_t> send_counts(n), send_offsets(n), recv_counts(n), recv_offsets(n);
+    std::vector<std::int64_t> send;
+    for (int d = 0; d < n; ++d) {
+      send_offsets[d] = static_cast<std::int64_t>(send.size()) * per_element;
+      for (int k = 0; k < c.rank() + d + 1; ++k) send.push_back(code(c.rank(), d * 100 + k));
+      send_counts[d] = (c.rank() + d + 1) * per_element;
+    }
+    std::int64_t total = 0;  // elements
+    for (int s = 0; s < n; ++s) {
+      recv_offsets[s] = total * per_element;
+      recv_counts[s] = (s + c.rank() + 1) * per_element;
+      total += s + c.rank() + 1;
+    }
+    SpaceBuffer s = backend->put(send);
+    SpaceBuffer r = backend->put(std::vector<std::int64_t>(static_cast<std::size_t>(total)));
+    c.all_to_all_v(s.data(), send_counts, send_offsets, r.data(), recv_counts, recv_offsets,
+                   static_cast<std::size_t>(unit));
+    const auto recv = r.to_host<std::int64_t>(static_cast<std::size_t>(total));
+    for (int src = 0; src < n; ++src)
+      for (int k = 0; k < src + c.rank() + 1; ++k)
+        EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[src] / per_element + k)], code(src, c.rank() * 100 + k));
   }
-  std::int64_t total = 0;
-  for (int s = 0; s < n; ++s) {
-    recv_offsets[s] = total;
-    recv_counts[s] = (s + c.rank() + 1) * 8;
-    total += recv_counts[s];
-  }
-  SpaceBuffer s = backend->put(send);
-  SpaceBuffer r = backend->put(std::vector<std::int64_t>(static_cast<std::size_t>(total / 8)));
-  c.all_to_all_v(s.data(), send_counts, send_offsets, r.data(), recv_counts, recv_offsets);
-  const auto recv = r.to_host<std::int64_t>(static_cast<std::size_t>(total / 8));
-  for (int src = 0; src < n; ++src)
-    for (int k = 0; k < src + c.rank() + 1; ++k)
-      EXPECT_EQ(recv[static_cast<std::size_t>(recv_offsets[src] / 8 + k)], code(src, c.rank() * 100 + k));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Collectives,
@@ -276,8 +282,8 @@ TEST_F(SplitReductions, AllToAllOffsetsOutsideIntAreRefusedBeforeAnyCall) {
   std::vector<std::int64_t> far = offsets;
   far.back() = std::int64_t{1} << 31;  // every rank refuses the same entry, so none waits
   std::uint8_t byte = 0;
-  EXPECT_THROW(whole->all_to_all_v(&byte, counts, far, &byte, counts, offsets), SystemError);
-  EXPECT_NO_THROW(whole->all_to_all_v(&byte, counts, offsets, &byte, counts, offsets));
+  EXPECT_THROW(whole->all_to_all_v(&byte, counts, far, &byte, counts, offsets, 1), SystemError);
+  EXPECT_NO_THROW(whole->all_to_all_v(&byte, counts, offsets, &byte, counts, offsets, 1));
 }
 
 TEST(Communicators, GroupsFollowTheLayout) {

@@ -89,8 +89,14 @@ TEST(FileReads, PastTheCacheIntoAlignedBuffersEqualTheFilesBytes) {
     std::size_t bytes;
     std::size_t misalign;  // 0: at the offset's alignment
   };
-  const Want wants[] = {{0, size, 0},          {1, size - 1, 0},   {4095, 3 * k_block + 7, 0}, {8192, 100, 0},
-                        {size - 20'000, 20'000, 0}, {123, 1'000'000, 0}, {123, 1'000'000, 1},    {4096, 8192, 0}};
+  const Want wants[] = {{0, size, 0},
+                        {1, size - 1, 0},
+                        {4095, 3 * k_block + 7, 0},
+                        {8192, 100, 0},
+                        {size - 20'000, 20'000, 0},
+                        {123, 1'000'000, 0},
+                        {123, 1'000'000, 1},
+                        {4096, 8192, 0}};
   for (const Want& w : wants) {
     std::uint8_t* out = aligned + w.offset % k_block + w.misalign;
     std::fill_n(out, w.bytes, std::uint8_t{0xEE});

@@ -1,7 +1,8 @@
 // The disk tier against the host tier, bit for bit: every row format, safetensors in one
 // and several files and HDF5, ids repeated, outside the table and crossing shard
 // boundaries, empty lookups, reads through the page cache and past it; in the host space,
-// and in the CUDA space where a GPU is present. A checkpoint file changed under a running store gives an error naming it.
+// and in the CUDA space where a GPU is present. A checkpoint file changed under a running store gives an error naming
+// it.
 
 #include <gtest/gtest.h>
 
@@ -54,39 +55,39 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
     const auto checkpoint = open_ple_checkpoint(path, config);
     for (const auto& space : spaces())
       for (const PageCache reads : {PageCache::use, PageCache::bypass}) {
-      DiskStore disk(*checkpoint, *space, reads);
-      for (int d = 0; d < config.num_ple_layers(); ++d) {
-        const std::int64_t rows = checkpoint->table(d).layout.rows;
-        const HostTable host(*checkpoint, d, {0, rows});
-        SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) +
-                     (space->on_device() ? " gpu" : " host") + (reads == PageCache::use ? " cached" : " direct"));
-        for (std::int64_t n : {0, 1, 64, 3000}) {
-          std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
-          // Half from a narrow window (repeats and runs of neighbours), half anywhere.
-          for (std::size_t i = 0; i < ids.size(); ++i)
-            ids[i] = i % 2 == 0 ? static_cast<std::int64_t>(rng() % 40) + rows / 3
-                                : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
-          if (n >= 64) {
-            ids[3] = -1;    // outside the table: zeros
-            ids[5] = rows;  // just past the end
-            ids[7] = rows - 1;
-            ids[9] = 0;
-          }
-          std::vector<std::int64_t> distinct;
-          for (const auto id : ids)
-            if (id >= 0 && id < rows) distinct.push_back(id);
-          std::sort(distinct.begin(), distinct.end());
-          distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-          for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16}) {
-            std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) *
-                                               kernels::out_bytes(dtype));
-            host.lookup(ids, dtype, expected.data());
-            ASSERT_EQ(lookup_from_host(disk, *space, d, ids, dtype), expected) << n << " ids";
-            EXPECT_EQ(disk.rows_read(d), static_cast<std::int64_t>(distinct.size()));
+        DiskStore disk(*checkpoint, *space, reads);
+        for (int d = 0; d < config.num_ple_layers(); ++d) {
+          const std::int64_t rows = checkpoint->table(d).layout.rows;
+          const HostTable host(*checkpoint, d, {0, rows});
+          SCOPED_TRACE(path.filename().string() + " layer " + std::to_string(d) +
+                       (space->on_device() ? " gpu" : " host") + (reads == PageCache::use ? " cached" : " direct"));
+          for (std::int64_t n : {0, 1, 64, 3000}) {
+            std::vector<std::int64_t> ids(static_cast<std::size_t>(n));
+            // Half from a narrow window (repeats and runs of neighbours), half anywhere.
+            for (std::size_t i = 0; i < ids.size(); ++i)
+              ids[i] = i % 2 == 0 ? static_cast<std::int64_t>(rng() % 40) + rows / 3
+                                  : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+            if (n >= 64) {
+              ids[3] = -1;    // outside the table: zeros
+              ids[5] = rows;  // just past the end
+              ids[7] = rows - 1;
+              ids[9] = 0;
+            }
+            std::vector<std::int64_t> distinct;
+            for (const auto id : ids)
+              if (id >= 0 && id < rows) distinct.push_back(id);
+            std::sort(distinct.begin(), distinct.end());
+            distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+            for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16}) {
+              std::vector<std::uint8_t> expected(ids.size() * static_cast<std::size_t>(config.head_dim()) *
+                                                 kernels::out_bytes(dtype));
+              host.lookup(ids, dtype, expected.data());
+              ASSERT_EQ(lookup_from_host(disk, *space, d, ids, dtype), expected) << n << " ids";
+              EXPECT_EQ(disk.rows_read(d), static_cast<std::int64_t>(distinct.size()));
+            }
           }
         }
       }
-    }
   }
 }
 

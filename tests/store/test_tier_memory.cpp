@@ -23,7 +23,7 @@ TEST(TierMemory, BytesFollowEachTiersRowLayout) {
   EXPECT_EQ(tier_bytes(StorageTier::host, layouts, ranges), 200u * 90 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::pinned, layouts, ranges), 200u * 96 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::device, layouts, ranges), 200u * 96 + 10u * 320);
-  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);  // every nvfp4 block scale
+  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);               // every nvfp4 block scale
   EXPECT_EQ(load_bytes(StorageTier::pinned, layouts, ranges), 200u * 90 + 10u * 320);  // no padding
   EXPECT_EQ(load_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);
 }

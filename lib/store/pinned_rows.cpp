@@ -49,7 +49,7 @@ void PinnedRows::lock_through(std::size_t end) {
   std::uint8_t* start = base_ + locked_;
   const std::size_t n = until - locked_;
   const cudaError_t status = cudaHostRegister(start, n, cudaHostRegisterMapped | cudaHostRegisterPortable);
-  if (status == cudaErrorMemoryAllocation || status == cudaErrorHostMemoryAlreadyRegistered) {
+  if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // not sticky: clear it
     throw InputError(what_ + ": cannot page-lock " + std::to_string(n) + " more bytes after " +
                      std::to_string(locked_) + " (" + std::to_string(available_host_bytes()) +

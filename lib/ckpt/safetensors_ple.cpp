@@ -409,12 +409,16 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
   fs::create_directories(path);
   const int files = std::max(1, options.files);
 
-  // Every tensor in write order; shards are dealt to files in contiguous runs.
+  // Every tensor in write order; shards are dealt to files in contiguous runs. The small
+  // tensors (hash buffers, global scales) go after every table's shards, so that the rows
+  // start where the data area does (a 4 KiB boundary) and keep their 16-byte alignment:
+  // the pinned tier then loads them past the page cache, straight into its rows.
   struct Planned {
     int file;
     StTensorSource source;
   };
   std::vector<Planned> planned;
+  std::vector<Planned> trailing;
   const std::int64_t parts = config.split_ngram_parts;
   for (const auto& table : tables) {
     const PleTableInfo& info = table.info;
@@ -432,37 +436,37 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
       };
     };
     if (!info.multipliers.empty())
-      planned.push_back({file_of(0),
-                         {prefix + "layer_multipliers",
-                          StDtype::I64,
-                          {static_cast<std::int64_t>(info.multipliers.size())},
-                          8,
-                          buffer(info.multipliers)}});
+      trailing.push_back({file_of(0),
+                          {prefix + "layer_multipliers",
+                           StDtype::I64,
+                           {static_cast<std::int64_t>(info.multipliers.size())},
+                           8,
+                           buffer(info.multipliers)}});
     if (!info.head_sizes.empty())
-      planned.push_back({file_of(0),
-                         {prefix + "ngram_heads_vocab_sizes",
-                          StDtype::I64,
-                          {static_cast<std::int64_t>(info.head_sizes.size())},
-                          8,
-                          buffer(info.head_sizes)}});
+      trailing.push_back({file_of(0),
+                          {prefix + "ngram_heads_vocab_sizes",
+                           StDtype::I64,
+                           {static_cast<std::int64_t>(info.head_sizes.size())},
+                           8,
+                           buffer(info.head_sizes)}});
     if (!info.head_offsets.empty())
-      planned.push_back({file_of(0),
-                         {prefix + "ngram_heads_offsets",
-                          StDtype::I64,
-                          {static_cast<std::int64_t>(info.head_offsets.size())},
-                          8,
-                          buffer(info.head_offsets)}});
+      trailing.push_back({file_of(0),
+                          {prefix + "ngram_heads_offsets",
+                           StDtype::I64,
+                           {static_cast<std::int64_t>(info.head_offsets.size())},
+                           8,
+                           buffer(info.head_offsets)}});
     if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
       const float scale = info.global_scale;
-      planned.push_back({file_of(0),
-                         {prefix + (info.layout.format == RowFormat::nvfp4 ? "ngram_embedding.weight_scale_2"
-                                                                           : "ngram_embedding.weight_scale"),
-                          StDtype::F32,
-                          {},
-                          4,
-                          [scale](std::uint64_t, std::span<std::uint8_t> chunk) {
-                            std::memcpy(chunk.data(), &scale, sizeof scale);
-                          }}});
+      trailing.push_back({file_of(0),
+                          {prefix + (info.layout.format == RowFormat::nvfp4 ? "ngram_embedding.weight_scale_2"
+                                                                            : "ngram_embedding.weight_scale"),
+                           StDtype::F32,
+                           {},
+                           4,
+                           [scale](std::uint64_t, std::span<std::uint8_t> chunk) {
+                             std::memcpy(chunk.data(), &scale, sizeof scale);
+                           }}});
     }
     StDtype weight_dtype = StDtype::U8;
     switch (info.layout.format) {
@@ -532,6 +536,8 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
                             true}});
     }
   }
+
+  planned.insert(planned.end(), trailing.begin(), trailing.end());
 
   const auto file_name = [&](int f) {
     if (files == 1) return std::string("model.safetensors");

@@ -283,6 +283,39 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
   }
 }
 
+// Tables made here start their rows on a 4 KiB boundary of the file (the small tensors
+// after them), so a rank's rows keep the 16-byte alignment of their file offset and the
+// pinned tier loads them past the page cache; those reads give the rows' bytes.
+TEST(Checkpoints, RowsOfTablesMadeHereLieAtThePagesAlignment) {
+  const ScratchDir dir;
+  const std::pair<const char*, RowFormat> formats[] = {{nullptr, RowFormat::bf16}, {"float8_e4m3fn", RowFormat::fp8}};
+  for (const auto& [dtype, format] : formats) {
+    SCOPED_TRACE(to_string(format));
+    const ModelConfig config = small_config(dtype, 5);
+    const std::filesystem::path path = dir / to_string(format);
+    write_checkpoint(path, config, synthetic_tables(config, format, 3), {CheckpointKind::safetensors, 2});
+    const auto ckpt = open_ple_checkpoint(path, config);
+    for (const PleTableInfo& info : ckpt->tables()) {
+      const TableSource source = ckpt->table_source(info.ple_index);
+      ASSERT_TRUE(source.past_cache.has_value());
+      EXPECT_EQ(source.past_cache->file_offset(0) % 4096, 0u) << "table " << info.ple_index;
+      const std::size_t row_bytes = info.layout.row_bytes();
+      for (const std::int64_t row : {std::int64_t{1}, info.layout.rows / 3, info.layout.rows - 1})
+        EXPECT_EQ(source.past_cache->file_offset(row) % 16, 0u) << "row " << row;
+      // Read past the cache into memory at the file's alignment, as the pinned tier does.
+      const std::int64_t begin = info.layout.rows / 3;
+      const std::size_t bytes = static_cast<std::size_t>(info.layout.rows - begin) * row_bytes;
+      std::vector<std::uint8_t> arena(bytes + 8192);
+      const std::size_t skew = source.past_cache->file_offset(begin) % 4096;
+      std::uint8_t* at = arena.data() + (4096 - reinterpret_cast<std::uintptr_t>(arena.data()) % 4096) + skew;
+      std::vector<std::uint8_t> expected(bytes), scales;
+      source.rows(begin, info.layout.rows, expected, scales);
+      source.past_cache->rows(begin, info.layout.rows, {at, bytes}, scales);
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), at)) << "table " << info.ple_index;
+    }
+  }
+}
+
 TEST(Checkpoints, HashBuffersInTheCheckpointAreAuthoritative) {
   const ScratchDir dir;
   const ModelConfig config = small_config();

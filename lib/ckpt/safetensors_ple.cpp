@@ -406,6 +406,17 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
                                   const std::function<void(std::uint64_t)>& progress) {
   namespace fs = std::filesystem;
   if (fs::exists(path) && !fs::is_directory(path)) throw InputError(path.string() + ": exists and is not a directory");
+  // A write that fails (a disk too small, a source's error) removes the directory it made:
+  // nothing is left that looks like a checkpoint.
+  struct MadeDirectory {
+    fs::path path;
+    bool made = false;
+    bool done = false;
+    ~MadeDirectory() {
+      std::error_code ignored;
+      if (made && !done) fs::remove_all(path, ignored);
+    }
+  } directory{path, !fs::exists(path)};
   fs::create_directories(path);
   const int files = std::max(1, options.files);
 
@@ -567,6 +578,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
     write_text_file(path / "model.safetensors.index.json", index.dump(1) + "\n");
   }
   write_text_file(path / "config.json", to_json(config).dump(1) + "\n");
+  directory.done = true;
 }
 
 }  // namespace pleshard::detail

@@ -41,9 +41,9 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
         ", \"host_copy_bytes\": %.0f, \"bytes_written\": %.0f, \"write_s\": %.6f, \"write_bytes_per_s\": %.6g"
         ", \"parts\": %" PRId64 ", \"parts_resumed\": %" PRId64
         ", \"table_load_s\": %.6f, \"table_load_bytes\": %.0f, \"table_load_bytes_per_s\": %.6g"
-        ", \"table_load_peak_resident_bytes\": %.0f",
+        ", \"table_load_peak_resident_bytes\": %.0f, \"cache_fill_s\": %.6f",
         r.host_copy_bytes, r.bytes_written, r.write_seconds, write_rate, r.parts, r.parts_resumed, r.load_seconds,
-        r.load_bytes, load_rate, r.load_peak_resident);
+        r.load_bytes, load_rate, r.load_peak_resident, r.cache_fill_seconds);
     std::printf(", \"exchange_bytes_sent\": %.0f, \"exchange_bytes_per_rank_token\": %.6g, \"exchange_ids\": %" PRId64
                 ", \"exchange_ids_sent\": %" PRId64 ", \"exchange_rows_sent\": %" PRId64
                 ", \"exchange_share\": %.4f"
@@ -88,6 +88,9 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
               ", sent to owners %" PRId64 " (deduplicated), rows sent %" PRId64 "; %.1f%% of the steps' time\n",
               r.exchange.c_str(), r.bytes_per_token(), between, r.traffic.ids, r.traffic.ids_sent, r.traffic.rows_sent,
               100 * r.exchange_share());
+  if (!r.cache.empty())
+    std::printf("  cache: static part filled from the %s tier in %.3f s after the load (max over ranks)\n",
+                to_string(r.storage), r.cache_fill_seconds);
   for (std::size_t d = 0; d < r.cache.size(); ++d) {
     const CacheReport& c = r.cache[d];
     const double lookups = static_cast<double>(c.hits + c.misses + c.repeats);

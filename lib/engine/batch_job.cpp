@@ -268,9 +268,9 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
   std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
-  maxima.insert(maxima.end(),
-                {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
-                 static_cast<double>(report.steps), stats.load.seconds, static_cast<double>(stats.load.peak_resident)});
+  maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
+                               static_cast<double>(report.steps), stats.load.seconds,
+                               static_cast<double>(stats.load.peak_resident), stats.load.cache_fill_seconds});
   PLESHARD_MPI_CHECK(
       MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX, comms.world()));
   std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
@@ -281,6 +281,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.steps = static_cast<std::int64_t>(maxima[k_step_phases + 4]);
   report.load_seconds = maxima[k_step_phases + 5];
   report.load_peak_resident = maxima[k_step_phases + 6];
+  report.cache_fill_seconds = maxima[k_step_phases + 7];
   double sums[3] = {report.host_copy_bytes, report.bytes_written, static_cast<double>(stats.load.bytes)};
   PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comms.world()));
   report.host_copy_bytes = sums[0];

@@ -81,6 +81,7 @@ struct BatchJobReport {
   double load_seconds = 0;        // max over ranks: rows into the tier, before the first step
   double load_bytes = 0;          // rows the tier keeps, all ranks
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
+  double cache_fill_seconds = 0;  // max over ranks: the row cache's static part, after the load
   std::vector<CollectiveReport> collectives;
   std::vector<CacheReport> cache;  // per layer, summed over ranks; empty without a cache
   // What the exchange moved, summed over ranks (tokens: each rank's DP rank's, so bytes over

@@ -165,7 +165,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (cache_ != nullptr)
     require_tier_memory(comms.world(), tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host,
                         CachedStore::bytes_for(layouts, cache_rows, exchange_->max_query_ids()));
-  store_->reserve(exchange_->max_query_ids());
+  const double fill_start = MPI_Wtime();
+  store_->reserve(exchange_->max_query_ids());  // a cache's static part filled here
+  if (cache_ != nullptr) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
   for (auto& m : marks_) m = std::make_unique<StepMarks>(*space_);
 
   options_.cuda_graphs = false;

@@ -84,6 +84,7 @@ struct TableLoad {
   double seconds = 0;
   std::uint64_t bytes = 0;          // the rows' stored bytes, as the files hold them (0: disk tier)
   std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
+  double cache_fill_seconds = 0;    // the row cache's static part read from the slow tier, after it
 };
 
 // The load, and where the engine's steps spent their time, on the step space's stream, and

@@ -50,6 +50,8 @@ check disk_cache_3 3 3 disk "" --cache-gb 0.01         # larger than the table
 hits disk_cache_3
 check disk_profile_2 2 2 disk "" --cache-rows 3000 --cache-profile "$work/profile.h5"
 grep -qE "cache, layer 0: [1-9][0-9]* static" "$work/disk_profile_2.log" || { echo "FAIL: no static rows"; exit 1; }
+grep -qE "cache: static part filled from the disk tier in [0-9.]+ s" "$work/disk_profile_2.log" \
+  || { echo "FAIL: no static fill time"; cat "$work/disk_profile_2.log"; exit 1; }
 other=$(mktemp -d)
 sed 's/"ngram_vocab_size_base": 1000/"ngram_vocab_size_base": 3000/' "$ckpt/config.json" >"$other/config.json"
 "$app" profile --checkpoint synthetic --config "$other/config.json" --requests "$work/profiled.jsonl" \

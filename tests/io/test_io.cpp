@@ -251,14 +251,24 @@ TEST(DurableFiles, ACheckpointOnAFullDiskIsAnErrorAndLeavesNothingComplete) {
   using namespace pleshard::testing_support;
   const ModelConfig config = small_config();
   const ScratchDir dir;
-  {
-    const FileSizeLimit limit(20'000);
-    EXPECT_THROW(write_checkpoint(dir / "c", config, synthetic_tables(config, RowFormat::bf16, 1),
-                                  {CheckpointKind::safetensors, 2}),
-                 Error);
+  // Into a directory the write makes: the directory goes too. Into one that was there: it
+  // stays, with nothing complete in it.
+  std::filesystem::create_directories(dir / "there");
+  for (const char* name : {"made", "there"}) {
+    {
+      const FileSizeLimit limit(20'000);
+      EXPECT_THROW(write_checkpoint(dir / name, config, synthetic_tables(config, RowFormat::bf16, 1),
+                                    {CheckpointKind::safetensors, 2}),
+                   Error);
+    }
+    if (std::string(name) == "made") {
+      EXPECT_FALSE(std::filesystem::exists(dir / name));
+      continue;
+    }
+    ASSERT_TRUE(std::filesystem::is_directory(dir / name));
+    for (const auto& entry : std::filesystem::directory_iterator(dir / name))
+      EXPECT_EQ(entry.path().extension(), ".partial") << entry.path();
   }
-  for (const auto& entry : std::filesystem::directory_iterator(dir / "c"))
-    EXPECT_EQ(entry.path().extension(), ".partial") << entry.path();
 }
 
 TEST(DurableFiles, AnHdf5CheckpointTooLargeForTheDiskIsRefusedBeforeItStarts) {

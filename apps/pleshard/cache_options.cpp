@@ -1,6 +1,5 @@
 // The slow tiers' options, shared by run and bench step: the row cache, the disk tier's reads.
 
-#include <map>
 #include <string>
 
 #include "cli.hpp"
@@ -24,11 +23,11 @@ void add_cache_options(CLI::App& cmd, CacheOptions& cache) {
 }
 
 void add_disk_reads_option(CLI::App& cmd, PageCache& reads) {
-  static const std::map<std::string, PageCache> names{{"cached", PageCache::use}, {"direct", PageCache::bypass}};
-  cmd.add_option("--disk-reads", reads,
-                 "The disk tier's reads: cached (through the page cache, which keeps what they read) or direct "
-                 "(O_DIRECT, past it: host memory left to others)")
-      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+  cmd.add_option_function<std::string>(
+         "--disk-reads", [&reads](const std::string& v) { reads = v == "direct" ? PageCache::bypass : PageCache::use; },
+         "The disk tier's reads: cached (through the page cache, which keeps what they read) or direct "
+         "(O_DIRECT, past it: host memory left to others)")
+      ->check(CLI::IsMember({"cached", "direct"}))
       ->option_text("cached|direct")
       ->default_str("cached");
 }

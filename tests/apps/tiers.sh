@@ -44,6 +44,7 @@ PY
 "$app" profile --checkpoint "$ckpt" --requests "$work/profiled.jsonl" --out "$work/profile.h5" --quiet >/dev/null
 check disk_1 1 1 disk
 check disk_3 3 3 disk
+check disk_direct_2 2 2 disk "" --disk-reads direct     # past the page cache
 check disk_cache_1 1 1 disk "" --cache-rows 64         # evictions every step
 hits disk_cache_1
 check disk_cache_3 3 3 disk "" --cache-gb 0.01         # larger than the table

@@ -127,9 +127,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
 
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
-    check_read(d, begin, end, rows, scales);
-    const RowRun run{begin, end - begin, 0};
-    read_runs(d, {&run, 1}, rows, scales, ReadPath::threads, PageCache::use);
+    read_range(d, begin, end, rows, scales, PageCache::use);
   }
 
   [[nodiscard]] TableSource table_source(int d) const override {
@@ -143,9 +141,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                  static_cast<std::uint64_t>(row - shard * shards.shard_rows) * table(d).layout.row_bytes();
         },
         [this, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales) {
-          check_read(d, begin, end, rows, scales);
-          const RowRun run{begin, end - begin, 0};
-          read_runs(d, {&run, 1}, rows, scales, ReadPath::threads, PageCache::bypass);
+          read_range(d, begin, end, rows, scales, PageCache::bypass);
         }};
     return source;
   }
@@ -171,27 +167,25 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
  private:
-  // Reads the runs' rows with explicit reads, not the memory map: a file truncated under a
-  // running job gives an error naming it (a mapped page past the end would be SIGBUS), and
-  // no page of the file counts against the process's memory. Reads of at most 1 MiB, all
-  // in flight together (io/file_reads.hpp). Bulk reads (a tier's load, band by band) come
-  // from threads of pread: on the H200 machine a cold FP8 load into the pinned tier ran at
-  // 37% of the files' rate through io_uring's buffered reads against 58% this way.
-  void read_runs(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
-                 ReadPath path, PageCache cache) const {
-    std::vector<FileRead> reads;
-    add_reads(d, runs, rows, scales, reads);
-    read_files(reads, path, cache);
-  }
-
-  void check_read(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
-                  std::span<std::uint8_t> scales) const {
+  // Rows [begin, end) of table d with explicit reads, not the memory map: a file truncated
+  // under a running job gives an error naming it (a mapped page past the end would be
+  // SIGBUS), and no page of the file counts against the process's memory. Reads of at most
+  // 1 MiB, all in flight together (io/file_reads.hpp), through the page cache or past it.
+  // These bulk reads (a tier's load, band by band) come from threads of pread: on the H200
+  // machine a cold FP8 load into the pinned tier ran at 37% of the files' rate through
+  // io_uring's buffered reads against 58% this way.
+  void read_range(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
+                  std::span<std::uint8_t> scales, PageCache cache) const {
     const PleTableInfo& info = table(d);
     const auto n = static_cast<std::size_t>(end - begin);
     if (begin < 0 || end > info.layout.rows || begin > end ||
         (!rows.empty() && rows.size() < n * info.layout.row_bytes()) ||
         (!scales.empty() && scales.size() < n * info.layout.scale_bytes()))
       throw InputError(path_ + ": read_rows out of range");
+    const RowRun run{begin, end - begin, 0};
+    std::vector<FileRead> reads;
+    add_reads(d, {&run, 1}, rows, scales, reads);
+    read_files(reads, ReadPath::threads, cache);
   }
 
   // The reads of the runs' rows of table d into `rows` and `scales` (an empty span: none),

@@ -15,6 +15,11 @@
 #   --summary-only on both tiers from the file.
 # - pinned: ckpt make (FP8, 51.2 GB), bench load into the pinned tier (cold) reading past the
 #   page cache, then through it (PLESHARD_DIRECT_LOADS=0), each beside the files' own rate.
+# - hdf5: ckpt make of the NVFP4 table as one HDF5 file (28.8 GB), bench load into the
+#   device and pinned tiers (cold), each beside the file's own rate;
+# - bf16: ckpt make of a BF16 table of 120M rows (38.4 GB: the 102 GB table does not fit on the
+#   64 GB disk; the same shape with ngram_vocab_size_base 7,500,000), rows made on the GPU
+#   and on the 16 cores (--cpu), each timed;
 # - tests: the GPU tests of tiers, loads and large row ranges (ctest -V: tests.txt names every
 #   case and every skip).
 # The disk holds one real-size checkpoint at a time: each part removes its own.
@@ -23,7 +28,7 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-tests inplace nvfp4 make fp8 pinned}
+parts=${PARTS:-tests inplace nvfp4 make fp8 pinned hdf5 bf16}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -89,6 +94,26 @@ if part fp8; then
   rm -rf "$data/fp8"
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
+fi
+
+if part hdf5; then
+  qwen_as nvfp4 "$data/nvfp4.json"
+  rm -f "$data/nvfp4.h5"
+  log hdf5 "$app" ckpt make --config "$data/nvfp4.json" --kind hdf5 --out "$data/nvfp4.h5" --quiet
+  log hdf5 "$app" bench load --checkpoint "$data/nvfp4.h5" --config "$data/nvfp4.json" --storage device pinned --cold
+  rm -f "$data/nvfp4.h5"
+fi
+
+if part bf16; then
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ngram_vocab_size_base"]=7500000; json.dump(c,open(sys.argv[2],"w"))' \
+    "$qwen" "$data/bf16.json"
+  for maker in gpu cpu; do
+    rm -rf "$data/bf16"
+    flags=(); [ $maker = cpu ] && flags=(--cpu)
+    log bf16 "$app" ckpt make --config "$data/bf16.json" --out "$data/bf16" --quiet "${flags[@]}"
+  done
+  du -sb "$data/bf16" | tee -a "$out/bf16.txt"
+  rm -rf "$data/bf16"
 fi
 
 if part pinned; then

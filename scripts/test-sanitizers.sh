@@ -3,7 +3,7 @@
 # and runs them, the crafted and fuzzed HDF5 checkpoints among them. Open MPI keeps allocations alive past MPI_Finalize, so leak checking is off.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(test_checkpoint_errors test_hdf5_crafted test_checkpoints test_disk_table test_file_reads test_row_cache test_formats test_io
+targets=(test_checkpoint_errors test_hdf5_crafted test_hdf5_rows test_checkpoints test_disk_table test_file_reads test_row_cache test_formats test_io
          test_config)
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPLESHARD_ENABLE_CUDA=OFF \
   -DPLESHARD_ENABLE_SANITIZERS=ON >build-asan.log 2>&1 || { cat build-asan.log >&2; exit 1; }

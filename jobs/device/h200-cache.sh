@@ -72,16 +72,20 @@ if part disk-real; then
   qwen_as nvfp4 "$nvfp4"
   rm -rf /tmp/pleshard-nvfp4
   "$app" ckpt make --config "$nvfp4" --out /tmp/pleshard-nvfp4 --quiet >"$out/cache-disk-real.txt" 2>&1 || rc=1
+  n=0
   for reads in ${DISK_READS:-cached}; do
     for with in "" "${cache[*]}"; do
       sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
-      echo "== run disk --disk-reads $reads corpus-second.jsonl ${with}"
+      n=$((n + 1))
+      echo "== run disk --disk-reads $reads corpus-second.jsonl ${with} (log: cache-disk-real-$n.log)" >>"$out/cache-disk-real.txt"
+      # The whole log, progress included, so that a run cut short still shows how far it got.
       # shellcheck disable=SC2086
       "$app" run --checkpoint /tmp/pleshard-nvfp4 --storage disk --disk-reads "$reads" \
-        --requests /tmp/corpus-second.jsonl --summary-only --quiet --collective-timeout 300 $with 2>&1 |
-        grep -E "load|wall|phases|cache|error" || rc=1
+        --requests /tmp/corpus-second.jsonl --summary-only --collective-timeout 300 $with \
+        >"$out/cache-disk-real-$n.log" 2>&1 || rc=1
+      grep -E "load|wall|phases|cache|error" "$out/cache-disk-real-$n.log" >>"$out/cache-disk-real.txt"
     done
-  done >>"$out/cache-disk-real.txt"
+  done
   cat "$out/cache-disk-real.txt"
   rm -rf /tmp/pleshard-nvfp4
 fi

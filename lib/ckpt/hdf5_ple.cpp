@@ -1,5 +1,6 @@
 #include "ckpt/hdf5_ple.hpp"
 
+#include "ckpt/hdf5_rows.hpp"
 #include "io/detail/h5_handle.hpp"
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -148,6 +151,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
     file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
     identities_.emplace_back(path_);
+    pread_ = std::make_unique<PreadFile>(path_);
 
     for (const auto& spec : derive_layer_specs(config)) {
       const std::string where = path_ + ": " + group_name(spec.ple_index);
@@ -176,8 +180,12 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
 
       Table table;
       table.weight = open_rows(group.get(), "weight", info.layout.rows, info.layout.row_bytes(), where);
-      if (info.layout.format == RowFormat::nvfp4)
+      table.weight_rows = Hdf5Rows::locate(file_.get(), table.weight.get(), info.layout.rows, info.layout.row_bytes());
+      if (info.layout.format == RowFormat::nvfp4) {
         table.scales = open_rows(group.get(), "weight_scale", info.layout.rows, info.layout.scale_bytes(), where);
+        table.scale_rows =
+            Hdf5Rows::locate(file_.get(), table.scales.get(), info.layout.rows, info.layout.scale_bytes());
+      }
       if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
         if (H5Lexists(group.get(), "global_scale", H5P_DEFAULT) <= 0)
           throw InputError(where + "/global_scale: missing");
@@ -247,10 +255,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       std::string failure;
       try {
         if (codes)
-          read_band(table.weight.get(), first, last, info.layout.row_bytes(),
+          read_band(table.weight.get(), table.weight_rows, first, last, info.layout.row_bytes(),
                     rows.data() + at * info.layout.row_bytes(), where + "/weight");
         if (with_scales)
-          read_band(table.scales.get(), first, last, info.layout.scale_bytes(),
+          read_band(table.scales.get(), table.scale_rows, first, last, info.layout.scale_bytes(),
                     scales.data() + at * info.layout.scale_bytes(), where + "/weight_scale");
       } catch (const std::exception& e) {
         failure = e.what();
@@ -266,6 +274,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   struct Table {
     H5Id weight;
     H5Id scales;
+    std::optional<Hdf5Rows> weight_rows;  // where they can be read past HDF5
+    std::optional<Hdf5Rows> scale_rows;
   };
 
   static H5Id open_rows(hid_t group, const char* name, std::int64_t rows, std::size_t width, const std::string& where) {
@@ -294,8 +304,13 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
           where + "/" + name + ": cannot read");
   }
 
-  void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width, std::uint8_t* out,
-                 const std::string& where) const {
+  // Rows past HDF5 where their dataset allows it and the read is independent.
+  void read_band(hid_t set, const std::optional<Hdf5Rows>& direct, std::int64_t begin, std::int64_t end,
+                 std::size_t width, std::uint8_t* out, const std::string& where) const {
+    if (direct && !collective_) {
+      direct->read(*pread_, begin, end, out, where);
+      return;
+    }
     // Every rank takes part in a collective read, also with an empty selection.
     H5Id file_space(H5Dget_space(set), H5Sclose);
     const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
@@ -313,6 +328,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   }
 
   H5Id file_;
+  std::unique_ptr<PreadFile> pread_;  // the same file, for reads past HDF5
   H5Id xfer_;
   bool collective_ = false;
   bool shared_ = false;  // opened through MPI-IO by several ranks

@@ -51,7 +51,12 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     // Codes only: the scales are in memory.
     sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
   }
-  checkpoint_.read_row_sets(sets, reads_);
+  try {
+    checkpoint_.read_row_sets(sets, reads_);
+  } catch (const InputError&) {
+    checkpoint_.check_unchanged();  // a file changed since the check above: say so
+    throw;
+  }
   for (std::size_t d = 0; d < layers_.size(); ++d) stage(static_cast<int>(d), queries[d]);
 }
 

@@ -1,0 +1,258 @@
+// Rows of HDF5 datasets read past the library (ckpt/hdf5_rows): the Fletcher32 checksum
+// against the one HDF5's filter stored, and reads of every storage a table may have — chunked
+// with and without the checksum, contiguous, chunk counts that do not divide the rows —
+// against H5Dread of the same rows, over ranges that start and end inside chunks. Storage
+// that must go through HDF5 (compressed, chunked across a row, chunks never written) is not
+// located; a checkpoint with such a table still reads the same rows; a flipped byte fails.
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <vector>
+
+#include "ckpt/checkpoint_fixtures.hpp"
+#include "ckpt/hdf5_rows.hpp"
+#include "ckpt/ple_checkpoint.hpp"
+#include "ckpt/synthetic.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+using namespace pleshard;
+using namespace pleshard::testing_support;
+using pleshard::detail::Hdf5Rows;
+namespace fs = std::filesystem;
+
+std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<std::uint8_t> v(n);
+  for (auto& b : v) b = static_cast<std::uint8_t>(gen());
+  return v;
+}
+
+std::vector<std::uint8_t> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A file with one u8 dataset "rows" of rows x width bytes, stored as `dcpl` says.
+class OneDataset {
+ public:
+  OneDataset(const fs::path& path, std::int64_t rows, std::size_t width, hid_t dcpl, bool write = true)
+      : path_(path), rows_(rows), width_(width), bytes_(random_bytes(static_cast<std::size_t>(rows) * width, 7)) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[2] = {static_cast<hsize_t>(rows), width};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t set = H5Dcreate2(file, "rows", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    EXPECT_GE(set, 0);
+    if (write) {
+      EXPECT_GE(H5Dwrite(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes_.data()), 0);
+    }
+    H5Dclose(set);
+    H5Sclose(space);
+    H5Fclose(file);
+    file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    set_ = H5Dopen2(file_, "rows", H5P_DEFAULT);
+  }
+  ~OneDataset() {
+    H5Dclose(set_);
+    H5Fclose(file_);
+  }
+  OneDataset(const OneDataset&) = delete;
+  OneDataset& operator=(const OneDataset&) = delete;
+
+  [[nodiscard]] std::optional<Hdf5Rows> locate() const { return Hdf5Rows::locate(file_, set_, rows_, width_); }
+  [[nodiscard]] hid_t set() const { return set_; }
+  [[nodiscard]] const std::vector<std::uint8_t>& bytes() const { return bytes_; }
+
+  // Rows [begin, end) read past HDF5 match the bytes written, over many ranges.
+  void expect_reads_match(const Hdf5Rows& rows) const {
+    const PreadFile file(path_);
+    std::mt19937 gen(3);
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges{{0, rows_}, {0, 1}, {rows_ - 1, rows_}, {5, 5}};
+    for (int i = 0; i < 40; ++i) {
+      const std::int64_t a = std::uniform_int_distribution<std::int64_t>(0, rows_)(gen);
+      const std::int64_t b = std::uniform_int_distribution<std::int64_t>(0, rows_)(gen);
+      ranges.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    for (const auto& [begin, end] : ranges) {
+      std::vector<std::uint8_t> out(static_cast<std::size_t>(end - begin) * width_ + 1, 0xee);
+      rows.read(file, begin, end, out.data(), "rows");
+      const auto from = bytes_.begin() + begin * static_cast<std::int64_t>(width_);
+      ASSERT_TRUE(std::equal(from, from + (end - begin) * static_cast<std::int64_t>(width_), out.begin()))
+          << "[" << begin << ", " << end << ")";
+      EXPECT_EQ(out.back(), 0xee) << "wrote past [" << begin << ", " << end << ")";
+    }
+  }
+
+ private:
+  fs::path path_;
+  std::int64_t rows_;
+  std::size_t width_;
+  std::vector<std::uint8_t> bytes_;
+  hid_t file_ = -1;
+  hid_t set_ = -1;
+};
+
+hid_t chunked(hsize_t chunk_rows, hsize_t chunk_width, bool fletcher, bool deflate = false) {
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  const hsize_t chunk[2] = {chunk_rows, chunk_width};
+  H5Pset_chunk(dcpl, 2, chunk);
+  if (fletcher) H5Pset_fletcher32(dcpl);
+  if (deflate) H5Pset_deflate(dcpl, 1);
+  return dcpl;
+}
+
+class Hdf5RowsTest : public ::testing::Test {
+ protected:
+  ScratchDir dir_;
+};
+
+TEST(Hdf5Fletcher32, MatchesTheChecksumHdf5Stored) {
+  ScratchDir dir;
+  // Chunks of odd and even byte counts, of fewer and more than 360 words.
+  for (const auto& [rows, width] : std::vector<std::pair<hsize_t, std::size_t>>{{3, 7}, {4, 9}, {64, 33}, {1, 2}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
+    const hid_t dcpl = chunked(rows, width, true);
+    const OneDataset data(dir / "f.h5", static_cast<std::int64_t>(rows * 5), width, dcpl);
+    H5Pclose(dcpl);
+    for (hsize_t k = 0; k < 5; ++k) {
+      const hsize_t origin[2] = {k * rows, 0};
+      std::vector<std::uint8_t> stored(rows * width + 4);
+      std::uint32_t mask = 0;
+      ASSERT_GE(H5Dread_chunk(data.set(), H5P_DEFAULT, origin, &mask, stored.data()), 0);
+      const std::uint32_t sum = detail::hdf5_fletcher32(std::span(stored).first(rows * width));
+      const std::uint32_t want = stored[rows * width] | stored[rows * width + 1] << 8 | stored[rows * width + 2] << 16 |
+                                 static_cast<std::uint32_t>(stored[rows * width + 3]) << 24;
+      EXPECT_EQ(sum, want) << "chunk " << k;
+    }
+  }
+}
+
+TEST_F(Hdf5RowsTest, ChunkedWithChecksumsReadsAsWritten) {
+  const hid_t dcpl = chunked(16, 10, true);
+  const OneDataset data(dir_ / "c.h5", 16 * 9 + 5, 10, dcpl);  // the last chunk sticks out
+  H5Pclose(dcpl);
+  const auto rows = data.locate();
+  ASSERT_TRUE(rows.has_value());
+  data.expect_reads_match(*rows);
+}
+
+TEST_F(Hdf5RowsTest, ChunkedWithoutChecksumsAndContiguousReadAsWritten) {
+  const hid_t plain = chunked(7, 12, false);
+  const OneDataset unchecked(dir_ / "u.h5", 100, 12, plain);
+  H5Pclose(plain);
+  const auto u = unchecked.locate();
+  ASSERT_TRUE(u.has_value());
+  unchecked.expect_reads_match(*u);
+
+  const hid_t contiguous = H5Pcreate(H5P_DATASET_CREATE);
+  const OneDataset whole(dir_ / "w.h5", 100, 12, contiguous);
+  H5Pclose(contiguous);
+  const auto w = whole.locate();
+  ASSERT_TRUE(w.has_value());
+  whole.expect_reads_match(*w);
+}
+
+TEST_F(Hdf5RowsTest, StorageThatNeedsHdf5IsNotLocated) {
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+    const hid_t deflated = chunked(8, 10, true, true);
+    const OneDataset d(dir_ / "d.h5", 64, 10, deflated);
+    H5Pclose(deflated);
+    EXPECT_FALSE(d.locate().has_value());
+  }
+  const hid_t split = chunked(8, 5, true);  // a chunk holds half a row
+  const OneDataset s(dir_ / "s.h5", 64, 10, split);
+  H5Pclose(split);
+  EXPECT_FALSE(s.locate().has_value());
+  const hid_t unwritten = chunked(8, 10, true);  // no chunk allocated
+  const OneDataset n(dir_ / "n.h5", 64, 10, unwritten, false);
+  H5Pclose(unwritten);
+  EXPECT_FALSE(n.locate().has_value());
+}
+
+TEST_F(Hdf5RowsTest, AFlippedByteFailsItsChunksChecksumNamingTheRows) {
+  const hid_t dcpl = chunked(16, 10, true);
+  const fs::path path = dir_ / "x.h5";
+  std::optional<Hdf5Rows> rows;
+  {
+    const OneDataset data(path, 64, 10, dcpl);
+    rows = data.locate();
+  }
+  H5Pclose(dcpl);
+  ASSERT_TRUE(rows.has_value());
+  // Row 37 lies in the third chunk, rows [32, 48).
+  const std::vector<std::uint8_t> bytes = random_bytes(64 * 10, 7);
+  std::vector<std::uint8_t> file = read_file(path);
+  const auto at = std::search(file.begin(), file.end(), bytes.begin() + 370, bytes.begin() + 380);
+  ASSERT_NE(at, file.end());
+  *(at + 3) ^= 0x10;
+  write_file(path, file);
+  const PreadFile pread(path);
+  std::vector<std::uint8_t> out(64 * 10);
+  EXPECT_NO_THROW(rows->read(pread, 0, 32, out.data(), "x.h5: /rows"));
+  try {
+    rows->read(pread, 30, 40, out.data(), "x.h5: /rows");
+    ADD_FAILURE() << "read a corrupted chunk";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.h5: /rows: cannot read rows [32, 48) (corrupted data: checksum mismatch)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A checkpoint whose table went through another tool (its rows deflated): read through
+// HDF5, the same rows as from the file as made.
+TEST_F(Hdf5RowsTest, ACheckpointWithACompressedTableReadsTheSameRows) {
+  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) GTEST_SKIP() << "HDF5 without deflate";
+  const ModelConfig config = small_config("float8_e4m3fn");
+  const fs::path made = dir_ / "made.h5";
+  const fs::path deflated = dir_ / "deflated.h5";
+  write_checkpoint(made, config, synthetic_tables(config, RowFormat::fp8, 1), {CheckpointKind::hdf5});
+  fs::copy_file(made, deflated);
+  std::int64_t rows = 0;
+  std::size_t width = 0;
+  {
+    const auto c = open_ple_checkpoint(made, config);
+    rows = c->table(0).layout.rows;
+    width = c->table(0).layout.row_bytes();
+  }
+  std::vector<std::uint8_t> all(static_cast<std::size_t>(rows) * width);
+  {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    const hid_t file = H5Fopen(deflated.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t old = H5Dopen2(file, "/ple/0/weight", H5P_DEFAULT);
+    ASSERT_GE(H5Dread(old, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
+    H5Dclose(old);
+    H5Ldelete(file, "/ple/0/weight", H5P_DEFAULT);
+    const hsize_t dims[2] = {static_cast<hsize_t>(rows), width};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t dcpl = chunked(100, width, true, true);
+    const hid_t set = H5Dcreate2(file, "/ple/0/weight", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    ASSERT_GE(H5Dwrite(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
+    H5Dclose(set);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  const auto c = open_ple_checkpoint(deflated, config);
+  std::vector<std::uint8_t> out(all.size());
+  std::vector<std::uint8_t> none;
+  c->read_rows(0, 0, rows, out, none);
+  EXPECT_EQ(out, all);
+  c->read_rows(0, 150, 333, std::span(out).first(183 * width), none);
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 183 * static_cast<std::int64_t>(width),
+                         all.begin() + 150 * static_cast<std::int64_t>(width)));
+}
+
+}  // namespace

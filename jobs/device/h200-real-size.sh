@@ -17,6 +17,8 @@
 #   page cache, then through it (PLESHARD_DIRECT_LOADS=0), each beside the files' own rate.
 # - hdf5: ckpt make of the NVFP4 table as one HDF5 file (28.8 GB), bench load into the
 #   device and pinned tiers (cold), each beside the file's own rate;
+# - nvfp4-pinned: ckpt make (NVFP4, 28.8 GB), bench load into the pinned tier (cold), beside
+#   the files' rate (codes and scales interleaved on the host);
 # - bf16: ckpt make of a BF16 table of 120M rows (38.4 GB: the 102 GB table does not fit on the
 #   64 GB disk; the same shape with ngram_vocab_size_base 7,500,000), rows made on the GPU
 #   and on the 16 cores (--cpu), each timed;
@@ -28,7 +30,7 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-tests inplace nvfp4 make fp8 pinned hdf5 bf16}
+parts=${PARTS:-tests inplace nvfp4 make fp8 pinned nvfp4-pinned hdf5 bf16}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -114,6 +116,14 @@ if part bf16; then
   done
   du -sb "$data/bf16" | tee -a "$out/bf16.txt"
   rm -rf "$data/bf16"
+fi
+
+if part nvfp4-pinned; then
+  qwen_as nvfp4 "$data/nvfp4.json"
+  rm -rf "$data/nvfp4"
+  log nvfp4-pinned "$app" ckpt make --config "$data/nvfp4.json" --out "$data/nvfp4" --quiet
+  log nvfp4-pinned "$app" bench load --checkpoint "$data/nvfp4" --storage pinned --cold
+  rm -rf "$data/nvfp4"
 fi
 
 if part pinned; then

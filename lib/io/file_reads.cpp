@@ -120,8 +120,10 @@ class Ring {
       io_uring_prep_read_fixed(sqe, r.file->direct_fd(), bounce_ + tag * k_bounce_bytes, static_cast<unsigned>(span),
                                p.aligned, static_cast<int>(tag));
     } else {
+      // At most what a 32-bit length holds; the kernel gives at most 0x7ffff000 bytes of it,
+      // and complete() asks for the rest.
       io_uring_prep_read(sqe, r.file->fd(), r.out.data() + p.done,
-                         static_cast<unsigned>(std::min<std::uint64_t>(bytes, 1u << 30)), offset);
+                         static_cast<unsigned>(std::min<std::uint64_t>(bytes, 0xfffff000u)), offset);
     }
     io_uring_sqe_set_data64(sqe, tag);
   }

@@ -1,11 +1,13 @@
 // Reads of files in flight together (io/file_reads.hpp), through io_uring where this build
 // and kernel have it and from threads of pread, against the file's bytes: many more reads
 // than fit in flight, any offset and length (block-aligned or not, inside one bounce block
-// or larger), reads ending at the file's end, and reads past it or of a file truncated
-// under the reader, which are errors naming the file.
+// or larger), reads ending at the file's end, reads longer than the kernel returns at once
+// (continued), and reads past the end or of a file truncated under the reader, which are
+// errors naming the file.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -108,6 +110,42 @@ TEST(FileReads, PastTheCacheIntoAlignedBuffersEqualTheFilesBytes) {
   fs::resize_file(dir / "f", 10'000);  // truncated under the reader, mid-block
   const std::vector<FileRead> past{{&file, 0, {aligned, 50'000}}};
   EXPECT_THROW(read_files(past, ReadPath::threads, PageCache::bypass), InputError);
+}
+
+// Linux returns at most 0x7ffff000 bytes from one read (pread's or io_uring's): a read of more
+// comes back short and must be continued. A sparse file of 2 GiB and more, its bytes known at
+// a few places (around the point where the first read stops, and at the end), read whole in
+// one request through every path.
+TEST(FileReads, ShortReadsOfMoreThanTheKernelGivesAtOnceAreContinued) {
+  const ScratchDir dir;
+  constexpr std::uint64_t k_first = 1000;                 // the read's first byte
+  constexpr std::uint64_t k_bytes = (2ull << 30) + 5000;  // more than 0x7ffff000
+  constexpr std::uint64_t k_kernel_cap = 0x7ffff000;
+  std::mt19937_64 rng(9);
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> marks;
+  for (const std::uint64_t at : {k_first, k_first + k_kernel_cap - 3000, k_first + k_bytes - 4096}) {
+    std::vector<std::uint8_t> bytes(4096);
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng() | 1);  // never a hole's zero
+    marks.emplace_back(at, std::move(bytes));
+  }
+  {
+    std::fstream f(dir / "sparse", std::ios::binary | std::ios::out | std::ios::trunc);
+    for (const auto& [at, bytes] : marks) {
+      f.seekp(static_cast<std::streamoff>(at));
+      f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+  }
+  ASSERT_EQ(fs::file_size(dir / "sparse"), k_first + k_bytes);
+  const PreadFile file(dir / "sparse");
+  std::vector<std::uint8_t> out(k_bytes);
+  for (const Path& path : k_paths) {
+    std::fill(out.begin(), out.end(), 0);
+    const std::vector<FileRead> reads{{&file, k_first, out}};
+    read_files(reads, path.path, path.cache);
+    for (const auto& [at, bytes] : marks)
+      ASSERT_TRUE(std::equal(bytes.begin(), bytes.end(), out.begin() + static_cast<std::ptrdiff_t>(at - k_first)))
+          << "the bytes at " << at;
+  }
 }
 
 TEST(FileReads, PastTheEndIsAnErrorNamingTheFile) {

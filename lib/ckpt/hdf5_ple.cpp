@@ -241,6 +241,14 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     // part in every collective read.
     const bool codes = !rows.empty() || begin == end;
     const bool with_scales = table.scales.valid() && (!scales.empty() || begin == end);
+    if (!collective_ && (!codes || table.weight_rows) && (!with_scales || table.scale_rows)) {
+      // Past HDF5: codes and scales read together.
+      std::vector<Hdf5RowsRead> reads;
+      if (codes) reads.push_back({&*table.weight_rows, begin, end, rows.data(), where + "/weight"});
+      if (with_scales) reads.push_back({&*table.scale_rows, begin, end, scales.data(), where + "/weight_scale"});
+      Hdf5Rows::read(*pread_, reads);
+      return;
+    }
     std::int64_t band = end - begin;
     std::int64_t bands = 1;
     if (collective_) {
@@ -255,10 +263,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       std::string failure;
       try {
         if (codes)
-          read_band(table.weight.get(), table.weight_rows, first, last, info.layout.row_bytes(),
+          read_band(table.weight.get(), first, last, info.layout.row_bytes(),
                     rows.data() + at * info.layout.row_bytes(), where + "/weight");
         if (with_scales)
-          read_band(table.scales.get(), table.scale_rows, first, last, info.layout.scale_bytes(),
+          read_band(table.scales.get(), first, last, info.layout.scale_bytes(),
                     scales.data() + at * info.layout.scale_bytes(), where + "/weight_scale");
       } catch (const std::exception& e) {
         failure = e.what();
@@ -304,13 +312,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
           where + "/" + name + ": cannot read");
   }
 
-  // Rows past HDF5 where their dataset allows it and the read is independent.
-  void read_band(hid_t set, const std::optional<Hdf5Rows>& direct, std::int64_t begin, std::int64_t end,
-                 std::size_t width, std::uint8_t* out, const std::string& where) const {
-    if (direct && !collective_) {
-      direct->read(*pread_, begin, end, out, where);
-      return;
-    }
+  void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width, std::uint8_t* out,
+                 const std::string& where) const {
     // Every rank takes part in a collective read, also with an empty selection.
     H5Id file_space(H5Dget_space(set), H5Sclose);
     const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
@@ -322,7 +325,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       H5Sselect_none(file_space.get());
       H5Sselect_none(memory_space.get());
     }
-    check(H5Dread(set, H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), xfer_.get(), out),
+    // In the dataset's own type: its bytes as stored, whatever integer type of one byte it
+    // is (H5T_NATIVE_UINT8 would clip a signed one's negative bytes to 0).
+    H5Id type(H5Dget_type(set), H5Tclose);
+    check(H5Dread(set, type.get(), memory_space.get(), file_space.get(), xfer_.get(), out),
           where + ": cannot read rows [" + std::to_string(begin) + ", " + std::to_string(end) +
               ") (corrupted data: checksum mismatch, or a truncated file)");
   }

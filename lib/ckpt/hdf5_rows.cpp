@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "io/detail/h5_handle.hpp"
-#include "io/file_reads.hpp"
 
 namespace pleshard::detail {
 
@@ -15,6 +16,16 @@ namespace {
 
 constexpr std::size_t k_sum_bytes = 4;          // Fletcher32 after a chunk's data
 constexpr std::size_t k_read_bytes = 1u << 20;  // one read at most
+constexpr std::size_t k_largest_chunk = 16u << 20;
+
+std::string file_name(hid_t file) {
+  const ssize_t n = H5Fget_name(file, nullptr, 0);
+  if (n <= 0) return {};
+  std::string name(static_cast<std::size_t>(n) + 1, '\0');
+  H5Fget_name(file, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(n));
+  return name;
+}
 
 // The stored checksum: little-endian. HDF5 before 1.6.3 stored it with the bytes of each
 // half swapped on little-endian machines; HDF5 accepts both, and so does this.
@@ -26,11 +37,6 @@ bool checksum_matches(std::span<const std::uint8_t> data, const std::uint8_t* st
   return want == sum || want == swapped;
 }
 
-void add_reads(const PreadFile& file, std::uint64_t offset, std::span<std::uint8_t> out, std::vector<FileRead>& reads) {
-  for (std::size_t done = 0; done < out.size(); done += k_read_bytes)
-    reads.push_back({&file, offset + done, out.subspan(done, std::min(k_read_bytes, out.size() - done))});
-}
-
 }  // namespace
 
 std::uint32_t hdf5_fletcher32(std::span<const std::uint8_t> bytes) {
@@ -40,14 +46,22 @@ std::uint32_t hdf5_fletcher32(std::span<const std::uint8_t> bytes) {
   const std::uint8_t* p = bytes.data();
   std::size_t words = bytes.size() / 2;
   while (words != 0) {
-    const std::size_t block = std::min<std::size_t>(words, 360);  // sums that cannot overflow
+    // Blocks of 360 words, folded after each as HDF5 folds them. Over a block the running
+    // sums end at sum1 + (w1 + ... + wk) and sum2 + k sum1 + (k w1 + (k-1) w2 + ... + wk):
+    // two independent sums, which the compiler vectorizes; unsigned arithmetic wraps the
+    // same whichever order it adds in, so the result is HDF5's bit for bit.
+    const auto block = static_cast<std::uint32_t>(std::min<std::size_t>(words, 360));
     words -= block;
-    for (std::size_t i = 0; i < block; ++i, p += 2) {
-      sum1 += static_cast<std::uint32_t>(p[0]) << 8 | p[1];
-      sum2 += sum1;
+    std::uint32_t plain = 0;
+    std::uint32_t weighted = 0;
+    for (std::uint32_t i = 0; i < block; ++i) {
+      const std::uint32_t w = static_cast<std::uint32_t>(p[2 * i]) << 8 | p[2 * i + 1];
+      plain += w;
+      weighted += (block - i) * w;
     }
-    sum1 = fold(sum1);
-    sum2 = fold(sum2);
+    p += 2 * static_cast<std::size_t>(block);
+    sum2 = fold(sum2 + block * sum1 + weighted);
+    sum1 = fold(sum1 + plain);
   }
   if (bytes.size() % 2 != 0) {  // a last byte, as the high half of a word
     sum1 += static_cast<std::uint32_t>(*p) << 8;
@@ -61,10 +75,19 @@ std::uint32_t hdf5_fletcher32(std::span<const std::uint8_t> bytes) {
 std::optional<Hdf5Rows> Hdf5Rows::locate(hid_t file, hid_t set, std::int64_t rows, std::size_t width) {
 #if H5_VERSION_GE(1, 10, 5)
   if (rows <= 0 || width == 0) return std::nullopt;
+  // The offsets HDF5 gives are of the file the dataset lies in: the checkpoint's, not one an
+  // external link leads to.
+  H5Id home(H5Iget_file_id(set), H5Fclose);
+  if (!home.valid() || file_name(home.get()) != file_name(file)) return std::nullopt;
   // A user block would shift every address HDF5 gives by its size.
   H5Id fcpl(H5Fget_create_plist(file), H5Pclose);
   hsize_t user_block = 0;
   if (!fcpl.valid() || H5Pget_userblock(fcpl.get(), &user_block) < 0 || user_block != 0) return std::nullopt;
+  // Bytes as stored are what H5Dread gives only for whole unsigned bytes (it converts others).
+  H5Id type(H5Dget_type(set), H5Tclose);
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER || H5Tget_size(type.get()) != 1 ||
+      H5Tget_sign(type.get()) != H5T_SGN_NONE || H5Tget_precision(type.get()) != 8 || H5Tget_offset(type.get()) != 0)
+    return std::nullopt;
   H5Id dcpl(H5Dget_create_plist(set), H5Pclose);
   if (!dcpl.valid() || H5Pget_external_count(dcpl.get()) != 0) return std::nullopt;
   Hdf5Rows r;
@@ -93,6 +116,9 @@ std::optional<Hdf5Rows> Hdf5Rows::locate(hid_t file, hid_t set, std::int64_t row
   }
   r.chunk_rows_ = static_cast<std::int64_t>(chunk[0]);
   const std::size_t stored = static_cast<std::size_t>(r.chunk_rows_) * width + (r.checksummed_ ? k_sum_bytes : 0);
+  // A chunk that sticks out of a read is read whole into memory of its own: larger chunks
+  // (not made here) go through HDF5.
+  if (stored > k_largest_chunk) return std::nullopt;
   const std::int64_t chunks = (rows + r.chunk_rows_ - 1) / r.chunk_rows_;
   r.offsets_.reserve(static_cast<std::size_t>(chunks));
   for (std::int64_t k = 0; k < chunks; ++k) {
@@ -113,53 +139,56 @@ std::optional<Hdf5Rows> Hdf5Rows::locate(hid_t file, hid_t set, std::int64_t row
 #endif
 }
 
-void Hdf5Rows::read(const PreadFile& file, std::int64_t begin, std::int64_t end, std::uint8_t* out,
-                    const std::string& where) const {
-  if (end <= begin) return;
-  const auto bytes_of = [this](std::int64_t n) { return static_cast<std::size_t>(n) * width_; };
-  std::vector<FileRead> reads;
-  if (chunk_rows_ == 0) {
-    add_reads(file, offsets_.front() + bytes_of(begin), {out, bytes_of(end - begin)}, reads);
-    read_files(reads, ReadPath::threads);
-    return;
-  }
-  // Chunks inside [begin, end) land in place, their checksums beside them; the (at most
-  // two) chunks that stick out land whole in a buffer of their own.
-  struct Chunk {
-    std::int64_t first = 0;        // its first row
-    std::span<std::uint8_t> data;  // where its data lands
-    std::array<std::uint8_t, k_sum_bytes> sum{};
-    std::vector<std::uint8_t> whole;  // a chunk that sticks out: data and checksum
+void Hdf5Rows::read(const PreadFile& file, std::span<const Hdf5RowsRead> reads) {
+  // Pieces: rows of one chunk (contiguous: of one 1 MiB read) that a read wants.
+  struct Piece {
+    const Hdf5RowsRead* read;
+    std::int64_t first;
+    std::int64_t last;
   };
-  const std::int64_t c = chunk_rows_;
-  const std::size_t data_bytes = bytes_of(c);
-  std::vector<Chunk> chunks(static_cast<std::size_t>((end - 1) / c - begin / c + 1));
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    Chunk& k = chunks[i];
-    k.first = (begin / c + static_cast<std::int64_t>(i)) * c;
-    const std::uint64_t at = offsets_[static_cast<std::size_t>(k.first / c)];
-    if (k.first >= begin && k.first + c <= end) {
-      k.data = {out + bytes_of(k.first - begin), data_bytes};
-      add_reads(file, at, k.data, reads);
-      if (checksummed_) add_reads(file, at + data_bytes, k.sum, reads);
-    } else {
-      k.whole.resize(data_bytes + (checksummed_ ? k_sum_bytes : 0));
-      k.data = std::span(k.whole).first(data_bytes);
-      add_reads(file, at, k.whole, reads);
+  std::vector<Piece> pieces;
+  for (const Hdf5RowsRead& r : reads) {
+    const Hdf5Rows& rows = *r.rows;
+    const std::int64_t step = rows.chunk_rows_ != 0
+                                  ? rows.chunk_rows_
+                                  : std::max<std::int64_t>(1, static_cast<std::int64_t>(k_read_bytes / rows.width_));
+    for (std::int64_t first = r.begin; first < r.end;) {
+      const std::int64_t last = std::min(r.end, (first / step + 1) * step);
+      pieces.push_back({&r, first, last});
+      first = last;
     }
   }
-  read_files(reads, ReadPath::threads);
-  parallel_for(chunks.size(), host_cores(), 1, [&](std::size_t i) {
-    Chunk& k = chunks[i];
-    const std::uint8_t* stored = k.whole.empty() ? k.sum.data() : k.whole.data() + data_bytes;
-    if (checksummed_ && !checksum_matches(k.data, stored))
-      throw InputError(where + ": cannot read rows [" + std::to_string(k.first) + ", " +
-                       std::to_string(std::min(rows_, k.first + c)) + ") (corrupted data: checksum mismatch)");
-    if (!k.whole.empty()) {
-      const std::int64_t from = std::max(begin, k.first);
-      const std::int64_t to = std::min(end, k.first + c);
-      std::memcpy(out + bytes_of(from - begin), k.whole.data() + bytes_of(from - k.first), bytes_of(to - from));
+  parallel_for(pieces.size(), 16, 1, [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    const Hdf5Rows& rows = *p.read->rows;
+    const std::size_t width = rows.width_;
+    const std::span<std::uint8_t> out{p.read->out + static_cast<std::size_t>(p.first - p.read->begin) * width,
+                                      static_cast<std::size_t>(p.last - p.first) * width};
+    if (rows.chunk_rows_ == 0) {
+      file.read_exact(rows.offsets_.front() + static_cast<std::uint64_t>(p.first) * width, out);
+      return;
     }
+    const std::int64_t c = rows.chunk_rows_;
+    const std::int64_t chunk = p.first / c;
+    const std::uint64_t at = rows.offsets_[static_cast<std::size_t>(chunk)];
+    const std::size_t data_bytes = static_cast<std::size_t>(c) * width;
+    const auto verify = [&](std::span<const std::uint8_t> data, const std::uint8_t* stored) {
+      if (rows.checksummed_ && !checksum_matches(data, stored))
+        throw InputError(p.read->where + ": cannot read rows [" + std::to_string(chunk * c) + ", " +
+                         std::to_string(std::min(rows.rows_, (chunk + 1) * c)) +
+                         ") (corrupted data: checksum mismatch)");
+    };
+    if (out.size() == data_bytes) {  // the whole chunk: in place, its checksum beside it
+      std::array<std::uint8_t, k_sum_bytes> sum{};
+      file.read_exact(at, out);
+      if (rows.checksummed_) file.read_exact(at + data_bytes, sum);
+      verify(out, sum.data());
+      return;
+    }
+    std::vector<std::uint8_t> whole(data_bytes + (rows.checksummed_ ? k_sum_bytes : 0));
+    file.read_exact(at, whole);
+    verify(std::span(whole).first(data_bytes), whole.data() + data_bytes);
+    std::memcpy(out.data(), whole.data() + static_cast<std::size_t>(p.first - chunk * c) * width, out.size());
   });
 }
 

@@ -2,11 +2,12 @@
 // The rows of an HDF5 checkpoint's table read past the HDF5 library. HDF5 reads a dataset
 // one chunk at a time on one thread (its library is not thread-safe), checking each chunk's
 // Fletcher32 checksum on the way: at real size that held loads to 53–65% of the file's read
-// rate. Where a dataset's storage allows it — contiguous, or chunked in whole rows with no
-// filter but Fletcher32, no chunk missing — its bytes are located once, when the checkpoint
-// opens, and a read of rows is plain reads of the file from threads (io/file_reads.hpp),
-// each whole chunk straight into place, its checksum verified here on the host's cores.
-// Other datasets (compressed, chunked across a row, sparse) read through HDF5.
+// rate. Where a dataset's storage allows it — unsigned bytes in the checkpoint's own file,
+// contiguous, or chunked in whole rows (at most 16 MiB a chunk) with no filter but
+// Fletcher32, no chunk missing — its bytes are located once, when the checkpoint opens, and
+// a read of rows is plain reads of the file from threads, each chunk's checksum verified
+// on the thread that read it. Other datasets (compressed, chunked across a row, sparse,
+// reached through an external link, signed) read through HDF5.
 
 #include <hdf5.h>
 
@@ -24,16 +25,30 @@ namespace pleshard::detail {
 // as its filter stores it after a chunk's data.
 [[nodiscard]] std::uint32_t hdf5_fletcher32(std::span<const std::uint8_t> bytes);
 
+class Hdf5Rows;
+
+// Rows [begin, end) of one dataset into `out` (its width in bytes each); `where` names the
+// dataset in errors.
+struct Hdf5RowsRead {
+  const Hdf5Rows* rows = nullptr;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::uint8_t* out = nullptr;
+  std::string where;
+};
+
 class Hdf5Rows {
  public:
   // Where dataset `set` of file `file` (`rows` x `width` bytes) keeps its rows, or nothing
   // where they must be read through HDF5.
   static std::optional<Hdf5Rows> locate(hid_t file, hid_t set, std::int64_t rows, std::size_t width);
 
-  // Rows [begin, end) into `out` (width bytes each), read from `file` (the same file, opened
-  // for pread). A chunk whose checksum fails is an InputError naming `where` and its rows.
-  void read(const PreadFile& file, std::int64_t begin, std::int64_t end, std::uint8_t* out,
-            const std::string& where) const;
+  // Every read, from `file` (the datasets' file, opened for pread), together: each chunk read
+  // by one of up to 16 threads and its checksum verified there, while the other threads read
+  // (a chunk inside the read straight into place; one that sticks out whole, then its rows
+  // copied out; a contiguous dataset: reads of 1 MiB into place).
+  // A chunk whose checksum fails is an InputError naming its dataset and rows.
+  static void read(const PreadFile& file, std::span<const Hdf5RowsRead> reads);
 
  private:
   Hdf5Rows() = default;

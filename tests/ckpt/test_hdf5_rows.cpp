@@ -1,9 +1,11 @@
 // Rows of HDF5 datasets read past the library (ckpt/hdf5_rows): the Fletcher32 checksum
 // against the one HDF5's filter stored, and reads of every storage a table may have — chunked
 // with and without the checksum, contiguous, chunk counts that do not divide the rows —
-// against H5Dread of the same rows, over ranges that start and end inside chunks. Storage
-// that must go through HDF5 (compressed, chunked across a row, chunks never written) is not
-// located; a checkpoint with such a table still reads the same rows; a flipped byte fails.
+// against H5Dread of the same rows, over ranges that start and end inside chunks, several
+// at once. Storage that must go through HDF5 (compressed, chunked across a row, chunks never
+// written or stored without their checksum, signed bytes, a user block, another file behind
+// an external link) is not located; a checkpoint with such a table still reads the same
+// bytes; a flipped byte fails its checksum, a truncated file is an error naming it.
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -44,19 +46,28 @@ void write_file(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
+void read_one(const PreadFile& file, const Hdf5Rows& rows, std::int64_t begin, std::int64_t end, std::uint8_t* out,
+              const std::string& where) {
+  const detail::Hdf5RowsRead read{&rows, begin, end, out, where};
+  Hdf5Rows::read(file, {&read, 1});
+}
+
 // A file with one u8 dataset "rows" of rows x width bytes, stored as `dcpl` says.
 class OneDataset {
  public:
   OneDataset(const fs::path& path, std::int64_t rows, std::size_t width, hid_t dcpl, bool write = true)
-      : path_(path), rows_(rows), width_(width), bytes_(random_bytes(static_cast<std::size_t>(rows) * width, 7)) {
+      : OneDataset(path, rows, width, dcpl, random_bytes(static_cast<std::size_t>(rows) * width, 7), write) {}
+  OneDataset(const fs::path& path, std::int64_t rows, std::size_t width, hid_t dcpl, std::vector<std::uint8_t> bytes,
+             bool write = true, hid_t type = H5T_STD_U8LE, hid_t fcpl = H5P_DEFAULT)
+      : path_(path), rows_(rows), width_(width), bytes_(std::move(bytes)) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
     const hsize_t dims[2] = {static_cast<hsize_t>(rows), width};
     const hid_t space = H5Screate_simple(2, dims, nullptr);
-    const hid_t set = H5Dcreate2(file, "rows", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    const hid_t set = H5Dcreate2(file, "rows", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     EXPECT_GE(set, 0);
     if (write) {
-      EXPECT_GE(H5Dwrite(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes_.data()), 0);
+      EXPECT_GE(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes_.data()), 0);
     }
     H5Dclose(set);
     H5Sclose(space);
@@ -87,7 +98,7 @@ class OneDataset {
     }
     for (const auto& [begin, end] : ranges) {
       std::vector<std::uint8_t> out(static_cast<std::size_t>(end - begin) * width_ + 1, 0xee);
-      rows.read(file, begin, end, out.data(), "rows");
+      read_one(file, rows, begin, end, out.data(), "rows");
       const auto from = bytes_.begin() + begin * static_cast<std::int64_t>(width_);
       ASSERT_TRUE(std::equal(from, from + (end - begin) * static_cast<std::int64_t>(width_), out.begin()))
           << "[" << begin << ", " << end << ")";
@@ -115,53 +126,82 @@ hid_t chunked(hsize_t chunk_rows, hsize_t chunk_width, bool fletcher, bool defla
 
 class Hdf5RowsTest : public ::testing::Test {
  protected:
+  // A file of 64 rows of 10 random bytes (seed 7) in checksummed chunks of 16 rows, closed
+  // again: where its rows lie.
+  static std::optional<Hdf5Rows> closed_file(const fs::path& path) {
+    const hid_t dcpl = chunked(16, 10, true);
+    const OneDataset data(path, 64, 10, dcpl);
+    H5Pclose(dcpl);
+    return data.locate();
+  }
+
+  static void expect_located_reads_match(const fs::path& path, std::int64_t rows, std::size_t width, hid_t dcpl) {
+    SCOPED_TRACE(path.filename().string() + ", " + std::to_string(rows) + " x " + std::to_string(width));
+    const OneDataset data(path, rows, width, dcpl);
+    const auto located = data.locate();
+    ASSERT_TRUE(located.has_value());
+    data.expect_reads_match(*located);
+  }
+
   ScratchDir dir_;
 };
 
 TEST(Hdf5Fletcher32, MatchesTheChecksumHdf5Stored) {
   ScratchDir dir;
   // Chunks of odd and even byte counts, of fewer and more than 360 words.
-  for (const auto& [rows, width] : std::vector<std::pair<hsize_t, std::size_t>>{{3, 7}, {4, 9}, {64, 33}, {1, 2}}) {
+  for (const auto& [rows, width] :
+       std::vector<std::pair<hsize_t, std::size_t>>{{3, 7}, {4, 9}, {64, 33}, {1, 2}, {1000, 17}, {4096, 256}}) {
     SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width));
     const hid_t dcpl = chunked(rows, width, true);
-    const OneDataset data(dir / "f.h5", static_cast<std::int64_t>(rows * 5), width, dcpl);
-    H5Pclose(dcpl);
-    for (hsize_t k = 0; k < 5; ++k) {
-      const hsize_t origin[2] = {k * rows, 0};
-      std::vector<std::uint8_t> stored(rows * width + 4);
-      std::uint32_t mask = 0;
-      ASSERT_GE(H5Dread_chunk(data.set(), H5P_DEFAULT, origin, &mask, stored.data()), 0);
-      const std::uint32_t sum = detail::hdf5_fletcher32(std::span(stored).first(rows * width));
-      const std::uint32_t want = stored[rows * width] | stored[rows * width + 1] << 8 | stored[rows * width + 2] << 16 |
-                                 static_cast<std::uint32_t>(stored[rows * width + 3]) << 24;
-      EXPECT_EQ(sum, want) << "chunk " << k;
+    // Random bytes, then all ones: the sums at their largest.
+    for (const bool ones : {false, true}) {
+      auto bytes = random_bytes(rows * 5 * width, 11);
+      if (ones) std::fill(bytes.begin(), bytes.end(), 0xff);
+      const OneDataset data(dir / "f.h5", static_cast<std::int64_t>(rows * 5), width, dcpl, bytes);
+      for (hsize_t k = 0; k < 5; ++k) {
+        const hsize_t origin[2] = {k * rows, 0};
+        std::vector<std::uint8_t> stored(rows * width + 4);
+        std::uint32_t mask = 0;
+        ASSERT_GE(H5Dread_chunk(data.set(), H5P_DEFAULT, origin, &mask, stored.data()), 0);
+        const std::uint32_t sum = detail::hdf5_fletcher32(std::span(stored).first(rows * width));
+        const std::uint32_t want = stored[rows * width] | stored[rows * width + 1] << 8 |
+                                   stored[rows * width + 2] << 16 |
+                                   static_cast<std::uint32_t>(stored[rows * width + 3]) << 24;
+        EXPECT_EQ(sum, want) << "chunk " << k << (ones ? " of ones" : "");
+      }
     }
+    H5Pclose(dcpl);
   }
 }
 
 TEST_F(Hdf5RowsTest, ChunkedWithChecksumsReadsAsWritten) {
   const hid_t dcpl = chunked(16, 10, true);
-  const OneDataset data(dir_ / "c.h5", 16 * 9 + 5, 10, dcpl);  // the last chunk sticks out
+  expect_located_reads_match(dir_ / "c.h5", 16 * 9 + 5, 10, dcpl);  // the last chunk sticks out
   H5Pclose(dcpl);
-  const auto rows = data.locate();
-  ASSERT_TRUE(rows.has_value());
-  data.expect_reads_match(*rows);
 }
 
 TEST_F(Hdf5RowsTest, ChunkedWithoutChecksumsAndContiguousReadAsWritten) {
   const hid_t plain = chunked(7, 12, false);
-  const OneDataset unchecked(dir_ / "u.h5", 100, 12, plain);
+  expect_located_reads_match(dir_ / "u.h5", 100, 12, plain);
   H5Pclose(plain);
-  const auto u = unchecked.locate();
-  ASSERT_TRUE(u.has_value());
-  unchecked.expect_reads_match(*u);
-
+  // Contiguous: small, and 3 MB of rows of 1000 bytes (reads of 1 MiB that end inside rows).
   const hid_t contiguous = H5Pcreate(H5P_DATASET_CREATE);
-  const OneDataset whole(dir_ / "w.h5", 100, 12, contiguous);
+  expect_located_reads_match(dir_ / "w.h5", 100, 12, contiguous);
+  expect_located_reads_match(dir_ / "w.h5", 3000, 1000, contiguous);
   H5Pclose(contiguous);
-  const auto w = whole.locate();
-  ASSERT_TRUE(w.has_value());
-  whole.expect_reads_match(*w);
+}
+
+TEST_F(Hdf5RowsTest, SeveralReadsInOneCallEachGetTheirRows) {
+  const hid_t dcpl = chunked(16, 10, true);
+  const OneDataset data(dir_ / "two.h5", 200, 10, dcpl);
+  H5Pclose(dcpl);
+  const auto rows = data.locate();
+  ASSERT_TRUE(rows.has_value());
+  std::vector<std::uint8_t> a(70 * 10), b(33 * 10);
+  const std::vector<detail::Hdf5RowsRead> reads{{&*rows, 5, 75, a.data(), "a"}, {&*rows, 160, 193, b.data(), "b"}};
+  Hdf5Rows::read(PreadFile(dir_ / "two.h5"), reads);
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), data.bytes().begin() + 50));
+  EXPECT_TRUE(std::equal(b.begin(), b.end(), data.bytes().begin() + 1600));
 }
 
 TEST_F(Hdf5RowsTest, StorageThatNeedsHdf5IsNotLocated) {
@@ -177,19 +217,66 @@ TEST_F(Hdf5RowsTest, StorageThatNeedsHdf5IsNotLocated) {
   EXPECT_FALSE(s.locate().has_value());
   const hid_t unwritten = chunked(8, 10, true);  // no chunk allocated
   const OneDataset n(dir_ / "n.h5", 64, 10, unwritten, false);
-  H5Pclose(unwritten);
   EXPECT_FALSE(n.locate().has_value());
+  // Signed bytes: H5Dread converts them.
+  const OneDataset i8(dir_ / "i8.h5", 64, 10, unwritten, random_bytes(640, 5), true, H5T_STD_I8LE);
+  EXPECT_FALSE(i8.locate().has_value());
+  // A user block shifts the file's addresses.
+  const hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_userblock(fcpl, 512);
+  const OneDataset user(dir_ / "ub.h5", 64, 10, unwritten, random_bytes(640, 5), true, H5T_STD_U8LE, fcpl);
+  H5Pclose(fcpl);
+  EXPECT_FALSE(user.locate().has_value());
+  // A chunk stored with its checksum skipped (filter mask 1, no checksum after it).
+  {
+    const hid_t file = H5Fcreate((dir_ / "sk.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[2] = {64, 10};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t set = H5Dcreate2(file, "rows", H5T_STD_U8LE, space, H5P_DEFAULT, unwritten, H5P_DEFAULT);
+    const std::vector<std::uint8_t> chunk(80, 7);
+    for (hsize_t k = 0; k < 8; ++k) {
+      const hsize_t origin[2] = {k * 8, 0};
+      EXPECT_GE(H5Dwrite_chunk(set, H5P_DEFAULT, 1, origin, chunk.size(), chunk.data()), 0);
+    }
+    EXPECT_FALSE(Hdf5Rows::locate(file, set, 64, 10).has_value());
+    H5Dclose(set);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  H5Pclose(unwritten);
+}
+
+TEST_F(Hdf5RowsTest, ADatasetReachedThroughAnExternalLinkIsNotLocated) {
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);  // contiguous: the offset is the other file's
+  { const OneDataset target(dir_ / "target.h5", 64, 10, dcpl); }
+  H5Pclose(dcpl);
+  const hid_t file = H5Fcreate((dir_ / "link.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Lcreate_external((dir_ / "target.h5").c_str(), "rows", file, "rows", H5P_DEFAULT, H5P_DEFAULT), 0);
+  const hid_t set = H5Dopen2(file, "rows", H5P_DEFAULT);
+  ASSERT_GE(set, 0);
+  EXPECT_FALSE(Hdf5Rows::locate(file, set, 64, 10).has_value());
+  H5Dclose(set);
+  H5Fclose(file);
+}
+
+TEST_F(Hdf5RowsTest, AFileTruncatedAfterItOpenedIsAnErrorNamingIt) {
+  const fs::path path = dir_ / "t.h5";
+  const std::optional<Hdf5Rows> rows = closed_file(path);
+  ASSERT_TRUE(rows.has_value());
+  const PreadFile pread(path);
+  fs::resize_file(path, fs::file_size(path) / 2);
+  std::vector<std::uint8_t> out(64 * 10);
+  try {
+    read_one(pread, *rows, 0, 64, out.data(), "t.h5: /rows");
+    ADD_FAILURE() << "read a truncated file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Hdf5RowsTest, AFlippedByteFailsItsChunksChecksumNamingTheRows) {
-  const hid_t dcpl = chunked(16, 10, true);
   const fs::path path = dir_ / "x.h5";
-  std::optional<Hdf5Rows> rows;
-  {
-    const OneDataset data(path, 64, 10, dcpl);
-    rows = data.locate();
-  }
-  H5Pclose(dcpl);
+  const std::optional<Hdf5Rows> rows = closed_file(path);
   ASSERT_TRUE(rows.has_value());
   // Row 37 lies in the third chunk, rows [32, 48).
   const std::vector<std::uint8_t> bytes = random_bytes(64 * 10, 7);
@@ -200,9 +287,9 @@ TEST_F(Hdf5RowsTest, AFlippedByteFailsItsChunksChecksumNamingTheRows) {
   write_file(path, file);
   const PreadFile pread(path);
   std::vector<std::uint8_t> out(64 * 10);
-  EXPECT_NO_THROW(rows->read(pread, 0, 32, out.data(), "x.h5: /rows"));
+  EXPECT_NO_THROW(read_one(pread, *rows, 0, 32, out.data(), "x.h5: /rows"));
   try {
-    rows->read(pread, 30, 40, out.data(), "x.h5: /rows");
+    read_one(pread, *rows, 30, 40, out.data(), "x.h5: /rows");
     ADD_FAILURE() << "read a corrupted chunk";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("x.h5: /rows: cannot read rows [32, 48) (corrupted data: checksum mismatch)"),
@@ -211,15 +298,12 @@ TEST_F(Hdf5RowsTest, AFlippedByteFailsItsChunksChecksumNamingTheRows) {
   }
 }
 
-// A checkpoint whose table went through another tool (its rows deflated): read through
-// HDF5, the same rows as from the file as made.
-TEST_F(Hdf5RowsTest, ACheckpointWithACompressedTableReadsTheSameRows) {
-  if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) GTEST_SKIP() << "HDF5 without deflate";
+// A checkpoint whose table went through another tool (rows deflated, or stored as signed
+// bytes): read through HDF5, the same bytes as from the file as made.
+TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
   const ModelConfig config = small_config("float8_e4m3fn");
   const fs::path made = dir_ / "made.h5";
-  const fs::path deflated = dir_ / "deflated.h5";
   write_checkpoint(made, config, synthetic_tables(config, RowFormat::fp8, 1), {CheckpointKind::hdf5});
-  fs::copy_file(made, deflated);
   std::int64_t rows = 0;
   std::size_t width = 0;
   {
@@ -227,32 +311,41 @@ TEST_F(Hdf5RowsTest, ACheckpointWithACompressedTableReadsTheSameRows) {
     rows = c->table(0).layout.rows;
     width = c->table(0).layout.row_bytes();
   }
-  std::vector<std::uint8_t> all(static_cast<std::size_t>(rows) * width);
-  {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    const hid_t file = H5Fopen(deflated.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    const hid_t old = H5Dopen2(file, "/ple/0/weight", H5P_DEFAULT);
-    ASSERT_GE(H5Dread(old, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
-    H5Dclose(old);
-    H5Ldelete(file, "/ple/0/weight", H5P_DEFAULT);
-    const hsize_t dims[2] = {static_cast<hsize_t>(rows), width};
-    const hid_t space = H5Screate_simple(2, dims, nullptr);
-    const hid_t dcpl = chunked(100, width, true, true);
-    const hid_t set = H5Dcreate2(file, "/ple/0/weight", H5T_STD_U8LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    ASSERT_GE(H5Dwrite(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
-    H5Dclose(set);
-    H5Pclose(dcpl);
-    H5Sclose(space);
-    H5Fclose(file);
+  const bool deflate = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0;
+  for (const bool signed_bytes : {false, true}) {
+    if (!signed_bytes && !deflate) continue;  // HDF5 built without deflate
+    SCOPED_TRACE(signed_bytes ? "signed bytes" : "deflated");
+    const fs::path other = dir_ / "other.h5";
+    fs::remove(other);
+    fs::copy_file(made, other);
+    std::vector<std::uint8_t> all(static_cast<std::size_t>(rows) * width);
+    {
+      H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+      const hid_t file = H5Fopen(other.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      const hid_t old = H5Dopen2(file, "/ple/0/weight", H5P_DEFAULT);
+      ASSERT_GE(H5Dread(old, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);
+      H5Dclose(old);
+      H5Ldelete(file, "/ple/0/weight", H5P_DEFAULT);
+      const hsize_t dims[2] = {static_cast<hsize_t>(rows), width};
+      const hid_t space = H5Screate_simple(2, dims, nullptr);
+      const hid_t dcpl = chunked(100, width, true, !signed_bytes);
+      const hid_t type = signed_bytes ? H5T_STD_I8LE : H5T_STD_U8LE;
+      const hid_t set = H5Dcreate2(file, "/ple/0/weight", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      ASSERT_GE(H5Dwrite(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()), 0);  // the bytes, unconverted
+      H5Dclose(set);
+      H5Pclose(dcpl);
+      H5Sclose(space);
+      H5Fclose(file);
+    }
+    const auto c = open_ple_checkpoint(other, config);
+    std::vector<std::uint8_t> out(all.size());
+    std::vector<std::uint8_t> none;
+    c->read_rows(0, 0, rows, out, none);
+    EXPECT_EQ(out, all);
+    c->read_rows(0, 150, 333, std::span(out).first(183 * width), none);
+    EXPECT_TRUE(std::equal(out.begin(), out.begin() + 183 * static_cast<std::int64_t>(width),
+                           all.begin() + 150 * static_cast<std::int64_t>(width)));
   }
-  const auto c = open_ple_checkpoint(deflated, config);
-  std::vector<std::uint8_t> out(all.size());
-  std::vector<std::uint8_t> none;
-  c->read_rows(0, 0, rows, out, none);
-  EXPECT_EQ(out, all);
-  c->read_rows(0, 150, 333, std::span(out).first(183 * width), none);
-  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 183 * static_cast<std::int64_t>(width),
-                         all.begin() + 150 * static_cast<std::int64_t>(width)));
 }
 
 }  // namespace

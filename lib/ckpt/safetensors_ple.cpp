@@ -89,6 +89,43 @@ std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::strin
   return files;
 }
 
+// Runs [first, last) of a sorted row set read as one span of the file, at byte `at` of a
+// buffer.
+struct RunSpan {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t at = 0;
+  [[nodiscard]] std::int64_t rows(std::span<const RowRun> runs) const {
+    return runs[last - 1].first + runs[last - 1].count - runs[first].first;
+  }
+};
+
+// The spans of runs that lie at most a page of row bytes apart, while `buffered` (the
+// buffer's bytes so far, advanced) stays within 256 MiB; runs of no span are read alone.
+std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t& buffered) {
+  constexpr std::size_t k_gap_bytes = 4096;
+  constexpr std::size_t k_buffer_bytes = std::size_t{256} << 20;
+  std::vector<RunSpan> spans;
+  for (std::size_t a = 0; a < runs.size();) {
+    RunSpan span{a, a + 1, buffered};
+    const auto bytes = [&](std::size_t last) {
+      return static_cast<std::size_t>(runs[last - 1].first + runs[last - 1].count - runs[a].first) * row_bytes;
+    };
+    while (span.last < runs.size() &&
+           static_cast<std::size_t>(runs[span.last].first - (runs[span.last - 1].first + runs[span.last - 1].count)) *
+                   row_bytes <=
+               k_gap_bytes &&
+           buffered + bytes(span.last + 1) <= k_buffer_bytes)
+      ++span.last;
+    if (span.last - span.first > 1) {
+      buffered += bytes(span.last);
+      spans.push_back(span);
+    }
+    a = span.last;
+  }
+  return spans;
+}
+
 class SafetensorsPleCheckpoint final : public PleCheckpoint {
  public:
   SafetensorsPleCheckpoint(const fs::path& path, const ModelConfig& config, const CheckpointOptions& options) {
@@ -153,7 +190,12 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
-    std::vector<FileRead> reads;
+    // Codes of rows close together (at most a page apart) are read as one span into a buffer
+    // of the call's, then copied out: one read where there were many (the hot rows a cached
+    // job fills its cache with at the start lie a few rows apart). Scales run by run.
+    std::vector<std::vector<RowRun>> runs;
+    std::vector<std::vector<RunSpan>> spans;
+    std::size_t buffered = 0;
     for (const RowSet& s : sets) {
       const PleTableInfo& info = table(s.ple_index);
       if (!s.sorted_rows.empty() && (s.sorted_rows.front() < 0 || s.sorted_rows.back() >= info.layout.rows))
@@ -161,9 +203,39 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       if (s.rows.size() < s.sorted_rows.size() * info.layout.row_bytes() ||
           (!s.scales.empty() && s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes()))
         throw SystemError(path_ + ": read_row_set output too small");
-      add_reads(s.ple_index, row_runs(s.sorted_rows), s.rows, s.scales, reads);
+      runs.push_back(row_runs(s.sorted_rows));
+      spans.push_back(close_runs(runs.back(), info.layout.row_bytes(), buffered));
+    }
+    const std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[buffered]);  // not zeroed: read over whole
+    std::vector<FileRead> reads;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const RowSet& s = sets[i];
+      const std::vector<RowRun>& r = runs[i];
+      const std::size_t row_bytes = table(s.ple_index).layout.row_bytes();
+      std::vector<RowRun> alone;  // runs read straight into place
+      std::size_t a = 0;
+      for (const RunSpan& span : spans[i]) {
+        alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a),
+                     r.begin() + static_cast<std::ptrdiff_t>(span.first));
+        const RowRun whole{r[span.first].first, span.rows(r), 0};
+        add_reads(s.ple_index, {&whole, 1}, {buffer.get() + span.at, static_cast<std::size_t>(whole.count) * row_bytes},
+                  {}, reads);
+        a = span.last;
+      }
+      alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a), r.end());
+      add_reads(s.ple_index, alone, s.rows, {}, reads);
+      if (!s.scales.empty()) add_reads(s.ple_index, r, {}, s.scales, reads);
     }
     read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads, io_uring where there is one
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+      const std::vector<RowRun>& r = runs[i];
+      const std::size_t row_bytes = table(sets[i].ple_index).layout.row_bytes();
+      for (const RunSpan& span : spans[i])
+        for (std::size_t k = span.first; k < span.last; ++k)
+          std::memcpy(sets[i].rows.data() + static_cast<std::size_t>(r[k].at) * row_bytes,
+                      buffer.get() + span.at + static_cast<std::size_t>(r[k].first - r[span.first].first) * row_bytes,
+                      static_cast<std::size_t>(r[k].count) * row_bytes);
+    }
   }
 
  private:

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include <sys/stat.h>
 
@@ -280,6 +282,60 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
                              all.begin() + set[i] * row_bytes))
           << "row " << set[i];
     EXPECT_THROW(ckpt->read_rows(1, 0, info.layout.rows + 1, all, all_s), InputError);
+  }
+}
+
+// Row sets as the disk tier reads them, several tables in one call: rows a few apart (read
+// as one span and copied out), far apart (one read each), in runs, across shard boundaries,
+// codes only and with scales, through the page cache and past it; every row where it
+// belongs, nothing written past the outputs.
+TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("nvfp4", 5);
+  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::nvfp4, 3), {CheckpointKind::safetensors});
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  std::vector<std::vector<std::uint8_t>> all(ckpt->tables().size()), all_s(ckpt->tables().size());
+  for (const PleTableInfo& info : ckpt->tables()) {
+    const auto d = static_cast<std::size_t>(info.ple_index);
+    all[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.row_bytes());
+    all_s[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.scale_bytes());
+    ckpt->read_rows(info.ple_index, 0, info.layout.rows, all[d], all_s[d]);
+  }
+  std::mt19937_64 rng(4);
+  for (int round = 0; round < 12; ++round) {
+    const std::int64_t most_apart = round % 3 == 0 ? 2 : round % 3 == 1 ? 60 : 5000;  // dense, page-near, far
+    const bool with_scales = round % 2 == 1;
+    std::vector<std::vector<std::int64_t>> rows(ckpt->tables().size());
+    std::vector<std::vector<std::uint8_t>> codes(rows.size()), scales(rows.size());
+    std::vector<PleCheckpoint::RowSet> sets;
+    for (const PleTableInfo& info : ckpt->tables()) {
+      const auto d = static_cast<std::size_t>(info.ple_index);
+      for (std::int64_t r = static_cast<std::int64_t>(rng() % 7); r < info.layout.rows;
+           r += 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(most_apart)))
+        rows[d].push_back(r);
+      codes[d].assign((rows[d].size() + 1) * info.layout.row_bytes(), 0xEE);  // one row's room past the end
+      scales[d].assign(with_scales ? (rows[d].size() + 1) * info.layout.scale_bytes() : 0, 0xEE);
+      sets.push_back({info.ple_index, rows[d], codes[d], scales[d]});
+    }
+    for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
+      ckpt->read_row_sets(sets, cache);
+      for (const PleTableInfo& info : ckpt->tables()) {
+        const auto d = static_cast<std::size_t>(info.ple_index);
+        const std::size_t rb = info.layout.row_bytes();
+        const std::size_t sb = info.layout.scale_bytes();
+        for (std::size_t i = 0; i < rows[d].size(); ++i) {
+          const auto at = static_cast<std::size_t>(rows[d][i]);
+          ASSERT_TRUE(std::equal(codes[d].begin() + i * rb, codes[d].begin() + (i + 1) * rb, all[d].begin() + at * rb))
+              << "table " << d << " row " << rows[d][i] << " (round " << round << ")";
+          if (with_scales) {
+            ASSERT_TRUE(
+                std::equal(scales[d].begin() + i * sb, scales[d].begin() + (i + 1) * sb, all_s[d].begin() + at * sb))
+                << "scales of table " << d << " row " << rows[d][i];
+          }
+        }
+        EXPECT_TRUE(std::all_of(codes[d].end() - rb, codes[d].end(), [](std::uint8_t b) { return b == 0xEE; }));
+      }
+    }
   }
 }
 

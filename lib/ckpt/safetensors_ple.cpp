@@ -100,22 +100,22 @@ struct RunSpan {
   }
 };
 
-// The spans of runs that lie at most a page of row bytes apart, while `buffered` (the
-// buffer's bytes so far, advanced) stays within 256 MiB; runs of no span are read alone.
-std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t& buffered) {
+// The spans of runs that lie at most a page of row bytes apart, each at most `span_bytes`
+// long, while `buffered` (the buffer's bytes so far, advanced) stays within `buffer_bytes`;
+// runs of no span are read alone.
+std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes,
+                                std::size_t buffer_bytes, std::size_t& buffered) {
   constexpr std::size_t k_gap_bytes = 4096;
-  constexpr std::size_t k_buffer_bytes = std::size_t{256} << 20;
   std::vector<RunSpan> spans;
   for (std::size_t a = 0; a < runs.size();) {
     RunSpan span{a, a + 1, buffered};
+    const auto end_of = [&](std::size_t k) { return runs[k].first + runs[k].count; };
     const auto bytes = [&](std::size_t last) {
-      return static_cast<std::size_t>(runs[last - 1].first + runs[last - 1].count - runs[a].first) * row_bytes;
+      return static_cast<std::size_t>(end_of(last - 1) - runs[a].first) * row_bytes;
     };
     while (span.last < runs.size() &&
-           static_cast<std::size_t>(runs[span.last].first - (runs[span.last - 1].first + runs[span.last - 1].count)) *
-                   row_bytes <=
-               k_gap_bytes &&
-           buffered + bytes(span.last + 1) <= k_buffer_bytes)
+           static_cast<std::size_t>(runs[span.last].first - end_of(span.last - 1)) * row_bytes <= k_gap_bytes &&
+           bytes(span.last + 1) <= span_bytes && buffered + bytes(span.last + 1) <= buffer_bytes)
       ++span.last;
     if (span.last - span.first > 1) {
       buffered += bytes(span.last);
@@ -191,8 +191,12 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
 
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
     // Codes of rows close together (at most a page apart) are read as one span into a buffer
-    // of the call's, then copied out: one read where there were many (the hot rows a cached
-    // job fills its cache with at the start lie a few rows apart). Scales run by run.
+    // of the calling thread's (at most 64 MiB, kept), then copied out: one read where there
+    // were many (the hot rows a cached job fills its cache with at the start lie a few rows
+    // apart). Past the page cache a span fits one of io_uring's bounce blocks, so that it
+    // stays past it. Scales are read run by run.
+    constexpr std::size_t k_buffer_bytes = std::size_t{64} << 20;
+    const std::size_t span_bytes = cache == PageCache::bypass ? k_direct_read_bytes : k_buffer_bytes;
     std::vector<std::vector<RowRun>> runs;
     std::vector<std::vector<RunSpan>> spans;
     std::size_t buffered = 0;
@@ -204,9 +208,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
           (!s.scales.empty() && s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes()))
         throw SystemError(path_ + ": read_row_set output too small");
       runs.push_back(row_runs(s.sorted_rows));
-      spans.push_back(close_runs(runs.back(), info.layout.row_bytes(), buffered));
+      spans.push_back(close_runs(runs.back(), info.layout.row_bytes(), span_bytes, k_buffer_bytes, buffered));
     }
-    const std::unique_ptr<std::uint8_t[]> buffer(new std::uint8_t[buffered]);  // not zeroed: read over whole
+    thread_local std::vector<std::uint8_t> buffer;
+    if (buffer.size() < buffered) buffer.resize(buffered);  // grown only: zeroed once
     std::vector<FileRead> reads;
     for (std::size_t i = 0; i < sets.size(); ++i) {
       const RowSet& s = sets[i];
@@ -218,8 +223,8 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a),
                      r.begin() + static_cast<std::ptrdiff_t>(span.first));
         const RowRun whole{r[span.first].first, span.rows(r), 0};
-        add_reads(s.ple_index, {&whole, 1}, {buffer.get() + span.at, static_cast<std::size_t>(whole.count) * row_bytes},
-                  {}, reads);
+        add_reads(s.ple_index, {&whole, 1},
+                  {buffer.data() + span.at, static_cast<std::size_t>(whole.count) * row_bytes}, {}, reads);
         a = span.last;
       }
       alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a), r.end());
@@ -233,7 +238,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       for (const RunSpan& span : spans[i])
         for (std::size_t k = span.first; k < span.last; ++k)
           std::memcpy(sets[i].rows.data() + static_cast<std::size_t>(r[k].at) * row_bytes,
-                      buffer.get() + span.at + static_cast<std::size_t>(r[k].first - r[span.first].first) * row_bytes,
+                      buffer.data() + span.at + static_cast<std::size_t>(r[k].first - r[span.first].first) * row_bytes,
                       static_cast<std::size_t>(r[k].count) * row_bytes);
     }
   }

@@ -42,8 +42,7 @@ bool uring_wanted() {
 
 #if PLESHARD_HAVE_URING
 
-constexpr std::uint64_t k_block = 4096;            // O_DIRECT's alignment of offsets, lengths and buffers
-constexpr std::size_t k_bounce_bytes = 64 * 1024;  // one bounce block: direct reads of aligned spans up to this
+constexpr std::uint64_t k_block = 4096;  // O_DIRECT's alignment of offsets, lengths and buffers
 
 std::atomic<bool> g_refused{false};  // io_uring refused once: every thread reads with pread
 
@@ -91,13 +90,14 @@ class Ring {
       return false;
     }
     open_ = true;
-    bounce_ = static_cast<std::uint8_t*>(std::aligned_alloc(k_block, k_reads_in_flight * k_bounce_bytes));
+    bounce_ = static_cast<std::uint8_t*>(std::aligned_alloc(k_block, k_reads_in_flight * k_bounce_block_bytes));
     if (bounce_ == nullptr) {
       why_ = "no memory for its bounce blocks";
       return false;
     }
     std::vector<iovec> blocks(k_reads_in_flight);
-    for (unsigned t = 0; t < k_reads_in_flight; ++t) blocks[t] = {bounce_ + t * k_bounce_bytes, k_bounce_bytes};
+    for (unsigned t = 0; t < k_reads_in_flight; ++t)
+      blocks[t] = {bounce_ + t * k_bounce_block_bytes, k_bounce_block_bytes};
     const int registered = io_uring_register_buffers(&ring_, blocks.data(), k_reads_in_flight);
     if (registered < 0) {
       why_ = std::string("registering buffers: ") + std::strerror(-registered);
@@ -115,10 +115,10 @@ class Ring {
     if (sqe == nullptr) throw SystemError("io_uring: no submission entry free");
     p.aligned = offset & ~(k_block - 1);
     const std::uint64_t span = ((offset + bytes + k_block - 1) & ~(k_block - 1)) - p.aligned;
-    p.direct = past_cache && r.file->direct_fd() >= 0 && span <= k_bounce_bytes;
+    p.direct = past_cache && r.file->direct_fd() >= 0 && span <= k_bounce_block_bytes;
     if (p.direct) {
-      io_uring_prep_read_fixed(sqe, r.file->direct_fd(), bounce_ + tag * k_bounce_bytes, static_cast<unsigned>(span),
-                               p.aligned, static_cast<int>(tag));
+      io_uring_prep_read_fixed(sqe, r.file->direct_fd(), bounce_ + tag * k_bounce_block_bytes,
+                               static_cast<unsigned>(span), p.aligned, static_cast<int>(tag));
     } else {
       // At most what a 32-bit length holds; the kernel gives at most 0x7ffff000 bytes of it,
       // and complete() asks for the rest.
@@ -147,7 +147,7 @@ class Ring {
     if (p.direct) {
       const std::uint64_t skip = offset - p.aligned;
       placed = got > skip ? std::min(got - skip, bytes) : 0;
-      std::memcpy(r.out.data() + p.done, bounce_ + tag * k_bounce_bytes + skip, placed);
+      std::memcpy(r.out.data() + p.done, bounce_ + tag * k_bounce_block_bytes + skip, placed);
     } else {
       placed = got;
     }

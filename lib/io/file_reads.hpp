@@ -8,6 +8,7 @@
 // the reads run from up to 16 threads of pread. Either way every read is whole: a short read
 // is continued, and a file that ends before a read's last byte is an InputError naming it.
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -22,6 +23,11 @@ struct FileRead {
 };
 
 inline constexpr unsigned k_reads_in_flight = 256;
+// Past the page cache io_uring reads through registered bounce blocks of this size; a read
+// whose 4 KiB-aligned extent is longer goes through the cache. Reads of at most
+// k_direct_read_bytes fit one block at any offset.
+inline constexpr std::size_t k_bounce_block_bytes = 64 * 1024;
+inline constexpr std::size_t k_direct_read_bytes = k_bounce_block_bytes - 2 * 4096;
 
 // automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
 // reads of a table's load, which the page cache serves faster that way: docs/performance.md).

@@ -8,8 +8,12 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/ple_checkpoint.hpp"
@@ -21,6 +25,7 @@
 #include "format/reference_formats.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/random_batches.hpp"
+#include "io/file_reads.hpp"
 
 namespace {
 
@@ -285,58 +290,109 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
   }
 }
 
-// Row sets as the disk tier reads them, several tables in one call: rows a few apart (read
-// as one span and copied out), far apart (one read each), in runs, across shard boundaries,
-// codes only and with scales, through the page cache and past it; every row where it
-// belongs, nothing written past the outputs.
+// Row sets as the disk tier reads them, several in one call: rows a few apart (read as one
+// span and copied out), far apart (one read each) and both in one set, in runs, across shard
+// and file boundaries, an empty set, a table asked for twice, codes only and with scales,
+// through the page cache and past it, rows of 16 and 64 bytes; every row where it belongs,
+// nothing written past the outputs.
 TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
   const ScratchDir dir;
-  const ModelConfig config = small_config("nvfp4", 5);
-  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::nvfp4, 3), {CheckpointKind::safetensors});
-  const auto ckpt = open_ple_checkpoint(dir / "st", config);
-  std::vector<std::vector<std::uint8_t>> all(ckpt->tables().size()), all_s(ckpt->tables().size());
-  for (const PleTableInfo& info : ckpt->tables()) {
-    const auto d = static_cast<std::size_t>(info.ple_index);
-    all[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.row_bytes());
-    all_s[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.scale_bytes());
-    ckpt->read_rows(info.ple_index, 0, info.layout.rows, all[d], all_s[d]);
-  }
+  const std::tuple<const char*, RowFormat, int> made[] = {{"nvfp4", RowFormat::nvfp4, 1},
+                                                          {nullptr, RowFormat::bf16, 3}};
   std::mt19937_64 rng(4);
-  for (int round = 0; round < 12; ++round) {
-    const std::int64_t most_apart = round % 3 == 0 ? 2 : round % 3 == 1 ? 60 : 5000;  // dense, page-near, far
-    const bool with_scales = round % 2 == 1;
-    std::vector<std::vector<std::int64_t>> rows(ckpt->tables().size());
-    std::vector<std::vector<std::uint8_t>> codes(rows.size()), scales(rows.size());
-    std::vector<PleCheckpoint::RowSet> sets;
+  for (const auto& [dtype, format, files] : made) {
+    SCOPED_TRACE(to_string(format));
+    const ModelConfig config = small_config(dtype, 5);
+    const std::filesystem::path path = dir / to_string(format);
+    write_checkpoint(path, config, synthetic_tables(config, format, 3), {CheckpointKind::safetensors, files});
+    const auto ckpt = open_ple_checkpoint(path, config);
+    std::vector<std::vector<std::uint8_t>> all(ckpt->tables().size()), all_s(ckpt->tables().size());
     for (const PleTableInfo& info : ckpt->tables()) {
       const auto d = static_cast<std::size_t>(info.ple_index);
-      for (std::int64_t r = static_cast<std::int64_t>(rng() % 7); r < info.layout.rows;
-           r += 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(most_apart)))
-        rows[d].push_back(r);
-      codes[d].assign((rows[d].size() + 1) * info.layout.row_bytes(), 0xEE);  // one row's room past the end
-      scales[d].assign(with_scales ? (rows[d].size() + 1) * info.layout.scale_bytes() : 0, 0xEE);
-      sets.push_back({info.ple_index, rows[d], codes[d], scales[d]});
+      all[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.row_bytes());
+      all_s[d].resize(static_cast<std::size_t>(info.layout.rows) * info.layout.scale_bytes());
+      ckpt->read_rows(info.ple_index, 0, info.layout.rows, all[d], all_s[d]);
     }
-    for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
-      ckpt->read_row_sets(sets, cache);
-      for (const PleTableInfo& info : ckpt->tables()) {
-        const auto d = static_cast<std::size_t>(info.ple_index);
-        const std::size_t rb = info.layout.row_bytes();
-        const std::size_t sb = info.layout.scale_bytes();
-        for (std::size_t i = 0; i < rows[d].size(); ++i) {
-          const auto at = static_cast<std::size_t>(rows[d][i]);
-          ASSERT_TRUE(std::equal(codes[d].begin() + i * rb, codes[d].begin() + (i + 1) * rb, all[d].begin() + at * rb))
-              << "table " << d << " row " << rows[d][i] << " (round " << round << ")";
-          if (with_scales) {
+    for (int round = 0; round < 12; ++round) {
+      const bool with_scales = format == RowFormat::nvfp4 && round % 2 == 1;
+      // Per set: its table and the rows, gaps drawn from a mix (dense, page-near, far).
+      std::vector<int> tables;
+      for (const PleTableInfo& info : ckpt->tables()) tables.push_back(info.ple_index);
+      tables.push_back(tables.front());                                // asked for twice
+      std::vector<std::vector<std::int64_t>> rows(tables.size() + 1);  // the last set: empty
+      std::vector<std::vector<std::uint8_t>> codes(rows.size()), scales(rows.size());
+      std::vector<PleCheckpoint::RowSet> sets;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        const int d = k < tables.size() ? tables[k] : tables.front();
+        const TableLayout& layout = ckpt->table(d).layout;
+        const std::uint64_t apart[] = {2, 60, 5000};
+        for (std::int64_t r = static_cast<std::int64_t>(rng() % 7); k < tables.size() && r < layout.rows;
+             r += 1 + static_cast<std::int64_t>(rng() % apart[(rng() >> 7) % (round % 3 == 2 ? 3 : 2)]))
+          rows[k].push_back(r);
+        codes[k].assign((rows[k].size() + 1) * layout.row_bytes(), 0xEE);  // a row's room past the end
+        scales[k].assign(with_scales ? (rows[k].size() + 1) * layout.scale_bytes() : 0, 0xEE);
+        sets.push_back({d, rows[k], std::span(codes[k]).first(rows[k].size() * layout.row_bytes()),
+                        std::span(scales[k]).first(with_scales ? rows[k].size() * layout.scale_bytes() : 0)});
+      }
+      for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
+        ckpt->read_row_sets(sets, cache);
+        for (std::size_t k = 0; k < sets.size(); ++k) {
+          const auto d = static_cast<std::size_t>(sets[k].ple_index);
+          const std::size_t rb = ckpt->table(sets[k].ple_index).layout.row_bytes();
+          const std::size_t sb = ckpt->table(sets[k].ple_index).layout.scale_bytes();
+          for (std::size_t i = 0; i < rows[k].size(); ++i) {
+            const auto at = static_cast<std::size_t>(rows[k][i]);
             ASSERT_TRUE(
-                std::equal(scales[d].begin() + i * sb, scales[d].begin() + (i + 1) * sb, all_s[d].begin() + at * sb))
-                << "scales of table " << d << " row " << rows[d][i];
+                std::equal(codes[k].begin() + i * rb, codes[k].begin() + (i + 1) * rb, all[d].begin() + at * rb))
+                << "set " << k << " row " << rows[k][i] << " (round " << round << ")";
+            if (with_scales) {
+              ASSERT_TRUE(
+                  std::equal(scales[k].begin() + i * sb, scales[k].begin() + (i + 1) * sb, all_s[d].begin() + at * sb))
+                  << "scales of set " << k << " row " << rows[k][i];
+            }
+          }
+          const auto untouched = [](const std::vector<std::uint8_t>& v, std::size_t tail) {
+            return std::all_of(v.end() - static_cast<std::ptrdiff_t>(tail), v.end(),
+                               [](std::uint8_t b) { return b == 0xEE; });
+          };
+          EXPECT_TRUE(untouched(codes[k], rb)) << "set " << k;
+          if (with_scales) {
+            EXPECT_TRUE(untouched(scales[k], sb)) << "set " << k;
           }
         }
-        EXPECT_TRUE(std::all_of(codes[d].end() - rb, codes[d].end(), [](std::uint8_t b) { return b == 0xEE; }));
       }
     }
   }
+}
+
+// Past the page cache, rows close together still go past it (their spans fit io_uring's
+// bounce blocks): after dense rows of a table are read so, few of its pages are cached.
+TEST(Checkpoints, RowSetsReadPastThePageCacheLeaveItsPagesOut) {
+  const ScratchDir dir;
+  ModelConfig config = small_config(nullptr, 5);
+  config.ngram_vocab_size_base = 200'000;  // 64-byte rows, about 50 MB
+  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::bf16, 3), {CheckpointKind::safetensors});
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  const std::filesystem::path file = ckpt->files().front();
+  if (std::string(file_read_path()) != "io_uring" || PreadFile(file).direct_fd() < 0)
+    GTEST_SKIP() << "no io_uring or no O_DIRECT here: reads past the cache are not io_uring's";
+  const TableLayout& layout = ckpt->table(0).layout;
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < std::min<std::int64_t>(layout.rows, 200'000); r += 4) rows.push_back(r);  // 12.8 MB
+  std::vector<std::uint8_t> codes(rows.size() * layout.row_bytes());
+  const PleCheckpoint::RowSet set{0, rows, codes, {}};
+  drop_cached_pages(file);
+  ckpt->read_row_sets({&set, 1}, PageCache::bypass);
+  const auto size = static_cast<std::size_t>(std::filesystem::file_size(file));
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  std::vector<unsigned char> resident((size + 4095) / 4096);
+  ASSERT_EQ(::mincore(map, size, resident.data()), 0);
+  ::munmap(map, size);
+  ::close(fd);
+  const auto cached = std::count_if(resident.begin(), resident.end(), [](unsigned char c) { return (c & 1) != 0; });
+  EXPECT_LT(cached, 200'000 * 64 / 4096 / 10) << "pages cached of the 3125 the rows span";
 }
 
 // Tables made here start their rows on a 4 KiB boundary of the file (the small tensors

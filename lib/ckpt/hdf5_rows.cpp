@@ -9,13 +9,13 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "io/detail/h5_handle.hpp"
+#include "io/file_reads.hpp"
 
 namespace pleshard::detail {
 
 namespace {
 
-constexpr std::size_t k_sum_bytes = 4;          // Fletcher32 after a chunk's data
-constexpr std::size_t k_read_bytes = 1u << 20;  // one read at most
+constexpr std::size_t k_sum_bytes = 4;  // Fletcher32 after a chunk's data
 constexpr std::size_t k_largest_chunk = 16u << 20;
 
 std::string file_name(hid_t file) {
@@ -149,9 +149,9 @@ void Hdf5Rows::read(const PreadFile& file, std::span<const Hdf5RowsRead> reads) 
   std::vector<Piece> pieces;
   for (const Hdf5RowsRead& r : reads) {
     const Hdf5Rows& rows = *r.rows;
-    const std::int64_t step = rows.chunk_rows_ != 0
-                                  ? rows.chunk_rows_
-                                  : std::max<std::int64_t>(1, static_cast<std::int64_t>(k_read_bytes / rows.width_));
+    const std::int64_t step =
+        rows.chunk_rows_ != 0 ? rows.chunk_rows_
+                              : std::max<std::int64_t>(1, static_cast<std::int64_t>(k_read_piece_bytes / rows.width_));
     for (std::int64_t first = r.begin; first < r.end;) {
       const std::int64_t last = std::min(r.end, (first / step + 1) * step);
       pieces.push_back({&r, first, last});

@@ -273,14 +273,13 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     const TableShards& shards = shards_.at(static_cast<std::size_t>(d));
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    constexpr std::size_t k_read_bytes = 1u << 20;
     auto add = [&](const TensorRef& ref, std::int64_t local, std::int64_t count, std::size_t width,
                    std::span<std::uint8_t> out, std::int64_t at) {
       const std::uint64_t offset = ref.file->file_offset(*ref.tensor) + static_cast<std::uint64_t>(local) * width;
       const auto bytes = out.subspan(static_cast<std::size_t>(at) * width, static_cast<std::size_t>(count) * width);
-      for (std::size_t done = 0; done < bytes.size(); done += k_read_bytes)
+      for (std::size_t done = 0; done < bytes.size(); done += k_read_piece_bytes)
         reads.push_back({preads_.at(ref.file).get(), offset + done,
-                         bytes.subspan(done, std::min(k_read_bytes, bytes.size() - done))});
+                         bytes.subspan(done, std::min(k_read_piece_bytes, bytes.size() - done))});
     };
     for (const RowRun& run : runs) {
       for (std::int64_t row = run.first; row < run.first + run.count;) {

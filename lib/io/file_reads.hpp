@@ -23,6 +23,8 @@ struct FileRead {
 };
 
 inline constexpr unsigned k_reads_in_flight = 256;
+// Ranges of a file are read in pieces of at most this many bytes, many in flight.
+inline constexpr std::size_t k_read_piece_bytes = std::size_t{1} << 20;
 // Past the page cache io_uring reads through registered bounce blocks of this size; a read
 // whose 4 KiB-aligned extent is longer goes through the cache. Reads of at most
 // k_direct_read_bytes fit one block at any offset.

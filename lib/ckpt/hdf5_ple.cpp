@@ -1,6 +1,7 @@
 #include "ckpt/hdf5_ple.hpp"
 
 #include "ckpt/hdf5_rows.hpp"
+#include "ckpt/hdf5_stored_chunks.hpp"
 #include "io/detail/h5_handle.hpp"
 
 #include <algorithm>
@@ -100,29 +101,19 @@ hsize_t chunk_rows(std::size_t row_bytes, std::int64_t rows) {
   return static_cast<hsize_t>(std::max<std::int64_t>(1, std::min<std::int64_t>(rows, static_cast<std::int64_t>(band))));
 }
 
-H5Id create_rows_dataset(hid_t group, const char* name, std::int64_t rows, std::size_t width) {
+// A table's rows: `rows` x `width` bytes in chunks of `chunk` rows, each with its Fletcher32.
+H5Id create_rows_dataset(hid_t group, const char* name, std::int64_t rows, std::size_t width, hsize_t chunk) {
   const hsize_t dims[2] = {static_cast<hsize_t>(rows), static_cast<hsize_t>(width)};
   H5Id space = check(H5Screate_simple(2, dims, nullptr), H5Sclose, "H5Screate_simple");
   H5Id plist = check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "H5Pcreate");
   check(H5Pset_obj_track_times(plist.get(), 0), "H5Pset_obj_track_times");  // reproducible bytes
   if (rows > 0 && width > 0) {
-    const hsize_t chunk[2] = {chunk_rows(width, rows), static_cast<hsize_t>(width)};
-    check(H5Pset_chunk(plist.get(), 2, chunk), "H5Pset_chunk");
+    const hsize_t chunk_dims[2] = {chunk, static_cast<hsize_t>(width)};
+    check(H5Pset_chunk(plist.get(), 2, chunk_dims), "H5Pset_chunk");
     check(H5Pset_fletcher32(plist.get()), "H5Pset_fletcher32");
   }
   return check(H5Dcreate2(group, name, H5T_STD_U8LE, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT), H5Dclose,
                std::string("cannot create dataset ") + name);
-}
-
-void write_rows(hid_t set, std::int64_t begin, std::int64_t count, std::size_t width, const std::uint8_t* data) {
-  if (count == 0 || width == 0) return;
-  H5Id file_space(H5Dget_space(set), H5Sclose);
-  const hsize_t start[2] = {static_cast<hsize_t>(begin), 0};
-  const hsize_t size[2] = {static_cast<hsize_t>(count), static_cast<hsize_t>(width)};
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr), "hyperslab");
-  H5Id memory_space = check(H5Screate_simple(2, size, nullptr), H5Sclose, "H5Screate_simple");
-  check(H5Dwrite(set, H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
-        "H5Dwrite of a row band failed (disk full?)");
 }
 
 class Hdf5PleCheckpoint final : public PleCheckpoint {
@@ -403,24 +394,31 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
 
       const std::size_t row_bytes = info.layout.row_bytes();
       const std::size_t scale_bytes = info.layout.scale_bytes();
-      H5Id weight = create_rows_dataset(group.get(), "weight", info.layout.rows, row_bytes);
+      const std::int64_t rows = info.layout.rows;
+      // Codes and scales chunked alike (the codes' 1 MiB of rows), so that a band of whole
+      // chunks of one is whole chunks of the other.
+      const hsize_t chunk = chunk_rows(row_bytes, rows);
+      H5Id weight = create_rows_dataset(group.get(), "weight", rows, row_bytes, chunk);
       H5Id scales;
-      if (scale_bytes != 0) scales = create_rows_dataset(group.get(), "weight_scale", info.layout.rows, scale_bytes);
+      if (scale_bytes != 0) scales = create_rows_dataset(group.get(), "weight_scale", rows, scale_bytes, chunk);
+      if (rows == 0 || row_bytes == 0) continue;
       // Bands of whole chunks, about k_band_bytes each.
-      const auto chunk = static_cast<std::int64_t>(chunk_rows(row_bytes, info.layout.rows));
+      const auto c = static_cast<std::int64_t>(chunk);
       const std::int64_t band =
-          std::max<std::int64_t>(1, static_cast<std::int64_t>(items_per_band(row_bytes + scale_bytes)) / chunk) * chunk;
-      // Making band k+1 (on a thread of its own) overlaps writing band k through HDF5 on
-      // this thread, unless the rows come through HDF5 too.
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(items_per_band(row_bytes + scale_bytes)) / c) * c;
+      // Making band k+1 and laying out its chunks as stored (threads of their own) overlaps
+      // HDF5 placing band k's in the file on this thread, unless the rows come through HDF5 too.
       struct Band {
         std::vector<std::uint8_t> rows;
         std::vector<std::uint8_t> scales;
+        Hdf5StoredChunks stored_rows;
+        Hdf5StoredChunks stored_scales;
       };
       std::array<Band, 2> buffers;
-      const auto bands = static_cast<std::size_t>((info.layout.rows + band - 1) / band);
+      const auto bands = static_cast<std::size_t>((rows + band - 1) / band);
       const auto band_rows = [&](std::size_t k) {
         const auto begin = static_cast<std::int64_t>(k) * band;
-        return std::pair{begin, std::min(info.layout.rows, begin + band)};
+        return std::pair{begin, std::min(rows, begin + band)};
       };
       const auto make = [&](std::size_t k, Band& b) {
         const auto [begin, end] = band_rows(k);
@@ -428,11 +426,14 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
         b.rows.resize(n * row_bytes);
         b.scales.resize(n * scale_bytes);
         table.rows(begin, end, b.rows, b.scales);
+        b.stored_rows.stage(rows, c, row_bytes, begin, end, b.rows);
+        if (scale_bytes != 0) b.stored_scales.stage(rows, c, scale_bytes, begin, end, b.scales);
       };
+      const std::string where = partial.string() + ": " + group_name(info.ple_index);
       const auto write = [&](std::size_t k, const Band& b) {
         const auto [begin, end] = band_rows(k);
-        write_rows(weight.get(), begin, end - begin, row_bytes, b.rows.data());
-        if (scale_bytes != 0) write_rows(scales.get(), begin, end - begin, scale_bytes, b.scales.data());
+        b.stored_rows.write(weight.get(), (where + "/weight").c_str());
+        if (scale_bytes != 0) b.stored_scales.write(scales.get(), (where + "/weight_scale").c_str());
         done += static_cast<std::uint64_t>(end - begin) * (row_bytes + scale_bytes);
         if (progress) progress(done);
       };

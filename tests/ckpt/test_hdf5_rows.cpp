@@ -5,7 +5,9 @@
 // at once. Storage that must go through HDF5 (compressed, chunked across a row, chunks never
 // written or stored without their checksum, signed bytes, a user block, another file behind
 // an external link) is not located; a checkpoint with such a table still reads the same
-// bytes; a flipped byte fails its checksum, a truncated file is an error naming it.
+// bytes; a flipped byte fails its checksum, a truncated file is an error naming it. Chunks
+// laid out here and placed by HDF5's direct chunk write (ckpt/hdf5_stored_chunks) are stored
+// byte for byte as H5Dwrite stores them, and read back through HDF5's own filter.
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -18,6 +20,7 @@
 
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/hdf5_rows.hpp"
+#include "ckpt/hdf5_stored_chunks.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
@@ -346,6 +349,68 @@ TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
     EXPECT_TRUE(std::equal(out.begin(), out.begin() + 183 * static_cast<std::int64_t>(width),
                            all.begin() + 150 * static_cast<std::int64_t>(width)));
   }
+}
+
+// Rows written in bands as staged chunks (the last chunk short of rows) against the same
+// rows through H5Dwrite: every stored chunk, checksum and zero padding included, the same;
+// H5Dread, which verifies each checksum in HDF5's filter, gives the rows back.
+TEST(Hdf5StoredChunks, AreStoredAsH5DwriteStoresThem) {
+  ScratchDir dir;
+  for (const auto& [rows, width, chunk] : std::vector<std::tuple<std::int64_t, std::size_t, hsize_t>>{
+           {1000, 33, 64}, {640, 10, 64}, {5, 7, 5}, {7, 3, 4}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(width) + " in chunks of " + std::to_string(chunk));
+    const auto bytes = random_bytes(static_cast<std::size_t>(rows) * width, 5);
+    const hid_t dcpl = chunked(chunk, width, true);
+    const OneDataset reference(dir / "reference.h5", rows, width, dcpl, bytes);
+    const fs::path staged = dir / "staged.h5";
+    { const OneDataset empty(staged, rows, width, dcpl, bytes, false); }
+    {
+      const hid_t file = H5Fopen(staged.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+      const hid_t set = H5Dopen2(file, "rows", H5P_DEFAULT);
+      const auto c = static_cast<std::int64_t>(chunk);
+      const std::int64_t band = 3 * c;
+      detail::Hdf5StoredChunks chunks;
+      for (std::int64_t begin = 0; begin < rows; begin += band) {
+        const std::int64_t end = std::min(rows, begin + band);
+        chunks.stage(rows, c, width, begin, end,
+                     std::span(bytes).subspan(static_cast<std::size_t>(begin) * width,
+                                              static_cast<std::size_t>(end - begin) * width));
+        chunks.write(set, "staged");
+      }
+      H5Dclose(set);
+      H5Fclose(file);
+    }
+    const hid_t file = H5Fopen(staged.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t set = H5Dopen2(file, "rows", H5P_DEFAULT);
+    const auto chunks = static_cast<hsize_t>((rows + static_cast<std::int64_t>(chunk) - 1) / chunk);
+    for (hsize_t k = 0; k < chunks; ++k) {
+      const hsize_t origin[2] = {k * chunk, 0};
+      std::vector<std::uint8_t> want(chunk * width + 4, 1), got(chunk * width + 4, 2);
+      std::uint32_t want_mask = 9, got_mask = 9;
+      ASSERT_GE(H5Dread_chunk(reference.set(), H5P_DEFAULT, origin, &want_mask, want.data()), 0);
+      ASSERT_GE(H5Dread_chunk(set, H5P_DEFAULT, origin, &got_mask, got.data()), 0);
+      EXPECT_EQ(got_mask, want_mask);
+      EXPECT_TRUE(got == want) << "chunk " << k;
+    }
+    std::vector<std::uint8_t> back(bytes.size());
+    EXPECT_GE(H5Dread(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
+    EXPECT_EQ(back, bytes);
+    const auto located = Hdf5Rows::locate(file, set, rows, width);
+    ASSERT_TRUE(located.has_value());
+    H5Dclose(set);
+    H5Fclose(file);
+    H5Pclose(dcpl);
+  }
+}
+
+// Rows that are not whole chunks (a band starting or ending inside one) cannot be staged.
+TEST(Hdf5StoredChunks, RowsThatAreNotWholeChunksAreRefused) {
+  detail::Hdf5StoredChunks chunks;
+  const std::vector<std::uint8_t> bytes(100 * 4);
+  EXPECT_THROW(chunks.stage(200, 16, 4, 8, 108, bytes), SystemError);                        // starts inside a chunk
+  EXPECT_THROW(chunks.stage(200, 16, 4, 0, 100, bytes), SystemError);                        // ends inside one
+  EXPECT_THROW(chunks.stage(100, 16, 4, 0, 100, std::span(bytes).first(396)), SystemError);  // bytes short
+  EXPECT_NO_THROW(chunks.stage(100, 16, 4, 0, 100, bytes));                                  // ends with the dataset
 }
 
 }  // namespace

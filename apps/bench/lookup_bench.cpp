@@ -226,28 +226,41 @@ int uva_blocks_per_sm(const LookupBenchOptions& o) {
 constexpr int k_device_lookups_beside = 8;
 
 // The pinned tier's fetch started on its side stream (submit) while the device tier looks
-// the same ids up k_device_lookups_beside times on the space's stream, then joined and
+// the step's ids up k_device_lookups_beside times on the space's stream, then joined and
 // decoded (wait), as a step overlaps them; each side is also timed alone, which gives the
-// share of the device work hidden behind the pinned fetch. Both outputs are checked.
+// share of the device work hidden behind the pinned fetch. The device table has
+// o.beside_rows rows (0: as many as the pinned one) and is looked up at the ids modulo
+// that, so that a large table beside a small one shows what the two sizes cost together.
+// Both outputs are checked.
 LookupBenchResult bench_pinned_beside_device(const TableSource& source, const std::vector<std::int64_t>& ids,
                                              const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o,
                                              RowFormat format, double row_bytes, double out_row_bytes) {
   const std::unique_ptr<StepSpace> space = make_cuda_space();
   const RowRange whole{0, o.rows};
+  const std::int64_t beside_rows = o.beside_rows != 0 ? o.beside_rows : o.rows;
+  const TableSource beside_source = bench_table(bench_config(format, beside_rows, o.head_dim), format, beside_rows);
+  std::vector<std::int64_t> beside_ids(ids);
+  for (auto& id : beside_ids) id %= beside_rows;
+  const std::vector<std::uint8_t> beside_expected =
+      beside_rows == o.rows ? expected : expected_output(beside_source, beside_ids, o.out_dtype);
   GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, uva_blocks_per_sm(o));
-  GpuTable device(source, whole, StorageTier::device);
+  GpuTable device(beside_source, {0, beside_rows}, StorageTier::device);
   const auto n = static_cast<std::int64_t>(ids.size());
   SpaceBuffer d_ids(*space);
+  SpaceBuffer d_beside_ids(*space);
   SpaceBuffer pinned_out(*space);
   SpaceBuffer device_out(*space);
   d_ids.assign(std::span<const std::int64_t>(ids));
+  d_beside_ids.assign(std::span<const std::int64_t>(beside_ids));
   pinned_out.reserve(std::max<std::size_t>(1, expected.size()));
   device_out.reserve(std::max<std::size_t>(1, expected.size()));
   pinned.reserve(n);
   const auto* d = d_ids.as<std::int64_t>();
+  const auto* d_beside = d_beside_ids.as<std::int64_t>();
   const cudaStream_t stream = stream_of(*space);
   const auto device_work = [&] {
-    for (int i = 0; i < k_device_lookups_beside; ++i) device.lookup(d, n, o.out_dtype, device_out.data(), stream);
+    for (int i = 0; i < k_device_lookups_beside; ++i)
+      device.lookup(d_beside, n, o.out_dtype, device_out.data(), stream);
   };
   const RowQuery query{d, n};
   const auto pinned_finish = [&] {
@@ -272,9 +285,10 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
       o.min_repeats, o.min_seconds, nullptr, stream);
   r.hidden = device_alone > 0 ? (pinned_alone + device_alone - r.seconds) / device_alone : 0;
   r.bytes = static_cast<double>(r.ids) * (row_bytes + out_row_bytes);
-  for (const SpaceBuffer* out : {&pinned_out, &device_out})
-    r.wrong += count_wrong_rows(out->to_host<std::uint8_t>(expected.size()), expected,
-                                static_cast<std::size_t>(out_row_bytes));
+  r.wrong = count_wrong_rows(pinned_out.to_host<std::uint8_t>(expected.size()), expected,
+                             static_cast<std::size_t>(out_row_bytes)) +
+            count_wrong_rows(device_out.to_host<std::uint8_t>(beside_expected.size()), beside_expected,
+                             static_cast<std::size_t>(out_row_bytes));
   return r;
 }
 
@@ -339,8 +353,10 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
     const RowRange whole{0, options.rows};
     for (const StorageTier tier : options.tiers) {
       require_tier_memory(comm, tier, tier_bytes(tier, {&layout, 1}, {&whole, 1}));
-      if (tier == StorageTier::pinned)
-        require_tier_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&whole, 1}));
+      if (tier == StorageTier::pinned) {
+        const RowRange beside{0, options.beside_rows != 0 ? options.beside_rows : options.rows};
+        require_tier_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&beside, 1}));
+      }
     }
     const bool host_tier =
         std::find(options.tiers.begin(), options.tiers.end(), StorageTier::host) != options.tiers.end();

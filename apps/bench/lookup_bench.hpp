@@ -23,6 +23,8 @@ struct LookupBenchOptions {
   std::vector<RowFormat> formats{RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4};
   std::vector<std::int64_t> ids_per_step{1, 64, 8192, 1 << 20};
   std::int64_t rows = 1 << 20;  // table rows (ids are uniform over them)
+  // Rows of the device table beside the pinned one in "pinned|device" (0: `rows`).
+  std::int64_t beside_rows = 0;
   int head_dim = 160;
   OutDtype out_dtype = OutDtype::bf16;
   // The disk tier's checkpoint is written here (a fresh directory, removed afterwards);
@@ -36,9 +38,9 @@ struct LookupBenchOptions {
 
 struct LookupBenchResult {
   // "device"; "device-plain" for the plain warp-per-row byte gather of the same rows;
-  // "pinned|device" for a pinned lookup with device-tier lookups of the same ids on
-  // another stream at once (rows and bytes of all), which shows whether the pinned gather
-  // leaves room for other work.
+  // "pinned|device" for a pinned lookup with device-tier lookups of the same ids (modulo
+  // the device table's rows, LookupBenchOptions::beside_rows) on another stream at once
+  // (rows and bytes of all), which shows whether the pinned gather leaves room for other work.
   std::string tier;
   RowFormat format = RowFormat::bf16;
   std::int64_t ids = 0;

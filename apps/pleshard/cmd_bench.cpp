@@ -358,6 +358,10 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();
   lookup->add_option("--rows", o->lookup.rows, "Table rows")->check(CLI::PositiveNumber)->capture_default_str();
+  lookup
+      ->add_option("--beside-rows", o->lookup.beside_rows,
+                   "Rows of the device table looked up beside the pinned one (pinned|device; default: --rows)")
+      ->check(CLI::PositiveNumber);
   lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

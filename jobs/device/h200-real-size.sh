@@ -22,6 +22,10 @@
 # - bf16: ckpt make of a BF16 table of 120M rows (38.4 GB: the 102 GB table does not fit on the
 #   64 GB disk; the same shape with ngram_vocab_size_base 7,500,000), rows made on the GPU
 #   and on the 16 cores (--cpu), each timed;
+# - beside: the pinned tier's lookup with device-tier lookups beside it (FP8 made in place),
+#   for a large pinned table (320M rows) beside a small device one (1M rows), the reverse,
+#   and both large: whether the pair's slowdown at real size comes from the two tables' sizes
+#   together;
 # - tests: the GPU tests of tiers, loads and large row ranges (ctest -V: tests.txt names every
 #   case and every skip).
 # The disk holds one real-size checkpoint at a time: each part removes its own.
@@ -30,7 +34,7 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
-parts=${PARTS:-tests inplace nvfp4 make fp8 pinned nvfp4-pinned hdf5 bf16}
+parts=${PARTS:-tests inplace nvfp4 make fp8 pinned nvfp4-pinned hdf5 beside bf16}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
@@ -104,6 +108,14 @@ if part hdf5; then
   log hdf5 "$app" ckpt make --config "$data/nvfp4.json" --kind hdf5 --out "$data/nvfp4.h5" --quiet
   log hdf5 "$app" bench load --checkpoint "$data/nvfp4.h5" --config "$data/nvfp4.json" --storage device pinned --cold
   rm -f "$data/nvfp4.h5"
+fi
+
+if part beside; then
+  for sizes in "320001536 1048576" "1048576 320001536" "320001536 320001536"; do
+    read -r pinned_rows device_rows <<<"$sizes"
+    log beside "$app" bench lookup --storage pinned --formats fp8 --rows "$pinned_rows" --beside-rows "$device_rows" \
+      --ids 8192 1048576 --min-seconds 0.2
+  done
 fi
 
 if part bf16; then

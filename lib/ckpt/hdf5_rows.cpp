@@ -15,7 +15,6 @@ namespace pleshard::detail {
 
 namespace {
 
-constexpr std::size_t k_sum_bytes = 4;  // Fletcher32 after a chunk's data
 constexpr std::size_t k_largest_chunk = 16u << 20;
 
 std::string file_name(hid_t file) {
@@ -115,7 +114,8 @@ std::optional<Hdf5Rows> Hdf5Rows::locate(hid_t file, hid_t set, std::int64_t row
     r.checksummed_ = true;
   }
   r.chunk_rows_ = static_cast<std::int64_t>(chunk[0]);
-  const std::size_t stored = static_cast<std::size_t>(r.chunk_rows_) * width + (r.checksummed_ ? k_sum_bytes : 0);
+  const std::size_t stored =
+      static_cast<std::size_t>(r.chunk_rows_) * width + (r.checksummed_ ? k_fletcher32_bytes : 0);
   // A chunk that sticks out of a read is read whole into memory of its own: larger chunks
   // (not made here) go through HDF5.
   if (stored > k_largest_chunk) return std::nullopt;
@@ -179,13 +179,13 @@ void Hdf5Rows::read(const PreadFile& file, std::span<const Hdf5RowsRead> reads) 
                          ") (corrupted data: checksum mismatch)");
     };
     if (out.size() == data_bytes) {  // the whole chunk: in place, its checksum beside it
-      std::array<std::uint8_t, k_sum_bytes> sum{};
+      std::array<std::uint8_t, k_fletcher32_bytes> sum{};
       file.read_exact(at, out);
       if (rows.checksummed_) file.read_exact(at + data_bytes, sum);
       verify(out, sum.data());
       return;
     }
-    std::vector<std::uint8_t> whole(data_bytes + (rows.checksummed_ ? k_sum_bytes : 0));
+    std::vector<std::uint8_t> whole(data_bytes + (rows.checksummed_ ? k_fletcher32_bytes : 0));
     file.read_exact(at, whole);
     verify(std::span(whole).first(data_bytes), whole.data() + data_bytes);
     std::memcpy(out.data(), whole.data() + static_cast<std::size_t>(p.first - chunk * c) * width, out.size());

@@ -11,6 +11,7 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -20,6 +21,9 @@
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
+
+// Bytes of the Fletcher32 checksum HDF5's filter stores after a chunk's data (little-endian).
+inline constexpr std::size_t k_fletcher32_bytes = 4;
 
 // HDF5's Fletcher32 of `bytes` (16-bit big-endian words, the sums folded every 360 words),
 // as its filter stores it after a chunk's data.

@@ -11,10 +11,6 @@
 
 namespace pleshard::detail {
 
-namespace {
-constexpr std::size_t k_sum_bytes = 4;  // Fletcher32 after a chunk's data, little-endian
-}  // namespace
-
 void Hdf5StoredChunks::stage(std::int64_t rows, std::int64_t chunk_rows, std::size_t width, std::int64_t begin,
                              std::int64_t end, std::span<const std::uint8_t> data) {
   if (chunk_rows <= 0 || begin % chunk_rows != 0 || (end % chunk_rows != 0 && end != rows) || begin > end ||
@@ -25,7 +21,7 @@ void Hdf5StoredChunks::stage(std::int64_t rows, std::int64_t chunk_rows, std::si
   first_chunk_ = begin / chunk_rows;
   chunks_ = static_cast<std::size_t>((end - begin + chunk_rows - 1) / chunk_rows);
   const std::size_t data_bytes = static_cast<std::size_t>(chunk_rows) * width;
-  stored_bytes_ = data_bytes + k_sum_bytes;
+  stored_bytes_ = data_bytes + k_fletcher32_bytes;
   bytes_.resize(chunks_ * stored_bytes_);
   parallel_for(chunks_, host_threads(), 1, [&](std::size_t k) {
     std::uint8_t* chunk = bytes_.data() + k * stored_bytes_;
@@ -34,7 +30,8 @@ void Hdf5StoredChunks::stage(std::int64_t rows, std::int64_t chunk_rows, std::si
     std::memcpy(chunk, data.data() + offset, n);
     std::memset(chunk + n, 0, data_bytes - n);  // past the dataset's last row, as HDF5 fills it
     const std::uint32_t sum = hdf5_fletcher32(std::span<const std::uint8_t>(chunk, data_bytes));
-    for (std::size_t b = 0; b < k_sum_bytes; ++b) chunk[data_bytes + b] = static_cast<std::uint8_t>(sum >> (8 * b));
+    for (std::size_t b = 0; b < k_fletcher32_bytes; ++b)
+      chunk[data_bytes + b] = static_cast<std::uint8_t>(sum >> (8 * b));
   });
 }
 

@@ -12,6 +12,7 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "io/durable_file.hpp"
+#include "io/pread_file.hpp"
 
 namespace pleshard {
 
@@ -202,7 +203,8 @@ void write_safetensors(const std::filesystem::path& path, const std::vector<StTe
   // The data area from a 4 KiB boundary (the header padded with spaces, as the format
   // allows): tensors whose bytes lie at the page's alignment can be read past the page
   // cache straight into page-aligned memory.
-  text.append((4096 - (8 + text.size()) % 4096) % 4096, ' ');
+  constexpr std::size_t k_block = k_direct_block_bytes;
+  text.append((k_block - (8 + text.size()) % k_block) % k_block, ' ');
   const std::uint64_t data_start = 8 + text.size();
 
   // Refused before a byte is written, rather than at a full disk halfway (an older file of

@@ -42,7 +42,7 @@ bool uring_wanted() {
 
 #if PLESHARD_HAVE_URING
 
-constexpr std::uint64_t k_block = 4096;  // O_DIRECT's alignment of offsets, lengths and buffers
+constexpr std::uint64_t k_block = k_direct_block_bytes;
 
 std::atomic<bool> g_refused{false};  // io_uring refused once: every thread reads with pread
 

@@ -29,7 +29,7 @@ inline constexpr std::size_t k_read_piece_bytes = std::size_t{1} << 20;
 // whose 4 KiB-aligned extent is longer goes through the cache. Reads of at most
 // k_direct_read_bytes fit one block at any offset.
 inline constexpr std::size_t k_bounce_block_bytes = 64 * 1024;
-inline constexpr std::size_t k_direct_read_bytes = k_bounce_block_bytes - 2 * 4096;
+inline constexpr std::size_t k_direct_read_bytes = k_bounce_block_bytes - 2 * k_direct_block_bytes;
 
 // automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
 // reads of a table's load, which the page cache serves faster that way: docs/performance.md).

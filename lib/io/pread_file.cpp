@@ -61,7 +61,7 @@ void PreadFile::read_exact(std::uint64_t offset, std::span<std::uint8_t> out) co
 }
 
 void PreadFile::read_exact_past_cache(std::uint64_t offset, std::span<std::uint8_t> out) const {
-  constexpr std::uint64_t k_block = 4096;
+  constexpr std::uint64_t k_block = k_direct_block_bytes;
   const auto address = reinterpret_cast<std::uintptr_t>(out.data());
   const std::uint64_t head = (k_block - offset % k_block) % k_block;
   const int direct = direct_fd_;

@@ -10,6 +10,9 @@
 
 namespace pleshard {
 
+// O_DIRECT's block: the alignment of a direct read's offset, length and buffer.
+inline constexpr std::uint64_t k_direct_block_bytes = 4096;
+
 class PreadFile {
  public:
   // Opens read-only and hints random access (no readahead past each read).

@@ -9,6 +9,7 @@
 #include "core/band_pipeline.hpp"
 #include "core/host_memory.hpp"
 #include "core/parallel.hpp"
+#include "io/pread_file.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
@@ -61,7 +62,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     // At the file's alignment where the rows are read in place past the page cache, if that
     // keeps the 16-byte alignment the kernels' vector loads need (else through the cache).
     const bool in_place = source.past_cache && pitch_ == layout_.row_bytes() && !source.synthetic;
-    std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % 4096 : 0;
+    std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % k_direct_block_bytes : 0;
     if (skew % 16 != 0) skew = 0;
     pinned_ = std::make_unique<PinnedRows>(bytes, skew, "pinned tier: table " + std::to_string(source.info.ple_index));
     rows_ = pinned_->data();

@@ -363,21 +363,31 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
   const fs::path partial = path.string() + ".partial";
   // HDF5 cannot be closed cleanly once a write has failed (and crashes when it shuts down
   // later): a disk too small is refused before the file is created.
-  std::uint64_t bytes = 1u << 20;
-  for (const auto& table : tables)
-    bytes += static_cast<std::uint64_t>(table.info.layout.rows) * table.info.layout.bytes_per_row();
+  std::uint64_t bytes = 1u << 20;  // attributes, small datasets, object headers
+  for (const auto& table : tables) {
+    const TableLayout& l = table.info.layout;
+    const auto chunk = static_cast<std::int64_t>(chunk_rows(l.row_bytes(), l.rows));
+    bytes += Hdf5StoredChunks::file_bytes(l.rows, chunk, l.row_bytes()) +
+             Hdf5StoredChunks::file_bytes(l.rows, chunk, l.scale_bytes());
+  }
   require_free_space(path, bytes, "the checkpoint");
   {
-    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, checksummed_fapl().get()),
+    // No object times (the root group's, the groups', the datasets'): a file's bytes depend
+    // on its contents alone.
+    H5Id fcpl = check(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "H5Pcreate");
+    check(H5Pset_obj_track_times(fcpl.get(), 0), "H5Pset_obj_track_times");
+    H5Id gcpl = check(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, "H5Pcreate");
+    check(H5Pset_obj_track_times(gcpl.get(), 0), "H5Pset_obj_track_times");
+    H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, fcpl.get(), checksummed_fapl().get()),
                       H5Fclose, partial.string() + ": cannot create");
     write_string_attribute(file.get(), "config", to_json(config).dump());
     write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
-    H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "/ple");
+    H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "/ple");
     std::uint64_t done = 0;
     for (const auto& table : tables) {
       const PleTableInfo& info = table.info;
       H5Id group =
-          check(H5Gcreate2(file.get(), group_name(info.ple_index).c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+          check(H5Gcreate2(file.get(), group_name(info.ple_index).c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT),
                 H5Gclose, "cannot create " + group_name(info.ple_index));
       write_string_attribute(group.get(), "format", to_string(info.layout.format));
       write_int_attribute(group.get(), "head_dim", info.layout.head_dim);

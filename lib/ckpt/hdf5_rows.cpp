@@ -30,8 +30,7 @@ std::string file_name(hid_t file) {
 // half swapped on little-endian machines; HDF5 accepts both, and so does this.
 bool checksum_matches(std::span<const std::uint8_t> data, const std::uint8_t* stored) {
   const std::uint32_t sum = hdf5_fletcher32(data);
-  const std::uint32_t want = static_cast<std::uint32_t>(stored[0]) | static_cast<std::uint32_t>(stored[1]) << 8 |
-                             static_cast<std::uint32_t>(stored[2]) << 16 | static_cast<std::uint32_t>(stored[3]) << 24;
+  const std::uint32_t want = stored_fletcher32(stored);
   const std::uint32_t swapped = ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu);
   return want == sum || want == swapped;
 }

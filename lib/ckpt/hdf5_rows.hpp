@@ -22,8 +22,16 @@
 
 namespace pleshard::detail {
 
-// Bytes of the Fletcher32 checksum HDF5's filter stores after a chunk's data (little-endian).
+// Bytes of the Fletcher32 checksum HDF5's filter stores after a chunk's data, little-endian.
 inline constexpr std::size_t k_fletcher32_bytes = 4;
+inline void store_fletcher32(std::uint32_t sum, std::uint8_t* at) {
+  for (std::size_t b = 0; b < k_fletcher32_bytes; ++b) at[b] = static_cast<std::uint8_t>(sum >> (8 * b));
+}
+[[nodiscard]] inline std::uint32_t stored_fletcher32(const std::uint8_t* at) {
+  std::uint32_t sum = 0;
+  for (std::size_t b = 0; b < k_fletcher32_bytes; ++b) sum |= static_cast<std::uint32_t>(at[b]) << (8 * b);
+  return sum;
+}
 
 // HDF5's Fletcher32 of `bytes` (16-bit big-endian words, the sums folded every 360 words),
 // as its filter stores it after a chunk's data.

@@ -1,10 +1,6 @@
 #pragma once
-// Rows of an HDF5 checkpoint's table written past HDF5's filter pipeline. Through H5Dwrite,
-// HDF5 copies each chunk and computes its Fletcher32 checksum on the one thread that calls
-// it (its library is not thread-safe): at real size that held `ckpt make --kind hdf5` to
-// 0.8-0.9 GB/s. Here a band's chunks are laid out as HDF5 stores them — each chunk's rows,
-// the last one padded with zeros to a whole chunk, then its checksum — by threads, and
-// handed to HDF5's direct chunk write, which only places them in the file.
+// A table's rows laid out by threads as HDF5 stores its chunks (rows, zero padding, Fletcher32)
+// and placed by HDF5's direct chunk write: HDF5 itself checksums on one thread.
 
 #include <hdf5.h>
 
@@ -14,8 +10,14 @@
 
 namespace pleshard::detail {
 
+// For datasets of one-byte elements, the default fill value (zero) and Fletcher32 as their
+// only filter, as ckpt/hdf5_ple creates them: other settings store chunks otherwise.
 class Hdf5StoredChunks {
  public:
+  // Bytes a dataset of `rows` x `width` bytes in chunks of `chunk_rows` rows takes in the
+  // file: its chunks as stored, and room for their index entries.
+  [[nodiscard]] static std::uint64_t file_bytes(std::int64_t rows, std::int64_t chunk_rows, std::size_t width);
+
   // Rows [begin, end) of a dataset of `rows` rows of `width` bytes, chunked in `chunk_rows`
   // rows with Fletcher32; `begin` starts a chunk, `end` ends one or the dataset. `data`:
   // the rows, one after the other.
@@ -26,6 +28,7 @@ class Hdf5StoredChunks {
   void write(hid_t set, const char* where) const;
 
  private:
+  std::int64_t rows_ = 0;
   std::int64_t chunk_rows_ = 0;
   std::int64_t first_chunk_ = 0;
   std::size_t chunks_ = 0;

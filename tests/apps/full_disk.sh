@@ -3,14 +3,20 @@
 # fault-injection switch PLESHARD_FAULT_WRITE_LIMIT): every rank exits 1 within seconds with
 # one message naming the output, and nothing that looks complete is left. Where this
 # machine lets us mount a small tmpfs, a disk too small from the start is refused before
-# the first step.
+# the first step, and so is ckpt make onto one (an HDF5 file a page larger than the disk too:
+# HDF5 cannot recover from a failed write).
 #   full_disk.sh PLESHARD CHECKPOINT MPIEXEC
 set -uo pipefail
 app=$1; ckpt=$2; mpiexec=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 mounted=0
-cleanup() { [ $mounted -eq 1 ] && umount "$work/tmpfs"; rm -rf "$work"; }
+small=0
+cleanup() {
+  [ $mounted -eq 1 ] && umount "$work/tmpfs"
+  [ $small -eq 1 ] && umount "$work/small"
+  rm -rf "$work"
+}
 trap cleanup EXIT
 mkdir -p "$work/tmpfs" "$work/plain"
 cases=("plain 2" "plain 3")
@@ -47,5 +53,17 @@ if [ $mounted -eq 1 ]; then
     || { echo "FAIL: ckpt make's refusal:"; cat "$work/err"; exit 1; }
   [ ! -e "$work/tmpfs/ck" ] || { echo "FAIL: ckpt make left its directory"; find "$work/tmpfs"; exit 1; }
   echo "full disk: ckpt make refused before writing"
+  "$app" ckpt make --config "$work/big.json" --kind hdf5 --out "$work/plain/ck.h5" --quiet >"$work/out" 2>"$work/err" \
+    || { echo "FAIL: ckpt make --kind hdf5:"; cat "$work/err"; exit 1; }
+  bytes=$(stat -c %s "$work/plain/ck.h5")
+  mkdir -p "$work/small"
+  mount -t tmpfs -o size=$(( bytes / 4096 * 4096 - 4096 )) tmpfs "$work/small" && small=1
+  if "$app" ckpt make --config "$work/big.json" --kind hdf5 --out "$work/small/ck.h5" --quiet >"$work/out" 2>"$work/err"; then
+    echo "FAIL: ckpt make --kind hdf5 wrote $bytes bytes onto a smaller disk"; exit 1
+  fi
+  grep -q "the checkpoint needs [0-9]* bytes, the file system has [0-9]* free" "$work/err" \
+    || { echo "FAIL: ckpt make --kind hdf5's refusal:"; cat "$work/err"; exit 1; }
+  [ -z "$(ls -A "$work/small")" ] || { echo "FAIL: ckpt make --kind hdf5 left files"; ls -la "$work/small"; exit 1; }
+  echo "full disk: ckpt make --kind hdf5 refused a disk a page smaller than its $bytes-byte file"
 fi
 echo "full disk: every rank ended"

@@ -395,22 +395,37 @@ TEST(Hdf5StoredChunks, AreStoredAsH5DwriteStoresThem) {
     std::vector<std::uint8_t> back(bytes.size());
     EXPECT_GE(H5Dread(set, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()), 0);
     EXPECT_EQ(back, bytes);
+    // What the free-space check counts covers the chunks as stored.
+    EXPECT_EQ(H5Dget_storage_size(set), chunks * (chunk * width + detail::k_fletcher32_bytes));
+    EXPECT_GE(detail::Hdf5StoredChunks::file_bytes(rows, static_cast<std::int64_t>(chunk), width),
+              H5Dget_storage_size(set));
     const auto located = Hdf5Rows::locate(file, set, rows, width);
     ASSERT_TRUE(located.has_value());
+    const PreadFile pread(staged);
+    for (const auto& [begin, end] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, rows}, {1, rows - 1}}) {
+      std::vector<std::uint8_t> part(static_cast<std::size_t>(end - begin) * width);
+      read_one(pread, *located, begin, end, part.data(), "staged");
+      EXPECT_TRUE(std::equal(part.begin(), part.end(), bytes.begin() + begin * static_cast<std::int64_t>(width)))
+          << "[" << begin << ", " << end << ")";
+    }
     H5Dclose(set);
     H5Fclose(file);
     H5Pclose(dcpl);
   }
 }
 
-// Rows that are not whole chunks (a band starting or ending inside one) cannot be staged.
+// Rows that are not whole chunks of the dataset (a band starting or ending inside one, or
+// outside the dataset) cannot be staged.
 TEST(Hdf5StoredChunks, RowsThatAreNotWholeChunksAreRefused) {
   detail::Hdf5StoredChunks chunks;
   const std::vector<std::uint8_t> bytes(100 * 4);
   EXPECT_THROW(chunks.stage(200, 16, 4, 8, 108, bytes), SystemError);                        // starts inside a chunk
   EXPECT_THROW(chunks.stage(200, 16, 4, 0, 100, bytes), SystemError);                        // ends inside one
   EXPECT_THROW(chunks.stage(100, 16, 4, 0, 100, std::span(bytes).first(396)), SystemError);  // bytes short
-  EXPECT_NO_THROW(chunks.stage(100, 16, 4, 0, 100, bytes));                                  // ends with the dataset
+  const std::vector<std::uint8_t> chunk(16 * 4);
+  EXPECT_THROW(chunks.stage(100, 16, 4, 96, 112, chunk), SystemError);  // past the dataset's end
+  EXPECT_THROW(chunks.stage(100, 16, 4, -16, 0, chunk), SystemError);   // before its start
+  EXPECT_NO_THROW(chunks.stage(100, 16, 4, 0, 100, bytes));             // ends with the dataset
 }
 
 }  // namespace

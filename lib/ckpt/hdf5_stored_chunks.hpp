@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -237,7 +237,7 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
                                              RowFormat format, double row_bytes, double out_row_bytes) {
   const std::unique_ptr<StepSpace> space = make_cuda_space();
   const RowRange whole{0, o.rows};
-  const std::int64_t beside_rows = o.beside_rows != 0 ? o.beside_rows : o.rows;
+  const std::int64_t beside_rows = o.device_rows_beside();
   const TableSource beside_source = bench_table(bench_config(format, beside_rows, o.head_dim), format, beside_rows);
   std::vector<std::int64_t> beside_ids(ids);
   for (auto& id : beside_ids) id %= beside_rows;
@@ -354,7 +354,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
     for (const StorageTier tier : options.tiers) {
       require_tier_memory(comm, tier, tier_bytes(tier, {&layout, 1}, {&whole, 1}));
       if (tier == StorageTier::pinned) {
-        const RowRange beside{0, options.beside_rows != 0 ? options.beside_rows : options.rows};
+        const RowRange beside{0, options.device_rows_beside()};
         require_tier_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&beside, 1}));
       }
     }

@@ -25,6 +25,7 @@ struct LookupBenchOptions {
   std::int64_t rows = 1 << 20;  // table rows (ids are uniform over them)
   // Rows of the device table beside the pinned one in "pinned|device" (0: `rows`).
   std::int64_t beside_rows = 0;
+  [[nodiscard]] std::int64_t device_rows_beside() const { return beside_rows != 0 ? beside_rows : rows; }
   int head_dim = 160;
   OutDtype out_dtype = OutDtype::bf16;
   // The disk tier's checkpoint is written here (a fresh directory, removed afterwards);

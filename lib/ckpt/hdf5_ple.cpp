@@ -219,6 +219,13 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::hdf5; }
   [[nodiscard]] bool reads_collectively() const override { return collective_; }
 
+  [[nodiscard]] TableSource table_source(int d) const override {
+    TableSource source = PleCheckpoint::table_source(d);
+    const Table& table = sets_.at(static_cast<std::size_t>(d));
+    if (table.weight_rows) source.chunk_rows = table.weight_rows->chunk_rows();
+    return source;
+  }
+
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                  std::span<std::uint8_t> scales) const override {
     const PleTableInfo& info = table(d);

@@ -157,7 +157,7 @@ void Hdf5Rows::read(const PreadFile& file, std::span<const Hdf5RowsRead> reads) 
       first = last;
     }
   }
-  parallel_for(pieces.size(), 16, 1, [&](std::size_t i) {
+  parallel_for(pieces.size(), k_read_threads, 1, [&](std::size_t i) {
     const Piece& p = pieces[i];
     const Hdf5Rows& rows = *p.read->rows;
     const std::size_t width = rows.width_;

@@ -76,6 +76,9 @@ struct TableSource {
   // Rows read through HDF5: never called beside another HDF5 call (the library is not
   // thread-safe), so an HDF5 writer does not overlap them with its writes.
   bool reads_hdf5 = false;
+  // Rows of each of the source's stored chunks, counted from row 0: a call for part of one
+  // reads it whole, so loads read whole chunks (0: the source has none, or they are unknown).
+  std::int64_t chunk_rows = 0;
 };
 
 class PleCheckpoint {

@@ -21,7 +21,7 @@ namespace pleshard {
 namespace {
 
 void read_with_threads(std::span<const FileRead> reads, bool past_cache) {
-  parallel_for(reads.size(), 16, 4, [&](std::size_t i) {
+  parallel_for(reads.size(), k_read_threads, 4, [&](std::size_t i) {
     if (past_cache) {
       reads[i].file->read_exact_past_cache(reads[i].offset, reads[i].out);
     } else {

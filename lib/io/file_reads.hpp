@@ -23,6 +23,9 @@ struct FileRead {
 };
 
 inline constexpr unsigned k_reads_in_flight = 256;
+// Threads of pread that reads from threads use: enough reads in flight for the disk and page
+// cache, whatever the number of cores.
+inline constexpr std::size_t k_read_threads = 16;
 // Ranges of a file are read in pieces of at most this many bytes, many in flight.
 inline constexpr std::size_t k_read_piece_bytes = std::size_t{1} << 20;
 // Past the page cache io_uring reads through registered bounce blocks of this size; a read

@@ -18,10 +18,11 @@ namespace pleshard {
 class GpuTable {
  public:
   // Takes rows [range.begin, range.end) of the table `source` produces: read in bands of
-  // about 64 MiB through two page-locked staging buffers, reading one band while copying
-  // the other (pinned: read in place, past the page cache where the source allows, each
-  // band page-locked while the next is read), or, for synthetic tables, made in place on
-  // the GPU. NVFP4 rows carry their
+  // about 64 MiB (whole chunks of the source's) through two page-locked staging buffers,
+  // reading one band while copying the other (pinned: read in place, past the page cache
+  // where the source allows, or interleaved there from staging (NVFP4), each band
+  // page-locked while the next is read), or, for synthetic tables, made in place on the
+  // GPU. NVFP4 rows carry their
   // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
@@ -51,6 +52,8 @@ class GpuTable {
   [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use
   void make_synthetic(int ple_index, std::uint64_t seed);
   void load(const TableSource& source);
+  void load_device(const TableSource& source, const RowCuts& bands);
+  void load_pinned(const TableSource& source, const RowCuts& bands);
 
   TableLayout layout_;
   RowRange range_;

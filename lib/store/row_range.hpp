@@ -1,6 +1,9 @@
 #pragma once
-// A contiguous range of rows (or tokens), and the balanced split of one range into parts.
+// A contiguous range of rows (or tokens), the balanced split of one range into parts, and
+// its cut at multiples of a number of rows.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace pleshard {
@@ -19,5 +22,21 @@ struct RowRange {
   const std::int64_t begin = index * base + (index < extra ? index : extra);
   return {begin, begin + base + (index < extra ? 1 : 0)};
 }
+
+// `range` cut at the multiples of `rows` rows of the table (a load's bands and pieces, on
+// the boundaries of a file's chunks): count() parts, part k at(k); the first and last may
+// be shorter.
+struct RowCuts {
+  RowRange range;
+  std::int64_t rows = 1;  // at least one
+  [[nodiscard]] std::size_t count() const {
+    if (range.size() <= 0) return 0;
+    return static_cast<std::size_t>((range.end - 1) / rows - range.begin / rows + 1);
+  }
+  [[nodiscard]] RowRange at(std::size_t k) const {
+    const std::int64_t first = (range.begin / rows + static_cast<std::int64_t>(k)) * rows;
+    return {std::max(range.begin, first), std::min(range.end, first + rows)};
+  }
+};
 
 }  // namespace pleshard

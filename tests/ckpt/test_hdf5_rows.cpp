@@ -313,6 +313,7 @@ TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
     const auto c = open_ple_checkpoint(made, config);
     rows = c->table(0).layout.rows;
     width = c->table(0).layout.row_bytes();
+    EXPECT_GT(c->table_source(0).chunk_rows, 0);  // located: its chunks are known
   }
   const bool deflate = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0;
   for (const bool signed_bytes : {false, true}) {
@@ -341,6 +342,7 @@ TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
       H5Fclose(file);
     }
     const auto c = open_ple_checkpoint(other, config);
+    EXPECT_EQ(c->table_source(0).chunk_rows, 0);  // read through HDF5
     std::vector<std::uint8_t> out(all.size());
     std::vector<std::uint8_t> none;
     c->read_rows(0, 0, rows, out, none);

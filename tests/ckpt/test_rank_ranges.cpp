@@ -30,6 +30,28 @@ TEST(RankRanges, BalancedRangesCoverEveryRowOnce) {
   }
 }
 
+TEST(RankRanges, CutsCoverTheRangeOnceOnMultiplesOfTheirRows) {
+  for (const RowRange range : {RowRange{0, 0}, RowRange{5, 5}, RowRange{0, 1}, RowRange{0, 12}, RowRange{3, 12},
+                               RowRange{3, 13}, RowRange{7, 8}, RowRange{11, 40}}) {
+    for (std::int64_t rows = 1; rows <= 13; ++rows) {
+      const RowCuts cuts{range, rows};
+      std::int64_t next = range.begin;
+      for (std::size_t k = 0; k < cuts.count(); ++k) {
+        const RowRange part = cuts.at(k);
+        EXPECT_EQ(part.begin, next);
+        EXPECT_GT(part.size(), 0);
+        // Each part lies within one multiple of `rows`, and ends on one unless it is the last.
+        EXPECT_EQ(part.begin / rows, (part.end - 1) / rows);
+        if (k + 1 < cuts.count()) {
+          EXPECT_EQ(part.end % rows, 0);
+        }
+        next = part.end;
+      }
+      EXPECT_EQ(next, range.end) << range.begin << ".." << range.end << " by " << rows;
+    }
+  }
+}
+
 TEST(RankRanges, EachRankReadsItsRangeOfEveryTable) {
   int rank = 0;
   int ranks = 1;

@@ -204,29 +204,64 @@ TEST_F(GpuTiers, StoreFetchRunsBesideOtherWork) {
   }
 }
 
+// One NVFP4 table of 32-value rows, of more than one load band (about 64 MiB) for a base
+// of a few million.
+ModelConfig nvfp4_bands_config(std::int64_t base) {
+  const nlohmann::json j = {{"vocab_size", 1000},
+                            {"eos_token_id", 2},
+                            {"num_hidden_layers", 2},
+                            {"ngram_size", 3},
+                            {"heads_per_ngram", 2},
+                            {"ple_embed_dim", 64},
+                            {"ngram_vocab_size_base", base},
+                            {"split_ngram_parts", 3},
+                            {"ple_embedding_dtype", "nvfp4"},
+                            {"ple_layer_ids", {1}}};
+  return parse_model_config(j, "bands config");
+}
+
 // Rows past 2^32 bytes (tests/store/large_table.hpp).
 // Several load bands (about 64 MiB each) and many kernel blocks: the same bytes made on the
 // GPU as read from the source, NVFP4 scales interleaved and padding zero, on both tiers.
 TEST_F(GpuTiers, RowsMadeInPlaceAreTheSourcesBytesAcrossBands) {
-  nlohmann::json j = {{"vocab_size", 1000},
-                      {"eos_token_id", 2},
-                      {"num_hidden_layers", 2},
-                      {"ngram_size", 3},
-                      {"heads_per_ngram", 2},
-                      {"ple_embed_dim", 64},
-                      {"ngram_vocab_size_base", 5'000'000},
-                      {"split_ngram_parts", 3},
-                      {"ple_embedding_dtype", "nvfp4"},
-                      {"ple_layer_ids", {1}}};
-  const ModelConfig config = parse_model_config(j, "bands config");
+  const ModelConfig config = nvfp4_bands_config(5'000'000);
   const TableSource source = synthetic_tables(config, RowFormat::nvfp4, 17).front();
   const RowRange range{1234567, source.info.layout.rows - 3};
   ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_band_bytes);
-  TableSource loaded = source;
-  loaded.synthetic.reset();
   for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
     const std::vector<std::uint8_t> made = table_bytes(GpuTable(source, range, tier));
-    EXPECT_TRUE(made == table_bytes(GpuTable(loaded, range, tier))) << to_string(tier);
+    // Bands on no chunks, on chunks that do not divide the range's ends, on chunks longer
+    // than a band (then ignored).
+    for (const std::int64_t chunk_rows : {std::int64_t{0}, std::int64_t{77777}, std::int64_t{1} << 40}) {
+      TableSource loaded = source;
+      loaded.synthetic.reset();
+      loaded.chunk_rows = chunk_rows;
+      EXPECT_TRUE(made == table_bytes(GpuTable(loaded, range, tier)))
+          << to_string(tier) << ", chunks of " << chunk_rows;
+    }
+  }
+}
+
+// NVFP4 rows of files (HDF5: chunks of 1 MiB of codes, read past the library; safetensors)
+// over several bands, loaded from a row inside a chunk: the bytes made in place.
+TEST_F(GpuTiers, Nvfp4FilesLoadAcrossChunksAndBands) {
+  using namespace pleshard::testing_support;
+  const ModelConfig config = nvfp4_bands_config(4'000'000);
+  const std::vector<TableSource> tables = synthetic_tables(config, RowFormat::nvfp4, 23);
+  const TableSource& made = tables.front();
+  const RowRange range{12345, made.info.layout.rows - 5};
+  ASSERT_GT(static_cast<std::size_t>(range.size()) * made.info.layout.bytes_per_row(), k_band_bytes);
+  const ScratchDir dir;
+  for (const CheckpointKind kind : {CheckpointKind::hdf5, CheckpointKind::safetensors}) {
+    const auto path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "st");
+    write_checkpoint(path, config, tables, {kind});
+    const auto checkpoint = open_ple_checkpoint(path, config);
+    const TableSource source = checkpoint->table_source(0);
+    EXPECT_EQ(source.chunk_rows > 0, kind == CheckpointKind::hdf5) << to_string(kind);
+    for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+      EXPECT_TRUE(table_bytes(GpuTable(made, range, tier)) == table_bytes(GpuTable(source, range, tier)))
+          << to_string(kind) << " " << to_string(tier);
+    }
   }
 }
 

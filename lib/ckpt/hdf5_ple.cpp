@@ -378,7 +378,8 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
              Hdf5StoredChunks::file_bytes(l.rows, chunk, l.scale_bytes());
   }
   require_free_space(path, bytes, "the checkpoint");
-  {
+  haddr_t data_end = 0;  // of the file's data, where HDF5 last allocated
+  try {
     // No object times (the root group's, the groups', the datasets'): a file's bytes depend
     // on its contents alone.
     H5Id fcpl = check(H5Pcreate(H5P_FILE_CREATE), H5Pclose, "H5Pcreate");
@@ -387,6 +388,8 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
     check(H5Pset_obj_track_times(gcpl.get(), 0), "H5Pset_obj_track_times");
     H5Id file = check(H5Fcreate(partial.string().c_str(), H5F_ACC_TRUNC, fcpl.get(), checksummed_fapl().get()),
                       H5Fclose, partial.string() + ": cannot create");
+    // The disk taken now: space that runs out later (another writer, a quota) fails here.
+    reserve_file_space(partial, bytes, "the checkpoint");
     write_string_attribute(file.get(), "config", to_json(config).dump());
     write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
     H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "/ple");
@@ -464,7 +467,13 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
       }
     }
     if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw SystemError(partial.string() + ": flush failed (disk full?)");
+    check(H5Fget_eoa(file.get(), &data_end), "H5Fget_eoa");
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(partial, ignored);  // closed above: no half-written file is left
+    throw;
   }
+  fs::resize_file(partial, data_end);  // the reserved space HDF5 did not use
   sync_file(partial);
   commit_file(partial, path);
 }

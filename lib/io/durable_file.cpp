@@ -98,4 +98,16 @@ void require_free_space(const std::filesystem::path& path, std::uint64_t bytes, 
                      std::to_string(free) + " free");
 }
 
+void reserve_file_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what) {
+  if (bytes == 0) return;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(path.string() + ": cannot open to reserve space");
+  const int rc = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes));
+  const int error = errno;
+  ::close(fd);
+  if (rc == 0 || error == EOPNOTSUPP || error == ENOSYS) return;  // reserved, or the file system cannot
+  throw InputError(path.string() + ": cannot reserve the " + std::to_string(bytes) + " bytes " + what +
+                   " needs: " + std::strerror(error));
+}
+
 }  // namespace pleshard

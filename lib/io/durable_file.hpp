@@ -47,4 +47,11 @@ void write_text_file(const std::filesystem::path& path, std::string_view text);
 // system that will hold `path` has `bytes` free: checked before a long write starts.
 void require_free_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what);
 
+// Allocates the disk blocks of the first `bytes` of the file at `path` (fallocate; its size
+// becomes at least `bytes`), so that a disk that fills while a writer that cannot recover from
+// a failed write (HDF5) writes it fails here, before the first row, as an InputError naming
+// the file, `what` and the reason (no space, a quota, the file size limit). Nothing on a
+// file system that cannot allocate ahead.
+void reserve_file_space(const std::filesystem::path& path, std::uint64_t bytes, const std::string& what);
+
 }  // namespace pleshard

@@ -4,7 +4,7 @@
 # one message naming the output, and nothing that looks complete is left. Where this
 # machine lets us mount a small tmpfs, a disk too small from the start is refused before
 # the first step, and so is ckpt make onto one (an HDF5 file a page larger than the disk too:
-# HDF5 cannot recover from a failed write).
+# HDF5 cannot recover from a failed write); an HDF5 file's space runs out before its first row.
 #   full_disk.sh PLESHARD CHECKPOINT MPIEXEC
 set -uo pipefail
 app=$1; ckpt=$2; mpiexec=$3
@@ -42,10 +42,24 @@ for case in "${cases[@]}"; do
   [ ! -e "$work/$where/out.h5" ] || { echo "FAIL: an output that looks complete was left"; exit 1; }
   [ "$(grep -c 'error:' "$work/err")" -eq 1 ] || { echo "FAIL: not one message:"; cat "$work/err"; exit 1; }
 done
+sed 's/"ngram_vocab_size_base": [0-9]*/"ngram_vocab_size_base": 20000/' "$ckpt/config.json" >"$work/big.json"
+# An HDF5 checkpoint's disk is reserved before its first row, so that space that runs out
+# while it is written (another writer, a quota; here the file size limit) fails there, in one
+# message, leaving nothing (a write that fails inside HDF5 cannot be recovered from).
+# 12 MB: more than MPI's start-up writes, less than the 21 MB file.
+rm -rf "${work:?}/plain"/*
+(trap '' XFSZ; ulimit -f 12000; exec "$app" ckpt make --config "$work/big.json" --kind hdf5 --out "$work/plain/limited.h5" \
+  --quiet) >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: ckpt make --kind hdf5 past the file size limit: exit $rc"; cat "$work/err"; exit 1; }
+grep -q "limited.h5.partial: cannot reserve the [0-9]* bytes the checkpoint needs" "$work/err" \
+  || { echo "FAIL: ckpt make --kind hdf5's refusal past the file size limit:"; cat "$work/err"; exit 1; }
+[ "$(grep -c 'error:' "$work/err")" -eq 1 ] || { echo "FAIL: not one message:"; cat "$work/err"; exit 1; }
+[ -z "$(ls -A "$work/plain")" ] || { echo "FAIL: ckpt make --kind hdf5 left files"; ls -la "$work/plain"; exit 1; }
+echo "full disk: ckpt make --kind hdf5 past the file size limit refused before its first row"
 # ckpt make onto a disk too small is refused before it writes, naming the file.
 if [ $mounted -eq 1 ]; then
   rm -rf "${work:?}/tmpfs"/*
-  sed 's/"ngram_vocab_size_base": [0-9]*/"ngram_vocab_size_base": 20000/' "$ckpt/config.json" >"$work/big.json"
   if "$app" ckpt make --config "$work/big.json" --out "$work/tmpfs/ck" --quiet >"$work/out" 2>"$work/err"; then
     echo "FAIL: ckpt make wrote more than the disk holds"; exit 1
   fi

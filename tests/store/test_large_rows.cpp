@@ -3,7 +3,8 @@
 // crafted as a sparse file of 77 or 137 GB that takes about 100 KB of disk, in one, two
 // or three shards: the disk and host tiers read the marker rows around 2^31, 2^32, the
 // shard boundaries and the end; hashed ids land in the table (the second head's all past
-// 2^32), match the reference and read their rows; balanced ranges tile such tables.
+// 2^32) and match the reference, and the disk tier reads their rows; balanced ranges tile
+// such tables.
 
 #include <gtest/gtest.h>
 
@@ -155,6 +156,9 @@ TEST(LargeRows, DiskTierReadsMarkerRowsAroundEveryBoundary) {
     std::vector<std::int64_t> ids = c.boundary_rows();
     std::reverse(ids.begin(), ids.end());
     ids.insert(ids.end(), {-1, k_2_32, k_2_32 + 1, rows, rows - 2, c.shard_rows + 1, rows + k_2_32, k_2_31 - 1});
+    // And the rows the requests hash to (the second head's past 2^32).
+    const std::vector<std::int64_t> hashed = reference_ids(c.config);
+    ids.insert(ids.end(), hashed.begin(), hashed.end());
     std::vector<std::int64_t> distinct;
     for (const std::int64_t id : ids)
       if (id >= 0 && id < rows && std::find(distinct.begin(), distinct.end(), id) == distinct.end())
@@ -228,7 +232,7 @@ TEST(LargeRows, GpuTiersHoldRangesOfMoreThan2To31Rows) {
   }
 }
 
-TEST(LargeRows, HashedIdsLandInTheTableAndReadTheirRows) {
+TEST(LargeRows, HashedIdsLandInTheTable) {
   const ScratchDir dir;
   for (const Case& k : k_cases) {
     SCOPED_TRACE(std::string(k.dtype) + ", " + std::to_string(k.parts) + " parts");
@@ -245,11 +249,8 @@ TEST(LargeRows, HashedIdsLandInTheTableAndReadTheirRows) {
       EXPECT_LT(ids[i], i % heads == 0 ? spec.head_offsets[1] : rows) << "id " << i;
     }
     EXPECT_GT(spec.head_offsets[1], k_2_32);  // so the second head's ids all lie past 2^32
-
-    const auto space = make_host_space();
-    const std::vector<RowRange> whole{{0, rows}};
-    const auto store = make_row_store(StorageTier::disk, *c.checkpoint, whole, *space);
-    EXPECT_EQ(as_bits(lookup_from_host(*store, *space, 0, ids, OutDtype::f32)), c.expected(ids, {0, rows}));
+    // Their rows are read by the disk tier in DiskTierReadsMarkerRowsAroundEveryBoundary
+    // (a disk store of an NVFP4 table this size holds 8.6 GB of block scales).
   }
 }
 

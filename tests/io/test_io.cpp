@@ -246,7 +246,8 @@ TEST(DurableFiles, AFailedWriteLeavesNoFileUnderTheFinalName) {
 // A safetensors checkpoint written onto a disk that fills up: an error, and no file under a
 // final name (no config.json, no index, no shard file) that a later job could take for
 // complete. (HDF5 cannot close a file whose writes failed, and crashes when it shuts down
-// later: an HDF5 checkpoint is refused before it starts where the disk is too small.)
+// later: an HDF5 checkpoint is refused before it starts where the disk is too small, and its
+// disk is reserved before its first row.)
 TEST(DurableFiles, ACheckpointOnAFullDiskIsAnErrorAndLeavesNothingComplete) {
   using namespace pleshard::testing_support;
   const ModelConfig config = small_config();
@@ -284,6 +285,45 @@ TEST(DurableFiles, AnHdf5CheckpointTooLargeForTheDiskIsRefusedBeforeItStarts) {
     EXPECT_NE(std::string(e.what()).find("c.h5: the checkpoint needs"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "c.h5.partial"));
+}
+
+// Space that runs out after the check (here the file size limit) fails the reservation before
+// the first row, leaving nothing; HDF5 is left able to shut down (this process ends cleanly)
+// and to write the same checkpoint once there is room.
+TEST(DurableFiles, AnHdf5CheckpointWhoseSpaceRunsOutFailsBeforeItsFirstRow) {
+  using namespace pleshard::testing_support;
+  const ModelConfig config = small_config();
+  const ScratchDir dir;
+  const auto tables = synthetic_tables(config, RowFormat::bf16, 1);
+  {
+    const FileSizeLimit limit(200'000);  // more than HDF5 writes when it creates a file
+    try {
+      write_checkpoint(dir / "c.h5", config, tables, {CheckpointKind::hdf5});
+      ADD_FAILURE() << "written past the limit";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("c.h5.partial: cannot reserve the "), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.h5.partial"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.h5"));
+  write_checkpoint(dir / "c.h5", config, tables, {CheckpointKind::hdf5});
+  const auto checkpoint = open_ple_checkpoint(dir / "c.h5", config);
+  checkpoint->verify_data({});
+}
+
+TEST(DurableFiles, ReservedSpaceIsTheFilesAndARefusalNamesIt) {
+  const pleshard::testing_support::ScratchDir dir;
+  write_text_file(dir / "f", "x");
+  reserve_file_space(dir / "f", 1 << 20, "the test");
+  EXPECT_GE(std::filesystem::file_size(dir / "f"), std::uintmax_t{1} << 20);  // or left alone where it cannot
+  const FileSizeLimit limit(1 << 16);
+  try {
+    reserve_file_space(dir / "f", 1 << 22, "the test");
+    ADD_FAILURE() << "reserved past the limit";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("f: cannot reserve the 4194304 bytes the test needs"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

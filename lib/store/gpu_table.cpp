@@ -214,7 +214,7 @@ void GpuTable::load_pinned(const TableSource& source, const RowCuts& bands) {
     // NVFP4: read into page-locked staging, and interleaved into the rows in pieces over the
     // cores while the next band is read (on the H200 machine an NVFP4 load interleaving
     // after each read ran at 67% of the file's rate; interleaving each piece on the thread
-    // that read it, from cache, ran 1.7-2.6 s slower than this over 28.8 GB).
+    // that read it, from cache, ran 1.8-3.1 s slower than this over 28.8 GB).
     std::array<StagedBand, 2> staging =
         staged_bands(static_cast<std::size_t>(std::min(bands.rows, range_.size())), layout_);
     const std::size_t pad = pitch_ - row_bytes - scale_bytes;

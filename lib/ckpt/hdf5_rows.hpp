@@ -56,9 +56,9 @@ class Hdf5Rows {
   static std::optional<Hdf5Rows> locate(hid_t file, hid_t set, std::int64_t rows, std::size_t width);
 
   // Every read, from `file` (the datasets' file, opened for pread), together: each chunk read
-  // by one of up to k_read_threads threads and its checksum verified there, while the other threads read
-  // (a chunk inside the read straight into place; one that sticks out whole, then its rows
-  // copied out; a contiguous dataset: reads of 1 MiB into place).
+  // by one of up to k_read_threads threads and its checksum verified there, while the other
+  // threads read (a chunk inside the read straight into place; one that sticks out whole,
+  // then its rows copied out; a contiguous dataset: reads of 1 MiB into place).
   // A chunk whose checksum fails is an InputError naming its dataset and rows.
   static void read(const PreadFile& file, std::span<const Hdf5RowsRead> reads);
 

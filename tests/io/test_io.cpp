@@ -315,7 +315,7 @@ TEST(DurableFiles, ReservedSpaceIsTheFilesAndARefusalNamesIt) {
   const pleshard::testing_support::ScratchDir dir;
   write_text_file(dir / "f", "x");
   reserve_file_space(dir / "f", 1 << 20, "the test");
-  EXPECT_GE(std::filesystem::file_size(dir / "f"), std::uintmax_t{1} << 20);  // or left alone where it cannot
+  EXPECT_GE(std::filesystem::file_size(dir / "f"), std::uintmax_t{1} << 20);
   const FileSizeLimit limit(1 << 16);
   try {
     reserve_file_space(dir / "f", 1 << 22, "the test");

@@ -33,9 +33,10 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCach
 
 void DiskStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
+  reader_.finish();  // a submit not waited for: its reads end before their buffers change
   checkpoint_.check_unchanged();
   // Every layer's distinct rows, then all their reads in flight together.
-  std::vector<PleCheckpoint::RowSet> sets;
+  sets_.clear();
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Staging& s = layers_[d];
     const TableLayout& layout = checkpoint_.table(static_cast<int>(d)).layout;
@@ -49,18 +50,37 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
     s.host_rows.resize(s.distinct.size() * layout.row_bytes());
     // Codes only: the scales are in memory.
-    sets.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
+    sets_.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
   }
+  reader_.start([this] { checkpoint_.read_row_sets(sets_, reads_); });
   try {
-    checkpoint_.read_row_sets(sets, reads_);
-  } catch (const InputError&) {
-    checkpoint_.check_unchanged();  // a file changed since the check above: say so
+    for (std::size_t d = 0; d < layers_.size(); ++d) stage_keys(static_cast<int>(d), queries[d]);
+  } catch (...) {
+    try {
+      reader_.finish();
+    } catch (...) {  // the staging's failure is the one to report
+    }
     throw;
   }
-  for (std::size_t d = 0; d < layers_.size(); ++d) stage(static_cast<int>(d), queries[d]);
 }
 
-void DiskStore::stage(int layer, const RowQuery& query) {
+std::span<const kernels::DecodeTask> DiskStore::wait() {
+  try {
+    reader_.finish();
+  } catch (const InputError&) {
+    checkpoint_.check_unchanged();  // a file changed since submit's check: say so
+    throw;
+  }
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    Staging& s = layers_[d];
+    // From pageable memory: host_rows has been read when this returns.
+    s.rows.assign(std::span<const std::uint8_t>(s.host_rows));
+    tasks_[d].rows.rows = s.rows.data();
+  }
+  return tasks_;
+}
+
+void DiskStore::stage_keys(int layer, const RowQuery& query) {
   Staging& s = layers_[static_cast<std::size_t>(layer)];
   const PleTableInfo& info = checkpoint_.table(layer);
   const std::size_t scale_bytes = info.layout.scale_bytes();
@@ -75,13 +95,12 @@ void DiskStore::stage(int layer, const RowQuery& query) {
   }
   // Copies from pageable memory: the host vectors have been read when these return.
   s.keys.assign(std::span<const std::int64_t>(s.host_ids));
-  s.rows.assign(std::span<const std::uint8_t>(s.host_rows));
   s.scales.assign(std::span<const std::uint8_t>(s.host_scales));
   const kernels::TableView packed{info.layout.format,
                                   info.layout.head_dim,
                                   0,
                                   static_cast<std::int64_t>(s.distinct.size()),
-                                  s.rows.data(),
+                                  nullptr,  // the rows, once wait() has staged them
                                   scale_bytes == 0 ? nullptr : s.scales.data(),
                                   info.global_scale};
   tasks_[static_cast<std::size_t>(layer)] = {packed, s.keys.as<std::int64_t>(), query.count, nullptr};

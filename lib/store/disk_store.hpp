@@ -1,9 +1,11 @@
 #pragma once
 // The disk tier: no table in memory but NVFP4 block scales. Each step copies its ids to the
-// host, reads each distinct row of every layer once from the checkpoint's files (every
-// layer's reads in flight together), and stages the raw rows into the step space, where the
-// step's decode reads them. Every table is held whole (each rank reads the rows of its own
-// tokens), so nothing needs combining across ranks.
+// host and reads each distinct row of every layer once from the checkpoint's files (every
+// layer's reads in flight together, on the store's worker thread), and stages the raw rows
+// into the step space, where the step's decode reads them. submit() starts the reads and
+// returns once the rest of the staging (each id's key, the rows' block scales) is done
+// beside them; wait() waits for the reads and stages the rows. Every table is held whole
+// (each rank reads the rows of its own tokens), so nothing needs combining across ranks.
 //
 // NVFP4 rows keep their codes and block scales in separate tensors, so each row would be
 // two random reads; the scales (a ninth of the table's bytes at 160 values a row) are read
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/worker.hpp"
 #include "exec/step_space.hpp"
 #include "store/row_store.hpp"
 
@@ -20,7 +23,8 @@ namespace pleshard {
 
 class DiskStore final : public RowStore {
  public:
-  // `checkpoint` must outlive the store and must not read collectively. Reads every NVFP4
+  // `checkpoint` must outlive the store and must not read collectively; it is read on the
+  // store's thread between submit() and wait() (the caller makes no HDF5 call there). Reads every NVFP4
   // table's block scales (tier_bytes of the disk tier; the caller checks they fit). Steps
   // read through the page cache, or past it (`reads`: PageCache::bypass, O_DIRECT).
   DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
@@ -28,7 +32,7 @@ class DiskStore final : public RowStore {
   [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }
   [[nodiscard]] bool enqueues_only() const override { return false; }
   void submit(std::span<const RowQuery> queries) override;
-  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 
   // Rows read for the layer by the last submit (its distinct ids inside the table).
   [[nodiscard]] std::int64_t rows_read(int layer) const {
@@ -49,14 +53,17 @@ class DiskStore final : public RowStore {
     std::vector<std::uint8_t> table_scales;  // every row's block scales (nvfp4)
   };
 
-  // A layer's rows, read, into the step space with each id's key.
-  void stage(int layer, const RowQuery& query);
+  // What a layer's decode needs but its rows: each id's key and the rows' block scales, in
+  // the step space.
+  void stage_keys(int layer, const RowQuery& query);
 
   const PleCheckpoint& checkpoint_;
   StepSpace& space_;
   PageCache reads_;
   std::vector<Staging> layers_;
+  std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
   std::vector<kernels::DecodeTask> tasks_;
+  Worker reader_;  // last: its job reads the members above, so it stops first
 };
 
 }  // namespace pleshard

@@ -14,6 +14,7 @@
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
+#include "exec/step_kernels.hpp"
 #include "store/disk_store.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store_factory.hpp"
@@ -88,6 +89,49 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
           }
         }
       }
+  }
+}
+
+// submit() returns with the reads in flight and wait() hands out the rows: a submit that was
+// never waited for gives way to the next, whose rows are the ones handed out.
+TEST(DiskTable, ASubmitNotWaitedForGivesWayToTheNext) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("nvfp4", 7);
+  const fs::path path = dir / "nvfp4";
+  write_checkpoint(path, config, synthetic_tables(config, RowFormat::nvfp4, 9), {CheckpointKind::safetensors, 2});
+  const auto checkpoint = open_ple_checkpoint(path, config);
+  const auto space = make_host_space();
+  DiskStore disk(*checkpoint, *space);
+  const int layers = config.num_ple_layers();
+  const std::int64_t rows = checkpoint->table(0).layout.rows;
+  std::mt19937_64 rng(11);
+  const auto some_ids = [&] {
+    std::vector<std::int64_t> ids(500);
+    for (auto& id : ids) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+    return ids;
+  };
+  const std::vector<std::int64_t> first = some_ids();
+  const std::vector<std::int64_t> second = some_ids();
+  SpaceBuffer first_ids(*space);
+  SpaceBuffer second_ids(*space);
+  first_ids.assign(std::span<const std::int64_t>(first));
+  second_ids.assign(std::span<const std::int64_t>(second));
+  const auto queries = [&](const SpaceBuffer& ids, std::int64_t count) {
+    return std::vector<RowQuery>(static_cast<std::size_t>(layers), RowQuery{ids.as<std::int64_t>(), count});
+  };
+  disk.submit(queries(first_ids, static_cast<std::int64_t>(first.size())));
+  disk.submit(queries(second_ids, static_cast<std::int64_t>(second.size())));
+  const std::span<const kernels::DecodeTask> fetched = disk.wait();
+  ASSERT_EQ(fetched.size(), static_cast<std::size_t>(layers));
+  const std::size_t out_bytes = second.size() * static_cast<std::size_t>(config.head_dim()) * sizeof(float);
+  for (int d = 0; d < layers; ++d) {
+    std::vector<std::uint8_t> expected(out_bytes);
+    HostTable(*checkpoint, d, {0, checkpoint->table(d).layout.rows}).lookup(second, OutDtype::f32, expected.data());
+    std::vector<std::uint8_t> got(out_bytes);
+    kernels::DecodeTask task = fetched[static_cast<std::size_t>(d)];
+    task.out = got.data();  // the host space decodes into host memory
+    decode_step(*space, {&task, 1}, OutDtype::f32);
+    EXPECT_EQ(got, expected) << "layer " << d;
   }
 }
 

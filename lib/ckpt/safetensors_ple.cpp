@@ -100,27 +100,25 @@ struct RunSpan {
   }
 };
 
-// The spans of runs that lie at most a page of row bytes apart, each at most `span_bytes`
-// long, while `buffered` (the buffer's bytes so far, advanced) stays within `buffer_bytes`;
-// runs of no span are read alone.
-std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes,
-                                std::size_t buffer_bytes, std::size_t& buffered) {
-  constexpr std::size_t k_gap_bytes = 4096;
+// The spans of runs that lie at most k_gap_bytes of row bytes apart, each at most
+// `span_bytes` long; runs of no span are read alone. A gap is read rather than skipped
+// because on an SSD one 4 KiB random read takes about as long as 16 KiB at the disk's
+// bandwidth (the H200 machine's: 9e4 reads/s, 1.45 GB/s); there the cache's static fill of
+// 8M hot rows took 16-18 s at 16 KiB against 24-25 s at 4 KiB (docs/performance.md).
+std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes) {
+  constexpr std::size_t k_gap_bytes = 16 * 1024;
   std::vector<RunSpan> spans;
   for (std::size_t a = 0; a < runs.size();) {
-    RunSpan span{a, a + 1, buffered};
+    RunSpan span{a, a + 1, 0};
     const auto end_of = [&](std::size_t k) { return runs[k].first + runs[k].count; };
     const auto bytes = [&](std::size_t last) {
       return static_cast<std::size_t>(end_of(last - 1) - runs[a].first) * row_bytes;
     };
     while (span.last < runs.size() &&
            static_cast<std::size_t>(runs[span.last].first - end_of(span.last - 1)) * row_bytes <= k_gap_bytes &&
-           bytes(span.last + 1) <= span_bytes && buffered + bytes(span.last + 1) <= buffer_bytes)
+           bytes(span.last + 1) <= span_bytes)
       ++span.last;
-    if (span.last - span.first > 1) {
-      buffered += bytes(span.last);
-      spans.push_back(span);
-    }
+    if (span.last - span.first > 1) spans.push_back(span);
     a = span.last;
   }
   return spans;
@@ -190,16 +188,17 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
-    // Codes of rows close together (at most a page apart) are read as one span into a buffer
-    // of the calling thread's (at most 64 MiB, kept), then copied out: one read where there
-    // were many (the hot rows a cached job fills its cache with at the start lie a few rows
-    // apart). Past the page cache a span fits one of io_uring's bounce blocks, so that it
-    // stays past it. Scales are read run by run.
+    // Codes of rows close together (at most 16 KiB apart) are read as one span into a buffer
+    // of the calling thread's, then copied out: one read where there were many (the hot rows
+    // a cached job fills its cache with at the start lie a few rows apart). The buffer holds
+    // at most 64 MiB (kept), so spans of more are read in rounds, each round's reads in
+    // flight together; the rows read alone and the scales (run by run) go with the first.
+    // Past the page cache a span fits one of io_uring's bounce blocks, so that it stays past it.
     constexpr std::size_t k_buffer_bytes = std::size_t{64} << 20;
     const std::size_t span_bytes = cache == PageCache::bypass ? k_direct_read_bytes : k_buffer_bytes;
     std::vector<std::vector<RowRun>> runs;
     std::vector<std::vector<RunSpan>> spans;
-    std::size_t buffered = 0;
+    std::vector<FileRead> reads;
     for (const RowSet& s : sets) {
       const PleTableInfo& info = table(s.ple_index);
       if (!s.sorted_rows.empty() && (s.sorted_rows.front() < 0 || s.sorted_rows.back() >= info.layout.rows))
@@ -207,39 +206,56 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       if (s.rows.size() < s.sorted_rows.size() * info.layout.row_bytes() ||
           (!s.scales.empty() && s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes()))
         throw SystemError(path_ + ": read_row_set output too small");
-      runs.push_back(row_runs(s.sorted_rows));
-      spans.push_back(close_runs(runs.back(), info.layout.row_bytes(), span_bytes, k_buffer_bytes, buffered));
-    }
-    thread_local std::vector<std::uint8_t> buffer;
-    if (buffer.size() < buffered) buffer.resize(buffered);  // grown only: zeroed once
-    std::vector<FileRead> reads;
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      const RowSet& s = sets[i];
-      const std::vector<RowRun>& r = runs[i];
-      const std::size_t row_bytes = table(s.ple_index).layout.row_bytes();
+      const std::vector<RowRun>& r = runs.emplace_back(row_runs(s.sorted_rows));
+      spans.push_back(close_runs(r, info.layout.row_bytes(), span_bytes));
       std::vector<RowRun> alone;  // runs read straight into place
       std::size_t a = 0;
-      for (const RunSpan& span : spans[i]) {
+      for (const RunSpan& span : spans.back()) {
         alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a),
                      r.begin() + static_cast<std::ptrdiff_t>(span.first));
-        const RowRun whole{r[span.first].first, span.rows(r), 0};
-        add_reads(s.ple_index, {&whole, 1},
-                  {buffer.data() + span.at, static_cast<std::size_t>(whole.count) * row_bytes}, {}, reads);
         a = span.last;
       }
       alone.insert(alone.end(), r.begin() + static_cast<std::ptrdiff_t>(a), r.end());
       add_reads(s.ple_index, alone, s.rows, {}, reads);
       if (!s.scales.empty()) add_reads(s.ple_index, r, {}, s.scales, reads);
     }
-    read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads, io_uring where there is one
-    for (std::size_t i = 0; i < sets.size(); ++i) {
-      const std::vector<RowRun>& r = runs[i];
-      const std::size_t row_bytes = table(sets[i].ple_index).layout.row_bytes();
-      for (const RunSpan& span : spans[i])
+    thread_local std::vector<std::uint8_t> buffer;
+    std::size_t set = 0;  // the next span: spans[set][next]
+    std::size_t next = 0;
+    for (bool first = true; first || set < sets.size(); first = false) {
+      // This round's spans: as many of the next as the buffer holds (any one span fits).
+      std::vector<std::pair<std::size_t, RunSpan>> round;
+      std::size_t buffered = 0;
+      for (; set < sets.size(); ++set, next = 0) {
+        const std::size_t row_bytes = table(sets[set].ple_index).layout.row_bytes();
+        for (; next < spans[set].size(); ++next) {
+          RunSpan span = spans[set][next];
+          const std::size_t bytes = static_cast<std::size_t>(span.rows(runs[set])) * row_bytes;
+          if (buffered + bytes > k_buffer_bytes) break;
+          span.at = buffered;
+          buffered += bytes;
+          round.emplace_back(set, span);
+        }
+        if (next < spans[set].size()) break;
+      }
+      if (buffer.size() < buffered) buffer.resize(buffered);  // grown only: zeroed once
+      for (const auto& [i, span] : round) {
+        const RowRun whole{runs[i][span.first].first, span.rows(runs[i]), 0};
+        add_reads(sets[i].ple_index, {&whole, 1},
+                  {buffer.data() + span.at,
+                   static_cast<std::size_t>(whole.count) * table(sets[i].ple_index).layout.row_bytes()},
+                  {}, reads);
+      }
+      read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads, io_uring where there is one
+      reads.clear();
+      for (const auto& [i, span] : round) {
+        const std::vector<RowRun>& r = runs[i];
+        const std::size_t row_bytes = table(sets[i].ple_index).layout.row_bytes();
         for (std::size_t k = span.first; k < span.last; ++k)
           std::memcpy(sets[i].rows.data() + static_cast<std::size_t>(r[k].at) * row_bytes,
                       buffer.data() + span.at + static_cast<std::size_t>(r[k].first - r[span.first].first) * row_bytes,
                       static_cast<std::size_t>(r[k].count) * row_bytes);
+      }
     }
   }
 

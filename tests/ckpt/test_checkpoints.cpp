@@ -354,6 +354,43 @@ TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
   }
 }
 
+// Close rows whose spans add up to more than the span buffer holds (64 MiB) are read in
+// rounds, beside rows read alone in another set; every row lands where it belongs.
+TEST(Checkpoints, RowSetsWhoseSpansOutgrowTheBufferAreReadInRounds) {
+  const ScratchDir dir;
+  ModelConfig config = small_config(nullptr, 5);
+  config.ngram_vocab_size_base = 800'000;  // 64-byte rows, about 100 MB a table
+  write_checkpoint(dir / "st", config, synthetic_tables(config, RowFormat::bf16, 3), {CheckpointKind::safetensors});
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  const TableLayout& layout = ckpt->table(0).layout;
+  ASSERT_GT(static_cast<std::size_t>(layout.rows) * layout.row_bytes(), std::size_t{96} << 20);
+  std::vector<std::vector<std::uint8_t>> all(2);
+  std::vector<std::vector<std::int64_t>> rows(2);
+  for (int d = 0; d < 2; ++d) {
+    all[d].resize(static_cast<std::size_t>(ckpt->table(d).layout.rows) * layout.row_bytes());
+    ckpt->read_rows(d, 0, ckpt->table(d).layout.rows, all[d], {});
+  }
+  for (std::int64_t r = 1; r < layout.rows; r += 2) rows[0].push_back(r);  // spans over the whole table
+  for (std::int64_t r = 7; r < ckpt->table(1).layout.rows; r += 9001) rows[1].push_back(r);  // alone
+  for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
+    std::vector<std::vector<std::uint8_t>> codes(2);
+    std::vector<PleCheckpoint::RowSet> sets;
+    for (int d = 0; d < 2; ++d) {
+      codes[d].assign(rows[d].size() * layout.row_bytes(), 0xEE);
+      sets.push_back({d, rows[d], codes[d], {}});
+    }
+    ckpt->read_row_sets(sets, cache);
+    for (int d = 0; d < 2; ++d)
+      for (std::size_t i = 0; i < rows[d].size(); ++i) {
+        const auto at = static_cast<std::size_t>(rows[d][i]) * layout.row_bytes();
+        ASSERT_TRUE(std::equal(codes[d].begin() + static_cast<std::ptrdiff_t>(i * layout.row_bytes()),
+                               codes[d].begin() + static_cast<std::ptrdiff_t>((i + 1) * layout.row_bytes()),
+                               all[d].begin() + static_cast<std::ptrdiff_t>(at)))
+            << "table " << d << " row " << rows[d][i] << (cache == PageCache::use ? " cached" : " direct");
+      }
+  }
+}
+
 // Past the page cache, rows close together still go past it (their spans fit io_uring's
 // bounce blocks): after dense rows of a table are read so, few of its pages are cached.
 TEST(Checkpoints, RowSetsReadPastThePageCacheLeaveItsPagesOut) {

@@ -25,44 +25,7 @@ import torch
 import torch.nn.functional as F
 from safetensors import safe_open
 
-MASK = (1 << 64) - 1
-
-
-def splitmix64(v):
-    v = (v + 0x9E3779B97F4A7C15) & MASK
-    v = ((v ^ (v >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    v = ((v ^ (v >> 27)) * 0x94D049BB133111EB) & MASK
-    return v ^ (v >> 31)
-
-
-def is_prime(n):
-    if n < 2:
-        return False
-    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
-        if n % p == 0:
-            return n == p
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for a in (2, 325, 9375, 28178, 450775, 9780504, 1795265022):
-        if a % n == 0:
-            continue
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
-
-
-def signed(v):
-    v &= MASK
-    return v - (1 << 64) if v >> 63 else v
-
+from ple_layout import layout, signed
 
 class Config:
     def __init__(self, path):
@@ -80,16 +43,7 @@ class Config:
         self.dtype = c.get("ple_embedding_dtype")
 
     def layout(self, d):
-        half = max(1, ((2**63 - 1) // self.vocab) // 2)
-        mults = [2 * (splitmix64(self.seed + 10007 * d + 0x9E3779B97F4A7C15 * (i + 1)) % half) + 1
-                 for i in range(self.n)]
-        primes, c = [], self.base
-        while len(primes) < (d + 1) * self.heads:
-            if is_prime(c):
-                primes.append(c)
-            c += 1
-        sizes = primes[d * self.heads:]
-        offsets = [sum(sizes[:h]) for h in range(self.heads)]
+        mults, sizes, offsets = layout(self.vocab, self.n, self.k, self.base, self.seed, d)
         return [signed(m) for m in mults], sizes, offsets
 
 

@@ -1,60 +1,25 @@
 #!/usr/bin/env python3
-"""Independent Python implementation of pleshard's hashing spec (DESIGN.md section 2),
-used once to write the golden `pleshard ids` outputs in this folder:
+"""Independent Python implementation of pleshard's hashing spec (DESIGN.md section 2; the
+layers' layout from jobs/ple_layout.py), used once to write the golden `pleshard ids`
+outputs in this folder:
 
     python3 make_golden.py   # rewrites *.config.json, *.batch.json, *.ids{0,1}.json
 
 Python integers are unbounded, so 64-bit wrap-around is applied explicitly."""
 import json
+import os
 import random
+import sys
 
-MASK = (1 << 64) - 1
-
-
-def splitmix64(v):
-    v = (v + 0x9E3779B97F4A7C15) & MASK
-    v = ((v ^ (v >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    v = ((v ^ (v >> 27)) * 0x94D049BB133111EB) & MASK
-    return v ^ (v >> 31)
-
-
-def is_prime(n):
-    if n < 2:
-        return False
-    d = 2
-    while d * d <= n:
-        if n % d == 0:
-            return False
-        d += 1
-    return True
-
-
-def signed(v):
-    v &= MASK
-    return v - (1 << 64) if v >> 63 else v
-
-
-def layout(cfg, d):
-    n, k = cfg.get("ngram_size", 3), cfg.get("heads_per_ngram", 8)
-    heads = (n - 1) * k
-    half = max(1, ((2**63 - 1) // cfg["vocab_size"]) // 2)
-    seed = cfg.get("seed", 1234)
-    mults = [2 * (splitmix64(seed + 10007 * d + 0x9E3779B97F4A7C15 * (i + 1)) % half) + 1
-             for i in range(n)]
-    primes, c = [], cfg.get("ngram_vocab_size_base", 20000000)
-    while len(primes) < (d + 1) * heads:
-        if is_prime(c):
-            primes.append(c)
-        c += 1
-    sizes = primes[d * heads:]
-    offsets = [sum(sizes[:h]) for h in range(heads)]
-    return mults, sizes, offsets
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "jobs"))
+from ple_layout import MASK, layout, signed  # noqa: E402
 
 
 def ids(cfg, d, batch):
     n, k = cfg.get("ngram_size", 3), cfg.get("heads_per_ngram", 8)
     eos = cfg["eos_token_id"]
-    mults, sizes, offsets = layout(cfg, d)
+    mults, sizes, offsets = layout(cfg["vocab_size"], n, k, cfg.get("ngram_vocab_size_base", 20000000),
+                                   cfg.get("seed", 1234), d)
     rows = []
     for req in batch["requests"]:
         seq = req.get("context", [eos] * (n - 1)) + req["tokens"]

@@ -101,12 +101,13 @@ struct RunSpan {
 };
 
 // The spans of runs that lie at most k_gap_bytes of row bytes apart, each at most
-// `span_bytes` long; runs of no span are read alone. A gap is read rather than skipped
-// because on an SSD one 4 KiB random read takes about as long as 16 KiB at the disk's
-// bandwidth (the H200 machine's: 9e4 reads/s, 1.45 GB/s); there the cache's static fill of
-// 8M hot rows took 16-18 s at 16 KiB against 24-25 s at 4 KiB (docs/performance.md).
+// `span_bytes` long; runs of no span are read alone. A page: wider gaps trade reads for
+// bytes, which pays on a cold disk and costs where the page cache holds the rows. On the
+// H200 machine 16 KiB took the cache's static fill of 8M hot rows, cold, from 24-25 s to
+// 16-18 s, but here the warm steps of a 16M-row table (rows about 10 KiB apart) fetched in
+// 9.0-9.2 s against 6.2-6.5 s at a page (docs/performance.md).
 std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes) {
-  constexpr std::size_t k_gap_bytes = 16 * 1024;
+  constexpr std::size_t k_gap_bytes = 4096;
   std::vector<RunSpan> spans;
   for (std::size_t a = 0; a < runs.size();) {
     RunSpan span{a, a + 1, 0};
@@ -188,7 +189,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
-    // Codes of rows close together (at most 16 KiB apart) are read as one span into a buffer
+    // Codes of rows close together (at most a page apart) are read as one span into a buffer
     // of the calling thread's, then copied out: one read where there were many (the hot rows
     // a cached job fills its cache with at the start lie a few rows apart). The buffer holds
     // at most 64 MiB (kept), so spans of more are read in rounds, each round's reads in

@@ -112,6 +112,9 @@ class PleCheckpoint {
     std::span<const std::int64_t> sorted_rows;
     std::span<std::uint8_t> rows;
     std::span<std::uint8_t> scales;
+    // Many close rows read once, likely cold (RowQuery::bulk): rows further apart are read
+    // together (safetensors).
+    bool bulk = false;
   };
   // read_row_set of every set (a step's tables), their reads in flight together where the
   // format reads rows itself (safetensors: through the page cache or past it, `cache`); one

@@ -100,14 +100,10 @@ struct RunSpan {
   }
 };
 
-// The spans of runs that lie at most k_gap_bytes of row bytes apart, each at most
-// `span_bytes` long; runs of no span are read alone. A page: wider gaps trade reads for
-// bytes, which pays on a cold disk and costs where the page cache holds the rows. On the
-// H200 machine 16 KiB took the cache's static fill of 8M hot rows, cold, from 24-25 s to
-// 16-18 s, but here the warm steps of a 16M-row table (rows about 10 KiB apart) fetched in
-// 9.0-9.2 s against 6.2-6.5 s at a page (docs/performance.md).
-std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes) {
-  constexpr std::size_t k_gap_bytes = 4096;
+// The spans of runs that lie at most `gap_bytes` of row bytes apart, each at most
+// `span_bytes` long; runs of no span are read alone.
+std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_bytes, std::size_t span_bytes,
+                                std::size_t gap_bytes) {
   std::vector<RunSpan> spans;
   for (std::size_t a = 0; a < runs.size();) {
     RunSpan span{a, a + 1, 0};
@@ -116,7 +112,7 @@ std::vector<RunSpan> close_runs(std::span<const RowRun> runs, std::size_t row_by
       return static_cast<std::size_t>(end_of(last - 1) - runs[a].first) * row_bytes;
     };
     while (span.last < runs.size() &&
-           static_cast<std::size_t>(runs[span.last].first - end_of(span.last - 1)) * row_bytes <= k_gap_bytes &&
+           static_cast<std::size_t>(runs[span.last].first - end_of(span.last - 1)) * row_bytes <= gap_bytes &&
            bytes(span.last + 1) <= span_bytes)
       ++span.last;
     if (span.last - span.first > 1) spans.push_back(span);
@@ -189,13 +185,22 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   }
 
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
-    // Codes of rows close together (at most a page apart) are read as one span into a buffer
-    // of the calling thread's, then copied out: one read where there were many (the hot rows
-    // a cached job fills its cache with at the start lie a few rows apart). The buffer holds
+    // Codes of rows close together are read as one span into a buffer of the calling
+    // thread's, then copied out: one read where there were many (the hot rows a cached job
+    // fills its cache with at the start lie a few rows apart). The buffer holds
     // at most 64 MiB (kept), so spans of more are read in rounds, each round's reads in
     // flight together; the rows read alone and the scales (run by run) go with the first.
     // Past the page cache a span fits one of io_uring's bounce blocks, so that it stays past it.
+    //
+    // A step's spans join rows at most a page apart, a bulk set's (a cache's static fill)
+    // rows at most 16 KiB apart: wider gaps trade reads for bytes, which pays on a cold disk
+    // and costs where the page cache holds the rows. On the H200 machine 16 KiB took the
+    // static fill of 8M hot rows, cold, from 24-25 s to 16-18 s, but here the warm steps of a
+    // 16M-row table (rows about 10 KiB apart) fetched in 9.0-9.2 s against 6.2-6.5 s at a
+    // page (docs/performance.md).
     constexpr std::size_t k_buffer_bytes = std::size_t{64} << 20;
+    constexpr std::size_t k_step_gap_bytes = 4096;
+    constexpr std::size_t k_bulk_gap_bytes = 16 * 1024;
     const std::size_t span_bytes = cache == PageCache::bypass ? k_direct_read_bytes : k_buffer_bytes;
     std::vector<std::vector<RowRun>> runs;
     std::vector<std::vector<RunSpan>> spans;
@@ -208,7 +213,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
           (!s.scales.empty() && s.scales.size() < s.sorted_rows.size() * info.layout.scale_bytes()))
         throw SystemError(path_ + ": read_row_set output too small");
       const std::vector<RowRun>& r = runs.emplace_back(row_runs(s.sorted_rows));
-      spans.push_back(close_runs(r, info.layout.row_bytes(), span_bytes));
+      spans.push_back(close_runs(r, info.layout.row_bytes(), span_bytes, s.bulk ? k_bulk_gap_bytes : k_step_gap_bytes));
       std::vector<RowRun> alone;  // runs read straight into place
       std::size_t a = 0;
       for (const RunSpan& span : spans.back()) {

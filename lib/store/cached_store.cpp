@@ -130,7 +130,7 @@ void CachedStore::fill_static(std::int64_t max_ids) {
     for (std::size_t d = 0; d < layers_.size(); ++d) {
       const auto hot = static_cast<std::int64_t>(layers_[d].plan.hot.size());
       const std::int64_t n = std::clamp<std::int64_t>(hot - at, 0, max_ids);
-      queries[d] = {layers_[d].hot.as<std::int64_t>() + std::min(at, hot), n};
+      queries[d] = {layers_[d].hot.as<std::int64_t>() + std::min(at, hot), n, true};
     }
     backing_->submit(queries);
     const std::span<const kernels::DecodeTask> fetched = backing_->wait();

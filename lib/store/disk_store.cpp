@@ -50,7 +50,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
     s.host_rows.resize(s.distinct.size() * layout.row_bytes());
     // Codes only: the scales are in memory.
-    sets_.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}});
+    sets_.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}, queries[d].bulk});
   }
   reader_.start([this] { checkpoint_.read_row_sets(sets_, reads_); });
   try {

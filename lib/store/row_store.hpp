@@ -21,6 +21,9 @@ namespace pleshard {
 struct RowQuery {
   const std::int64_t* ids = nullptr;
   std::int64_t count = 0;
+  // A one-off read of many rows close together, likely from a cold disk (a row cache's
+  // static fill) rather than a step's: the disk tier then reads across wider gaps.
+  bool bulk = false;
 };
 
 class RowStore {

@@ -282,8 +282,8 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
 // Row sets as the disk tier reads them, several in one call: rows a few apart (read as one
 // span and copied out), far apart (one read each) and both in one set, in runs, across shard
 // and file boundaries, an empty set, a table asked for twice, codes only and with scales,
-// through the page cache and past it, rows of 16 and 64 bytes; every row where it belongs,
-// nothing written past the outputs.
+// through the page cache and past it, as a step's sets and as bulk ones (wider gaps), rows of
+// 16 and 64 bytes; every row where it belongs, nothing written past the outputs.
 TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
   const ScratchDir dir;
   const std::tuple<const char*, RowFormat, int> made[] = {{"nvfp4", RowFormat::nvfp4, 1},
@@ -314,14 +314,16 @@ TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
       for (std::size_t k = 0; k < rows.size(); ++k) {
         const int d = k < tables.size() ? tables[k] : tables.front();
         const TableLayout& layout = ckpt->table(d).layout;
-        const std::uint64_t apart[] = {2, 60, 5000};
+        // Apart by under a page, between a page and 16 KiB (64-byte rows), and far.
+        const std::uint64_t apart[] = {2, 60, 150, 5000};
         for (std::int64_t r = static_cast<std::int64_t>(rng() % 7); k < tables.size() && r < layout.rows;
-             r += 1 + static_cast<std::int64_t>(rng() % apart[(rng() >> 7) % (round % 3 == 2 ? 3 : 2)]))
+             r += 1 + static_cast<std::int64_t>(rng() % apart[(rng() >> 7) % (round % 3 == 2 ? 4 : 3)]))
           rows[k].push_back(r);
         codes[k].assign((rows[k].size() + 1) * layout.row_bytes(), 0xEE);  // a row's room past the end
         scales[k].assign(with_scales ? (rows[k].size() + 1) * layout.scale_bytes() : 0, 0xEE);
         sets.push_back({d, rows[k], std::span(codes[k]).first(rows[k].size() * layout.row_bytes()),
-                        std::span(scales[k]).first(with_scales ? rows[k].size() * layout.scale_bytes() : 0)});
+                        std::span(scales[k]).first(with_scales ? rows[k].size() * layout.scale_bytes() : 0),
+                        round % 4 >= 2});  // bulk sets' spans join rows further apart
       }
       for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
         ckpt->read_row_sets(sets, cache);
@@ -355,7 +357,8 @@ TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
 }
 
 // Close rows whose spans add up to more than the span buffer holds (64 MiB) are read in
-// rounds, beside rows read alone in another set; every row lands where it belongs.
+// rounds, beside rows read alone in another set, as a step's and as bulk sets; every row
+// lands where it belongs.
 TEST(Checkpoints, RowSetsWhoseSpansOutgrowTheBufferAreReadInRounds) {
   const ScratchDir dir;
   ModelConfig config = small_config(nullptr, 5);
@@ -372,12 +375,13 @@ TEST(Checkpoints, RowSetsWhoseSpansOutgrowTheBufferAreReadInRounds) {
   }
   for (std::int64_t r = 1; r < layout.rows; r += 2) rows[0].push_back(r);  // spans over the whole table
   for (std::int64_t r = 7; r < ckpt->table(1).layout.rows; r += 9001) rows[1].push_back(r);  // alone
-  for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
+  for (const auto& [cache, bulk] : {std::pair{PageCache::use, false}, std::pair{PageCache::bypass, false},
+                                     std::pair{PageCache::use, true}}) {
     std::vector<std::vector<std::uint8_t>> codes(2);
     std::vector<PleCheckpoint::RowSet> sets;
     for (int d = 0; d < 2; ++d) {
       codes[d].assign(rows[d].size() * layout.row_bytes(), 0xEE);
-      sets.push_back({d, rows[d], codes[d], {}});
+      sets.push_back({d, rows[d], codes[d], {}, bulk});
     }
     ckpt->read_row_sets(sets, cache);
     for (int d = 0; d < 2; ++d)

@@ -24,9 +24,10 @@ namespace pleshard {
 class DiskStore final : public RowStore {
  public:
   // `checkpoint` must outlive the store and must not read collectively; it is read on the
-  // store's thread between submit() and wait() (the caller makes no HDF5 call there). Reads every NVFP4
-  // table's block scales (tier_bytes of the disk tier; the caller checks they fit). Steps
-  // read through the page cache, or past it (`reads`: PageCache::bypass, O_DIRECT).
+  // store's thread between submit() and wait() (the caller makes no HDF5 call there). Reads
+  // every NVFP4 table's block scales (tier_bytes of the disk tier; the caller checks they
+  // fit). Steps read through the page cache, or past it (`reads`: PageCache::bypass,
+  // O_DIRECT).
   DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
 
   [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }

@@ -17,6 +17,7 @@ Worker::~Worker() {
 }
 
 void Worker::start(std::function<void()> job) {
+  if (!job) throw SystemError("Worker: an empty job");
   {
     const std::lock_guard hold(lock_);
     if (in_flight_) throw SystemError("Worker: a job started while the last is in flight");

@@ -19,8 +19,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // SystemError while a job is in flight (finish() it first); a failure of the last job
-  // that no finish() has reported is dropped.
+  // SystemError for an empty job, or while a job is in flight (finish() it first); a
+  // failure of the last job that no finish() has reported is dropped.
   void start(std::function<void()> job);
   // Returns at once when no job was started since the last finish().
   void finish();

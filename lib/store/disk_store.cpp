@@ -9,7 +9,10 @@
 namespace pleshard {
 
 DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads)
-    : checkpoint_(checkpoint), space_(space), reads_(reads) {
+    : checkpoint_(checkpoint),
+      space_(space),
+      reads_(reads),
+      reads_off_thread_(checkpoint.kind() == CheckpointKind::safetensors) {
   if (checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the disk tier needs a checkpoint opened for independent reads");
   for (const PleTableInfo& info : checkpoint.tables()) {
@@ -33,7 +36,11 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCach
 
 void DiskStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
-  reader_.finish();  // a submit not waited for: its reads end before their buffers change
+  // A submit never waited for: its reads end before their buffers change.
+  try {
+    reader_.finish();
+  } catch (...) {  // its step was abandoned, and its failure with it
+  }
   checkpoint_.check_unchanged();
   // Every layer's distinct rows, then all their reads in flight together.
   sets_.clear();
@@ -52,7 +59,19 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     // Codes only: the scales are in memory.
     sets_.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}, queries[d].bulk});
   }
-  reader_.start([this] { checkpoint_.read_row_sets(sets_, reads_); });
+  const auto read = [this] {
+    try {
+      checkpoint_.read_row_sets(sets_, reads_);
+    } catch (const InputError&) {
+      checkpoint_.check_unchanged();  // a file changed since the check above: say so
+      throw;
+    }
+  };
+  if (reads_off_thread_) {
+    reader_.start(read);
+  } else {
+    read();
+  }
   try {
     for (std::size_t d = 0; d < layers_.size(); ++d) stage_keys(static_cast<int>(d), queries[d]);
   } catch (...) {
@@ -65,12 +84,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
 }
 
 std::span<const kernels::DecodeTask> DiskStore::wait() {
-  try {
-    reader_.finish();
-  } catch (const InputError&) {
-    checkpoint_.check_unchanged();  // a file changed since submit's check: say so
-    throw;
-  }
+  reader_.finish();
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Staging& s = layers_[d];
     // From pageable memory: host_rows has been read when this returns.

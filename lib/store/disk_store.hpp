@@ -1,11 +1,12 @@
 #pragma once
 // The disk tier: no table in memory but NVFP4 block scales. Each step copies its ids to the
 // host and reads each distinct row of every layer once from the checkpoint's files (every
-// layer's reads in flight together, on the store's worker thread), and stages the raw rows
-// into the step space, where the step's decode reads them. submit() starts the reads and
-// returns once the rest of the staging (each id's key, the rows' block scales) is done
-// beside them; wait() waits for the reads and stages the rows. Every table is held whole
-// (each rank reads the rows of its own tokens), so nothing needs combining across ranks.
+// layer's reads in flight together), and stages the raw rows into the step space, where the
+// step's decode reads them. submit() starts the reads (safetensors: on the store's worker
+// thread) and returns once the rest of the staging (each id's key, the rows' block scales)
+// is done beside them; wait() waits for the reads and stages the rows. Every table is held
+// whole (each rank reads the rows of its own tokens), so nothing needs combining across
+// ranks.
 //
 // NVFP4 rows keep their codes and block scales in separate tensors, so each row would be
 // two random reads; the scales (a ninth of the table's bytes at 160 values a row) are read
@@ -23,10 +24,11 @@ namespace pleshard {
 
 class DiskStore final : public RowStore {
  public:
-  // `checkpoint` must outlive the store and must not read collectively; it is read on the
-  // store's thread between submit() and wait() (the caller makes no HDF5 call there). Reads
-  // every NVFP4 table's block scales (tier_bytes of the disk tier; the caller checks they
-  // fit). Steps read through the page cache, or past it (`reads`: PageCache::bypass,
+  // `checkpoint` must outlive the store and must not read collectively. Safetensors files are
+  // read on the store's thread between submit() and wait(); HDF5 files in submit() itself (the
+  // library is not thread-safe, and through MPI-IO it calls MPI, initialised for one thread).
+  // Reads every NVFP4 table's block scales (tier_bytes of the disk tier; the caller checks
+  // they fit). Steps read through the page cache, or past it (`reads`: PageCache::bypass,
   // O_DIRECT).
   DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
 
@@ -61,6 +63,7 @@ class DiskStore final : public RowStore {
   const PleCheckpoint& checkpoint_;
   StepSpace& space_;
   PageCache reads_;
+  bool reads_off_thread_;
   std::vector<Staging> layers_;
   std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
   std::vector<kernels::DecodeTask> tasks_;

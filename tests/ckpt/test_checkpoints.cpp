@@ -357,8 +357,8 @@ TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
 }
 
 // Close rows whose spans add up to more than the span buffer holds (64 MiB) are read in
-// rounds, beside rows read alone in another set, as a step's and as bulk sets; every row
-// lands where it belongs.
+// rounds that carry over from one set to the next, beside rows read alone, as a step's and as
+// bulk sets; every row lands where it belongs.
 TEST(Checkpoints, RowSetsWhoseSpansOutgrowTheBufferAreReadInRounds) {
   const ScratchDir dir;
   ModelConfig config = small_config(nullptr, 5);
@@ -368,31 +368,36 @@ TEST(Checkpoints, RowSetsWhoseSpansOutgrowTheBufferAreReadInRounds) {
   const TableLayout& layout = ckpt->table(0).layout;
   ASSERT_GT(static_cast<std::size_t>(layout.rows) * layout.row_bytes(), std::size_t{96} << 20);
   std::vector<std::vector<std::uint8_t>> all(2);
-  std::vector<std::vector<std::int64_t>> rows(2);
+  std::vector<std::vector<std::int64_t>> rows(3);
   for (int d = 0; d < 2; ++d) {
     all[d].resize(static_cast<std::size_t>(ckpt->table(d).layout.rows) * layout.row_bytes());
     ckpt->read_rows(d, 0, ckpt->table(d).layout.rows, all[d], {});
   }
-  for (std::int64_t r = 1; r < layout.rows; r += 2) rows[0].push_back(r);  // spans over the whole table
-  for (std::int64_t r = 7; r < ckpt->table(1).layout.rows; r += 9001) rows[1].push_back(r);  // alone
-  for (const auto& [cache, bulk] : {std::pair{PageCache::use, false}, std::pair{PageCache::bypass, false},
-                                     std::pair{PageCache::use, true}}) {
-    std::vector<std::vector<std::uint8_t>> codes(2);
-    std::vector<PleCheckpoint::RowSet> sets;
-    for (int d = 0; d < 2; ++d) {
-      codes[d].assign(rows[d].size() * layout.row_bytes(), 0xEE);
-      sets.push_back({d, rows[d], codes[d], {}, bulk});
-    }
-    ckpt->read_row_sets(sets, cache);
-    for (int d = 0; d < 2; ++d)
-      for (std::size_t i = 0; i < rows[d].size(); ++i) {
-        const auto at = static_cast<std::size_t>(rows[d][i]) * layout.row_bytes();
-        ASSERT_TRUE(std::equal(codes[d].begin() + static_cast<std::ptrdiff_t>(i * layout.row_bytes()),
-                               codes[d].begin() + static_cast<std::ptrdiff_t>((i + 1) * layout.row_bytes()),
-                               all[d].begin() + static_cast<std::ptrdiff_t>(at)))
-            << "table " << d << " row " << rows[d][i] << (cache == PageCache::use ? " cached" : " direct");
+  // Sets: table 0 dense (spans over the whole table), table 1 far apart (read alone), table 1
+  // dense again (its spans in rounds after table 0's).
+  const int table_of[] = {0, 1, 1};
+  for (std::int64_t r = 1; r < layout.rows; r += 2) rows[0].push_back(r);
+  for (std::int64_t r = 7; r < ckpt->table(1).layout.rows; r += 9001) rows[1].push_back(r);
+  for (std::int64_t r = 0; r < ckpt->table(1).layout.rows; r += 3) rows[2].push_back(r);
+  for (const PageCache cache : {PageCache::use, PageCache::bypass})
+    for (const bool bulk : {false, true}) {
+      std::vector<std::vector<std::uint8_t>> codes(3);
+      std::vector<PleCheckpoint::RowSet> sets;
+      for (std::size_t k = 0; k < 3; ++k) {
+        codes[k].assign(rows[k].size() * layout.row_bytes(), 0xEE);
+        sets.push_back({table_of[k], rows[k], codes[k], {}, bulk});
       }
-  }
+      ckpt->read_row_sets(sets, cache);
+      for (std::size_t k = 0; k < 3; ++k)
+        for (std::size_t i = 0; i < rows[k].size(); ++i) {
+          const auto at = static_cast<std::size_t>(rows[k][i]) * layout.row_bytes();
+          ASSERT_TRUE(std::equal(codes[k].begin() + static_cast<std::ptrdiff_t>(i * layout.row_bytes()),
+                                 codes[k].begin() + static_cast<std::ptrdiff_t>((i + 1) * layout.row_bytes()),
+                                 all[static_cast<std::size_t>(table_of[k])].begin() + static_cast<std::ptrdiff_t>(at)))
+              << "set " << k << " row " << rows[k][i] << (cache == PageCache::use ? " cached" : " direct")
+              << (bulk ? " bulk" : "");
+        }
+    }
 }
 
 // Past the page cache, rows close together still go past it (their spans fit io_uring's

@@ -187,10 +187,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
     // Codes of rows close together are read as one span into a buffer of the calling
     // thread's, then copied out: one read where there were many (the hot rows a cached job
-    // fills its cache with at the start lie a few rows apart). The buffer holds
-    // at most 64 MiB (kept), so spans of more are read in rounds, each round's reads in
-    // flight together; the rows read alone and the scales (run by run) go with the first.
-    // Past the page cache a span fits one of io_uring's bounce blocks, so that it stays past it.
+    // fills its cache with at the start lie a few rows apart). The buffer holds at most 64
+    // MiB (kept), so spans of more are read in rounds, each round's reads in flight together;
+    // the rows read alone and the scales (run by run) go with the first. Past the page cache
+    // a span fits one of io_uring's bounce blocks, so that it stays past it.
     //
     // A step's spans join rows at most a page apart, a bulk set's (a cache's static fill)
     // rows at most 16 KiB apart: wider gaps trade reads for bytes, which pays on a cold disk

@@ -9,10 +9,7 @@
 namespace pleshard {
 
 DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads)
-    : checkpoint_(checkpoint),
-      space_(space),
-      reads_(reads),
-      reads_off_thread_(checkpoint.kind() == CheckpointKind::safetensors) {
+    : checkpoint_(checkpoint), space_(space), reads_(reads) {
   if (checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the disk tier needs a checkpoint opened for independent reads");
   for (const PleTableInfo& info : checkpoint.tables()) {
@@ -67,7 +64,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
       throw;
     }
   };
-  if (reads_off_thread_) {
+  if (checkpoint_.kind() == CheckpointKind::safetensors) {  // HDF5 stays on this thread (see the header)
     reader_.start(read);
   } else {
     read();

@@ -63,7 +63,6 @@ class DiskStore final : public RowStore {
   const PleCheckpoint& checkpoint_;
   StepSpace& space_;
   PageCache reads_;
-  bool reads_off_thread_;
   std::vector<Staging> layers_;
   std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
   std::vector<kernels::DecodeTask> tasks_;

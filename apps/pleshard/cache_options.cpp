@@ -3,22 +3,25 @@
 #include <string>
 
 #include "cli.hpp"
+#include "option_checks.hpp"
 
 namespace pleshard::app {
 
 void add_cache_options(CLI::App& cmd, CacheOptions& cache) {
   auto* rows = cmd.add_option("--cache-rows", cache.rows,
                               "Row cache in GPU memory in front of the pinned or disk tier: slots per rank, shared "
-                              "by the layers in proportion to their rows (rows kept as stored)")
-                   ->check(CLI::NonNegativeNumber);
+                              "by the layers in proportion to their rows (rows kept as stored); at most the rows the "
+                              "tier holds")
+                   ->check(finite_in(0, 9e18, "a whole number of rows >= 0"));
   auto* gb = cmd.add_option("--cache-gb", cache.gb, "The row cache's size in GB per rank instead of rows")
-                 ->check(CLI::NonNegativeNumber);
+                 ->check(finite_in(0, 1e9, "a finite number of GB >= 0"));
   rows->excludes(gb);
   cmd.add_option("--cache-profile", cache.profile,
-                 "Row frequencies (pleshard profile) whose hottest rows fill the cache's static part at start");
+                 "Row frequencies (pleshard profile) whose hottest rows fill the cache's static part at start")
+      ->check(path_given());
   cmd.add_option("--cache-static", cache.static_share,
                  "Share of the cache's slots for the profile's hottest rows (the rest admit rows as they come)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_in(0, 1, "a share from 0 to 1"))
       ->capture_default_str();
 }
 

@@ -15,6 +15,7 @@
 #include "cli.hpp"
 #include "config/model_config.hpp"
 #include "core/collective.hpp"
+#include "option_checks.hpp"
 #include "store/storage_tier.hpp"
 
 #include <nlohmann/json.hpp>
@@ -194,8 +195,12 @@ void add_bench_command(CLI::App& app, Action& action) {
   bench->require_subcommand(1);
   CLI::App* hash = bench->add_subcommand("hash", "n-gram hashing kernels: tokens/s and ids/s");
   hash->add_option("--config", o->config, "Model config.json (default: built-in, 16 heads)");
-  hash->add_option("--tokens", o->hash.batch_tokens, "Batch sizes in tokens")->capture_default_str();
-  hash->add_option("--min-seconds", o->hash.min_seconds, "Least time spent per case")->capture_default_str();
+  hash->add_option("--tokens", o->hash.batch_tokens, "Batch sizes in tokens")
+      ->check(step_tokens_option())
+      ->capture_default_str();
+  hash->add_option("--min-seconds", o->hash.min_seconds, "Least time spent per case")
+      ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
+      ->capture_default_str();
   hash->add_flag("--no-cuda", o->no_cuda, "Skip the CUDA kernel");
   hash->add_flag("--no-host", o->no_host, "Skip the host kernel");
   hash->callback([&action, o] {
@@ -215,14 +220,18 @@ void add_bench_command(CLI::App& app, Action& action) {
   });
 
   CLI::App* exchange = bench->add_subcommand("exchange", "Collectives of one step's exchange: algbw and busbw");
-  exchange->add_option("--tokens", o->exchange.step_tokens, "Tokens per rank per step")->capture_default_str();
+  exchange->add_option("--tokens", o->exchange.step_tokens, "Tokens per rank per step")
+      ->check(step_tokens_option())
+      ->capture_default_str();
   exchange->add_option("--heads", o->exchange.heads, "Ids per token")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   exchange->add_option("--ple-embed-dim", o->exchange.ple_embed_dim, "Values per token")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")->capture_default_str();
+  exchange->add_option("--min-seconds", o->exchange.min_seconds, "Least time spent per case")
+      ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
+      ->capture_default_str();
   exchange->add_option("--row-bytes", o->exchange.row_bytes, "owner: bytes of a stored row sent back")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -270,7 +279,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
-  step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")->capture_default_str();
+  step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")
+      ->check(step_tokens_option())
+      ->capture_default_str();
   step->add_option("--exchange", o->exchanges,
                    "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner, hierarchical")
       ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
@@ -278,11 +289,13 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))
       ->capture_default_str();
-  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
-  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)")->check(CLI::PositiveNumber);
+  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
+  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
   step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
   step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
-  step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")->capture_default_str();
+  step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
+      ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
+      ->capture_default_str();
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);
   step->callback([&action, o] {
@@ -356,7 +369,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--formats", o->formats, "Row formats")
       ->check(CLI::IsMember({"f32", "bf16", "f16", "fp8", "nvfp4"}))
       ->capture_default_str();
-  lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")->capture_default_str();
+  lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")
+      ->check(finite_in(1, 1 << 28, "a whole number of ids from 1 to 268435456"))
+      ->capture_default_str();
   lookup->add_option("--rows", o->lookup.rows, "Table rows")->check(CLI::PositiveNumber)->capture_default_str();
   lookup
       ->add_option("--beside-rows", o->lookup.beside_rows,
@@ -366,7 +381,9 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
-  lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")->capture_default_str();
+  lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")
+      ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
+      ->capture_default_str();
   lookup
       ->add_option("--uva-blocks-per-sm", o->lookup.uva_blocks_per_sm,
                    "Pinned tier: blocks per SM of the gather over PCIe (0: no cap; default: the library's)")

@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "ckpt/ple_checkpoint.hpp"
@@ -11,6 +12,8 @@
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "hash/ple_layer_spec.hpp"
+#include "io/output_target.hpp"
+#include "option_checks.hpp"
 
 namespace pleshard::app {
 
@@ -45,11 +48,15 @@ int on_rank_zero(Body&& body) {
   return 0;
 }
 
+// `inputs`: the files the tables are read from, which the output may not replace.
 void write_tables(const CkptOptions& o, const ModelConfig& config, const std::vector<TableSource>& tables,
-                  const char* label) {
+                  std::vector<std::filesystem::path> inputs, const char* label) {
   WriteOptions options;
   options.kind = parse_checkpoint_kind(o.kind);
   if (options.kind == CheckpointKind::synthetic) throw InputError("--kind synthetic: expected safetensors or hdf5");
+  inputs.emplace_back(config.source);
+  const OutputKind kind = options.kind == CheckpointKind::hdf5 ? OutputKind::file : OutputKind::directory;
+  const OutputGuard guard({o.out, kind, "--out"}, inputs, std::string("pleshard ") + label);
   options.files = o.files;
   options.layer_prefix = o.layer_prefix;
   ProgressMeter meter(label, total_bytes(tables), !o.quiet);
@@ -111,8 +118,8 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   };
 
   CLI::App* make = ckpt->add_subcommand("make", "Write a synthetic checkpoint from a config");
-  make->add_option("--config", o->config, "Model config.json")->required();
-  make->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required();
+  make->add_option("--config", o->config, "Model config.json")->required()->check(path_given());
+  make->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required()->check(path_given());
   make->add_option("--format", o->format,
                    "f32|bf16|f16 for unquantized configs (default bf16); "
                    "fp8/nvfp4 follow ple_embedding_dtype");
@@ -124,7 +131,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   make->add_option("--threads", o->threads, "Threads making rows (default: every core; the bytes never depend on it)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_in(1, 4096, "a whole number of threads from 1 to 4096"));
   make->add_flag("--cpu", o->cpu, "Make rows on the host's cores even where a GPU is present (the same bytes)");
   add_common(make);
   make->callback([&action, o] {
@@ -134,7 +141,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
         set_host_threads(static_cast<std::size_t>(o->threads));
         const RowFormat format = o->format.empty() ? default_format(config) : parse_row_format(o->format);
         write_tables(*o, config,
-                     synthetic_tables(config, format, o->seed, o->cpu ? RowMaker::host : RowMaker::gpu_if_present),
+                     synthetic_tables(config, format, o->seed, o->cpu ? RowMaker::host : RowMaker::gpu_if_present), {},
                      "ckpt make");
       });
     };
@@ -142,9 +149,11 @@ void add_ckpt_command(CLI::App& app, Action& action) {
 
   CLI::App* convert =
       ckpt->add_subcommand("convert", "Convert between safetensors and HDF5 (bytes copied, never re-encoded)");
-  convert->add_option("--checkpoint", o->checkpoint, "Source checkpoint")->required();
+  convert->add_option("--checkpoint", o->checkpoint, "Source checkpoint")->required()->check(path_given());
   convert->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
-  convert->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required();
+  convert->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")
+      ->required()
+      ->check(path_given());
   convert->add_option("--kind", o->kind, "Output kind: safetensors or hdf5")->required();
   convert->add_option("--files", o->files, "safetensors files to spread the shards over")
       ->check(CLI::PositiveNumber)
@@ -157,7 +166,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
         CheckpointOptions options;
         options.layer_prefix = o->layer_prefix;
         const auto source = open_ple_checkpoint(o->checkpoint, config, options);
-        write_tables(*o, config, checkpoint_tables(*source), "ckpt convert");
+        std::vector<std::filesystem::path> inputs{o->checkpoint};
+        for (const std::string& file : source->files()) inputs.emplace_back(file);
+        write_tables(*o, config, checkpoint_tables(*source), inputs, "ckpt convert");
       });
     };
   });

@@ -1,12 +1,16 @@
 // pleshard embed --config CONFIG --checkpoint PATH --batch BATCH.json --out OUT.h5
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "engine/embed.hpp"
 #include "io/batch_json.hpp"
+#include "io/output_target.hpp"
+#include "option_checks.hpp"
 
 namespace pleshard::app {
 
@@ -27,10 +31,14 @@ struct EmbedOptions {
 void add_embed_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<EmbedOptions>();
   CLI::App* cmd = app.add_subcommand("embed", "Embeddings of a batch for every PLE layer, to HDF5");
-  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
-  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")->required();
-  cmd->add_option("--batch", o->batch, "BATCH.json")->required();
-  cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")->required();
+  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
+  cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")
+      ->required()
+      ->check(path_given());
+  cmd->add_option("--batch", o->batch, "BATCH.json")->required()->check(path_given());
+  cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
+      ->required()
+      ->check(path_given());
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
@@ -50,6 +58,9 @@ void add_embed_command(CLI::App& app, Action& action) {
         const TokenBatch batch = load_batch_json(o->batch, config);
         const OutDtype dtype = parse_out_dtype(o->out_dtype);
         const StorageTier tier = parse_storage_tier(o->storage);
+        std::vector<std::filesystem::path> inputs{config.source, o->batch};
+        for (const std::string& file : checkpoint->files()) inputs.emplace_back(file);
+        const OutputGuard guard({o->out, OutputKind::file, "--out"}, inputs, "pleshard embed");
         write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype, tier),
                             config.ple_embed_dim, dtype);
       });

@@ -12,6 +12,8 @@
 #include "core/error.hpp"
 #include "engine/run_job.hpp"
 #include "io/durable_file.hpp"
+#include "io/output_target.hpp"
+#include "option_checks.hpp"
 #include "profile/miss_curve.hpp"
 #include "profile/profile_job.hpp"
 
@@ -75,22 +77,28 @@ void add_profile_command(CLI::App& app, Action& action) {
       "profile", "Row frequencies of a token corpus for every PLE table (for --cache-profile), under mpirun too");
   cmd->add_option("--checkpoint", o->checkpoint,
                   "Checkpoint whose tables the corpus looks up (its hash parameters), or synthetic (--config's)")
-      ->required();
-  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
+      ->required()
+      ->check(path_given());
+  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
   cmd->add_option("--requests", o->requests, "Token corpus: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5")
-      ->required();
-  auto* out = cmd->add_option("--out", o->out, "Profile to write (HDF5)");
+      ->required()
+      ->check(path_given());
+  auto* out = cmd->add_option("--out", o->out, "Profile to write (HDF5)")->check(path_given());
   auto* curve = cmd->add_option("--curve", o->curve,
                                 "Miss-ratio curve to write (CSV): the row cache's hit rate on --requests against its "
-                                "size, with --cache-profile's hottest rows and without, beside the best possible");
-  cmd->add_option("--cache-profile", o->curve_profile, "--curve: the profile whose hottest rows the cache holds");
+                                "size, with --cache-profile's hottest rows and without, beside the best possible")
+                    ->check(path_given());
+  cmd->add_option("--cache-profile", o->curve_profile, "--curve: the profile whose hottest rows the cache holds")
+      ->check(path_given());
   cmd->add_option("--curve-shares", o->curve_shares, "--curve: cache sizes as shares of each table's rows")
+      ->check(finite_in(1e-12, 1, "a share of the table's rows, > 0 and at most 1"))
       ->capture_default_str();
   cmd->add_option("--step-tokens", o->curve_options.step_tokens, "--curve: tokens per step of the stream")
+      ->check(step_tokens_option())
       ->capture_default_str();
   cmd->add_option("--cache-static", o->curve_options.static_share,
                   "--curve: share of the slots for the profile's rows in the mixed cache")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_in(0, 1, "a share from 0 to 1"))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->callback([&action, o, out, curve] {
@@ -101,7 +109,8 @@ void add_profile_command(CLI::App& app, Action& action) {
         ModelConfig config;
         std::vector<Request> requests;
         std::shared_ptr<PleCheckpoint> checkpoint;
-        RowProfile hot;  // --curve's --cache-profile
+        RowProfile hot;                                    // --curve's --cache-profile
+        std::vector<std::shared_ptr<OutputGuard>> guards;  // rank 0's claims on --out and --curve
       };
       const Inputs in = collective_try(MPI_COMM_WORLD, [&] {
         Inputs i;
@@ -118,11 +127,14 @@ void add_profile_command(CLI::App& app, Action& action) {
         }
         i.requests = load_requests(o->requests);
         check_token_ranges(i.requests, i.config.vocab_size);
-        for (const std::string& file : {o->out, o->curve}) {
-          if (file.empty()) continue;
-          const std::filesystem::path parent = std::filesystem::absolute(file).parent_path();
-          if (!std::filesystem::is_directory(parent)) throw InputError(file + ": no such directory");
-        }
+        // Refused before the corpus is counted, and claimed for the job's life.
+        std::vector<std::filesystem::path> inputs{i.config.source, o->requests, o->curve_profile};
+        for (const std::string& file : i.checkpoint->files()) inputs.emplace_back(file);
+        if (world_rank() == 0)
+          for (const auto& [file, option] : {std::pair{o->out, "--out"}, std::pair{o->curve, "--curve"}})
+            if (!file.empty())
+              i.guards.push_back(std::make_shared<OutputGuard>(OutputTarget{file, OutputKind::file, option}, inputs,
+                                                               "pleshard profile"));
         if (!o->curve_profile.empty()) {
           if (o->curve.empty()) throw InputError("--cache-profile " + o->curve_profile + ": only with --curve");
           i.hot = read_row_profile_for(o->curve_profile, *i.checkpoint);

@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 #include "engine/run_job.hpp"
+#include "option_checks.hpp"
 
 namespace pleshard::app {
 
@@ -124,27 +125,32 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--checkpoint", in.checkpoint,
                   "Checkpoint directory, .safetensors or .h5; or synthetic: the tables of --config as ckpt make "
                   "writes them (seed 1), made where the tier keeps them")
-      ->required();
-  cmd->add_option("--config", in.config, "Model config.json (default: beside the checkpoint)");
+      ->required()
+      ->check(path_given());
+  cmd->add_option("--config", in.config, "Model config.json (default: beside the checkpoint)")->check(path_given());
   auto* requests =
-      cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5");
+      cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5")
+          ->check(path_given());
   auto* synthetic =
       cmd->add_option("--synthetic", o->synthetic.count, "Use N synthetic Zipf-like requests instead of --requests")
-          ->check(CLI::NonNegativeNumber);
+          ->check(finite_in(1, 1e12, "a whole number of requests >= 1"));
   requests->excludes(synthetic);
   cmd->add_option("--synthetic-min-tokens", o->synthetic.min_tokens, "Shortest synthetic request")
+      ->check(finite_in(1, 1e9, "a whole number of tokens from 1 to 1e9"))
       ->capture_default_str();
   cmd->add_option("--synthetic-max-tokens", o->synthetic.max_tokens, "Longest synthetic request")
+      ->check(finite_in(1, 1e9, "a whole number of tokens from 1 to 1e9"))
       ->capture_default_str();
   cmd->add_option("--synthetic-seed", o->synthetic.seed, "Seed of the synthetic requests")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  auto* out = cmd->add_option("--out", in.out, "Output HDF5: /ple_{d}, /query_start_loc, /request_ids");
+  auto* out =
+      cmd->add_option("--out", in.out, "Output HDF5: /ple_{d}, /query_start_loc, /request_ids")->check(path_given());
   auto* summary = cmd->add_flag("--summary-only", o->summary_only, "Write no embeddings (none is copied to the host)");
   out->excludes(summary);
   cmd->add_flag("--overwrite", in.job.overwrite, "Replace an output of another job at --out (else refused)");
-  cmd->add_option("--tp", in.tp, "Tensor-parallel size")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)")->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", in.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
+  cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
   cmd->add_option("--storage", in.storage,
                   "Storage tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), "
                   "disk (rows read from the checkpoint each step)")
@@ -159,20 +165,25 @@ void add_run_command(CLI::App& app, Action& action) {
          "and no CUDA graph is asked for, else gather-reduce)")
       ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
       ->capture_default_str();
-  cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")->capture_default_str();
+  cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")
+      ->check(step_tokens_option())
+      ->capture_default_str();
   cmd->add_option("--decode-tokens", in.job.schedule.decode_tokens,
                   "Last tokens of each request fed one per step, like decoding")
+      ->check(finite_in(0, k_max_step_tokens, "a whole number of tokens from 0 to 16777216"))
       ->capture_default_str();
   cmd->add_option("--out-dtype", in.out_dtype, "float32, bfloat16 or float16")
       ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
       ->capture_default_str();
   cmd->add_option("--part-tokens", in.job.part_tokens, "Tokens per output part (the resume unit)")
+      ->check(finite_in(1, 1e18, "a whole number of tokens >= 1"))
       ->capture_default_str();
   cmd->add_option("--layer-prefix", in.layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer");
   cmd->add_flag("--cuda-graph", in.job.cuda_graph,
                 "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
   cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
                   "Seconds a step may make no progress before a stalled peer ends the job")
+      ->check(finite_positive())
       ->capture_default_str();
   add_cache_options(*cmd, in.job.cache);
   add_disk_reads_option(*cmd, in.job.disk_reads);

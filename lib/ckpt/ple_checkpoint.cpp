@@ -2,9 +2,11 @@
 #include "core/band_pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "ckpt/hdf5_ple.hpp"
 #include "ckpt/safetensors_ple.hpp"
+#include "core/digest.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -145,6 +147,23 @@ TableSource PleCheckpoint::table_source(int ple_index) const {
                      }};
   source.reads_hdf5 = kind() == CheckpointKind::hdf5;
   return source;
+}
+
+std::uint64_t PleCheckpoint::content_identity() const {
+  Digest digest;
+  digest.add(std::string_view(to_string(kind())));
+  for (const PleTableInfo& t : tables_) {
+    digest.add(static_cast<std::uint64_t>(t.ple_index)).add(static_cast<std::uint64_t>(t.decoder_layer));
+    digest.add(std::string_view(to_string(t.layout.format)));
+    digest.add(static_cast<std::uint64_t>(t.layout.head_dim)).add(static_cast<std::uint64_t>(t.layout.rows));
+    std::uint32_t scale_bits = 0;
+    std::memcpy(&scale_bits, &t.global_scale, sizeof scale_bits);
+    digest.add(std::uint64_t{scale_bits});
+    for (const auto* buffer : {&t.multipliers, &t.head_sizes, &t.head_offsets})
+      digest.add({reinterpret_cast<const std::uint8_t*>(buffer->data()), buffer->size() * sizeof(std::int64_t)});
+  }
+  for (const FileIdentity& file : identities_) digest.add(sampled_content_digest(file.path()));
+  return digest.value();
 }
 
 void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {

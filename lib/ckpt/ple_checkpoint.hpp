@@ -140,6 +140,12 @@ class PleCheckpoint {
     return paths;
   }
 
+  // What the checkpoint holds, whatever its path: its kind, its tables (layout, scales, hash
+  // buffers) and a sampled digest of each file (sampled_content_digest). A job's progress
+  // record keeps it, so that a checkpoint replaced between a kill and a rerun is not resumed
+  // while the same one under another spelling of its path is.
+  [[nodiscard]] virtual std::uint64_t content_identity() const;
+
   // Reads every row band and checks whatever the format can check (HDF5 checksums).
   virtual void verify_data(const std::function<void(double)>& progress) const;
 

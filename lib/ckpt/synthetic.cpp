@@ -81,7 +81,7 @@ class GpuRowMaker {
 class SyntheticCheckpoint final : public PleCheckpoint {
  public:
   SyntheticCheckpoint(const ModelConfig& config, RowFormat format, std::uint64_t seed)
-      : sources_(synthetic_tables(config, format, seed)) {
+      : sources_(synthetic_tables(config, format, seed)), seed_(seed) {
     path_ = "synthetic(" + config.source + ", " + to_string(format) + ", seed " + std::to_string(seed) + ")";
     for (const auto& s : sources_) tables_.push_back(s.info);
   }
@@ -90,6 +90,10 @@ class SyntheticCheckpoint final : public PleCheckpoint {
                  std::span<std::uint8_t> scales) const override {
     sources_.at(static_cast<std::size_t>(ple_index)).rows(begin, end, rows, scales);
   }
+  // No files: the tables and the seed that makes their rows.
+  [[nodiscard]] std::uint64_t content_identity() const override {
+    return kernels::splitmix64(PleCheckpoint::content_identity() ^ seed_);
+  }
   // With their synthetic descriptor, so that a tier can generate them in place.
   [[nodiscard]] TableSource table_source(int ple_index) const override {
     return sources_.at(static_cast<std::size_t>(ple_index));
@@ -97,6 +101,7 @@ class SyntheticCheckpoint final : public PleCheckpoint {
 
  private:
   std::vector<TableSource> sources_;
+  std::uint64_t seed_;
 };
 
 }  // namespace

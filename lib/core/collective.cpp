@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/mpi_check.hpp"
+#include "core/watched_wait.hpp"
 
 namespace pleshard {
 
@@ -28,16 +29,20 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &size));
   const int mine = failure != nullptr ? rank : size;
   int first = size;
-  PLESHARD_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  PLESHARD_MPI_CHECK(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &request));
+  wait_watched(request, "agreeing on failure");
   if (first == size) return;
 
   std::string message = rank == first ? failure->what() : std::string();
   // Cut rather than checked: a throw here would leave the other ranks in the broadcast.
   message.resize(std::min(message.size(), k_max_agreed_message));
   int length = static_cast<int>(message.size());
-  PLESHARD_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  PLESHARD_MPI_CHECK(MPI_Ibcast(&length, 1, MPI_INT, first, comm, &request));
+  wait_watched(request, "agreeing on failure");
   message.resize(static_cast<std::size_t>(length));
-  PLESHARD_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
+  PLESHARD_MPI_CHECK(MPI_Ibcast(message.data(), length, MPI_CHAR, first, comm, &request));
+  wait_watched(request, "agreeing on failure");
   throw AgreedError(message, first);
 }
 

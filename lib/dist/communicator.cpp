@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/watched_wait.hpp"
 
 namespace pleshard {
 
@@ -80,8 +81,11 @@ void MpiCommunicator::all_gather(std::span<const std::uint8_t> send, std::span<s
   if (recv.size() != send.size() * static_cast<std::size_t>(size_))
     throw SystemError("all_gather: receive buffer is not size() blocks");
   const int bytes = mpi_count(send.size(), "all_gather: bytes per rank");
-  timed("all_gather", static_cast<double>(recv.size()),
-        [&] { PLESHARD_MPI_CHECK(MPI_Allgather(send.data(), bytes, MPI_BYTE, recv.data(), bytes, MPI_BYTE, comm_)); });
+  timed("all_gather", static_cast<double>(recv.size()), [&] {
+    MPI_Request request = MPI_REQUEST_NULL;
+    PLESHARD_MPI_CHECK(MPI_Iallgather(send.data(), bytes, MPI_BYTE, recv.data(), bytes, MPI_BYTE, comm_, &request));
+    wait_watched(request, "all_gather");
+  });
 }
 
 void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element, ReduceOp op) {
@@ -91,7 +95,9 @@ void MpiCommunicator::all_reduce(void* data, std::size_t count, Element element,
   auto* bytes = static_cast<std::uint8_t*>(data);
   timed("all_reduce", static_cast<double>(count * size), [&] {
     for_each_mpi_chunk(count, max_chunk_, [&](std::size_t first, int n) {
-      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes + first * size, n, type, mpi_op, comm_));
+      MPI_Request request = MPI_REQUEST_NULL;
+      PLESHARD_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bytes + first * size, n, type, mpi_op, comm_, &request));
+      wait_watched(request, "all_reduce");
     });
   });
 }
@@ -102,8 +108,10 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t c
   const MPI_Op mpi_op = op_of(op, element);
   timed("reduce_scatter", static_cast<double>(count * size * static_cast<std::size_t>(size_)), [&] {
     if (count <= max_chunk_) {
-      PLESHARD_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, mpi_count(count, "reduce_scatter: elements per rank"),
-                                                  type, mpi_op, comm_));
+      MPI_Request request = MPI_REQUEST_NULL;
+      PLESHARD_MPI_CHECK(MPI_Ireduce_scatter_block(send, recv, mpi_count(count, "reduce_scatter: elements per rank"),
+                                                   type, mpi_op, comm_, &request));
+      wait_watched(request, "reduce_scatter");
       return;
     }
     // Past one call's count a piece of every block lies apart from the next block's, so
@@ -111,9 +119,13 @@ void MpiCommunicator::reduce_scatter(const void* send, void* recv, std::size_t c
     const auto* blocks = static_cast<const std::uint8_t*>(send);
     auto* mine = static_cast<std::uint8_t*>(recv);
     for_each_mpi_chunk(count, max_chunk_, [&](std::size_t first, int n) {
-      for (int root = 0; root < size_; ++root)
-        PLESHARD_MPI_CHECK(MPI_Reduce(blocks + (static_cast<std::size_t>(root) * count + first) * size,
-                                      root == rank_ ? mine + first * size : nullptr, n, type, mpi_op, root, comm_));
+      for (int root = 0; root < size_; ++root) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        PLESHARD_MPI_CHECK(MPI_Ireduce(blocks + (static_cast<std::size_t>(root) * count + first) * size,
+                                       root == rank_ ? mine + first * size : nullptr, n, type, mpi_op, root, comm_,
+                                       &request));
+        wait_watched(request, "reduce_scatter");
+      }
     });
   });
 }
@@ -138,7 +150,10 @@ void MpiCommunicator::all_to_all_v(const std::uint8_t* send, std::span<const std
   }
   try {
     timed("all_to_all", bytes, [&] {
-      PLESHARD_MPI_CHECK(MPI_Alltoallv(send, sc.data(), so.data(), entry, recv, rc.data(), ro.data(), entry, comm_));
+      MPI_Request request = MPI_REQUEST_NULL;
+      PLESHARD_MPI_CHECK(
+          MPI_Ialltoallv(send, sc.data(), so.data(), entry, recv, rc.data(), ro.data(), entry, comm_, &request));
+      wait_watched(request, "all_to_all");
     });
   } catch (...) {
     if (unit != 1) MPI_Type_free(&entry);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "engine/job_output.hpp"
@@ -38,18 +39,19 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<R
 
 namespace {
 
-// Identifies a job's output: its config, requests and layout-independent output settings.
+// Identifies a job's output by what decides its bytes: the config, the checkpoint's content
+// (not its path: the same job under another spelling resumes, a replaced checkpoint does
+// not), the requests and the layout-independent output settings.
 std::string job_fingerprint(const ModelConfig& config, const std::vector<Request>& requests,
-                            const BatchJobOptions& options, const std::string& checkpoint) {
-  std::uint64_t h = kernels::splitmix64(static_cast<std::uint64_t>(options.part_tokens));
-  for (char c : to_json(config).dump() + "|" + checkpoint + "|" + to_string(options.dtype))
-    h = kernels::splitmix64(h ^ static_cast<unsigned char>(c));
+                            const BatchJobOptions& options, const PleCheckpoint& checkpoint) {
+  Digest digest(static_cast<std::uint64_t>(options.part_tokens));
+  digest.add(to_json(config).dump()).add(checkpoint.content_identity()).add(std::string_view(to_string(options.dtype)));
   for (const auto& r : requests) {
-    for (char c : r.id) h = kernels::splitmix64(h ^ static_cast<unsigned char>(c));
-    for (auto t : r.tokens) h = kernels::splitmix64(h ^ static_cast<std::uint64_t>(t));
+    digest.add(r.id);
+    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
   }
   char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(digest.value()));
   return text;
 }
 
@@ -141,9 +143,12 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       ids.push_back(r.id);
     }
     const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype, {}};
-    output =
-        std::make_unique<JobOutput>(comms, options.out, job_fingerprint(config, requests, options, checkpoint.path()),
-                                    spec, writer, options.overwrite);
+    JobOutputOptions out_options{
+        options.out, job_fingerprint(config, requests, options, checkpoint), options.overwrite, options.inputs, {}};
+    for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
+    for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
+    out_options.part_rows.push_back(qsl.back());
+    output = std::make_unique<JobOutput>(comms, out_options, spec, writer);
   }
   // A complete output of this very job: nothing to do.
   const std::size_t first_part = output && output->complete() ? parts.size() : output ? output->parts_done() : 0;

@@ -40,6 +40,7 @@ struct BatchJobOptions {
   ExchangeStrategy exchange = ExchangeStrategy::automatic;  // EngineOptions::exchange
   std::filesystem::path out;                                // empty: summary only
   bool overwrite = false;                                   // replace an output of another job at `out`
+  std::vector<std::filesystem::path> inputs;                // files read besides the checkpoint's: never outputs
   std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
   double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
   CacheOptions cache;                                       // EngineOptions::cache

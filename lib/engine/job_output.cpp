@@ -1,22 +1,23 @@
 #include "engine/job_output.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <mpi.h>
 
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_wait.hpp"
 #include "io/durable_file.hpp"
+#include "io/pread_file.hpp"
 
 namespace pleshard {
 
@@ -24,60 +25,106 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "<fingerprint> <parts done>", written whole or not at all.
-void write_record(const fs::path& record, const std::string& fingerprint, std::size_t parts) {
-  write_text_file(record, fingerprint + " " + std::to_string(parts) + "\n");
+// "<fingerprint> <parts done> <digest of each part, hex>", written whole or not at all.
+void write_record(const fs::path& record, const std::string& fingerprint, std::span<const std::uint64_t> digests) {
+  std::string text = fingerprint + " " + std::to_string(digests.size());
+  char hex[24];
+  for (const std::uint64_t d : digests) {
+    std::snprintf(hex, sizeof hex, " %016llx", static_cast<unsigned long long>(d));
+    text += hex;
+  }
+  write_text_file(record, text + "\n");
+}
+
+struct Record {
+  std::string fingerprint;
+  std::vector<std::uint64_t> digests;  // of the parts done
+};
+
+// A record that cannot be read as one (no digests: an older record) names no parts done.
+Record read_record(const fs::path& record) {
+  if (!fs::is_regular_file(record))
+    throw InputError(record.string() + ": the progress record's place holds something that is not a file; remove it");
+  std::ifstream in(record);
+  Record r;
+  std::int64_t parts = 0;
+  in >> r.fingerprint >> parts;
+  for (std::string word; r.digests.size() < static_cast<std::size_t>(std::max<std::int64_t>(parts, 0)) && in >> word;)
+    r.digests.push_back(std::strtoull(word.c_str(), nullptr, 16));
+  return r;
 }
 
 }  // namespace
 
-JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std::string& fingerprint,
-                     const EmbeddingFileSpec& spec, bool writer, bool overwrite)
+std::uint64_t output_row_digest(int layer, std::int64_t row, std::span<const std::uint8_t> bytes) {
+  return Digest(static_cast<std::uint64_t>(row) * 1024 + static_cast<std::uint64_t>(layer)).add(bytes).value();
+}
+
+JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options, const EmbeddingFileSpec& spec,
+                     bool writer)
     : comms_(comms),
-      out_(out),
-      partial_(out.string() + ".partial"),
-      record_(out.string() + ".progress"),
-      fingerprint_(fingerprint) {
+      options_(options),
+      partial_(options.out.string() + ".partial"),
+      record_(options.out.string() + ".progress"),
+      layers_(spec.layers),
+      token_bytes_(static_cast<std::size_t>(spec.width) * kernels::out_bytes(spec.dtype)) {
+  const bool root = comms.topology().rank == 0;
+  const fs::path& out = options_.out;
+  // The place and the claim on it first: nothing is read or removed there before.
+  int held = 0;
+  collective_try(comms.world(), [&] {
+    if (!root) return;
+    check_output_target({out, OutputKind::file, "--out"}, options_.inputs);
+    claim_.emplace(OutputClaim::first(out, "pleshard run"));
+    held = claim_->held() ? 1 : 0;
+  });
+  PLESHARD_MPI_CHECK(MPI_Bcast(&held, 1, MPI_INT, 0, comms.world()));
+  collective_try(comms.world(), [&] {
+    if (!root && held != 0) claim_.emplace(OutputClaim::join(out));
+  });
+
   std::vector<std::uint64_t> offsets(static_cast<std::size_t>(spec.layers));
   std::int64_t done = 0;
   std::int64_t complete = 0;
   EmbeddingFileSpec file_spec = spec;
-  file_spec.job = fingerprint;
+  file_spec.job = options_.fingerprint;
   collective_try(comms.world(), [&] {
-    if (comms.topology().rank != 0) return;
-    const fs::path parent = out_.has_parent_path() ? out_.parent_path() : fs::path(".");
-    if (!fs::is_directory(parent))
-      throw InputError(out_.string() + ": --out: the directory " + parent.string() + " does not exist");
-    if (fs::is_directory(out_)) throw InputError(out_.string() + ": --out names a directory, not an output file");
-    if (fs::exists(out_) && !overwrite) {
-      if (embedding_file_job(out_) != fingerprint)
-        throw InputError(out_.string() +
+    if (!root) return;
+    if (fs::exists(out) && !options_.overwrite) {
+      if (embedding_file_job(out) != options_.fingerprint)
+        throw InputError(out.string() +
                          ": holds the output of another job (config, checkpoint, requests, "
                          "--out-dtype or --part-tokens differ); --overwrite replaces it");
       complete = 1;  // this very job's output, complete
       return;
     }
-    if (overwrite) {
-      for (const fs::path& stale : {out_, partial_, record_}) fs::remove(stale);
-    }
-    if (fs::exists(record_)) {
-      std::ifstream in(record_);
-      std::string found;
-      in >> found >> done;
-      if (found != fingerprint)
+    if (options_.overwrite)
+      for (const fs::path& stale : {out, partial_, record_}) fs::remove(stale);
+    if (fs::exists(record_) || fs::is_symlink(record_)) {
+      const Record found = read_record(record_);
+      if (found.fingerprint != options_.fingerprint)
         throw InputError(record_.string() +
                          ": records the progress of a different job (config, checkpoint, "
                          "requests, --out-dtype or --part-tokens differ); remove it and " +
                          partial_.string() + " to start afresh");
-      if (!fs::exists(partial_)) done = 0;
+      if (fs::exists(partial_)) part_digests_ = found.digests;
+      done = static_cast<std::int64_t>(part_digests_.size());
     }
     if (done > 0) {
-      offsets = embedding_file_offsets(partial_, spec.layers);
-    } else {
+      try {
+        offsets = embedding_file_offsets(partial_, spec.layers);
+      } catch (const InputError& e) {
+        // Only this job's own unfinished work is lost: it is done again.
+        log_warning(std::string(e.what()) + ": the partial output cannot be read; starting afresh");
+        done = 0;
+        part_digests_.clear();
+      }
+    }
+    if (done == 0) {
       // Room for every row now rather than a full disk hours into the job.
       require_free_space(partial_, spec.row_bytes() + (1u << 20), "the output");
       offsets = create_embedding_file(partial_, file_spec);
-      write_record(record_, fingerprint_, 0);
+      write_record(record_, options_.fingerprint, {});
     }
   });
   PLESHARD_MPI_CHECK(MPI_Bcast(&complete, 1, MPI_INT64_T, 0, comms.world()));
@@ -86,15 +133,79 @@ JobOutput::JobOutput(const Communicators& comms, const fs::path& out, const std:
   PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
   PLESHARD_MPI_CHECK(
       MPI_Bcast(offsets.data(), mpi_count(offsets.size(), "output layers"), MPI_UINT64_T, 0, comms.world()));
+
+  // The parts a killed job completed are trusted only as far as their rows still match.
+  if (done > 0) {
+    if (root)
+      log_info("verifying the " + std::to_string(done) + " completed parts of " + partial_.string() +
+               " before resuming");
+    const std::vector<std::uint64_t> found =
+        collective_try(comms.world(), [&] { return read_part_digests(static_cast<std::size_t>(done), offsets); });
+    collective_try(comms.world(), [&] {
+      if (!root) return;
+      // `found` ends before the first part some rank could not read whole.
+      const auto intact = static_cast<std::int64_t>(
+          std::mismatch(found.begin(), found.end(), part_digests_.begin()).first - found.begin());
+      if (intact == done) return;
+      log_warning(partial_.string() + ": the rows of part " + std::to_string(intact + 1) + " of " +
+                  std::to_string(done) + " do not match the digest recorded when they were written (the file " +
+                  "was changed); resuming from there");
+      done = intact;
+      part_digests_.resize(static_cast<std::size_t>(done));
+      write_record(record_, options_.fingerprint, part_digests_);
+    });
+    PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
+  }
   parts_done_ = static_cast<std::size_t>(done);
   collective_try(comms.world(), [&] {
-    if (writer)
-      rows_ = std::make_unique<EmbeddingRows>(partial_, offsets,
-                                              static_cast<std::size_t>(spec.width) * kernels::out_bytes(spec.dtype));
+    if (writer) rows_ = std::make_unique<EmbeddingRows>(partial_, offsets, token_bytes_);
   });
 }
 
 JobOutput::~JobOutput() = default;
+
+std::vector<std::uint64_t> JobOutput::read_part_digests(std::size_t parts,
+                                                        std::span<const std::uint64_t> offsets) const {
+  if (options_.part_rows.size() < parts + 1) throw SystemError("JobOutput: part rows not given for every part");
+  const PreadFile file(partial_);
+  const Topology& t = comms_.topology();
+  std::vector<std::uint64_t> digests(parts, 0);
+  constexpr std::int64_t k_block_bytes = 8 << 20;
+  const std::int64_t block_rows = std::max<std::int64_t>(1, k_block_bytes / static_cast<std::int64_t>(token_bytes_));
+  std::vector<std::uint8_t> block;
+  // Parts of a file cut short cannot match: from the first this rank cannot read whole, the
+  // parts are counted unreadable on every rank.
+  std::size_t readable = parts;
+  for (std::size_t p = 0; p < readable; ++p) {
+    const std::int64_t first = options_.part_rows[p];
+    const std::int64_t rows = options_.part_rows[p + 1] - first;
+    // My share of the part's rows, in every layer.
+    const std::int64_t begin = first + rows * t.rank / t.world;
+    const std::int64_t end = first + rows * (t.rank + 1) / t.world;
+    for (int d = 0; d < layers_; ++d)
+      for (std::int64_t row = begin; row < end; row += block_rows) {
+        const std::int64_t n = std::min(block_rows, end - row);
+        block.resize(static_cast<std::size_t>(n) * token_bytes_);
+        try {
+          file.read_exact(offsets[static_cast<std::size_t>(d)] + static_cast<std::uint64_t>(row) * token_bytes_,
+                          block);
+        } catch (const InputError&) {  // a file cut short
+          readable = p;
+          break;
+        }
+        for (std::int64_t i = 0; i < n; ++i)
+          digests[p] += output_row_digest(
+              d, row + i,
+              std::span<const std::uint8_t>(block).subspan(static_cast<std::size_t>(i) * token_bytes_, token_bytes_));
+      }
+  }
+  auto first_unreadable = static_cast<std::uint64_t>(readable);
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first_unreadable, 1, MPI_UINT64_T, MPI_MIN, comms_.world()));
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, digests.data(), mpi_count(digests.size(), "output parts"),
+                                   MPI_UINT64_T, MPI_SUM, comms_.world()));
+  digests.resize(static_cast<std::size_t>(first_unreadable));
+  return digests;
+}
 
 void JobOutput::write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes) {
   if (failure_ || !rows_) return;
@@ -102,6 +213,9 @@ void JobOutput::write(int layer, std::int64_t first, std::span<const std::uint8_
   try {
     rows_->write(layer, first, bytes);
     bytes_written_ += bytes.size();
+    for (std::size_t at = 0; at + token_bytes_ <= bytes.size(); at += token_bytes_)
+      part_digest_ += output_row_digest(layer, first + static_cast<std::int64_t>(at / token_bytes_),
+                                        bytes.subspan(at, token_bytes_));
   } catch (const Error&) {
     failure_ = std::current_exception();
   }
@@ -115,9 +229,16 @@ void JobOutput::finish_part(std::size_t parts) {
     if (rows_) rows_->sync();
     write_seconds_ += MPI_Wtime() - t0;
   });
+  std::uint64_t digest = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  PLESHARD_MPI_CHECK(MPI_Ireduce(&part_digest_, &digest, 1, MPI_UINT64_T, MPI_SUM, 0, comms_.world(), &request));
+  wait_watched(request, "the output part's digest");
+  part_digest_ = 0;
   collective_try(comms_.world(), [&] {
     if (comms_.topology().rank != 0) return;
-    write_record(record_, fingerprint_, parts);
+    part_digests_.push_back(digest);
+    if (part_digests_.size() != parts) throw SystemError("JobOutput: parts finished out of order");
+    write_record(record_, options_.fingerprint, part_digests_);
     if (const char* kill_after = std::getenv("PLESHARD_FAULT_KILL_AFTER_PARTS");
         kill_after != nullptr && static_cast<std::size_t>(std::atoll(kill_after)) == parts) {
       std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", parts);
@@ -130,7 +251,7 @@ void JobOutput::commit() {
   rows_.reset();
   collective_try(comms_.world(), [&] {
     if (comms_.topology().rank != 0) return;
-    commit_file(partial_, out_);
+    commit_file(partial_, options_.out);
     fs::remove(record_);
   });
 }

@@ -1,6 +1,7 @@
 #include "engine/ple_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/watched_wait.hpp"
 #include "dist/communicator_factory.hpp"
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
@@ -86,6 +88,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
+  if (!(options.collective_timeout_s > 0) || !std::isfinite(options.collective_timeout_s))
+    throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) +
+                     ": must be a finite number of seconds > 0");
   if (options.cache.enabled() && tier != StorageTier::pinned && tier != StorageTier::disk)
     throw InputError(std::string("a row cache stands in front of the pinned or disk tier, not the ") + to_string(tier) +
                      " tier");
@@ -160,11 +165,17 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                                 config.ple_embed_dim,
                                 size_of(comms.etp_node())};
   exchange_ = make_exchange(strategy, local, context);
+  // What the step takes grows with --step-tokens, the cache with its size: both checked
+  // against the space's memory before they are allocated.
+  const StorageTier space_memory = tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host;
+  require_tier_memory(comms.world(), space_memory, workspace_->bytes(), 0, "the step workspaces",
+                      "a smaller --step-tokens");
   workspace_->allocate();
   plan_->upload(params);
   if (cache_ != nullptr)
-    require_tier_memory(comms.world(), tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host,
-                        CachedStore::bytes_for(layouts, cache_rows, exchange_->max_query_ids()));
+    require_tier_memory(comms.world(), space_memory,
+                        CachedStore::bytes_for(layouts, cache_rows, exchange_->max_query_ids()), 0, "the row caches",
+                        "a smaller --cache-rows or --cache-gb");
   const double fill_start = MPI_Wtime();
   store_->reserve(exchange_->max_query_ids());  // a cache's static part filled here
   if (cache_ != nullptr) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
@@ -172,6 +183,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
 
   options_.cuda_graphs = false;
   use_cuda_graphs(options.cuda_graphs);
+  // From here on the job steps: every host wait for peers is watched as the GPU's are.
+  stall_limit_ = std::make_unique<StallLimitScope>(options.collective_timeout_s);
 }
 
 std::vector<CacheReport> PleEngine::cache() const {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/watched_wait.hpp"
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
@@ -187,6 +188,7 @@ class PleEngine {
   std::map<std::int64_t, std::unique_ptr<Graph>> graphs_;
   std::int64_t slot_multiple_ = 1;  // slots padded to a multiple of this (reduce-scatter over TP)
   EngineStats stats_;
+  std::unique_ptr<StallLimitScope> stall_limit_;  // host waits watched while the engine steps
 };
 
 }  // namespace pleshard

@@ -50,6 +50,10 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
       l.requests = load_requests(in.requests);
     }
     check_token_ranges(l.requests, l.config.vocab_size);
+    // What the job reads, so that --out can name none of it.
+    for (const std::string& file : {in.config, in.requests, l.job.cache.profile.string()})
+      if (!file.empty()) l.job.inputs.emplace_back(file);
+    if (std::filesystem::is_directory(in.checkpoint)) l.job.inputs.push_back(in.checkpoint);
     return l;
   });
   const Communicators comms(world, loaded.topology);

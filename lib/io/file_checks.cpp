@@ -2,10 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
+#include "core/digest.hpp"
 #include "core/error.hpp"
+#include "io/pread_file.hpp"
 
 namespace pleshard {
 
@@ -31,6 +35,26 @@ struct stat stat_of(const std::string& path, const std::string& what) {
 void require_regular_file(const std::filesystem::path& path, const std::string& what) {
   const struct stat s = stat_of(path.string(), what);
   if (!S_ISREG(s.st_mode)) throw InputError(path.string() + ": " + what + " is " + kind_of(s.st_mode) + ", not a file");
+}
+
+std::uint64_t sampled_content_digest(const std::filesystem::path& path) {
+  constexpr std::uint64_t k_end_bytes = 1u << 20;
+  constexpr std::uint64_t k_sample_bytes = 4096;
+  constexpr int k_samples = 62;
+  const PreadFile file(path);
+  const std::uint64_t size = std::filesystem::file_size(path);
+  Digest digest;
+  digest.add(size);
+  std::vector<std::uint8_t> buffer;
+  const auto take = [&](std::uint64_t at, std::uint64_t bytes) {
+    buffer.resize(static_cast<std::size_t>(std::min(bytes, size - std::min(at, size))));
+    file.read_exact(at, buffer);
+    digest.add(buffer);
+  };
+  take(0, k_end_bytes);
+  take(size > k_end_bytes ? size - k_end_bytes : 0, k_end_bytes);
+  for (int i = 1; i <= k_samples; ++i) take(size / (k_samples + 1) * static_cast<std::uint64_t>(i), k_sample_bytes);
+  return digest.value();
 }
 
 FileIdentity::FileIdentity(const std::filesystem::path& path) : path_(path.string()) {

@@ -14,6 +14,11 @@ namespace pleshard {
 // a directory, ...)".
 void require_regular_file(const std::filesystem::path& path, const std::string& what);
 
+// A digest of what a file holds, from a sample of it: its size, its first and last MiB (a
+// checkpoint's header, an HDF5 file's metadata) and 4 KiB at 62 evenly spaced places.
+// Equal for copies under any name; SystemError naming the file when it cannot be read.
+[[nodiscard]] std::uint64_t sampled_content_digest(const std::filesystem::path& path);
+
 // A file as a job opened it.
 class FileIdentity {
  public:

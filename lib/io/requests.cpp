@@ -49,6 +49,7 @@ std::vector<Request> load_requests_jsonl(const std::filesystem::path& path) {
     read_token_list(value["tokens"], where + ": tokens", request.tokens);
     requests.push_back(std::move(request));
   }
+  if (requests.empty()) throw InputError(source + ": holds no requests (an empty or blank file)");
   check_unique_ids(requests);
   return requests;
 }

@@ -20,10 +20,25 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
     if (H5Sget_simple_extent_ndims(space.get()) != 1) throw InputError(p + ": /" + std::string(name) + " is not 1-D");
     hsize_t n = 0;
     H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+    // Integers only, read at their own width: HDF5 would round floats and clip values past
+    // int64 without a word.
+    H5Id type(H5Dget_type(set.get()), H5Tclose);
+    if (H5Tget_class(type.get()) != H5T_INTEGER)
+      throw InputError(
+          p + ": /" + std::string(name) + " holds " +
+          (H5Tget_class(type.get()) == H5T_FLOAT ? "floating-point numbers" : "values that are not integers") +
+          "; expected integers");
+    const bool is_unsigned = H5Tget_sign(type.get()) == H5T_SGN_NONE;
     std::vector<std::int64_t> values(n);
     if (n > 0)
-      h5_check(H5Dread(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+      h5_check(H5Dread(set.get(), is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                       values.data()),
                p + ": cannot read /" + name + " as integers");
+    if (is_unsigned)
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (values[i] < 0)
+          throw InputError(p + ": /" + std::string(name) + "[" + std::to_string(i) +
+                           "] = " + std::to_string(static_cast<std::uint64_t>(values[i])) + " does not fit int64");
     return values;
   };
   const std::vector<std::int64_t> tokens = read("tokens");
@@ -31,6 +46,7 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
   if (qsl.empty() || qsl.front() != 0 || qsl.back() != static_cast<std::int64_t>(tokens.size()) ||
       !std::is_sorted(qsl.begin(), qsl.end()))
     throw InputError(p + ": /query_start_loc must rise from 0 to the " + std::to_string(tokens.size()) + " tokens");
+  if (qsl.size() < 2) throw InputError(p + ": holds no requests");
   std::vector<Request> requests(qsl.size() - 1);
   for (std::size_t r = 0; r < requests.size(); ++r) {
     requests[r].id = std::to_string(r);

@@ -36,7 +36,8 @@ std::vector<std::int64_t> cache_rows_per_layer(std::int64_t rows, double bytes, 
     const double share = total > 0 ? static_cast<double>(ranges[d].size()) / total : 0;
     const double slots =
         rows > 0 ? static_cast<double>(rows) * share : bytes * share / static_cast<double>(pitch_of(layouts[d]));
-    out.push_back(static_cast<std::int64_t>(std::floor(slots)));
+    // No more slots than the rows the tier holds: past that a cache only takes memory.
+    out.push_back(static_cast<std::int64_t>(std::min(std::floor(slots), static_cast<double>(ranges[d].size()))));
   }
   return out;
 }

@@ -33,7 +33,7 @@ struct CacheCounts {
 
 // Slots of each layer's cache for a cache of `rows` rows or `bytes` bytes (one of them
 // non-zero) over the layers, shared in proportion to the rows each layer's range holds;
-// rows of a layer are stored packed (kernels::packed_row_bytes).
+// rows of a layer are stored packed (kernels::packed_row_bytes); at most the rows the range holds.
 [[nodiscard]] std::vector<std::int64_t> cache_rows_per_layer(std::int64_t rows, double bytes,
                                                              std::span<const TableLayout> layouts,
                                                              std::span<const RowRange> ranges);

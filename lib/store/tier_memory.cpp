@@ -43,7 +43,8 @@ std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
   return tier_bytes(tier == StorageTier::disk ? tier : StorageTier::host, layouts, ranges);
 }
 
-void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve) {
+void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
+                         const std::string& what, const std::string& remedy) {
   if (tier == StorageTier::disk && bytes == 0) return;
   (void)device_reserve;  // used only where CUDA is built
   MPI_Comm node = MPI_COMM_NULL;
@@ -78,19 +79,22 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
       int gpu = 0;
       PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
       if (needed > usable)
-        throw InputError("device tier: the tables of " + who + " on GPU " + std::to_string(gpu) + " need " +
+        throw InputError("device tier: " + what + " of " + who + " on GPU " + std::to_string(gpu) + " need " +
                          std::to_string(needed) + " bytes, the GPU has " + std::to_string(usable) + " of " +
-                         std::to_string(memory.total) + " free for them (use more ranks, or --storage pinned)");
+                         std::to_string(memory.total) + " free for them (" +
+                         (remedy.empty() ? "use more ranks, or --storage pinned" : remedy) + ")");
 #endif
       return;
     }
     const std::uint64_t available = available_host_bytes();
-    const char* remedy = tier == StorageTier::disk ? "fewer ranks per node: the disk tier keeps NVFP4 block scales"
-                                                   : "use more nodes, or --storage disk";
+    const std::string tier_remedy = tier == StorageTier::disk
+                                        ? "fewer ranks per node: the disk tier keeps NVFP4 block scales"
+                                        : "use more nodes, or --storage disk";
     if (available != 0 && needed > available)
-      throw InputError(std::string(to_string(tier)) + " tier: the tables of " + who + " on this node need " +
+      throw InputError(std::string(to_string(tier)) + " tier: " + what + " of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +
-                       " are available (MemAvailable, or the cgroup's limit; " + remedy + ")");
+                       " are available (MemAvailable, or the cgroup's limit; " +
+                       (remedy.empty() ? tier_remedy : remedy) + ")");
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include <mpi.h>
 
@@ -33,8 +34,10 @@ namespace pleshard {
 // Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
 // host, pinned and disk tiers: the sum over a node's ranks within its MemAvailable; device tier:
 // the sum over the ranks that share a GPU within its free memory, less `device_reserve` per
-// rank for its step workspace and collectives.
+// rank for its step workspace and collectives. `what` and `remedy` say, for the message,
+// what the bytes are and what to change (defaults: the tables, and the tiers' remedies).
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
-                         std::uint64_t device_reserve = std::uint64_t{1} << 30);
+                         std::uint64_t device_reserve = std::uint64_t{1} << 30, const std::string& what = "the tables",
+                         const std::string& remedy = "");
 
 }  // namespace pleshard

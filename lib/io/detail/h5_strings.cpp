@@ -52,6 +52,8 @@ std::vector<std::string> read_strings(hid_t file, const char* name, const std::s
   if (H5Tis_variable_str(type.get()) > 0) {
     H5Id memory = h5_check(H5Tcopy(H5T_C_S1), H5Tclose, "H5Tcopy");
     h5_check(H5Tset_size(memory.get(), H5T_VARIABLE), "H5Tset_size");
+    // The file's character set (h5py writes UTF-8): HDF5 converts none into another.
+    h5_check(H5Tset_cset(memory.get(), H5Tget_cset(type.get())), "H5Tset_cset");
     std::vector<char*> pointers(n, nullptr);
     if (n > 0)
       h5_check(H5Dread(set.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),

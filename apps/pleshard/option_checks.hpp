@@ -1,0 +1,28 @@
+#pragma once
+// Checks of option values where they are parsed: bad values are usage errors (exit 2) with
+// the option's name and the accepted range, before anything runs. CLI11's own range checks
+// let NaN through (every comparison with it is false), so numbers are checked here as
+// finite numbers in a closed range.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace pleshard::app {
+
+// A path that names something: an empty one is an unset variable in a script.
+[[nodiscard]] CLI::Validator path_given();
+// A finite number in [min, max]; `what` completes "must be ..." in the message.
+[[nodiscard]] CLI::Validator finite_in(double min, double max, const std::string& what);
+// A finite number > 0.
+[[nodiscard]] CLI::Validator finite_positive();
+
+// The most tokens a step may hold: a step's buffers grow with it, and past this they no
+// longer fit any machine's memory for any model.
+inline constexpr double k_max_step_tokens = 1 << 24;
+// --step-tokens: 1 to k_max_step_tokens.
+[[nodiscard]] CLI::Validator step_tokens_option();
+// --tp, --etp: ranks.
+[[nodiscard]] CLI::Validator ranks_option();
+
+}  // namespace pleshard::app

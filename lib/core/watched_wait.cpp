@@ -1,0 +1,46 @@
+#include "core/watched_wait.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <thread>
+
+#include "core/collective.hpp"
+#include "core/mpi_check.hpp"
+
+namespace pleshard {
+
+namespace {
+
+std::atomic<double> g_stall_limit{std::numeric_limits<double>::infinity()};
+
+// Polls before the wait starts to yield the core: a collective of a step usually completes
+// within microseconds, and ranks that share cores need theirs back when it does not.
+constexpr int k_spin_polls = 2000;
+
+}  // namespace
+
+void set_stall_limit(double seconds) { g_stall_limit.store(seconds); }
+
+double stall_limit() { return g_stall_limit.load(); }
+
+void wait_watched(MPI_Request& request, const std::string& what) {
+  const double limit = stall_limit();
+  const double start = MPI_Wtime();
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    PLESHARD_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done != 0) return;
+    if (polls < k_spin_polls) continue;
+    if (std::isfinite(limit) && MPI_Wtime() - start > limit) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", limit);
+      abort_job(what + ": no progress in " + seconds +
+                " s (--collective-timeout): a peer rank stopped, stalled or failed");
+    }
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace pleshard

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A job is known by what decides its output's bytes, not by how its paths are spelled: a
+# killed job rerun with its checkpoint under another spelling resumes; rerun with another
+# checkpoint at the same path it is refused; rerun over a partial output whose completed
+# rows were damaged it redoes the damaged parts, and every rerun that completes ends with the
+# bytes of an uninterrupted run.
+#   resume_identity.sh PLESHARD CHECKPOINT MPIEXEC
+set -uo pipefail
+app=$1; ckpt=$2; mpiexec=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cd "$work"
+cp -r "$ckpt" model
+job() {  # job CHECKPOINT OUT [extra environment...]
+  local c=$1 out=$2; shift 2
+  env "$@" "$mpiexec" -n 2 --oversubscribe "$app" run --checkpoint "$c" --synthetic 60 --synthetic-max-tokens 100 \
+    --step-tokens 64 --part-tokens 600 --quiet --out "$out"
+}
+job model whole.h5 >/dev/null 2>&1 || fail "the uninterrupted job"
+killed() { job model "$1" PLESHARD_FAULT_KILL_AFTER_PARTS=2 >/dev/null 2>&1 && fail "the job was not killed"; }
+
+# Another spelling of the same checkpoint.
+killed a.h5
+job ./model/../model a.h5 >log 2>&1 || { cat log; fail "the rerun under another spelling"; }
+grep -q "(2 resumed)" log || { cat log; fail "the same job under another spelling did not resume"; }
+cmp -s a.h5 whole.h5 || fail "the resumed output differs"
+
+# Another checkpoint at the same path.
+killed b.h5
+mv model model.orig
+"$app" ckpt make --config model.orig/config.json --out model --seed 7 --quiet >/dev/null || fail "ckpt make"
+job model b.h5 >log 2>&1 && fail "a job resumed over another checkpoint's rows"
+grep -q "b.h5.progress: records the progress of a different job" log || { cat log; fail "no message"; }
+rm -rf model; mv model.orig model
+
+# Completed rows damaged between the kill and the rerun: a page of the first layer's rows.
+killed c.h5
+dd if=/dev/zero of=c.h5.partial bs=4096 seek=16 count=1 conv=notrunc status=none
+job model c.h5 >log 2>&1 || { cat log; fail "the rerun over damaged rows"; }
+grep -q "do not match the digest recorded when they were written" log || { cat log; fail "damage not reported"; }
+cmp -s c.h5 whole.h5 || fail "the output resumed over damaged rows differs"
+
+# The partial output's structure damaged too: it is made again.
+killed d.h5
+size=$(stat -c %s d.h5.partial)
+dd if=/dev/zero of=d.h5.partial bs=1 seek=$((size / 5)) count=$((size * 3 / 5)) conv=notrunc status=none
+job model d.h5 >log 2>&1 || { cat log; fail "the rerun over a damaged partial output"; }
+grep -qE "starting afresh|do not match the digest" log || { cat log; fail "damage not reported"; }
+cmp -s d.h5 whole.h5 || fail "the output made again differs"
+echo "resume identity: by content"

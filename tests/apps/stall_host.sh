@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A rank that stops while the job steps (SIGSTOP: a frozen node, a hung file system) ends the
+# job on every rank within --collective-timeout, with one message, on the host tier whose
+# collectives are MPI's: the host waits are watched like the GPU's.
+#   stall_host.sh PLESHARD CHECKPOINT MPIEXEC
+set -uo pipefail
+app=$1; ckpt=$2; mpiexec=$3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work=$(mktemp -d)
+stopped=""
+trap '[ -n "$stopped" ] && kill -CONT "$stopped" 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; cat "$work/err" 2>/dev/null; exit 1; }
+for exchange in owner gather-reduce; do
+  "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$ckpt" --synthetic 100000 --step-tokens 64 \
+    --summary-only --etp 3 --exchange "$exchange" --collective-timeout 3 >"$work/out" 2>"$work/err" &
+  launcher=$!
+  # Stepping: rank 0 has printed progress.
+  for _ in $(seq 600); do grep -q "tokens/s" "$work/err" && break; sleep 0.1; done
+  grep -q "tokens/s" "$work/err" || fail "$exchange: the job did not start stepping"
+  stopped=""
+  for pid in $(pgrep -P "$launcher"); do
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=2" && stopped=$pid
+  done
+  [ -n "$stopped" ] || fail "$exchange: rank 2 not found"
+  start=$(date +%s)
+  kill -STOP "$stopped"
+  wait "$launcher"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  kill -CONT "$stopped" 2>/dev/null; stopped=""
+  echo "stall_host: $exchange: exit $rc after $took s"
+  [ $rc -ne 0 ] || fail "$exchange: the job exited 0 with a stopped rank"
+  [ "$took" -le 30 ] || fail "$exchange: took $took s to end"
+  grep -q "no progress in 3 s (--collective-timeout): a peer rank stopped" "$work/err" || fail "$exchange: no message"
+done
+echo "stall_host: every rank ended"

@@ -1,6 +1,5 @@
 #include "engine/job_output.hpp"
 
-
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -187,8 +186,7 @@ std::vector<std::uint64_t> JobOutput::read_part_digests(std::size_t parts,
         const std::int64_t n = std::min(block_rows, end - row);
         block.resize(static_cast<std::size_t>(n) * token_bytes_);
         try {
-          file.read_exact(offsets[static_cast<std::size_t>(d)] + static_cast<std::uint64_t>(row) * token_bytes_,
-                          block);
+          file.read_exact(offsets[static_cast<std::size_t>(d)] + static_cast<std::uint64_t>(row) * token_bytes_, block);
         } catch (const InputError&) {  // a file cut short
           readable = p;
           break;

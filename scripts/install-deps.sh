@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   liburing-dev
   clang-format
+  python3-numpy
 )
 
 missing=()

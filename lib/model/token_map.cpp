@@ -1,0 +1,42 @@
+#include "model/token_map.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/error.hpp"
+#include "io/file_checks.hpp"
+#include "io/npy_array.hpp"
+
+namespace pleshard {
+
+TokenMap TokenMap::load(const std::filesystem::path& path, std::int64_t vocab_size, std::int64_t compressed_vocab) {
+  const std::string where = path.string() + ": ";
+  require_regular_file(path, "token map");
+  std::vector<std::int64_t> ids = read_npy_integers(path);
+  if (static_cast<std::int64_t>(ids.size()) != vocab_size)
+    throw InputError(where + "token map has " + std::to_string(ids.size()) + " entries, vocab_size is " +
+                     std::to_string(vocab_size));
+  const auto outside =
+      std::find_if(ids.begin(), ids.end(), [&](std::int64_t id) { return id < 0 || id >= compressed_vocab; });
+  if (outside != ids.end())
+    throw InputError(where + "token map entry " + std::to_string(outside - ids.begin()) + " is " +
+                     std::to_string(*outside) +
+                     ", not in [0, engram_compressed_vocab_size = " + std::to_string(compressed_vocab) + ")");
+  // Every id in range and the largest C - 1: the map uses the whole compressed vocab's range.
+  const std::int64_t largest = ids.empty() ? -1 : *std::max_element(ids.begin(), ids.end());
+  if (largest + 1 != compressed_vocab)
+    throw InputError(where + "token map's largest id is " + std::to_string(largest) +
+                     ", expected engram_compressed_vocab_size - 1 = " + std::to_string(compressed_vocab - 1));
+  return TokenMap(std::move(ids), compressed_vocab);
+}
+
+TokenMap TokenMap::identity(std::int64_t vocab_size) {
+  if (vocab_size < 1)
+    throw InputError("vocab_size = " + std::to_string(vocab_size) + " must be at least 1 for an identity token map");
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(vocab_size));
+  std::iota(ids.begin(), ids.end(), std::int64_t{0});
+  return TokenMap(std::move(ids), vocab_size);
+}
+
+}  // namespace pleshard

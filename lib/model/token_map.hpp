@@ -1,0 +1,38 @@
+#pragma once
+// Engram's token map (DESIGN.md §10): the compressed id that hashing uses for each token,
+// cid = map[token], built from the tokenizer and shipped beside the checkpoint as
+// engram_token_map.npy.
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace pleshard {
+
+class TokenMap {
+ public:
+  // Reads a .npy map (int32 or int64, shape [vocab_size]) and checks that every id lies in
+  // [0, compressed_vocab) and the largest is compressed_vocab - 1. Throws InputError naming
+  // the file and what is wrong.
+  [[nodiscard]] static TokenMap load(const std::filesystem::path& path, std::int64_t vocab_size,
+                                     std::int64_t compressed_vocab);
+  // cid = token, for a model whose compressed vocab is its vocab and that ships no map.
+  [[nodiscard]] static TokenMap identity(std::int64_t vocab_size);
+
+  // For 0 <= token < vocab_size().
+  [[nodiscard]] std::int64_t compressed_id(std::int64_t token) const { return ids_[static_cast<std::size_t>(token)]; }
+  [[nodiscard]] std::span<const std::int64_t> ids() const { return ids_; }
+  [[nodiscard]] std::int64_t vocab_size() const { return static_cast<std::int64_t>(ids_.size()); }
+  [[nodiscard]] std::int64_t compressed_vocab() const { return compressed_vocab_; }
+
+ private:
+  TokenMap(std::vector<std::int64_t> ids, std::int64_t compressed_vocab)
+      : ids_(std::move(ids)), compressed_vocab_(compressed_vocab) {}
+
+  std::vector<std::int64_t> ids_;
+  std::int64_t compressed_vocab_ = 0;
+};
+
+}  // namespace pleshard

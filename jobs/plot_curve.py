@@ -1,56 +1,62 @@
 #!/usr/bin/env python3
-"""Plots a miss-ratio curve written by `pleshard profile --curve CURVE.csv` as an SVG:
-the share of lookups served without a read of the slow tier against the cache's size
-(share of the table's rows, log scale), one line per column, for table 0 (or --table).
+"""Plots a miss-ratio curve written by `pleshard profile --curve CURVE.csv`: the share of
+lookups served without a read of the slow tier against the cache's size (share of the
+table's rows, log scale), one line per policy, for table 0 (or --table). Writes OUT.png and
+OUT.svg (OUT without its extension, if it has one).
 
-    python3 jobs/plot_curve.py CURVE.csv OUT.svg [--table D] [--title TEXT]
+    /usr/bin/python3 jobs/plot_curve.py CURVE.csv OUT [--table D] [--title TEXT]
 """
 import argparse
 import csv
-import math
+import os
+import sys
 
-COLUMNS = [("bound", "repeats or profile's hottest", "#888888"), ("optimal", "Belady's optimum", "#444444"),
-           ("mixed", "static + dynamic", "#d62728"), ("static", "profile first", "#1f77b4"),
-           ("dynamic", "dynamic only", "#2ca02c")]
+import plots
+
+# Column, label, colour, line style: the bounds dashed, the cache's policies solid.
+COLUMNS = [("bound", "repeats or profile's hottest (bound)", "#888888", "--"),
+           ("optimal", "Belady's optimum", "#444444", ":"),
+           ("mixed", "static + dynamic (default)", "#d62728", "-"),
+           ("static", "profile first", "#1f77b4", "-"),
+           ("dynamic", "dynamic only", "#2ca02c", "-")]
+
+
+def percent(share):
+    return f"{share * 100:.3g}%"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv")
-    parser.add_argument("svg")
+    parser.add_argument("out", help="OUT.png and OUT.svg are written")
     parser.add_argument("--table", type=int, default=0)
-    parser.add_argument("--title", default="row cache: lookups served without a read")
+    parser.add_argument("--title", default="row cache: lookups served without a read of the slow tier")
     args = parser.parse_args()
+    if plots.MISSING:
+        sys.exit(f"plot_curve: {plots.MISSING}")
     with open(args.csv, newline="") as f:
         rows = [r for r in csv.DictReader(f) if int(r["table"]) == args.table]
     if not rows:
-        raise SystemExit(f"{args.csv}: no rows of table {args.table}")
-    xs = [math.log10(float(r["share_of_rows"])) for r in rows]
-    x0, x1 = min(xs), max(xs)
-    if x1 == x0:
-        x1 = x0 + 1
-    width, height, left, right, top, bottom = 640, 400, 60, 200, 40, 50
-    px = lambda x: left + (x - x0) / (x1 - x0) * (width - left - right)
-    py = lambda y: top + (1 - y) * (height - top - bottom)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
-           f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
-           f'<text x="{left}" y="20" font-size="14">{args.title}</text>']
-    for k in range(0, 11, 2):
-        y = k / 10
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{py(y)}" y2="{py(y)}" stroke="#eee"/>'
-                   f'<text x="{left - 8}" y="{py(y) + 4}" text-anchor="end">{int(y * 100)}%</text>')
-    for r, x in zip(rows, xs):
-        out.append(f'<text x="{px(x)}" y="{height - bottom + 18}" text-anchor="middle">'
-                   f'{float(r["share_of_rows"]) * 100:g}%</text>')
-    out.append(f'<text x="{(left + width - right) / 2}" y="{height - 10}" text-anchor="middle">'
-               f'cache size, share of the table\'s rows</text>')
-    for i, (name, label, colour) in enumerate(COLUMNS):
-        points = " ".join(f"{px(x):.1f},{py(float(r[name])):.1f}" for r, x in zip(rows, xs))
-        out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<text x="{width - right + 10}" y="{top + 16 * i + 10}" fill="{colour}">{label}</text>')
-    out.append("</svg>")
-    with open(args.svg, "w") as f:
-        f.write("\n".join(out) + "\n")
+        sys.exit(f"{args.csv}: no rows of table {args.table}")
+    rows.sort(key=lambda r: float(r["share_of_rows"]))
+    shares = [float(r["share_of_rows"]) for r in rows]
+    fig, ax = plots.figure(f"{args.title}, table {args.table}")
+    for name, label, colour, style in COLUMNS:
+        if name in rows[0]:
+            ax.plot(shares, [float(r[name]) for r in rows], style, marker="o", markersize=4, color=colour, label=label)
+    ax.set_xscale("log")
+    # One labelled tick per measured size; log-scale minor ticks unlabelled, so labels never collide.
+    ax.xaxis.set_major_locator(plots.ticker.FixedLocator(shares))
+    ax.xaxis.set_major_formatter(plots.ticker.FixedFormatter([percent(s) for s in shares]))
+    ax.xaxis.set_minor_formatter(plots.ticker.NullFormatter())
+    ax.tick_params(axis="x", labelrotation=45 if len(shares) > 6 else 0)
+    ax.set_xlabel("cache size, share of the table's rows")
+    ax.set_ylabel("lookups served without a read")
+    ax.set_ylim(0, 1)
+    ax.yaxis.set_major_formatter(plots.ticker.PercentFormatter(1.0))
+    ax.legend(loc="lower right", fontsize=9)
+    stem = os.path.splitext(args.out)[0] if args.out.endswith((".png", ".svg")) else args.out
+    print("plot_curve: wrote " + ", ".join(plots.save(fig, stem)))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Launches pleshard on this machine under mpiexec.
 #   jobs/run-local.sh [-n RANKS] [-b BUILD_DIR] -- SUBCOMMAND [OPTIONS...]
-# Example: jobs/run-local.sh -n 4 -- run --config jobs/example/config.json --synthetic 256
+# Example: jobs/run-local.sh -n 4 -- run --checkpoint synthetic --config jobs/example/config.json --etp 4 \
+#            --synthetic 64 --summary-only
 set -euo pipefail
 ranks=4
-build=build
+build="$(cd "$(dirname "$0")/.." && pwd)/build"  # the checkout's, wherever this is run from
 while getopts "n:b:h" opt; do
   case $opt in
     n) ranks=$OPTARG ;;
     b) build=$OPTARG ;;
-    h) sed -n '2,4p' "$0"; exit 0 ;;
+    h) sed -n '2,5p' "$0"; exit 0 ;;
     *) exit 2 ;;
   esac
 done

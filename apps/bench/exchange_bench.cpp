@@ -39,8 +39,9 @@ std::unique_ptr<StepSpace> bench_space(MPI_Comm comm, CollectiveBackend backend)
   if (!backend_built(backend)) throw InputError(std::string("this build has no ") + to_string(backend) + " backend");
 #if PLESHARD_HAVE_CUDA
   if (!gpu_available()) throw InputError(std::string("the ") + to_string(backend) + " backend needs a GPU");
-  if (!bind_local_gpu(comm) && backend == CollectiveBackend::nccl)
-    throw InputError("the nccl backend needs a GPU per rank; ranks share GPUs here (try mpi-staged)");
+  const GpuBinding gpus = bind_local_gpu(comm);
+  if (!gpus.own_gpu && backend == CollectiveBackend::nccl)
+    throw InputError("the nccl backend needs a GPU per rank; " + gpus.why + " (try mpi-staged)");
   return make_tier_space(StorageTier::device);
 #else
   (void)comm;

@@ -28,14 +28,15 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   const double load_rate = r.load_seconds > 0 ? r.load_bytes / r.load_seconds : 0;
   if (o.json) {
     std::printf(
-        "{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"exchange\": \"%s\", \"ranks\": %d"
+        "{\"job\": \"run\", \"storage\": \"%s\", \"backend\": \"%s\", \"backend_note\": \"%s\""
+        ", \"exchange\": \"%s\", \"ranks\": %d"
         ", \"tp\": %d, \"etp\": %d, \"cuda_graph\": %s, \"requests\": %" PRId64 ", \"tokens\": %" PRId64
         ", \"steps\": %" PRId64
         ", \"seconds\": %.6f, \"tokens_per_s\": %.6g, \"rows_per_s\": %.6g"
         ", \"step_p50_us\": %.3f, \"step_p99_us\": %.3f, \"steps_s\": %.6f, \"graph_s\": %.6f",
-        to_string(r.storage), r.backend.c_str(), r.exchange.c_str(), r.topology.world, r.topology.tp, r.topology.etp,
-        r.cuda_graph ? "true" : "false", r.requests, r.tokens, r.steps, r.seconds, tokens_per_s, rows_per_s,
-        r.step_p50 * 1e6, r.step_p99 * 1e6, r.times.steps, r.times.graph);
+        to_string(r.storage), r.backend.c_str(), r.backend_note.c_str(), r.exchange.c_str(), r.topology.world,
+        r.topology.tp, r.topology.etp, r.cuda_graph ? "true" : "false", r.requests, r.tokens, r.steps, r.seconds,
+        tokens_per_s, rows_per_s, r.step_p50 * 1e6, r.step_p99 * 1e6, r.times.steps, r.times.graph);
     for (int p = 0; p < k_step_phases; ++p)
       std::printf(", \"%s_s\": %.6f", to_string(static_cast<StepPhase>(p)), r.times.phase[static_cast<std::size_t>(p)]);
     std::printf(
@@ -67,6 +68,7 @@ void print_report(const BatchJobReport& r, const RunOptions& o) {
   }
   std::printf("pleshard run: %s, storage %s, exchange %s, collectives over %s%s\n", r.topology.describe().c_str(),
               to_string(r.storage), r.exchange.c_str(), r.backend.c_str(), r.cuda_graph ? ", CUDA graphs" : "");
+  if (!r.backend_note.empty()) std::printf("  note: %s\n", r.backend_note.c_str());
   std::printf("  requests %" PRId64 ", tokens %" PRId64 ", steps %" PRId64 ", parts %" PRId64 " (%" PRId64
               " resumed)\n",
               r.requests, r.tokens, r.steps, r.parts, r.parts_resumed);

@@ -55,15 +55,17 @@ part scaling || exit $rc
 # pleshard run on the corpus: DP over GPUs, embedding-parallel (ETP) over all of them, TP 2.
 model=${MODEL:-/tmp/pleshard-multi-model}
 [ -d "$model" ] || "$app" ckpt make --config jobs/example/config.json --out "$model" --quiet
-scale=(jobs/scaling.sh -c "$model" -q "$corpus" -r "$ranks" -b "$build")
+scale=(jobs/scaling.sh -c "$model" -q "$corpus" -r "$ranks" -n 1 -b "$build")
 for storage in device pinned; do
   "${scale[@]}" -g "$storage" -o "$out/scaling-$storage-dp" || rc=1
   "${scale[@]}" -g "$storage" -e "$gpus" -o "$out/scaling-$storage-etp" || rc=1
 done
 "${scale[@]}" -g device -x --cuda-graph -o "$out/scaling-device-graph-dp" || rc=1
 [ "$gpus" -ge 2 ] && { "${scale[@]}" -g device -t 2 -o "$out/scaling-device-tp2" || rc=1; }
-# One file of every scaling table (the plots are left out).
-for f in "$out"/scaling-*.csv; do echo "# $(basename "$f" .csv)"; cat "$f"; done >"$out/scaling.txt"
-rm -f "$out"/scaling-*.csv "$out"/scaling-*.svg
+# One file of every scaling summary (each run's report and the plots are left out).
+for f in "$out"/scaling-*.csv; do
+  [[ $f == *-runs.csv ]] || { echo "# $(basename "$f" .csv)"; cat "$f"; }
+done >"$out/scaling.txt"
+rm -f "$out"/scaling-*.csv "$out"/scaling-*.svg "$out"/scaling-*.png
 cat "$out/scaling.txt"
 exit $rc

@@ -1,6 +1,10 @@
 #include "kernels/host/ngram_ids_host.hpp"
 
+#include <vector>
+
 #include <Kokkos_Core.hpp>
+
+#include "kernels/host/kernel_threads.hpp"
 
 namespace pleshard::kernels {
 
@@ -8,6 +12,9 @@ namespace {
 
 using Space = Kokkos::DefaultHostExecutionSpace;
 using TokenRange = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+
+// Tokens a thread hashes at a time where the kernel spreads itself (kernel_threads.hpp).
+constexpr std::int64_t k_tokens_per_block = 64;
 
 }  // namespace
 
@@ -20,6 +27,16 @@ void compute_ngram_ids_host(const NgramHashParams& params, const NgramBatchView&
 
 void compute_step_ids_host(const NgramHashParams* params, int layers, const SlotBatchView& batch, std::int64_t* ids) {
   const std::int64_t tokens = batch.tokens();
+  if (const std::size_t threads = own_kernel_threads(); threads > 1) {
+    const std::vector<std::int64_t> sizes(static_cast<std::size_t>(layers), tokens);
+    for_each_block(sizes, k_tokens_per_block, threads, [&](std::size_t d, std::int64_t first, std::int64_t last) {
+      const NgramHashParams& layer = params[d];
+      const std::int64_t heads = layer.total_heads();
+      std::int64_t* out = ids + static_cast<std::int64_t>(d) * tokens * heads;
+      for (std::int64_t t = first; t < last; ++t) ngram_ids_of_slot_token(layer, batch, t, out + t * heads);
+    });
+    return;
+  }
   for (int d = 0; d < layers; ++d) {
     const NgramHashParams& layer = params[d];
     const std::int64_t heads = layer.total_heads();

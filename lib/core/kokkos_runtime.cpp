@@ -8,10 +8,13 @@
 #include <Kokkos_Core.hpp>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace pleshard {
 
 namespace {
+
+constexpr std::string_view k_threads_option = "--kokkos-threads=";
 
 // Kokkos' options that take a number; Kokkos would throw std::invalid_argument on others.
 void check_numeric(std::string_view arg) {
@@ -29,14 +32,20 @@ void check_numeric(std::string_view arg) {
 
 KokkosRuntime::KokkosRuntime(int argc, char** argv) {
   std::vector<char*> kokkos_args{argv[0]};
+  std::size_t threads = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!std::string_view(argv[i]).starts_with("--kokkos-")) continue;
-    check_numeric(argv[i]);
+    const std::string_view arg(argv[i]);
+    if (!arg.starts_with("--kokkos-")) continue;
+    check_numeric(arg);
+    if (arg.starts_with(k_threads_option)) threads = std::stoul(std::string(arg.substr(k_threads_option.size())));
     kokkos_args.push_back(argv[i]);
   }
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   kokkos_args.push_back(nullptr);
   Kokkos::initialize(kokkos_argc, kokkos_args.data());
+  // A Serial-only Kokkos accepts --kokkos-threads and runs on one thread: the host kernels
+  // then spread over threads of their own.
+  if (threads > 1 && Kokkos::DefaultHostExecutionSpace::concurrency() == 1) set_kernel_threads(threads);
 }
 
 KokkosRuntime::~KokkosRuntime() { Kokkos::finalize(); }

@@ -10,7 +10,12 @@ namespace pleshard {
 
 namespace {
 std::atomic<std::size_t> g_host_threads{0};
+std::atomic<std::size_t> g_kernel_threads{1};
 }  // namespace
+
+void set_kernel_threads(std::size_t threads) { g_kernel_threads = std::max<std::size_t>(1, threads); }
+
+std::size_t kernel_threads() { return g_kernel_threads; }
 
 void set_host_threads(std::size_t threads) { g_host_threads = threads; }
 

@@ -23,4 +23,10 @@ void parallel_for(std::size_t count, std::size_t max_threads, std::size_t min_pe
 void set_host_threads(std::size_t threads);
 [[nodiscard]] std::size_t host_threads();
 
+// Threads the host kernels (a step's hashing and decoding) spread their work over where
+// Kokkos' host space runs on one thread (Debian's Kokkos is Serial-only): --kokkos-threads,
+// for the process; 1 (one core per rank) unless set, and 0 counts as 1.
+void set_kernel_threads(std::size_t threads);
+[[nodiscard]] std::size_t kernel_threads();
+
 }  // namespace pleshard

@@ -1,27 +1,106 @@
 #include "dist/gpu_binding.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
+#endif
 
 namespace pleshard {
 
-bool bind_local_gpu(MPI_Comm world) {
+namespace {
+
+int distinct_gpus(std::vector<GpuUuid> gpus) {
+  std::sort(gpus.begin(), gpus.end());
+  return static_cast<int>(std::unique(gpus.begin(), gpus.end()) - gpus.begin());
+}
+
+std::string processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  PLESHARD_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+}  // namespace
+
+int ranks_per_gpu(std::span<const GpuUuid> node_gpus) {
+  std::vector<GpuUuid> sorted(node_gpus.begin(), node_gpus.end());
+  std::sort(sorted.begin(), sorted.end());
+  int most = 0;
+  for (std::size_t i = 0; i < sorted.size();) {
+    const std::size_t first = i;
+    while (i < sorted.size() && sorted[i] == sorted[first]) ++i;
+    most = std::max(most, static_cast<int>(i - first));
+  }
+  return most;
+}
+
+GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine) {
+  int rank = 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  // Agreed first, so that every rank throws or none does.
+  struct {
+    int has_gpu;
+    int rank;
+  } lacking{mine.has_value() ? 1 : 0, rank};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lacking, 1, MPI_2INT, MPI_MINLOC, world));
+  if (lacking.has_gpu == 0)
+    throw SystemError("GPU binding: world rank " + std::to_string(lacking.rank) + " sees no CUDA device");
+
+  MPI_Comm node = MPI_COMM_NULL;
+  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int local_ranks = 1;
+  PLESHARD_MPI_CHECK(MPI_Comm_size(node, &local_ranks));
+  std::vector<GpuUuid> node_gpus(static_cast<std::size_t>(local_ranks));
+  static_assert(sizeof(GpuUuid) == 2 * sizeof(std::uint64_t));
+  PLESHARD_MPI_CHECK(
+      MPI_Allgather(mine->words.data(), 2, MPI_UINT64_T, node_gpus.data()->words.data(), 2, MPI_UINT64_T, node));
+  PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
+
+  struct {
+    int sharing;
+    int rank;
+  } worst{ranks_per_gpu(node_gpus), rank};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_2INT, MPI_MAXLOC, world));
+  GpuBinding binding;
+  binding.ranks_sharing = worst.sharing;
+  binding.own_gpu = worst.sharing <= 1;
+  if (binding.own_gpu) return binding;
+  // The node where most ranks share a GPU describes itself to every rank.
+  char why[512] = {};
+  if (rank == worst.rank) {
+    const int gpus = distinct_gpus(node_gpus);
+    const std::string text = "GPUs are shared: on " + processor_name() + ", " + std::to_string(local_ranks) +
+                             " ranks drive " + std::to_string(gpus) + (gpus == 1 ? " GPU" : " GPUs") + ", up to " +
+                             std::to_string(worst.sharing) + " ranks on one (GPUs compared by UUID)";
+    std::strncpy(why, text.c_str(), sizeof why - 1);
+  }
+  PLESHARD_MPI_CHECK(MPI_Bcast(why, sizeof why, MPI_CHAR, worst.rank, world));
+  binding.why = why;
+  return binding;
+}
+
+#if PLESHARD_HAVE_CUDA
+GpuBinding bind_local_gpu(MPI_Comm world) {
   MPI_Comm node = MPI_COMM_NULL;
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   int local_rank = 0;
-  int local_ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node, &local_rank));
-  PLESHARD_MPI_CHECK(MPI_Comm_size(node, &local_ranks));
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
   const int devices = kernels::cuda_device_count();
-  if (devices != 0) PLESHARD_CUDA_CHECK(cudaSetDevice(local_rank % devices));
-  // Agreed, so that every rank returns or every rank throws.
-  int agreed[2] = {devices != 0 ? 1 : 0, local_ranks <= devices ? 1 : 0};  // has a GPU, has its own
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, world));
-  if (agreed[0] == 0) throw SystemError("bind_local_gpu: a node of this job has no CUDA device");
-  return agreed[1] == 1;
+  std::optional<GpuUuid> mine;
+  if (devices != 0) {
+    PLESHARD_CUDA_CHECK(cudaSetDevice(local_rank % devices));
+    mine = GpuUuid{kernels::device_uuid()};
+  }
+  return agree_gpu_binding(world, mine);
 }
+#endif
 
 }  // namespace pleshard

@@ -1,14 +1,46 @@
 #pragma once
-// Which GPU each rank drives (STYLE: node-local rank from MPI_Comm_split_type, every GPU of
-// the node left visible). Built only with CUDA.
+// Which GPU each rank drives, and whether any two ranks drive the same one. GPUs are known
+// by UUID, not by ordinal: under Slurm's --gpus-per-task or --gpu-bind every rank may see
+// one device as ordinal 0 although the devices differ (CUDA_VISIBLE_DEVICES per rank).
 
 #include <mpi.h>
 
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
 namespace pleshard {
 
-// Sets this rank's current device to its node-local rank modulo the node's GPUs. Collective
-// over `world`; returns, on every rank alike, whether every rank has a GPU of its own (then
-// NCCL can carry the exchange; otherwise ranks share GPUs and MPI carries it).
-[[nodiscard]] bool bind_local_gpu(MPI_Comm world);
+// A GPU's UUID (cudaDeviceProp::uuid) as two words.
+struct GpuUuid {
+  std::array<std::uint64_t, 2> words{};
+  friend auto operator<=>(const GpuUuid&, const GpuUuid&) = default;
+};
+
+// What the ranks of a job agreed about their GPUs; the same on every rank.
+struct GpuBinding {
+  bool own_gpu = true;    // no two ranks drive one GPU: NCCL can carry GPU buffers
+  int ranks_sharing = 1;  // the most ranks that drive one GPU, over the job
+  std::string why;        // empty with own_gpu; otherwise one sentence for the log and the report
+};
+
+// The most ranks of one node that drive the same GPU, given each node-local rank's GPU
+// (1 when all differ; 0 for no ranks).
+[[nodiscard]] int ranks_per_gpu(std::span<const GpuUuid> node_gpus);
+[[nodiscard]] inline bool gpus_distinct(std::span<const GpuUuid> node_gpus) { return ranks_per_gpu(node_gpus) <= 1; }
+
+// Collective over `world`: each rank's GPU (nullopt: it has none) is gathered over its node
+// (MPI's shared-memory domain) and the nodes agree. SystemError on every rank when a rank has
+// no GPU.
+[[nodiscard]] GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine);
+
+#if PLESHARD_HAVE_CUDA
+// Sets this rank's current device to its node-local rank modulo the devices it sees (all of
+// the node's, or the one a per-task mask leaves it), then agrees as agree_gpu_binding does.
+[[nodiscard]] GpuBinding bind_local_gpu(MPI_Comm world);
+#endif
 
 }  // namespace pleshard

@@ -168,6 +168,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.storage = engine.tier();
   report.cuda_graph = options.cuda_graph;
   report.backend = engine.backend();
+  report.backend_note = engine.backend_note();
   report.exchange = engine.exchange();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;

@@ -63,8 +63,9 @@ struct BatchJobReport {
   Topology topology;
   StorageTier storage = StorageTier::host;
   bool cuda_graph = false;
-  std::string backend;   // the exchange's collectives: mpi, nccl, mpi-staged or none
-  std::string exchange;  // the strategy
+  std::string backend;       // the exchange's collectives: mpi, nccl, mpi-staged or none
+  std::string backend_note;  // why GPU buffers go through host copies (shared GPUs); empty otherwise
+  std::string exchange;      // the strategy
   std::int64_t requests = 0;
   std::int64_t tokens = 0;
   std::int64_t rows = 0;  // embedding rows produced: tokens * heads * layers

@@ -4,19 +4,21 @@
 #include <cmath>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 #include <mpi.h>
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/log.hpp"
 #include "core/watched_wait.hpp"
 #include "dist/communicator_factory.hpp"
+#include "dist/gpu_binding.hpp"
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
-#include "dist/gpu_binding.hpp"
 #include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -39,13 +41,13 @@ struct PleEngine::Graph {
 namespace {
 
 // The host for the host tier; otherwise this rank's GPU (chosen collectively), with
-// `own_gpu` telling whether every rank has one to itself.
-std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier tier, bool& own_gpu) {
+// `gpus` telling whether every rank has one to itself.
+std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier tier, GpuBinding& gpus) {
 #if PLESHARD_HAVE_CUDA
-  if (tier_uses_gpu(tier)) own_gpu = bind_local_gpu(comms.world());
+  if (tier_uses_gpu(tier)) gpus = bind_local_gpu(comms.world());
 #else
   (void)comms;
-  own_gpu = false;
+  (void)tier;
 #endif
   return make_tier_space(tier);
 }
@@ -97,8 +99,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (!options.cache.profile.empty() && !options.cache.enabled())
     throw InputError("--cache-profile " + options.cache.profile.string() +
                      ": needs a cache (--cache-rows or --cache-gb)");
-  bool own_gpu = false;
-  space_ = make_space(comms, tier, own_gpu);
+  GpuBinding gpus;
+  space_ = make_space(comms, tier, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
   std::vector<kernels::NgramHashParams> params;
   std::vector<RowRange> ranges;
@@ -117,7 +119,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   const bool local = tier == StorageTier::disk;
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
-  open_communicators(comms, own_gpu, strategy);
+  open_communicators(comms, gpus, strategy);
   require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
   stats_.load.bytes = load_bytes(tier, layouts, ranges);
   // The profile's tables agree with the checkpoint's, on every rank, before anything is loaded.
@@ -219,14 +221,15 @@ void PleEngine::use_cuda_graphs(bool on) {
   options_.cuda_graphs = on;
 }
 
-void PleEngine::open_communicators(const Communicators& comms, bool own_gpu, ExchangeStrategy strategy) {
+void PleEngine::open_communicators(const Communicators& comms, const GpuBinding& gpus, ExchangeStrategy strategy) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows). Groups
   // of one rank need no communicator.
   const bool device_data = space_->on_device() && options_.tier != StorageTier::disk;
-  const CollectiveBackend backend = !device_data                                        ? CollectiveBackend::mpi
-                                    : own_gpu && backend_built(CollectiveBackend::nccl) ? CollectiveBackend::nccl
-                                                                                        : CollectiveBackend::mpi_staged;
+  const bool nccl = backend_built(CollectiveBackend::nccl);
+  const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi
+                                    : gpus.own_gpu && nccl ? CollectiveBackend::nccl
+                                                           : CollectiveBackend::mpi_staged;
   backend_ = options_.tier == StorageTier::disk ? "none" : to_string(backend);
   if (options_.tier == StorageTier::disk) return;
   const auto open = [&](MPI_Comm comm) -> std::unique_ptr<Communicator> {
@@ -252,6 +255,13 @@ void PleEngine::open_communicators(const Communicators& comms, bool own_gpu, Exc
     etp_cross_ = open(comms.etp_cross());
     etp_cross_host_ = host(comms.etp_cross());
   }
+  const bool collectives = etp_ || etp_dp_ || tp_ || etp_node_ || etp_cross_;
+  if (backend != CollectiveBackend::mpi_staged || !collectives) return;
+  backend_note_ = (gpus.own_gpu ? std::string("this build has no NCCL") : gpus.why) +
+                  "; collectives go over MPI through host copies";
+  // Said once per process, not once per engine (bench step makes many).
+  static bool said = false;
+  if (topology_.rank == 0 && !std::exchange(said, true)) log_warning(backend_note_);
 }
 
 PleEngine::~PleEngine() {

@@ -31,6 +31,8 @@
 
 namespace pleshard {
 
+struct GpuBinding;
+
 // A row cache in front of the pinned or disk tier (store/cached_store.hpp).
 struct CacheOptions {
   std::int64_t rows = 0;  // slots per rank over every layer, or
@@ -143,6 +145,8 @@ class PleEngine {
   [[nodiscard]] const ExchangeTraffic& traffic() const { return exchange_->traffic(); }
   // "mpi", "nccl", "mpi-staged" (MPI through host copies of GPU buffers), or "none" (disk).
   [[nodiscard]] const char* backend() const { return backend_; }
+  // Why GPU buffers go through host copies ("GPUs are shared: ..."); empty when they do not.
+  [[nodiscard]] const std::string& backend_note() const { return backend_note_; }
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
   [[nodiscard]] StepSpace& space() const { return *space_; }
@@ -152,7 +156,7 @@ class PleEngine {
  private:
   struct Graph;  // one bucket's CUDA graph and what its replays need
 
-  void open_communicators(const Communicators& comms, bool own_gpu, ExchangeStrategy strategy);
+  void open_communicators(const Communicators& comms, const GpuBinding& gpus, ExchangeStrategy strategy);
   [[nodiscard]] std::int64_t slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
   [[nodiscard]] std::int64_t bucket_for(std::int64_t tokens) const;
   // `tokens` rounded up to a whole number of slot_multiple_.
@@ -169,6 +173,7 @@ class PleEngine {
   Topology topology_;
   EngineOptions options_;
   const char* backend_ = "mpi";
+  std::string backend_note_;
   std::vector<PleLayerSpec> specs_;  // hashing specs (checkpoint buffers applied)
   // Destroyed in reverse: exchange, store, plan and communicators before the space they use.
   std::unique_ptr<StepSpace> space_;

@@ -74,8 +74,8 @@ class Collectives : public ::testing::TestWithParam<CollectiveBackend> {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, 1));
-    const bool own_gpu = bind_local_gpu(comms.world());
-    if (GetParam() == CollectiveBackend::nccl && !own_gpu) GTEST_SKIP() << "ranks share GPUs";
+    const GpuBinding gpus = bind_local_gpu(comms.world());
+    if (GetParam() == CollectiveBackend::nccl && !gpus.own_gpu) GTEST_SKIP() << gpus.why;
 #endif
     backend = std::make_unique<Backend>(GetParam());
   }

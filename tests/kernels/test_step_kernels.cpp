@@ -6,7 +6,8 @@
 //   scales packed or stored after each row's codes, owned and foreign keys, empty tasks,
 //   every output dtype, up to k_max_step_layers tasks in one launch;
 // - the slot hash of every layer against the reference hashing of each slot's batch alone,
-//   (the spec's scalar reference), slots of several sizes with empty requests and padding.
+//   (the spec's scalar reference), slots of several sizes with empty requests and padding;
+// the host kernels on one thread and spread over three.
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "exec/step_kernels.hpp"
 #include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
@@ -31,6 +33,31 @@ std::vector<std::unique_ptr<StepSpace>> spaces() {
   if (gpu_available()) out.push_back(make_tier_space(StorageTier::device));
   return out;
 }
+
+// A space and the threads its host kernels spread over: one, and three as --kokkos-threads=3
+// gives them where Kokkos is Serial (kernel_threads.hpp) — the same bytes either way.
+struct SpaceCase {
+  std::unique_ptr<StepSpace> space;
+  std::size_t threads = 1;
+};
+
+std::vector<SpaceCase> space_cases() {
+  std::vector<SpaceCase> out;
+  for (auto& space : spaces()) {
+    if (!space->on_device()) out.push_back({make_host_space(), 3});
+    out.push_back({std::move(space), 1});
+  }
+  return out;
+}
+
+// Sets the host kernels' threads for a scope.
+class KernelThreads {
+ public:
+  explicit KernelThreads(std::size_t threads) { set_kernel_threads(threads); }
+  ~KernelThreads() { set_kernel_threads(1); }
+  KernelThreads(const KernelThreads&) = delete;
+  KernelThreads& operator=(const KernelThreads&) = delete;
+};
 
 // One table of random stored bytes (every code, NaN patterns included) in a space.
 struct RandomTable {
@@ -92,10 +119,12 @@ TEST(StepKernels, FusedDecodeEqualsTheDecodeCore) {
        {RowFormat::bf16, 160, false},
        {RowFormat::fp8, 160, false}},
   };
-  for (const auto& space : spaces()) {
+  for (const auto& [space, threads] : space_cases()) {
+    const KernelThreads kernel_threads(threads);
     for (std::size_t s = 0; s < steps.size(); ++s) {
       for (const OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
-        SCOPED_TRACE("step " + std::to_string(s) + (space->on_device() ? " cuda " : " host ") + to_string(dtype));
+        SCOPED_TRACE("step " + std::to_string(s) + (space->on_device() ? " cuda " : " host ") + to_string(dtype) +
+                     ", kernel threads " + std::to_string(threads));
         std::vector<std::unique_ptr<RandomTable>> tables;
         std::vector<SpaceBuffer> keys, outs;
         std::vector<std::vector<std::int64_t>> host_keys;
@@ -147,8 +176,9 @@ TEST(StepKernels, FusedDecodeTakesAtMostTheStepLayers) {
 }
 
 TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
-  std::mt19937_64 rng(1618);
-  for (const auto& space : spaces()) {
+  for (const auto& [space, threads] : space_cases()) {
+    const KernelThreads kernel_threads(threads);
+    std::mt19937_64 rng(1618);
     for (int model = 0; model < 30; ++model) {
       const ModelConfig config = random_config(rng);
       const int layers = 1 + static_cast<int>(rng() % 4);
@@ -188,7 +218,8 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
               got.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(d) * per_layer +
                                                         static_cast<std::size_t>(s * slot_tokens * heads));
           EXPECT_TRUE(std::equal(expected.begin(), expected.end(), first))
-              << "model " << model << " layer " << d << " slot " << s << (space->on_device() ? " cuda" : " host");
+              << "model " << model << " layer " << d << " slot " << s << (space->on_device() ? " cuda" : " host")
+              << ", kernel threads " << threads;
         }
     }
   }

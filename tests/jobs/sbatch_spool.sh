@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs each Slurm batch script the way sbatch does: copied to a spool directory and run from
+# there, in the submit directory, with the SLURM_* variables of a job and an srun stand-in
+# (slurm-standin/srun, through mpiexec) first on PATH. The model is jobs/example's, synthetic.
+#   sbatch_spool.sh PLESHARD SOURCE_DIR
+set -euo pipefail
+app=$(realpath "$1"); src=$(realpath "$2")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/elsewhere" "$work/out"
+job=0
+
+# sbatch_like SCRIPT SUBMIT_DIR TASKS [VAR=VALUE...]: prints the job's output; returns its status.
+sbatch_like() {
+  local script=$1 submit=$2 tasks=$3
+  shift 3
+  job=$((job + 1))
+  local spool=$work/spool/job$job
+  mkdir -p "$spool"
+  cp "$script" "$spool/slurm_script"
+  chmod 700 "$spool/slurm_script"
+  (cd "$submit" && env -u PLESHARD -u PLESHARD_HOME PATH="$src/tests/jobs/slurm-standin:$PATH" \
+    SLURM_JOB_ID=$job SLURM_JOBID=$job SLURM_JOB_NAME="$(basename "$script" .sbatch)" SLURM_SUBMIT_DIR="$submit" \
+    SLURM_SUBMIT_HOST="$(hostname)" SLURM_NTASKS="$tasks" SLURM_NPROCS="$tasks" SLURM_JOB_NUM_NODES=1 \
+    SLURM_NNODES=1 SLURM_JOB_NODELIST="$(hostname)" SLURM_CPUS_ON_NODE="$(nproc)" SLURM_RESTART_COUNT=0 \
+    SRUN_STANDIN_LOG="$work/srun$job.log" "$@" "$spool/slurm_script") >"$work/job$job.log" 2>&1
+}
+fail() {
+  echo "FAIL: $1"
+  cat "$work/job$job.log"
+  exit 1
+}
+model=(CHECKPOINT=synthetic CONFIG=jobs/example/config.json)  # relative to the submit directory
+
+# pleshard-run: 2 tasks from the checkout, ETP 2 (each rank makes half the tables).
+sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 2 PLESHARD="$app" "${model[@]}" SYNTHETIC=8 ETP=2 \
+  EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" || fail "pleshard-run.sbatch from the spool"
+grep -q "srun (stand-in): 2 tasks" "$work/srun$job.log" || fail "pleshard-run.sbatch did not start its tasks with srun"
+grep -q "tokens/s" "$work/job$job.log" || fail "pleshard-run.sbatch printed no report"
+
+# pleshard-run: no executable to be found is one clear line, not a command not found.
+if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$work/elsewhere" 1 "${model[@]}"; then
+  fail "pleshard-run.sbatch ran without a pleshard executable"
+fi
+grep -q "pleshard-run: no pleshard executable: .*set PLESHARD" "$work/job$job.log" || fail "pleshard-run.sbatch's error"
+
+# pleshard-scaling: submitted from a folder inside the checkout, strong scaling on 1 and 2 ranks.
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" CHECKPOINT=synthetic \
+  CONFIG=example/config.json RANKS="1 2" REPEATS=1 SYNTHETIC=8 ETP_PER_TP=all \
+  RUN_ARGS="--synthetic-max-tokens 64" OUT_PREFIX="$work/out/strong" || fail "pleshard-scaling.sbatch from the spool"
+[ "$(grep -c "srun (stand-in): [12] tasks" "$work/srun$job.log")" -eq 2 ] ||
+  fail "pleshard-scaling.sbatch did not launch its 1- and 2-rank runs through srun"
+[ "$(wc -l <"$work/out/strong.csv")" -eq 3 ] || fail "pleshard-scaling.sbatch: expected 2 rows in strong.csv"
+
+# pleshard-scaling: from outside the checkout, refused in one line; with PLESHARD_HOME, run.
+if sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$work/elsewhere" 2 "${model[@]}"; then
+  fail "pleshard-scaling.sbatch ran outside the checkout without PLESHARD_HOME"
+fi
+grep -q "pleshard-scaling: no jobs/scaling.sh in the submit directory .*set PLESHARD_HOME" "$work/job$job.log" ||
+  fail "pleshard-scaling.sbatch's error"
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$work/elsewhere" 2 PLESHARD_HOME="$src" PLESHARD="$app" \
+  CHECKPOINT=synthetic CONFIG="$src/jobs/example/config.json" RANKS=2 REPEATS=1 MODE=weak SYNTHETIC=4 \
+  ETP_PER_TP=all RUN_ARGS="--synthetic-max-tokens 64" || fail "pleshard-scaling.sbatch with PLESHARD_HOME"
+[ -s "$work/elsewhere/pleshard-scaling-$job.csv" ] || fail "no pleshard-scaling-$job.csv in the submit directory"
+echo "sbatch from the spool: both scripts ran, and refused in one line where the project is not found"

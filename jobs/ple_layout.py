@@ -1,4 +1,4 @@
-"""The hash layout of a PLE layer (DESIGN.md section 2) in plain Python: layer d's n-gram
+"""The hash layout of a PLE layer (docs/design.md section 2) in plain Python: layer d's n-gram
 multipliers and the sizes and offsets of its heads' tables. Python integers are unbounded, so
 64-bit wrap-around is applied explicitly. Used by the PyTorch baseline (torch_seed_flow.py)
 and the writer of the golden `pleshard ids` outputs (tests/apps/data/make_golden.py)."""

@@ -3,7 +3,7 @@
 data flow in plain PyTorch. Requests from a JSONL corpus are scheduled as `pleshard run`
 schedules them (parts of --part-tokens, chunked prefill of --step-tokens per step, the
 context carried between steps); each step hashes its tokens for every PLE layer with
-vectorized torch integer ops (DESIGN.md section 2, written here from the spec) and looks the
+vectorized torch integer ops (docs/design.md section 2, written here from the spec) and looks the
 rows up: F.embedding for bf16 tables, a gather then dequantization for FP8 and NVFP4. The
 embeddings stay on the GPU, as with --summary-only.
 

@@ -6,9 +6,9 @@
 
 #include "bench/timing.hpp"
 #include "core/mpi_check.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "io/requests.hpp"
 #include "kernels/host/ngram_ids_host.hpp"
+#include "model/table_spec.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "bench/gpu_timing.hpp"
 #include "kernels/cuda/device.hpp"
@@ -25,7 +25,7 @@ TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens, std:
   spec.vocab_size = config.vocab_size;
   spec.seed = seed;
   TokenBatch batch(config.ngram_size);
-  std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
+  std::vector<std::int64_t> context = fresh_context(config.ngram_size);
   std::int64_t made = 0;
   while (made < tokens) {
     std::vector<Request> one = make_synthetic_requests(spec);
@@ -33,8 +33,8 @@ TokenBatch make_bench_batch(const ModelConfig& config, std::int64_t tokens, std:
     auto& request_tokens = one.front().tokens;
     request_tokens.resize(static_cast<std::size_t>(
         std::min<std::int64_t>(static_cast<std::int64_t>(request_tokens.size()), tokens - made)));
-    // Alternate fresh requests (all-EOS context) with ones continuing earlier text.
-    if (spec.seed % 2 == 0) context = fresh_context(config.ngram_size, config.eos_token_id);
+    // Alternate fresh requests with ones continuing earlier text.
+    if (spec.seed % 2 == 0) context = fresh_context(config.ngram_size);
     batch.add_request(request_tokens, context);
     advance_context(context, request_tokens);
     made += static_cast<std::int64_t>(request_tokens.size());
@@ -63,7 +63,7 @@ HashBenchResult reduce_result(MPI_Comm comm, HashBenchResult result) {
 std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& config, const HashBenchOptions& options) {
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const kernels::NgramHashParams params = make_hash_params(derive_layer_spec(config, 0));
+  const kernels::NgramHashParams params = make_hash_params(derive_table_spec(config, 0));
   const int heads = config.total_heads();
 #if PLESHARD_HAVE_CUDA
   const bool cuda = options.cuda && kernels::cuda_device_count() > 0;

@@ -8,8 +8,8 @@
 
 #include <mpi.h>
 
-#include "config/model_config.hpp"
 #include "hash/token_batch.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard {
 

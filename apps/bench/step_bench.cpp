@@ -29,7 +29,7 @@ std::vector<TokenBatch> step_batches(const std::vector<Request>& requests, const
   std::vector<TokenBatch> batches;
   if (requests.empty()) return batches;
   while (static_cast<int>(batches.size()) < count) {
-    StepScheduler scheduler(requests, config.ngram_size, config.eos_token_id, {tokens, 0});
+    StepScheduler scheduler(requests, config.ngram_size, {tokens, 0});
     TokenBatch batch(config.ngram_size);
     std::vector<StepSlice> slices;
     while (static_cast<int>(batches.size()) < count && scheduler.next_step(batch, slices)) batches.push_back(batch);
@@ -60,7 +60,7 @@ std::int64_t count_wrong(const PleCheckpoint& checkpoint, const ModelConfig& con
   const OutDtype dtype = engine.dtype();
   for (int d = 0; d < config.num_ple_layers(); ++d) {
     const PleTableInfo& info = checkpoint.table(d);
-    const PleLayerSpec spec = hashing_spec(derive_layer_spec(config, d), info, checkpoint.path());
+    const TableSpec spec = hashing_spec(derive_table_spec(config, d), info, checkpoint.path());
     const std::vector<std::int64_t> ids = compute_ngram_ids(spec, batch);
     const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
     const std::vector<std::uint8_t> got = to_host(engine.space(), view);

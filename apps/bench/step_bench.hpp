@@ -14,10 +14,10 @@
 
 #include <mpi.h>
 
-#include "config/model_config.hpp"
 #include "engine/exchange.hpp"
 #include "engine/ple_engine.hpp"
 #include "format/row_format.hpp"
+#include "model/model_config.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {

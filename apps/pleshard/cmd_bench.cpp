@@ -13,8 +13,8 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "cli.hpp"
-#include "config/model_config.hpp"
 #include "core/collective.hpp"
+#include "model/model_config.hpp"
 #include "option_checks.hpp"
 #include "store/storage_tier.hpp"
 

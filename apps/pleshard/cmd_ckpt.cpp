@@ -11,8 +11,8 @@
 #include "core/collective.hpp"
 #include "core/parallel.hpp"
 #include "core/progress.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "io/output_target.hpp"
+#include "model/table_spec.hpp"
 #include "option_checks.hpp"
 
 namespace pleshard::app {
@@ -75,7 +75,7 @@ void inspect(const CkptOptions& o, bool verify) {
               config.source.c_str());
   std::printf("%4s %6s %7s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
               "hash buffers");
-  const auto specs = derive_layer_specs(config);
+  const auto specs = derive_table_specs(config);
   std::uint64_t bytes = 0;
   for (const auto& t : checkpoint->tables()) {
     const auto& spec = specs[static_cast<std::size_t>(t.ple_index)];

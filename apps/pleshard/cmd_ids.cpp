@@ -4,10 +4,10 @@
 #include <string>
 
 #include "cli.hpp"
-#include "config/model_config.hpp"
 #include "core/collective.hpp"
 #include "hash/ngram_ids.hpp"
 #include "io/batch_json.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard::app {
 
@@ -48,9 +48,9 @@ void add_ids_command(CLI::App& app, Action& action) {
     action = [options] {
       const auto ids = collective_try(MPI_COMM_WORLD, [&] {
         const ModelConfig config = load_model_config(options->config);
-        const PleLayerSpec spec = derive_layer_spec(config, options->ple_index);
+        const TableSpec spec = derive_table_spec(config, options->ple_index);
         // The hash is defined for any 64-bit token id.
-        const TokenBatch batch = load_batch_json(options->batch, config, TokenIds::any_int64);
+        const TokenBatch batch = load_batch_json(options->batch, config, TokenIds::any_non_negative);
         return std::make_pair(compute_ngram_ids(spec, batch), spec.total_heads());
       });
       if (world_rank() == 0) print_ids(ids.first, ids.second);

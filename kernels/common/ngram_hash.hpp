@@ -1,5 +1,6 @@
 #pragma once
-// Bit-exact PLE n-gram hashing (DESIGN.md §2), shared by the host and CUDA kernels.
+// Bit-exact n-gram hashing of every model family (Qwen4Exp's PLE, DeepSeek's Engram), one
+// core shared by the host and CUDA kernels; the families differ only in their parameters.
 // All arithmetic is 64-bit with wrap-around: products and XORs are done on uint64_t and
 // reinterpreted as int64_t, which is what signed wrap-around would give.
 
@@ -13,7 +14,6 @@ inline constexpr int k_hash_max_ngram_size = 16;
 inline constexpr int k_hash_max_heads = 128;
 
 inline constexpr std::uint64_t k_splitmix_gamma = 0x9E3779B97F4A7C15ull;
-inline constexpr std::uint64_t k_ple_layer_prime = 10007;
 
 PLESHARD_HD constexpr std::uint64_t splitmix64(std::uint64_t v) {
   v += k_splitmix_gamma;
@@ -81,18 +81,6 @@ PLESHARD_HD constexpr std::uint64_t next_prime_above(std::uint64_t p) {
   return candidate;
 }
 
-// Multiplier i (0..N-1) of PLE index d: odd, and at most (2^63-1)/vocab_size so that a
-// token below vocab_size times it cannot overflow.
-PLESHARD_HD constexpr std::int64_t layer_multiplier(std::int64_t seed, std::int64_t ple_index, int i,
-                                                    std::int64_t vocab_size) {
-  const std::uint64_t max_multiplier = 0x7FFFFFFFFFFFFFFFull / static_cast<std::uint64_t>(vocab_size);
-  const std::uint64_t half = max_multiplier / 2 > 1 ? max_multiplier / 2 : 1;
-  const std::uint64_t value = static_cast<std::uint64_t>(seed) +
-                              k_ple_layer_prime * static_cast<std::uint64_t>(ple_index) +
-                              k_splitmix_gamma * static_cast<std::uint64_t>(i + 1);
-  return static_cast<std::int64_t>(2 * (splitmix64(value) % half) + 1);
-}
-
 // High 64 bits of a 64x64-bit product.
 PLESHARD_HD inline std::uint64_t mul_high(std::uint64_t a, std::uint64_t b) {
 #if defined(__CUDA_ARCH__)
@@ -120,11 +108,31 @@ PLESHARD_HD inline std::int64_t floor_mod(std::int64_t a, std::uint64_t d, std::
   return static_cast<std::int64_t>(r == 0 ? 0 : d - r);
 }
 
-// Everything a kernel needs to hash one PLE layer; small enough to pass by value.
+// A context entry for a position before the request's first token: a fresh request's
+// context, or the older part of one that began fewer than N-1 tokens before its chunk.
+inline constexpr std::int64_t k_before_request = -1;
+// NgramFill::blocking_token of a family whose tokens never block.
+inline constexpr std::int64_t k_no_blocking_token = -2;
+
+// What a family's hashing does where it cannot see a token: walking from the token (shift
+// 0) to its predecessors, a position before the request, or a token equal to
+// `blocking_token` at shift >= `block_from`, blocks it and every older one, which hash as
+// `value` (in the token map's domain). Qwen4Exp: EOS blocks from shift 1 and fills with EOS;
+// Engram: a dead token blocks from shift 0 and the pad id fills.
+struct NgramFill {
+  std::int64_t value = 0;
+  std::int64_t blocking_token = k_no_blocking_token;
+  int block_from = 1;
+};
+
+// Everything a kernel needs to hash one table; small enough to pass by value.
 struct NgramHashParams {
   int ngram_size = 0;       // N: orders 2..N are hashed
   int heads_per_ngram = 0;  // K: heads per order; H = (N - 1) * K
-  std::int64_t eos_token_id = 0;
+  NgramFill fill;
+  // The compressed id of each token, hashed in its place; null: tokens hash as themselves.
+  // In the memory of the processor that hashes (host or device).
+  const std::int64_t* token_map = nullptr;
   std::int64_t multipliers[k_hash_max_ngram_size] = {};
   std::int64_t head_sizes[k_hash_max_heads] = {};
   std::int64_t head_offsets[k_hash_max_heads] = {};
@@ -160,8 +168,7 @@ PLESHARD_HD inline std::int64_t request_of_token(const NgramBatchView& batch, st
 }
 
 // The H ids of flat token t, written to ids[0..H). Predecessors come from the request's
-// own tokens, then from its context row; once a predecessor equal to EOS has been seen,
-// every older one counts as EOS.
+// own tokens, then from its context row; NgramFill says which positions are blocked.
 PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t t,
                                            std::int64_t* ids) {
   const int n_max = params.ngram_size;
@@ -169,17 +176,18 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const 
   const std::int64_t begin = batch.query_start_loc[r];
   const std::int64_t* context = batch.context + r * (n_max - 1);
 
-  std::uint64_t mix = static_cast<std::uint64_t>(batch.tokens[t]) * static_cast<std::uint64_t>(params.multipliers[0]);
-  bool after_eos = false;
-  for (int k = 1; k < n_max; ++k) {
+  std::uint64_t mix = 0;
+  bool blocked = false;
+  for (int k = 0; k < n_max; ++k) {
     const std::int64_t source = t - k;
-    std::int64_t token = source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
-    if (after_eos) {
-      token = params.eos_token_id;
-    } else if (token == params.eos_token_id) {
-      after_eos = true;
-    }
-    mix ^= static_cast<std::uint64_t>(token) * static_cast<std::uint64_t>(params.multipliers[k]);
+    const std::int64_t token = source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
+    if (token == k_before_request || (k >= params.fill.block_from && token == params.fill.blocking_token))
+      blocked = true;
+    const std::int64_t value = blocked                       ? params.fill.value
+                               : params.token_map != nullptr ? params.token_map[token]
+                                                             : token;
+    mix ^= static_cast<std::uint64_t>(value) * static_cast<std::uint64_t>(params.multipliers[k]);
+    if (k == 0) continue;
     // mix now covers the n-gram of order k + 1.
     const std::int64_t signed_mix = static_cast<std::int64_t>(mix);
     const int first_head = (k - 1) * params.heads_per_ngram;

@@ -1,5 +1,5 @@
 #pragma once
-// Row formats and their decoding (DESIGN.md §3), shared by every storage tier: one copy
+// Row formats and their decoding (docs/design.md §3), shared by every storage tier: one copy
 // of the bit-level math for the host (Kokkos) and CUDA kernels. Decoding is float32 with
 // one final round-to-nearest-even to the output dtype.
 
@@ -146,7 +146,7 @@ struct TableView {
   }
 };
 
-// Most PLE layers one step decodes in a single launch (DESIGN.md §9's models have 1 or 2).
+// Most PLE layers one step decodes in a single launch (docs/design.md §9's models have 1 or 2).
 inline constexpr int k_max_step_layers = 8;
 
 // One layer's share of a step's decode: entry i (token i / heads, head i % heads) is row

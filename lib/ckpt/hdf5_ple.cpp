@@ -144,7 +144,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     identities_.emplace_back(path_);
     pread_ = std::make_unique<PreadFile>(path_);
 
-    for (const auto& spec : derive_layer_specs(config)) {
+    for (const auto& spec : derive_table_specs(config)) {
       const std::string where = path_ + ": " + group_name(spec.ple_index);
       if (H5Lexists(file_.get(), "/ple", H5P_DEFAULT) <= 0 ||
           H5Lexists(file_.get(), group_name(spec.ple_index).c_str(), H5P_DEFAULT) <= 0)

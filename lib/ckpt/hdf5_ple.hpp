@@ -1,5 +1,5 @@
 #pragma once
-// pleshard's native HDF5 checkpoint (DESIGN.md §4): the config JSON as a file attribute;
+// pleshard's native HDF5 checkpoint (docs/design.md §4): the config JSON as a file attribute;
 // per PLE index d a group /ple/{d} with `weight` [padded_rows, row_bytes] (u8, chunked in
 // row bands, Fletcher32), `weight_scale` [padded_rows, head_dim/16] for nvfp4,
 // `global_scale`, the three hash buffers, and attributes format, head_dim, decoder_layer.

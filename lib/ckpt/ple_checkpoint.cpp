@@ -70,7 +70,7 @@ std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const M
                                                    const CheckpointOptions& options) {
   auto checkpoint = open_checkpoint(path, config, options);
   // The hash buffers as a job would use them, checked now: every head inside the table.
-  for (const PleLayerSpec& spec : derive_layer_specs(config))
+  for (const TableSpec& spec : derive_table_specs(config))
     (void)hashing_spec(spec, checkpoint->table(spec.ple_index), checkpoint->path(), false);
   return checkpoint;
 }
@@ -85,9 +85,9 @@ ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& c
   throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
 }
 
-PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table, const std::string& source,
-                          bool log_differences) {
-  PleLayerSpec spec = derived;
+TableSpec hashing_spec(const TableSpec& derived, const PleTableInfo& table, const std::string& source,
+                       bool log_differences) {
+  TableSpec spec = derived;
   const auto take = [&](const char* name, const std::vector<std::int64_t>& loaded, std::vector<std::int64_t>& target) {
     if (loaded.empty() || loaded == target) return;
     if (log_differences)

@@ -1,5 +1,5 @@
 #pragma once
-// PLE checkpoints (DESIGN.md §4): the vLLM safetensors layout and pleshard's native HDF5
+// PLE checkpoints (docs/design.md §4): the vLLM safetensors layout and pleshard's native HDF5
 // layout behind one reader interface. Opening validates everything that can be checked
 // without reading the rows; read_rows copies any row range of one table.
 
@@ -15,11 +15,11 @@
 
 #include <mpi.h>
 
-#include "config/model_config.hpp"
 #include "format/row_format.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "io/file_checks.hpp"
 #include "io/file_reads.hpp"
+#include "model/model_config.hpp"
+#include "model/table_spec.hpp"
 
 namespace pleshard {
 
@@ -194,7 +194,7 @@ void write_checkpoint(const std::filesystem::path& path, const ModelConfig& conf
 // The spec to hash with: the derived one, with the checkpoint's hash buffers taking
 // precedence where present (each difference logged); InputError naming `source` when a head
 // lies outside the table. open_ple_checkpoint runs the same checks.
-[[nodiscard]] PleLayerSpec hashing_spec(const PleLayerSpec& derived, const PleTableInfo& table,
-                                        const std::string& source, bool log_differences = true);
+[[nodiscard]] TableSpec hashing_spec(const TableSpec& derived, const PleTableInfo& table, const std::string& source,
+                                     bool log_differences = true);
 
 }  // namespace pleshard

@@ -151,7 +151,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         throw InputError((fs::path(path) / file).string() + ": lacks tensor \"" + name +
                          "\" that model.safetensors.index.json lists");
 
-    const auto specs = derive_layer_specs(config);
+    const auto specs = derive_table_specs(config);
     for (const auto& spec : specs) load_table(config, spec, options, tensors);
   }
 
@@ -318,7 +318,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     }
   }
 
-  void load_table(const ModelConfig& config, const PleLayerSpec& spec, const CheckpointOptions& options,
+  void load_table(const ModelConfig& config, const TableSpec& spec, const CheckpointOptions& options,
                   const std::map<std::string, TensorRef>& tensors) {
     const std::string prefix = layer_prefix(options.layer_prefix, spec.decoder_layer) + ".";
     const std::string shard_prefix = "ngram_embedding.shard_";

@@ -132,7 +132,7 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     throw InputError(config.source + ": ple_embedding_dtype = " + to_string(config.quantization) +
                      " cannot be stored as " + to_string(format));
   std::vector<TableSource> tables;
-  for (const auto& spec : derive_layer_specs(config)) {
+  for (const auto& spec : derive_table_specs(config)) {
     PleTableInfo info;
     info.ple_index = spec.ple_index;
     info.decoder_layer = spec.decoder_layer;

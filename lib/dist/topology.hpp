@@ -1,5 +1,5 @@
 #pragma once
-// The parallel layout (DESIGN.md §5): world = DP x TP ranks, rank = dp * TP + tp. The
+// The parallel layout (docs/design.md §5): world = DP x TP ranks, rank = dp * TP + tp. The
 // embedding-parallel group ETP holds the TP ranks of Edp consecutive DP ranks (E = TP * Edp,
 // Edp divides DP); each ETP rank owns one balanced, contiguous range of every table.
 

@@ -87,7 +87,7 @@ std::vector<RankSchedule> schedule_part(const std::vector<Request>& requests, st
     rank.global.push_back(part.first + r);
   }
   for (RankSchedule& rank : ranks) {
-    StepScheduler scheduler(rank.requests, config.ngram_size, config.eos_token_id, schedule);
+    StepScheduler scheduler(rank.requests, config.ngram_size, schedule);
     TokenBatch batch(config.ngram_size);
     std::vector<StepSlice> slices;
     while (scheduler.next_step(batch, slices)) rank.steps.push_back(slices);
@@ -222,7 +222,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     std::size_t steps = 0;
     for (int s = 0; s < edp; ++s)
       steps = std::max(steps, ranks[static_cast<std::size_t>(group_first + s)].steps.size());
-    StepScheduler scheduler(mine.requests, config.ngram_size, config.eos_token_id, options.schedule);
+    StepScheduler scheduler(mine.requests, config.ngram_size, options.schedule);
     TokenBatch batch(config.ngram_size);
     std::vector<StepSlice> slices;
     for (std::size_t k = 0; k < steps; ++k) {

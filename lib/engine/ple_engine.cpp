@@ -105,7 +105,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   std::vector<kernels::NgramHashParams> params;
   std::vector<RowRange> ranges;
   std::vector<TableLayout> layouts;
-  for (const auto& derived : derive_layer_specs(config)) {
+  for (const auto& derived : derive_table_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     layouts.push_back(info.layout);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
@@ -151,8 +151,12 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   // Reduce-scattered slots split into TP whole shares.
   if (strategy == ExchangeStrategy::reduce_scatter && !topology_.sequence_parallel()) slot_multiple_ = topology_.tp;
   const std::int64_t max_slot = padded_slot(options.max_tokens);
-  const PlanShape shape{static_cast<int>(specs_.size()), config.total_heads(), config.ngram_size - 1,
-                        local ? 1 : topology_.edp(), max_slot};
+  const PlanShape shape{static_cast<int>(specs_.size()),
+                        config.total_heads(),
+                        config.ngram_size - 1,
+                        local ? 1 : topology_.edp(),
+                        max_slot,
+                        config.token_map != nullptr ? config.token_map->vocab_size() : 0};
   workspace_ = std::make_unique<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
   const ExchangeComms exchange_comms{etp_.get(),      etp_dp_.get(),        tp_.get(),        etp_host_.get(),

@@ -174,7 +174,7 @@ class PleEngine {
   EngineOptions options_;
   const char* backend_ = "mpi";
   std::string backend_note_;
-  std::vector<PleLayerSpec> specs_;  // hashing specs (checkpoint buffers applied)
+  std::vector<TableSpec> specs_;  // hashing specs (checkpoint buffers applied)
   // Destroyed in reverse: exchange, store, plan and communicators before the space they use.
   std::unique_ptr<StepSpace> space_;
   std::unique_ptr<Communicator> control_;  // host memory, my ETP group's ranks with my TP rank

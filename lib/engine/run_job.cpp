@@ -40,7 +40,7 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
       if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
       l.config = load_checkpoint_config(in.checkpoint, in.config);
     }
-    (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.config.eos_token_id, l.job.schedule);
+    (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.job.schedule);
     if (l.job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
     if (in.synthetic) {
       SyntheticRequestsSpec spec = *in.synthetic;

@@ -18,6 +18,7 @@ StepPlan::StepPlan(StepSpace& space, Workspace& workspace, const PlanShape& shap
       workspace_(workspace),
       shape_(shape),
       params_(workspace.add<kernels::NgramHashParams>(static_cast<std::size_t>(shape.layers))),
+      token_map_(workspace.add<std::int64_t>(static_cast<std::size_t>(shape.token_map_entries))),
       my_block_(workspace.add<std::int64_t>(block_entries(shape, shape.max_slot_tokens))),
       group_blocks_(workspace.add<std::int64_t>(static_cast<std::size_t>(shape.slots) *
                                                 block_entries(shape, shape.max_slot_tokens))),
@@ -29,9 +30,23 @@ StepPlan::StepPlan(StepSpace& space, Workspace& workspace, const PlanShape& shap
 
 void StepPlan::upload(std::span<const kernels::NgramHashParams> params) {
   if (params.size() != static_cast<std::size_t>(shape_.layers)) throw SystemError("StepPlan: one hash spec per layer");
-  space_.copy_from_host(workspace_.at<kernels::NgramHashParams>(params_), params.data(), params.size_bytes());
-  space_.synchronize();  // from pageable memory that goes away
   host_params_.assign(params.begin(), params.end());
+  std::vector<kernels::NgramHashParams> in_space = host_params_;
+  const std::int64_t* map = nullptr;
+  for (kernels::NgramHashParams& p : in_space) {
+    if (p.token_map == nullptr) continue;
+    if (map != nullptr && p.token_map != map) throw SystemError("StepPlan: the tables hash through one token map");
+    map = p.token_map;
+    p.token_map = workspace_.at<std::int64_t>(token_map_);
+  }
+  if (map != nullptr) {
+    if (shape_.token_map_entries == 0) throw SystemError("StepPlan: no room for the token map");
+    space_.copy_from_host(workspace_.at<std::int64_t>(token_map_), map,
+                          static_cast<std::size_t>(shape_.token_map_entries) * sizeof(std::int64_t));
+  }
+  space_.copy_from_host(workspace_.at<kernels::NgramHashParams>(params_), in_space.data(),
+                        in_space.size() * sizeof(kernels::NgramHashParams));
+  space_.synchronize();  // from pageable memory that goes away
 }
 
 std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_tokens_) * sizeof(std::int64_t); }

@@ -17,10 +17,11 @@ namespace pleshard {
 
 struct PlanShape {
   int layers = 1;
-  int heads = 1;                     // H, the same for every layer
-  int context_width = 0;             // N - 1
-  int slots = 1;                     // DP ranks whose tokens this rank hashes
-  std::int64_t max_slot_tokens = 1;  // the most tokens of one DP rank in a step
+  int heads = 1;                       // H, the same for every layer
+  int context_width = 0;               // N - 1
+  int slots = 1;                       // DP ranks whose tokens this rank hashes
+  std::int64_t max_slot_tokens = 1;    // the most tokens of one DP rank in a step
+  std::int64_t token_map_entries = 0;  // the tables' token map (one for every table), or 0
 };
 
 class StepPlan {
@@ -31,6 +32,9 @@ class StepPlan {
   StepPlan(const StepPlan&) = delete;
   StepPlan& operator=(const StepPlan&) = delete;
 
+  // The layers' hash parameters as make_hash_params gives them (token maps in host memory,
+  // kept alive by the caller); a token map is copied into the space, and the space's copy
+  // of the parameters points there.
   void upload(std::span<const kernels::NgramHashParams> params);
 
   [[nodiscard]] const PlanShape& shape() const { return shape_; }
@@ -62,6 +66,7 @@ class StepPlan {
   Workspace& workspace_;
   PlanShape shape_;
   Workspace::Region params_;
+  Workspace::Region token_map_;
   Workspace::Region my_block_;
   Workspace::Region group_blocks_;
   Workspace::Region ids_;

@@ -22,14 +22,13 @@ std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, in
   return owner;
 }
 
-StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id,
-                             StepSchedule schedule)
+StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size, StepSchedule schedule)
     : requests_(requests), schedule_(schedule), position_(requests.size(), 0), context_width_(ngram_size - 1) {
   if (schedule_.step_tokens < 1)
     throw InputError("--step-tokens must be >= 1, got " + std::to_string(schedule_.step_tokens));
   if (schedule_.decode_tokens < 0)
     throw InputError("--decode-tokens must be >= 0, got " + std::to_string(schedule_.decode_tokens));
-  const auto fresh = fresh_context(ngram_size, eos_token_id);
+  const auto fresh = fresh_context(ngram_size);
   for (std::size_t r = 0; r < requests.size(); ++r) context_.insert(context_.end(), fresh.begin(), fresh.end());
 }
 

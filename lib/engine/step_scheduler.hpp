@@ -30,7 +30,7 @@ struct StepSlice {
 
 class StepScheduler {
  public:
-  StepScheduler(std::span<const Request> requests, int ngram_size, std::int64_t eos_token_id, StepSchedule schedule);
+  StepScheduler(std::span<const Request> requests, int ngram_size, StepSchedule schedule);
 
   // Fills `batch` and `slices` with the next step; false when every token was scheduled.
   // Requests are served in order; a request in its decode tail takes one token per step.

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "config/model_config.hpp"
 #include "kernels/common/row_decode.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard {
 

@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "hash/ple_layer_spec.hpp"
 #include "hash/token_batch.hpp"
+#include "model/table_spec.hpp"
 
 namespace pleshard {
 
 // num_tokens rows of H ids each (row-major), order-2 heads first.
-[[nodiscard]] std::vector<std::int64_t> compute_ngram_ids(const PleLayerSpec& spec, const TokenBatch& batch);
+[[nodiscard]] std::vector<std::int64_t> compute_ngram_ids(const TableSpec& spec, const TokenBatch& batch);
 
 }  // namespace pleshard

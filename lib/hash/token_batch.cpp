@@ -19,8 +19,14 @@ kernels::NgramBatchView TokenBatch::view() const {
   return {tokens.data(), num_tokens(), query_start_loc.data(), num_requests(), context.data()};
 }
 
-std::vector<std::int64_t> fresh_context(int ngram_size, std::int64_t eos_token_id) {
-  return std::vector<std::int64_t>(static_cast<std::size_t>(ngram_size - 1), eos_token_id);
+std::vector<std::int64_t> fresh_context(int ngram_size) {
+  return std::vector<std::int64_t>(static_cast<std::size_t>(ngram_size - 1), kernels::k_before_request);
+}
+
+std::vector<std::int64_t> context_before(int ngram_size, std::span<const std::int64_t> tokens) {
+  std::vector<std::int64_t> context = fresh_context(ngram_size);
+  advance_context(context, tokens);
+  return context;
 }
 
 void advance_context(std::span<std::int64_t> context, std::span<const std::int64_t> step_tokens) {

@@ -1,5 +1,5 @@
 #pragma once
-// A step's tokens laid out like vLLM (DESIGN.md §2): flat tokens, request boundaries and
+// A step's tokens laid out like vLLM (docs/design.md §2): flat tokens, request boundaries and
 // one context row of N-1 tokens per request (oldest first).
 
 #include <cstdint>
@@ -28,8 +28,13 @@ struct TokenBatch {
   [[nodiscard]] kernels::NgramBatchView view() const;
 };
 
-// The context of a request that has seen no token yet: N-1 copies of EOS.
-[[nodiscard]] std::vector<std::int64_t> fresh_context(int ngram_size, std::int64_t eos_token_id);
+// The context of a request that has seen no token yet: N-1 positions before it
+// (kernels::k_before_request), which each family's hashing fills its own way.
+[[nodiscard]] std::vector<std::int64_t> fresh_context(int ngram_size);
+
+// A context of the tokens just before a chunk, oldest first: the last N-1 of them, or all
+// of them after as many positions before the request as they are short of N-1.
+[[nodiscard]] std::vector<std::int64_t> context_before(int ngram_size, std::span<const std::int64_t> tokens);
 
 // Moves a request's context past one step: it becomes the last N-1 tokens of
 // (context, step_tokens), so the next step hashes exactly as if processed whole.

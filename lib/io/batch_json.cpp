@@ -9,6 +9,7 @@
 #include "io/file_checks.hpp"
 #include "io/json_values.hpp"
 #include "io/requests.hpp"
+#include "model/model_family.hpp"
 
 namespace pleshard {
 
@@ -27,6 +28,17 @@ TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig&
     throw InputError(source + ": expected an object with a \"requests\" list");
 
   TokenBatch batch(config.ngram_size);
+  const bool in_vocabulary = allowed == TokenIds::vocabulary || config.token_map != nullptr;
+  const auto check = [&](std::span<const std::int64_t> ids, const std::string& where) {
+    if (in_vocabulary) {
+      check_token_range(ids, config.vocab_size, where);
+      return;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0)
+        throw InputError(where + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                         ": token ids are non-negative");
+  };
   std::vector<std::int64_t> tokens;
   std::vector<std::int64_t> context;
   const auto& requests = document["requests"];
@@ -36,15 +48,21 @@ TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig&
     if (!request.is_object() || !request.contains("tokens"))
       throw InputError(where + ": expected an object with a \"tokens\" list");
     read_token_list(request["tokens"], where + ".tokens", tokens);
-    if (allowed == TokenIds::vocabulary) check_token_range(tokens, config.vocab_size, where);
+    check(tokens, where);
     if (auto it = request.find("context"); it != request.end()) {
-      read_token_list(*it, where + ".context", context);
-      if (static_cast<int>(context.size()) != batch.context_width)
-        throw InputError(where + ".context: has " + std::to_string(context.size()) +
-                         " tokens, expected ngram_size - 1 = " + std::to_string(batch.context_width));
-      if (allowed == TokenIds::vocabulary) check_token_range(context, config.vocab_size, where + ".context");
+      // N-1 tokens, or for a family that says so fewer: the request began before them.
+      std::vector<std::int64_t> given;
+      read_token_list(*it, where + ".context", given);
+      const bool fits = static_cast<int>(given.size()) == batch.context_width ||
+                        (family_of(config).short_contexts() && static_cast<int>(given.size()) < batch.context_width);
+      if (!fits)
+        throw InputError(where + ".context: has " + std::to_string(given.size()) + " tokens, expected " +
+                         (family_of(config).short_contexts() ? "at most " : "") +
+                         "ngram_size - 1 = " + std::to_string(batch.context_width));
+      check(given, where + ".context");
+      context = context_before(config.ngram_size, given);
     } else {
-      context = fresh_context(config.ngram_size, config.eos_token_id);
+      context = fresh_context(config.ngram_size);
     }
     batch.add_request(tokens, context);
   }

@@ -1,19 +1,22 @@
 #pragma once
-// BATCH.json of `pleshard ids` / `embed` (DESIGN.md §7):
+// BATCH.json of `pleshard ids` / `embed`:
 //   {"requests": [{"context": [N-1 ints], "tokens": [ints]}, ...]}
-// "context" may be omitted for a fresh request (N-1 copies of EOS).
+// "context" may be omitted for a fresh request; families whose requests may begin inside a
+// context (Engram) take fewer than N-1 context tokens too.
 
 #include <filesystem>
 #include <string>
 
-#include "config/model_config.hpp"
 #include "hash/token_batch.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard {
 
 // Which token ids a batch may hold: those of the vocabulary (the embeddings of a model), or
-// any 64-bit id (the hashing, which DESIGN.md §2 defines for every int64 with wrap-around).
-enum class TokenIds { vocabulary, any_int64 };
+// any non-negative 64-bit id (the hashing, defined for every such id with wrap-around;
+// negative values mark positions before a request), except where the family hashes
+// through a token map, which only the vocabulary's ids index.
+enum class TokenIds { vocabulary, any_non_negative };
 
 [[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config,
                                          TokenIds allowed = TokenIds::vocabulary);

@@ -1,5 +1,5 @@
 #pragma once
-// Prime head sizes of Engram tables (DESIGN.md §10): every head of every layer takes its own
+// Prime head sizes of Engram tables (docs/design.md §10): every head of every layer takes its own
 // prime, so no two heads of the model share a modulus.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The hash multipliers of an Engram layer (DESIGN.md §10), drawn as the released model drew
+// The hash multipliers of an Engram layer (docs/design.md §10), drawn as the released model drew
 // them: NumPy's default_rng(10007 * layer_id).integers(0, bound, size=N) * 2 + 1.
 
 #include <cstdint>

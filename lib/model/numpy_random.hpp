@@ -1,7 +1,7 @@
 #pragma once
 // NumPy's default generator, bit for bit: np.random.default_rng(seed) is a SeedSequence
 // feeding a PCG64, and Generator.integers(low, high, dtype=np.int64) draws from it with
-// Lemire's bounded method. Engram multipliers (DESIGN.md §10) are defined as such draws,
+// Lemire's bounded method. Engram multipliers (docs/design.md §10) are defined as such draws,
 // so a checkpoint's ids depend on every bit of this port.
 
 #include <array>

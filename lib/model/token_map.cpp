@@ -11,9 +11,13 @@
 namespace pleshard {
 
 TokenMap TokenMap::load(const std::filesystem::path& path, std::int64_t vocab_size, std::int64_t compressed_vocab) {
-  const std::string where = path.string() + ": ";
   require_regular_file(path, "token map");
-  std::vector<std::int64_t> ids = read_npy_integers(path);
+  return from_ids(read_npy_integers(path), vocab_size, compressed_vocab, path.string());
+}
+
+TokenMap TokenMap::from_ids(std::vector<std::int64_t> ids, std::int64_t vocab_size, std::int64_t compressed_vocab,
+                            const std::string& source) {
+  const std::string where = source + ": ";
   if (static_cast<std::int64_t>(ids.size()) != vocab_size)
     throw InputError(where + "token map has " + std::to_string(ids.size()) + " entries, vocab_size is " +
                      std::to_string(vocab_size));

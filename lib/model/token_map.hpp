@@ -1,11 +1,12 @@
 #pragma once
-// Engram's token map (DESIGN.md §10): the compressed id that hashing uses for each token,
+// Engram's token map (docs/design.md §10): the compressed id that hashing uses for each token,
 // cid = map[token], built from the tokenizer and shipped beside the checkpoint as
 // engram_token_map.npy.
 
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,9 @@ class TokenMap {
   // the file and what is wrong.
   [[nodiscard]] static TokenMap load(const std::filesystem::path& path, std::int64_t vocab_size,
                                      std::int64_t compressed_vocab);
+  // A map held in memory, checked as load() checks a file's; `source` names it in messages.
+  [[nodiscard]] static TokenMap from_ids(std::vector<std::int64_t> ids, std::int64_t vocab_size,
+                                         std::int64_t compressed_vocab, const std::string& source);
   // cid = token, for a model whose compressed vocab is its vocab and that ships no map.
   [[nodiscard]] static TokenMap identity(std::int64_t vocab_size);
 

@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "kernels/host/row_cache_host.hpp"
+#include "model/table_spec.hpp"
 #include "profile/profile_job.hpp"
 
 namespace pleshard {
@@ -106,7 +106,7 @@ std::vector<CurvePoint> miss_ratio_curve(const ModelConfig& config, const PleChe
                                          const std::vector<Request>& requests, int ple_index,
                                          const TableProfile* profile, const CurveOptions& options) {
   const PleTableInfo& info = checkpoint.table(ple_index);
-  const PleLayerSpec spec = hashing_spec(derive_layer_spec(config, ple_index), info, checkpoint.path(), false);
+  const TableSpec spec = hashing_spec(derive_table_spec(config, ple_index), info, checkpoint.path(), false);
   const std::int64_t table_rows = info.layout.rows;
   std::vector<std::int64_t> ids;
   for_each_request_batch(config, requests, std::int64_t{1} << 20, [&](const TokenBatch& batch) {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
-#include "config/model_config.hpp"
 #include "io/requests.hpp"
+#include "model/model_config.hpp"
 #include "profile/row_profile.hpp"
 
 namespace pleshard {

@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
+#include "model/table_spec.hpp"
 #include "store/row_range.hpp"
 
 namespace pleshard {
@@ -15,7 +15,7 @@ namespace {
 
 // One table's counts of my share of its rows.
 struct Share {
-  PleLayerSpec spec;
+  TableSpec spec;
   std::int64_t table_rows = 0;
   RowRange range;
   std::vector<std::uint32_t> counts;
@@ -90,7 +90,7 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
 
 void for_each_request_batch(const ModelConfig& config, const std::vector<Request>& requests, std::int64_t batch_tokens,
                             const std::function<void(const TokenBatch&)>& visit) {
-  const std::vector<std::int64_t> context = fresh_context(config.ngram_size, config.eos_token_id);
+  const std::vector<std::int64_t> context = fresh_context(config.ngram_size);
   for (std::size_t next = 0; next < requests.size();) {
     TokenBatch batch(config.ngram_size);
     while (next < requests.size() && (batch.num_tokens() == 0 || batch.num_tokens() < batch_tokens)) {
@@ -108,7 +108,7 @@ RowProfile profile_rows(MPI_Comm comm, const ModelConfig& config, const PleCheck
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &ranks));
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   std::vector<Share> shares;
-  for (const PleLayerSpec& derived : derive_layer_specs(config)) {
+  for (const TableSpec& derived : derive_table_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     Share s;
     s.spec = hashing_spec(derived, info, checkpoint.path(), false);

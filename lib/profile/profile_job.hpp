@@ -12,9 +12,9 @@
 #include <mpi.h>
 
 #include "ckpt/ple_checkpoint.hpp"
-#include "config/model_config.hpp"
 #include "hash/token_batch.hpp"
 #include "io/requests.hpp"
+#include "model/model_config.hpp"
 #include "profile/row_profile.hpp"
 
 namespace pleshard {

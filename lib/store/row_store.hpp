@@ -1,5 +1,5 @@
 #pragma once
-// The storage tiers as row stores (DESIGN.md §6): every PLE table of a model as one tier
+// The storage tiers as row stores (docs/design.md §6): every PLE table of a model as one tier
 // holds it, each reduced to the rows a rank owns. A step asks for the rows of every layer
 // at once and decodes them itself, in one fused launch (exec/step_kernels.hpp), from
 // wherever the store leaves them: the table in place (device, pinned, host), or a block of

@@ -1,5 +1,5 @@
 #pragma once
-// Where a table lives while it is looked up (DESIGN.md §6).
+// Where a table lives while it is looked up (docs/design.md §6).
 
 #include <string_view>
 

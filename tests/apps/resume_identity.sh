@@ -3,7 +3,7 @@
 # killed job rerun with its checkpoint under another spelling resumes; rerun with another
 # checkpoint at the same path it is refused; rerun over a partial output whose completed
 # rows were damaged it redoes the damaged parts, and every rerun that completes ends with the
-# bytes of an uninterrupted run.
+# bytes of an uninterrupted run; a directory where the progress record goes is named.
 #   resume_identity.sh PLESHARD CHECKPOINT MPIEXEC
 set -uo pipefail
 app=$1; ckpt=$2; mpiexec=$3
@@ -49,4 +49,9 @@ dd if=/dev/zero of=d.h5.partial bs=1 seek=$((size / 5)) count=$((size * 3 / 5)) 
 job model d.h5 >log 2>&1 || { cat log; fail "the rerun over a damaged partial output"; }
 grep -qE "starting afresh|do not match the digest" log || { cat log; fail "damage not reported"; }
 cmp -s d.h5 whole.h5 || fail "the output made again differs"
+# A progress record's place that holds a directory is named as such, not as another job's.
+mkdir e.h5.progress
+job model e.h5 >log 2>&1 && fail "a job ran beside a directory for its progress record"
+grep -q "e.h5.progress: the progress record's place holds something that is not a file" log \
+  || { cat log; fail "no message for the progress record's place"; }
 echo "resume identity: by content"

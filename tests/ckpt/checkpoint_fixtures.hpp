@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ckpt/safetensors.hpp"
-#include "config/model_config.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard::testing_support {
 

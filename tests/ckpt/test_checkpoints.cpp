@@ -182,7 +182,7 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
       const auto& info = st->table(d);
       EXPECT_EQ(info.layout.format, fc.format);
       EXPECT_EQ(info.global_scale, h5->table(d).global_scale);
-      EXPECT_EQ(info.multipliers, derive_layer_spec(config, d).multipliers);
+      EXPECT_EQ(info.multipliers, derive_table_spec(config, d).multipliers);
       // Stored rows: identical in all three checkpoints, and the synthetic values encoded.
       const auto n = static_cast<std::size_t>(info.layout.rows);
       std::vector<std::uint8_t> a(n * info.layout.row_bytes()), b(a.size()), c(a.size());
@@ -223,7 +223,7 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
     const auto embedded = embed_batch(config, *h5, batch, OutDtype::f32);
     for (int d = 0; d < config.num_ple_layers(); ++d) {
       const auto& info = h5->table(d);
-      const auto ids = compute_ngram_ids(derive_layer_spec(config, d), batch);
+      const auto ids = compute_ngram_ids(derive_table_spec(config, d), batch);
       std::vector<std::uint8_t> row(info.layout.row_bytes()), scales(info.layout.scale_bytes());
       const float* out = reinterpret_cast<const float*>(embedded[static_cast<std::size_t>(d)].data.data());
       for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -249,7 +249,7 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
     const auto& info = ckpt->table(1);
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    const std::int64_t shard_rows = derive_layer_spec(config, 1).shard_rows;
+    const std::int64_t shard_rows = derive_table_spec(config, 1).shard_rows;
     std::vector<std::uint8_t> all(info.layout.rows * row_bytes), all_s(info.layout.rows * scale_bytes);
     ckpt->read_rows(1, 0, info.layout.rows, all, all_s);
     for (auto [b, e] : {std::pair<std::int64_t, std::int64_t>{shard_rows - 3, shard_rows + 4},
@@ -470,8 +470,8 @@ TEST(Checkpoints, HashBuffersInTheCheckpointAreAuthoritative) {
   tables[0].info.multipliers[1] += 2;  // a checkpoint hashed differently
   write_checkpoint(dir / "st", config, tables, {});
   const auto ckpt = open_ple_checkpoint(dir / "st", config);
-  const PleLayerSpec derived = derive_layer_spec(config, 0);
-  const PleLayerSpec used = hashing_spec(derived, ckpt->table(0), ckpt->path());
+  const TableSpec derived = derive_table_spec(config, 0);
+  const TableSpec used = hashing_spec(derived, ckpt->table(0), ckpt->path());
   EXPECT_EQ(used.multipliers, tables[0].info.multipliers);
   EXPECT_NE(used.multipliers, derived.multipliers);
   const TokenBatch batch = test_batch(config);

@@ -57,10 +57,10 @@ int main(int argc, char** argv) {
                                                                     {"ngram_vocab_size_base", 5000},
                                                                     {"ple_layer_ids", {1}}},
                                                      "consumer");
-    const auto spec = pleshard::derive_layer_spec(config, 0);
+    const auto spec = pleshard::derive_table_spec(config, 0);
     pleshard::TokenBatch batch(config.ngram_size);
     const std::vector<std::int64_t> tokens{42, 7, 999, 3, 42, 7};
-    batch.add_request(tokens, pleshard::fresh_context(config.ngram_size, config.eos_token_id));
+    batch.add_request(tokens, pleshard::fresh_context(config.ngram_size));
     const auto ids = pleshard::compute_ngram_ids(spec, batch);
     const bool hashed = ids.size() == 16 * tokens.size() && ids[0] >= 0 && ids[0] < spec.head_sizes[0];
 

@@ -137,7 +137,7 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
       for (std::size_t c = 0; c < 2; ++c) {
         TokenBatch whole(config.ngram_size);
         for (const auto& r : uneven_requests(config, counts[c]))
-          whole.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
+          whole.add_request(r.tokens, fresh_context(config.ngram_size));
         expected[c] = embed_batch(config, *serial, whole, dtype);
       }
     }
@@ -227,7 +227,7 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   unsetenv("PLESHARD_RANKS_PER_NODE");
   const auto requests = uneven_requests(config, 4);
   TokenBatch batch(config.ngram_size);
-  for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
+  for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size));
   const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
   for (const StorageTier tier : tiers())

@@ -8,8 +8,8 @@
 #include "core/error.hpp"
 #include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
@@ -26,9 +26,9 @@ TEST(StepScheduler, ScheduledIdsEqualWholeRequestIds) {
   std::mt19937_64 rng(4242);
   for (int trial = 0; trial < 40; ++trial) {
     const ModelConfig config = random_config(rng);
-    const auto spec = derive_layer_spec(config, 0);
+    const auto spec = derive_table_spec(config, 0);
     auto fresh = random_requests(rng, config, 8, 120);
-    for (auto& r : fresh) r.context = fresh_context(config.ngram_size, config.eos_token_id);
+    for (auto& r : fresh) r.context = fresh_context(config.ngram_size);
     const auto requests = as_requests(fresh);
 
     // Whole: every request in one batch, fresh context.
@@ -37,7 +37,7 @@ TEST(StepScheduler, ScheduledIdsEqualWholeRequestIds) {
     for (const auto& r : requests) first_row.push_back(first_row.back() + static_cast<std::int64_t>(r.tokens.size()));
 
     const StepSchedule schedule{1 + static_cast<std::int64_t>(rng() % 64), static_cast<std::int64_t>(rng() % 20)};
-    StepScheduler scheduler(requests, config.ngram_size, config.eos_token_id, schedule);
+    StepScheduler scheduler(requests, config.ngram_size, schedule);
     TokenBatch batch;
     std::vector<StepSlice> slices;
     std::vector<std::int64_t> scheduled(whole.size(), -1);
@@ -76,8 +76,8 @@ TEST(AssignRequests, BalancesTokens) {
 }
 
 TEST(StepScheduler, RejectsBadBudgets) {
-  EXPECT_THROW(StepScheduler({}, 3, 0, StepSchedule{0, 0}), InputError);
-  EXPECT_THROW(StepScheduler({}, 3, 0, StepSchedule{8, -1}), InputError);
+  EXPECT_THROW(StepScheduler({}, 3, StepSchedule{0, 0}), InputError);
+  EXPECT_THROW(StepScheduler({}, 3, StepSchedule{8, -1}), InputError);
 }
 
 }  // namespace

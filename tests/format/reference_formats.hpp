@@ -19,7 +19,7 @@ inline double e4m3_value(std::uint8_t code) {
 }
 
 inline double e2m1_value(std::uint8_t nibble) {
-  static const double table[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};  // DESIGN.md §3
+  static const double table[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};  // docs/design.md §3
   return (nibble & 8) != 0 ? -table[nibble & 7] : table[nibble & 7];
 }
 

@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "config/model_config.hpp"
 #include "hash/reference_ngram_ids.hpp"
 #include "hash/token_batch.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard::testing_support {
 

@@ -1,12 +1,12 @@
 #pragma once
-// A deliberately simple scalar reference of DESIGN.md §2, written from the text of the
+// A deliberately simple scalar reference of docs/design.md §2, written from the text of the
 // spec and sharing no code with the library: trial-division primes, one request at a
 // time, predecessors walked one by one.
 
 #include <cstdint>
 #include <vector>
 
-#include "config/model_config.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard::reference {
 

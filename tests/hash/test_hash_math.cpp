@@ -7,10 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "config/model_config.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "hash/reference_ngram_ids.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "model/model_config.hpp"
+#include "model/qwen4exp.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
@@ -124,7 +125,7 @@ pleshard::ModelConfig layout_config(std::int64_t base, int n, int k, std::int64_
 TEST(PrimeLayout, SeveralLayersMatchTheReference) {
   for (const auto& config :
        {layout_config(20'000'000, 3, 8, 128), layout_config(2, 4, 3, 64), layout_config(1'000'000'000, 2, 5, 1)}) {
-    const auto specs = pleshard::derive_layer_specs(config);
+    const auto specs = pleshard::derive_table_specs(config);
     ASSERT_EQ(specs.size(), 4u);
     for (const auto& spec : specs) {
       const auto expected = pleshard::reference::layer_layout(config, spec.ple_index);
@@ -145,7 +146,7 @@ TEST(Multipliers, AreOddAndBoundedByTheVocabulary) {
     const std::uint64_t bound = 0x7FFFFFFFFFFFFFFFull / static_cast<std::uint64_t>(vocab);
     for (int d = 0; d < 5; ++d) {
       for (int i = 0; i < 6; ++i) {
-        const std::int64_t m = pleshard::kernels::layer_multiplier(1234, d, i, vocab);
+        const std::int64_t m = pleshard::qwen4exp_multiplier(1234, d, i, vocab);
         EXPECT_EQ(m % 2, 1);
         EXPECT_LE(static_cast<std::uint64_t>(m), std::max<std::uint64_t>(bound, 1));
         EXPECT_EQ(m, pleshard::reference::multiplier(1234, d, i, vocab));
@@ -184,11 +185,11 @@ TEST(FloorMod, MatchesWideDivisionOnEdgesAndRandomValues) {
 
 namespace {
 
-// jobs/models/qwen3.8-flash-next/config.json gives DESIGN.md §9's table: 320,001,536 rows
+// jobs/models/qwen3.8-flash-next/config.json gives docs/design.md §9's table: 320,001,536 rows
 // of 160 values, and its multipliers of PLE index 0.
 TEST(RealModels, QwenFlashNextConfigGivesTheDesignTable) {
   const auto config = pleshard::load_model_config(PLESHARD_SOURCE_DIR "/jobs/models/qwen3.8-flash-next/config.json");
-  const auto spec = pleshard::derive_layer_spec(config, 0);
+  const auto spec = pleshard::derive_table_spec(config, 0);
   EXPECT_EQ(config.num_ple_layers(), 1);
   EXPECT_EQ(spec.total_heads(), 16);
   EXPECT_EQ(spec.head_dim, 160);

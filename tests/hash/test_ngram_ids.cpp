@@ -7,8 +7,8 @@
 
 #include "core/error.hpp"
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
@@ -20,7 +20,7 @@ TEST(NgramIds, MatchTheReferenceOnRandomBatches) {
   int cases = 0;
   for (int model = 0; model < 60; ++model) {
     const ModelConfig config = random_config(rng);
-    const auto specs = derive_layer_specs(config);
+    const auto specs = derive_table_specs(config);
     for (int d = 0; d < config.num_ple_layers(); ++d) {
       const auto layout = reference::layer_layout(config, d);
       ASSERT_EQ(specs[d].head_sizes, layout.head_sizes);
@@ -43,7 +43,7 @@ TEST(NgramIds, EosInTheContextHidesOlderTokens) {
   config.ngram_size = 4;
   config.heads_per_ngram = 2;
   config.ple_embed_dim = 16 * config.total_heads();
-  const auto spec = derive_layer_spec(config, 0);
+  const auto spec = derive_table_spec(config, 0);
   const std::int64_t eos = config.eos_token_id;
   // Context (a, EOS, b): for the first token, everything older than the EOS is EOS.
   TokenBatch with_a(config.ngram_size), with_c(config.ngram_size);
@@ -56,11 +56,28 @@ TEST(NgramIds, EosInTheContextHidesOlderTokens) {
   EXPECT_EQ(compute_ngram_ids(spec, with_a), compute_ngram_ids(spec, explicit_eos));
 }
 
+// A fresh request hashes as if N-1 EOS tokens came before it (docs/design.md §2), whether its
+// context holds them or marks the positions as before the request.
+TEST(NgramIds, AFreshContextIsAllEos) {
+  std::mt19937_64 rng(8);
+  for (int model = 0; model < 20; ++model) {
+    const ModelConfig config = random_config(rng);
+    const auto spec = derive_table_spec(config, 0);
+    for (const auto& request : random_requests(rng, config, 4, 30)) {
+      TokenBatch fresh(config.ngram_size), eos(config.ngram_size);
+      fresh.add_request(request.tokens, fresh_context(config.ngram_size));
+      eos.add_request(request.tokens,
+                      std::vector<std::int64_t>(static_cast<std::size_t>(config.ngram_size - 1), config.eos_token_id));
+      ASSERT_EQ(compute_ngram_ids(spec, fresh), compute_ngram_ids(spec, eos));
+    }
+  }
+}
+
 TEST(NgramIds, ChunkedProcessingEqualsWhole) {
   std::mt19937_64 rng(99);
   for (int model = 0; model < 40; ++model) {
     const ModelConfig config = random_config(rng);
-    const auto spec = derive_layer_spec(config, static_cast<int>(rng() % 4));
+    const auto spec = derive_table_spec(config, static_cast<int>(rng() % 4));
     const auto requests = random_requests(rng, config, 6, 200);
     const auto whole = compute_ngram_ids(spec, to_batch(config, requests));
 
@@ -88,7 +105,7 @@ TEST(NgramIds, EmptyBatchGivesNoRows) {
   std::mt19937_64 rng(1);
   const ModelConfig config = random_config(rng);
   TokenBatch batch(config.ngram_size);
-  EXPECT_TRUE(compute_ngram_ids(derive_layer_spec(config, 0), batch).empty());
+  EXPECT_TRUE(compute_ngram_ids(derive_table_spec(config, 0), batch).empty());
 }
 
 TEST(AdvanceContext, KeepsTheLastTokens) {

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/model_config.hpp"
 #include "core/error.hpp"
 #include "io/batch_json.hpp"
 #include "io/requests.hpp"
+#include "model/model_config.hpp"
 
 namespace {
 
@@ -63,10 +63,12 @@ TEST_F(IoFiles, BatchWithAndWithoutContext) {
       {"context": [7, 8], "tokens": [1, 2, 3]},
       {"tokens": []},
       {"tokens": [9223372036854775807]}]})");
-  const TokenBatch batch = load_batch_json(path, config_, TokenIds::any_int64);
+  const TokenBatch batch = load_batch_json(path, config_, TokenIds::any_non_negative);
   EXPECT_EQ(batch.tokens, (std::vector<std::int64_t>{1, 2, 3, 9223372036854775807}));
   EXPECT_EQ(batch.query_start_loc, (std::vector<std::int64_t>{0, 3, 3, 4}));
-  EXPECT_EQ(batch.context, (std::vector<std::int64_t>{7, 8, 2, 2, 2, 2}));
+  // A request without a context is fresh: its context is positions before it.
+  constexpr std::int64_t before = kernels::k_before_request;
+  EXPECT_EQ(batch.context, (std::vector<std::int64_t>{7, 8, before, before, before, before}));
 }
 
 TEST_F(IoFiles, BatchErrors) {
@@ -140,7 +142,7 @@ TEST_F(IoFiles, TokensOutsideTheVocabulary) {
   }
   const auto negative = write("n.json", R"({"requests": [{"tokens": [1], "context": [-1, 2]}]})");
   EXPECT_THROW((void)load_batch_json(negative, config_), InputError);
-  EXPECT_NO_THROW((void)load_batch_json(path, config_, TokenIds::any_int64));
+  EXPECT_NO_THROW((void)load_batch_json(path, config_, TokenIds::any_non_negative));
   const auto requests = write("r.jsonl", "{\"id\":\"a\",\"tokens\":[1]}\n{\"id\":\"b\",\"tokens\":[1,-4]}\n");
   try {
     check_token_ranges(load_requests_jsonl(requests), 1000);

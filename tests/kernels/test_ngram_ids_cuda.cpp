@@ -6,17 +6,17 @@
 #include <random>
 
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
 using namespace pleshard;
 using namespace pleshard::testing_support;
 
-std::vector<std::int64_t> cuda_ids(const PleLayerSpec& spec, const TokenBatch& batch) {
+std::vector<std::int64_t> cuda_ids(const TableSpec& spec, const TokenBatch& batch) {
   using kernels::DeviceBuffer;
   const auto heads = static_cast<std::size_t>(spec.total_heads());
   DeviceBuffer<std::int64_t> tokens(batch.tokens.size());
@@ -47,7 +47,7 @@ TEST_F(CudaNgramIds, EqualHostKernelOnRandomBatches) {
   std::mt19937_64 rng(31337);
   for (int model = 0; model < 100; ++model) {
     const ModelConfig config = random_config(rng);
-    const auto spec = derive_layer_spec(config, static_cast<int>(rng() % 4));
+    const auto spec = derive_table_spec(config, static_cast<int>(rng() % 4));
     for (int b = 0; b < 5; ++b) {
       const TokenBatch batch = to_batch(config, random_requests(rng, config, 40, 300));
       ASSERT_EQ(cuda_ids(spec, batch), compute_ngram_ids(spec, batch)) << "model " << model;
@@ -61,7 +61,7 @@ TEST_F(CudaNgramIds, LargeBatchEqualsHostKernel) {
   config.ngram_size = 3;
   config.heads_per_ngram = 8;
   config.ple_embed_dim = 2560;
-  const auto spec = derive_layer_spec(config, 1);
+  const auto spec = derive_table_spec(config, 1);
   TokenBatch batch(config.ngram_size);
   while (batch.num_tokens() < (1 << 20)) {
     auto requests = random_requests(rng, config, 64, 4096);
@@ -74,8 +74,8 @@ TEST_F(CudaNgramIds, EmptyBatchLaunchesNothing) {
   std::mt19937_64 rng(6);
   const ModelConfig config = random_config(rng);
   TokenBatch batch(config.ngram_size);
-  batch.add_request({}, fresh_context(config.ngram_size, config.eos_token_id));
-  EXPECT_TRUE(cuda_ids(derive_layer_spec(config, 0), batch).empty());
+  batch.add_request({}, fresh_context(config.ngram_size));
+  EXPECT_TRUE(cuda_ids(derive_table_spec(config, 0), batch).empty());
 }
 
 }  // namespace

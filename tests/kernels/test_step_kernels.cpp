@@ -18,8 +18,8 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "exec/step_kernels.hpp"
-#include "hash/ple_layer_spec.hpp"
 #include "hash/random_batches.hpp"
+#include "model/table_spec.hpp"
 #include "store/row_store_factory.hpp"
 
 namespace {
@@ -185,7 +185,7 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
       const int heads = config.total_heads();
       const int width = config.ngram_size - 1;
       std::vector<kernels::NgramHashParams> params;
-      for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_layer_spec(config, d)));
+      for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_table_spec(config, d)));
       const int slots = 1 + static_cast<int>(rng() % 4);
       std::vector<std::vector<reference::Request>> requests;
       std::vector<TokenBatch> batches;

@@ -14,7 +14,7 @@
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
 #include "hash/ngram_ids.hpp"
-#include "hash/ple_layer_spec.hpp"
+#include "model/table_spec.hpp"
 #include "profile/miss_curve.hpp"
 #include "profile/profile_job.hpp"
 
@@ -56,12 +56,12 @@ TEST(RowProfile, CountsEveryLookupOnAnyNumberOfRanks) {
   EXPECT_EQ(profile.tokens, total_tokens(requests));
   for (int d = 0; d < config.num_ple_layers(); ++d) {
     // The plain count: every request hashed alone.
-    const PleLayerSpec spec = derive_layer_spec(config, d);
+    const TableSpec spec = derive_table_spec(config, d);
     std::map<std::int64_t, std::int64_t> counts;
     std::int64_t lookups = 0;
     for (const Request& r : requests) {
       TokenBatch batch(config.ngram_size);
-      batch.add_request(r.tokens, fresh_context(config.ngram_size, config.eos_token_id));
+      batch.add_request(r.tokens, fresh_context(config.ngram_size));
       for (const std::int64_t id : compute_ngram_ids(spec, batch)) {
         ++counts[id];
         ++lookups;

@@ -21,9 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/model_config.hpp"
 #include "format/reference_formats.hpp"
-#include "hash/ple_layer_spec.hpp"
+#include "model/model_config.hpp"
+#include "model/table_spec.hpp"
 
 namespace pleshard::testing_support {
 
@@ -32,7 +32,7 @@ class SparseCheckpoint {
   // The checkpoint of PLE index 0 of `config` (FP8 or NVFP4, one table) as
   // <dir>/model.safetensors with config.json beside it; no marker rows yet.
   SparseCheckpoint(const std::filesystem::path& dir, const ModelConfig& config)
-      : dir_(dir), spec_(derive_layer_spec(config, 0)), nvfp4_(config.quantization == TableQuantization::nvfp4) {
+      : dir_(dir), spec_(derive_table_spec(config, 0)), nvfp4_(config.quantization == TableQuantization::nvfp4) {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "config.json") << to_json(config).dump();
     const std::string prefix = "model.language_model.layers." + std::to_string(spec_.decoder_layer - 1) +
@@ -154,7 +154,7 @@ class SparseCheckpoint {
   }
 
   std::filesystem::path dir_;
-  PleLayerSpec spec_;
+  TableSpec spec_;
   bool nvfp4_;
   float global_scale_ = 0.375f;
   std::vector<Shard> shards_;

@@ -81,7 +81,7 @@ struct MarkedCheckpoint {
   MarkedCheckpoint(const ScratchDir& dir, const Case& c)
       : config(large_config(c.dtype, c.parts)),
         file(dir / (std::string(c.dtype) + "_" + std::to_string(c.parts)), config),
-        shard_rows(derive_layer_spec(config, 0).shard_rows) {
+        shard_rows(derive_table_spec(config, 0).shard_rows) {
     if (!file.made()) return;
     for (const std::int64_t row : boundary_rows())
       if (row >= 0 && row < file.rows() && !file.marked(row)) file.mark(row);
@@ -131,7 +131,7 @@ std::vector<std::unique_ptr<StepSpace>> spaces() {
 
 TEST(LargeRows, ConfigDerivesATableOfMoreThan2To32Rows) {
   const ModelConfig config = large_config("nvfp4");
-  const PleLayerSpec spec = derive_layer_spec(config, 0);
+  const TableSpec spec = derive_table_spec(config, 0);
   const reference::Layout layout = reference::layer_layout(config, 0);
   EXPECT_EQ(spec.head_sizes, layout.head_sizes);
   EXPECT_EQ(spec.head_offsets, layout.head_offsets);
@@ -239,8 +239,8 @@ TEST(LargeRows, HashedIdsLandInTheTable) {
     const MarkedCheckpoint c(dir, k);
     if (!c.file.made()) GTEST_SKIP() << "no sparse file of " << c.file.file_bytes() << " bytes here";
     const std::int64_t rows = c.file.rows();
-    const PleLayerSpec spec =
-        hashing_spec(derive_layer_spec(c.config, 0), c.checkpoint->table(0), c.checkpoint->path(), false);
+    const TableSpec spec =
+        hashing_spec(derive_table_spec(c.config, 0), c.checkpoint->table(0), c.checkpoint->path(), false);
     const std::vector<std::int64_t> ids = compute_ngram_ids(spec, batch_of(c.config, requests()));
     EXPECT_EQ(ids, reference_ids(c.config));
     const auto heads = static_cast<std::size_t>(spec.total_heads());
@@ -255,7 +255,7 @@ TEST(LargeRows, HashedIdsLandInTheTable) {
 }
 
 TEST(LargeRows, BalancedRangesTileTablesPast2To32Rows) {
-  const std::int64_t table_rows = derive_layer_spec(large_config("nvfp4"), 0).padded_rows;
+  const std::int64_t table_rows = derive_table_spec(large_config("nvfp4"), 0).padded_rows;
   for (const std::int64_t rows : {k_2_32 - 1, k_2_32, k_2_32 + 1, table_rows, 3 * k_2_32 + 7, std::int64_t{1} << 62}) {
     for (const int parts : {1, 2, 3, 7, 8, 64, 1000, 4096, 1 << 20}) {
       SCOPED_TRACE(std::to_string(rows) + " rows, " + std::to_string(parts) + " parts");

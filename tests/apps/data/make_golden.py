@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent Python implementation of pleshard's hashing spec (DESIGN.md section 2; the
+"""Independent Python implementation of pleshard's hashing spec (docs/design.md section 2; the
 layers' layout from jobs/ple_layout.py), used once to write the golden `pleshard ids`
 outputs in this folder:
 

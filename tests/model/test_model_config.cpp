@@ -1,4 +1,4 @@
-// Config defaults, text_config lookup, and one test per rejection (DESIGN.md §1).
+// Config defaults, text_config lookup, and one test per rejection (docs/design.md §1).
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/model_config.hpp"
 #include "core/error.hpp"
+#include "model/model_config.hpp"
 
 namespace {
 
@@ -231,7 +231,7 @@ TEST(ModelConfig, BaseBeyondTheHeadArithmetic) {
 
 }  // namespace
 
-#include "hash/ple_layer_spec.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
@@ -241,7 +241,7 @@ TEST(ModelConfig, DivisorThatWouldWrapThePadding) {
   const ModelConfig c = parse_model_config(
       with(minimal(), "make_ngram_vocab_size_divisible_by", std::numeric_limits<std::int64_t>::max()), "cfg.json");
   try {
-    (void)pleshard::derive_layer_specs(c);
+    (void)pleshard::derive_table_specs(c);
     ADD_FAILURE() << "derived";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cfg.json: make_ngram_vocab_size_divisible_by"), std::string::npos)
@@ -257,7 +257,7 @@ namespace {
 TEST(ModelConfig, TableBytesBeyondTheArithmetic) {
   const ModelConfig c = parse_model_config(with(minimal(), "ngram_vocab_size_base", std::int64_t{1} << 58), "cfg.json");
   try {
-    (void)pleshard::derive_layer_specs(c);
+    (void)pleshard::derive_table_specs(c);
     ADD_FAILURE() << "derived";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cfg.json: ngram_vocab_size_base"), std::string::npos) << e.what();

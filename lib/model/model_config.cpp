@@ -1,0 +1,93 @@
+#include "model/model_config.hpp"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "io/file_checks.hpp"
+#include "model/model_family.hpp"
+
+namespace pleshard {
+
+namespace {
+
+constexpr EnumNames<TableQuantization, 4> k_quantizations{{{TableQuantization::none, "none"},
+                                                           {TableQuantization::fp8, "float8_e4m3fn"},
+                                                           {TableQuantization::nvfp4, "nvfp4"},
+                                                           {TableQuantization::fp8_e8m0, "fp8_e8m0"}}};
+constexpr EnumNames<ModelFamily, 2> k_families{
+    {{ModelFamily::qwen4exp, "qwen4exp"}, {ModelFamily::deepseek_engram, "deepseek_engram"}}};
+
+using nlohmann::json;
+
+}  // namespace
+
+const char* to_string(TableQuantization q) { return name_of(k_quantizations, q); }
+const char* to_string(ModelFamily family) { return name_of(k_families, family); }
+
+ModelConfig parse_model_config(const json& document, const std::string& source) {
+  const detail::ConfigReader r(document, source);
+  ModelConfig c;
+  c.source = source;
+
+  // The family is the one whose layers key the config has.
+  const Family* family = nullptr;
+  for (const ModelFamily kind : {ModelFamily::qwen4exp, ModelFamily::deepseek_engram}) {
+    const Family& f = family_of(kind);
+    if (r.find(f.layers_key()) == nullptr) continue;
+    if (family != nullptr)
+      throw InputError(source + ": has both " + family->layers_key() + " and " + f.layers_key() +
+                       "; a config describes one model family");
+    family = &f;
+  }
+  if (family == nullptr)
+    throw InputError(source +
+                     ": required key ple_layer_ids (Qwen4Exp) or engram_layer_ids (DeepSeek Engram) is missing");
+  c.family = family->kind();
+
+  c.vocab_size = r.required_integer("vocab_size");
+  if (c.vocab_size <= 0) r.fail("vocab_size", json(c.vocab_size), "must be positive");
+  if (const auto layers = r.optional_integer("num_hidden_layers"))
+    c.num_hidden_layers = r.bounded_int("num_hidden_layers", *layers, 1, 1 << 20);
+  family->read(r, c);
+  return c;
+}
+
+void use_token_map(ModelConfig& config, const std::filesystem::path& path) {
+  if (config.family != ModelFamily::deepseek_engram)
+    throw InputError(path.string() + ": --token-map: the " + std::string(to_string(config.family)) +
+                     " family hashes tokens as they are; it takes no token map");
+  config.token_map =
+      std::make_shared<const TokenMap>(TokenMap::load(path, config.vocab_size, config.engram.compressed_vocab));
+}
+
+ModelConfig load_model_config(const std::filesystem::path& path, const std::filesystem::path& token_map) {
+  require_regular_file(path, "config");
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open config file");
+  json document;
+  try {
+    document = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(path.string() + ": not valid JSON: " + e.what());
+  }
+  ModelConfig config = parse_model_config(document, path.string());
+  if (!token_map.empty()) {
+    use_token_map(config, token_map);
+  } else if (config.family == ModelFamily::deepseek_engram) {
+    const std::filesystem::path beside = path.parent_path() / k_token_map_file;
+    if (std::filesystem::exists(beside)) use_token_map(config, beside);
+  }
+  return config;
+}
+
+json to_json(const ModelConfig& c) {
+  json j = {{"vocab_size", c.vocab_size}};
+  if (c.num_hidden_layers > 0) j["num_hidden_layers"] = c.num_hidden_layers;
+  family_of(c).write(c, j);
+  return j;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,99 @@
+#pragma once
+// The model configuration pleshard needs, read from a Hugging Face style config.json (keys at
+// the top level or inside "text_config"). A config names its model family by its keys:
+// `ple_layer_ids` is Qwen4Exp's per-layer embedding (model/qwen4exp.hpp), `engram_layer_ids`
+// DeepSeek's Engram (model/deepseek_engram.hpp); each family reads its own keys and derives
+// its tables (model/table_spec.hpp). The fields every family fills are the shape the rest of
+// pleshard works with: tables of H = (N - 1) * K columns of head_dim values.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/token_map.hpp"
+
+namespace pleshard {
+
+// Limits that keep every row, head and byte count of a table inside 64-bit arithmetic.
+inline constexpr std::int64_t k_max_head_dim = std::int64_t{1} << 20;
+inline constexpr std::int64_t k_max_ngram_vocab_size_base = std::int64_t{1} << 62;
+inline constexpr std::int64_t k_max_split_ngram_parts = std::int64_t{1} << 20;
+
+enum class ModelFamily { qwen4exp, deepseek_engram };
+
+// How a checkpoint of the config stores rows (Qwen4Exp's "ple_embedding_dtype"; Engram's
+// tables are FP8 with E8M0 block scales, or unquantized).
+enum class TableQuantization { none, fp8, nvfp4, fp8_e8m0 };
+
+[[nodiscard]] const char* to_string(TableQuantization q);
+[[nodiscard]] const char* to_string(ModelFamily family);  // "qwen4exp", "deepseek_engram"
+
+// DeepSeek Engram's own keys (docs/design.md §10).
+struct EngramKeys {
+  std::vector<std::int64_t> vocab_sizes;     // engram_vocab_size: one for every order, or N - 1
+  std::int64_t pad_token_id = 0;             // engram_pad_token_id
+  std::int64_t compressed_vocab = 0;         // engram_compressed_vocab_size, C
+  std::vector<std::int64_t> num_embeddings;  // engram_num_embeddings: one, or one per layer; empty: absent
+  std::int64_t image_token_id = -1;          // a dead token; -1: none
+};
+
+struct ModelConfig {
+  std::string source;  // file the config was read from, for messages
+  ModelFamily family = ModelFamily::qwen4exp;
+
+  // Every family.
+  std::int64_t vocab_size = 0;
+  int num_hidden_layers = 0;       // 0: not given (a family may not need it)
+  int ngram_size = 3;              // N: orders 2..N are hashed
+  int heads_per_ngram = 8;         // K: heads per order
+  std::int64_t ple_embed_dim = 0;  // values per token and table: H * head_dim
+  // The decoder layer of each table, in table order (d): Qwen4Exp's 1-based ids sorted,
+  // Engram's 0-based ids as the config lists them.
+  std::vector<int> ple_layer_ids;
+  TableQuantization quantization = TableQuantization::none;
+
+  // Qwen4Exp.
+  std::int64_t eos_token_id = 0;
+  std::int64_t ngram_vocab_size_base = 20'000'000;
+  std::int64_t vocab_size_divisor = 128;  // make_ngram_vocab_size_divisible_by
+  std::int64_t split_ngram_parts = 512;
+  std::int64_t seed = 1234;
+
+  // DeepSeek Engram.
+  EngramKeys engram;
+  // The compressed id of each token, where the family hashes through one (Engram); null
+  // where the family has none, or where none was found (hashing is then refused unless the
+  // compressed vocabulary is the vocabulary).
+  std::shared_ptr<const TokenMap> token_map;
+
+  // Total hash heads H = (N - 1) * K.
+  [[nodiscard]] int total_heads() const { return (ngram_size - 1) * heads_per_ngram; }
+  // Values per table row = ple_embed_dim / H.
+  [[nodiscard]] int head_dim() const { return static_cast<int>(ple_embed_dim / total_heads()); }
+  [[nodiscard]] int num_ple_layers() const { return static_cast<int>(ple_layer_ids.size()); }
+};
+
+// Parses and validates; throws InputError("<source>: <key> ...") on the first problem.
+[[nodiscard]] ModelConfig parse_model_config(const nlohmann::json& document, const std::string& source);
+
+// Reads a config.json file; a missing file or malformed JSON is an InputError too. A token
+// map is read from `token_map` when given, else from engram_token_map.npy beside the
+// config where the family hashes through one and the file exists.
+[[nodiscard]] ModelConfig load_model_config(const std::filesystem::path& path,
+                                            const std::filesystem::path& token_map = {});
+
+// The name of the token map a family looks for beside its config and in a checkpoint.
+inline constexpr const char* k_token_map_file = "engram_token_map.npy";
+
+// Reads the token map at `path` into `config` (checked against its vocabulary); no-op for
+// families without one. InputError naming the file.
+void use_token_map(ModelConfig& config, const std::filesystem::path& path);
+
+// The config as a canonical JSON object (the family's keys, top level), for checkpoints.
+[[nodiscard]] nlohmann::json to_json(const ModelConfig& config);
+
+}  // namespace pleshard

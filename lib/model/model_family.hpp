@@ -1,0 +1,39 @@
+#pragma once
+// A model family: the one place that knows a family's config keys and derives its tables
+// from them (hashing, rows, checkpoint layout, row codec). Callers ask the family of a
+// config (family_of) rather than compare its name.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/detail/config_reader.hpp"
+#include "model/model_config.hpp"
+#include "model/table_spec.hpp"
+
+namespace pleshard {
+
+class Family {
+ public:
+  virtual ~Family() = default;
+
+  [[nodiscard]] virtual ModelFamily kind() const = 0;
+  // The key whose presence selects the family.
+  [[nodiscard]] virtual const char* layers_key() const = 0;
+  // Reads and checks the family's keys into `config`: its shape (N, K, head_dim, tables)
+  // and its own keys. `config.vocab_size` is read before.
+  virtual void read(const detail::ConfigReader& reader, ModelConfig& config) const = 0;
+  // The family's keys, canonical, into `json` (beside vocab_size).
+  virtual void write(const ModelConfig& config, nlohmann::json& json) const = 0;
+  // Every table's spec, in table order.
+  [[nodiscard]] virtual std::vector<TableSpec> tables(const ModelConfig& config) const = 0;
+  // Whether a batch may give a request fewer than N-1 context tokens (it began that many
+  // tokens before the chunk); otherwise a context is N-1 tokens or none (a fresh request).
+  [[nodiscard]] virtual bool short_contexts() const = 0;
+};
+
+[[nodiscard]] const Family& family_of(ModelFamily kind);
+[[nodiscard]] inline const Family& family_of(const ModelConfig& config) { return family_of(config.family); }
+
+}  // namespace pleshard

@@ -1,4 +1,5 @@
-// The slow tiers' options, shared by run and bench step: the row cache, the disk tier's reads.
+// Options shared by several commands: the row cache, the disk tier's reads (run, bench step),
+// the token map (every command that hashes).
 
 #include <string>
 
@@ -23,6 +24,13 @@ void add_cache_options(CLI::App& cmd, CacheOptions& cache) {
                  "Share of the cache's slots for the profile's hottest rows (the rest admit rows as they come)")
       ->check(finite_in(0, 1, "a share from 0 to 1"))
       ->capture_default_str();
+}
+
+void add_token_map_option(CLI::App& cmd, std::string& path) {
+  cmd.add_option("--token-map", path,
+                 "Token map of a family that hashes compressed ids (Engram): .npy of vocab_size ints (default: "
+                 "engram_token_map.npy beside the config, else in the checkpoint's directory)")
+      ->check(path_given());
 }
 
 void add_disk_reads_option(CLI::App& cmd, PageCache& reads) {

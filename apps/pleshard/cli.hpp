@@ -22,6 +22,8 @@ void add_profile_command(CLI::App& app, Action& action);
 
 // --cache-rows, --cache-gb, --cache-profile, --cache-static (run, bench step).
 void add_cache_options(CLI::App& cmd, CacheOptions& cache);
+// --token-map FILE (every command that hashes, ckpt make and convert).
+void add_token_map_option(CLI::App& cmd, std::string& path);
 // --disk-reads cached|direct (run, bench step).
 void add_disk_reads_option(CLI::App& cmd, PageCache& reads);
 

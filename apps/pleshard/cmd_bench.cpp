@@ -26,6 +26,7 @@ namespace {
 
 struct BenchOptions {
   std::string config;
+  std::string token_map;
   HashBenchOptions hash;
   LookupBenchOptions lookup;
   ExchangeBenchOptions exchange;
@@ -201,14 +202,16 @@ void add_bench_command(CLI::App& app, Action& action) {
   hash->add_option("--min-seconds", o->hash.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
+  add_token_map_option(*hash, o->token_map);
   hash->add_flag("--no-cuda", o->no_cuda, "Skip the CUDA kernel");
   hash->add_flag("--no-host", o->no_host, "Skip the host kernel");
   hash->callback([&action, o] {
     action = [o] {
       o->hash.cuda = !o->no_cuda;
       o->hash.host = !o->no_host;
-      const ModelConfig config = collective_try(
-          MPI_COMM_WORLD, [&] { return o->config.empty() ? default_bench_config() : load_model_config(o->config); });
+      const ModelConfig config = collective_try(MPI_COMM_WORLD, [&] {
+        return o->config.empty() ? default_bench_config() : load_model_config(o->config, o->token_map);
+      });
       const auto results = run_hash_bench(MPI_COMM_WORLD, config, o->hash);
       int ranks = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -296,14 +299,15 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
+  add_token_map_option(*step, o->token_map);
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);
   step->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         if (o->step_rows < 16) throw InputError("bench step: --rows must be >= 16");
-        o->step.config = !o->config.empty()            ? load_model_config(o->config)
-                         : !o->step.checkpoint.empty() ? load_checkpoint_config(o->step.checkpoint)
+        o->step.config = !o->config.empty()            ? load_model_config(o->config, o->token_map)
+                         : !o->step.checkpoint.empty() ? load_checkpoint_config(o->step.checkpoint, {}, o->token_map)
                                                        : qwen_shaped_config(o->step_rows, o->step_format);
         o->step.format = o->config.empty() ? parse_row_format(o->step_format) : default_format(o->step.config);
         o->step.dtype = parse_out_dtype(o->out_dtype);

@@ -26,6 +26,7 @@ struct CkptOptions {
   std::string format;
   std::string kind = "safetensors";
   std::string layer_prefix = k_default_layer_prefix;
+  std::string token_map;
   std::uint64_t seed = k_default_synthetic_seed;
   int files = 1;
   int threads = 0;
@@ -61,6 +62,9 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
   options.layer_prefix = o.layer_prefix;
   ProgressMeter meter(label, total_bytes(tables), !o.quiet);
   write_checkpoint(o.out, config, tables, options, [&](std::uint64_t done) { meter.update(done); });
+  // The map the tables are hashed through goes with them (a directory's, or beside a file).
+  const std::filesystem::path out(o.out);
+  carry_token_map(config, kind == OutputKind::directory ? out : out.parent_path().empty() ? "." : out.parent_path());
   std::printf("%s: wrote %s checkpoint %s: %zu tables, %.3f GB in %.2f s (%.3f GB/s)\n", label, to_string(options.kind),
               o.out.c_str(), tables.size(), total_bytes(tables) * 1e-9, meter.seconds(),
               total_bytes(tables) * 1e-9 / meter.seconds());
@@ -133,11 +137,12 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   make->add_option("--threads", o->threads, "Threads making rows (default: every core; the bytes never depend on it)")
       ->check(finite_in(1, 4096, "a whole number of threads from 1 to 4096"));
   make->add_flag("--cpu", o->cpu, "Make rows on the host's cores even where a GPU is present (the same bytes)");
+  add_token_map_option(*make, o->token_map);
   add_common(make);
   make->callback([&action, o] {
     action = [o] {
       return on_rank_zero([&] {
-        const ModelConfig config = load_model_config(o->config);
+        const ModelConfig config = load_model_config(o->config, o->token_map);
         set_host_threads(static_cast<std::size_t>(o->threads));
         const RowFormat format = o->format.empty() ? default_format(config) : parse_row_format(o->format);
         write_tables(*o, config,
@@ -158,11 +163,12 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   convert->add_option("--files", o->files, "safetensors files to spread the shards over")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  add_token_map_option(*convert, o->token_map);
   add_common(convert);
   convert->callback([&action, o] {
     action = [o] {
       return on_rank_zero([&] {
-        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config);
+        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config, o->token_map);
         CheckpointOptions options;
         options.layer_prefix = o->layer_prefix;
         const auto source = open_ple_checkpoint(o->checkpoint, config, options);

@@ -24,6 +24,7 @@ struct EmbedOptions {
   std::string storage = "host";
   std::string out_dtype = "float32";
   std::string layer_prefix = k_default_layer_prefix;
+  std::string token_map;
 };
 
 }  // namespace
@@ -47,11 +48,12 @@ void add_embed_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
       ->capture_default_str();
+  add_token_map_option(*cmd, o->token_map);
   cmd->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         if (world_rank() != 0) return;
-        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config);
+        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config, o->token_map);
         CheckpointOptions options;
         options.layer_prefix = o->layer_prefix;
         const auto checkpoint = open_ple_checkpoint(o->checkpoint, config, options);

@@ -17,6 +17,7 @@ struct IdsOptions {
   std::string config;
   int ple_index = 0;
   std::string batch;
+  std::string token_map;
 };
 
 // {"ids": [[...], ...]} with one row of H ids per token, written as it is formatted.
@@ -44,10 +45,11 @@ void add_ids_command(CLI::App& app, Action& action) {
   cmd->add_option("--batch", options->batch,
                   "BATCH.json: {\"requests\": [{\"context\": [N-1 ints], \"tokens\": [ints]}]}")
       ->required();
+  add_token_map_option(*cmd, options->token_map);
   cmd->callback([&action, options] {
     action = [options] {
       const auto ids = collective_try(MPI_COMM_WORLD, [&] {
-        const ModelConfig config = load_model_config(options->config);
+        const ModelConfig config = load_model_config(options->config, options->token_map);
         const TableSpec spec = derive_table_spec(config, options->ple_index);
         // The hash is defined for any 64-bit token id.
         const TokenBatch batch = load_batch_json(options->batch, config, TokenIds::any_non_negative);

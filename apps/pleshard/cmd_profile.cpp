@@ -28,6 +28,7 @@ struct ProfileCommand {
   std::string out;
   std::string curve;
   std::string curve_profile;
+  std::string token_map;
   std::vector<double> curve_shares{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
   CurveOptions curve_options;
   bool quiet = false;
@@ -100,6 +101,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                   "--curve: share of the slots for the profile's rows in the mixed cache")
       ->check(finite_in(0, 1, "a share from 0 to 1"))
       ->capture_default_str();
+  add_token_map_option(*cmd, o->token_map);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->callback([&action, o, out, curve] {
     if (out->count() == 0 && curve->count() == 0) throw CLI::RequiredError("--out or --curve");
@@ -116,11 +118,11 @@ void add_profile_command(CLI::App& app, Action& action) {
         Inputs i;
         if (o->checkpoint == k_synthetic_checkpoint) {
           if (o->config.empty()) throw InputError("--checkpoint synthetic needs --config");
-          i.config = load_model_config(o->config);
+          i.config = load_model_config(o->config, o->token_map);
           i.checkpoint = synthetic_checkpoint(i.config, default_format(i.config), k_default_synthetic_seed);
         } else {
           if (!std::filesystem::exists(o->checkpoint)) throw InputError(o->checkpoint + ": checkpoint not found");
-          i.config = load_checkpoint_config(o->checkpoint, o->config);
+          i.config = load_checkpoint_config(o->checkpoint, o->config, o->token_map);
           CheckpointOptions options;
           options.comm = MPI_COMM_SELF;  // only its tables' metadata is read
           i.checkpoint = open_ple_checkpoint(o->checkpoint, i.config, options);
@@ -128,7 +130,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         i.requests = load_requests(o->requests);
         check_token_ranges(i.requests, i.config.vocab_size);
         // Refused before the corpus is counted, and claimed for the job's life.
-        std::vector<std::filesystem::path> inputs{i.config.source, o->requests, o->curve_profile};
+        std::vector<std::filesystem::path> inputs{i.config.source, o->requests, o->curve_profile, o->token_map};
         for (const std::string& file : i.checkpoint->files()) inputs.emplace_back(file);
         if (world_rank() == 0)
           for (const auto& [file, option] : {std::pair{o->out, "--out"}, std::pair{o->curve, "--curve"}})

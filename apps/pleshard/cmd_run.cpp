@@ -187,6 +187,7 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Seconds a step may make no progress before a stalled peer ends the job")
       ->check(finite_positive())
       ->capture_default_str();
+  add_token_map_option(*cmd, in.token_map);
   add_cache_options(*cmd, in.job.cache);
   add_disk_reads_option(*cmd, in.job.disk_reads);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");

@@ -75,14 +75,23 @@ std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const M
   return checkpoint;
 }
 
-ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& config_path) {
-  if (!config_path.empty()) return load_model_config(config_path);
+ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& config_path, const fs::path& token_map) {
   const fs::path dir = fs::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path();
-  if (fs::exists(dir / "config.json")) return load_model_config(dir / "config.json");
-  fs::path h5 = is_hdf5_path(checkpoint) ? checkpoint : fs::path();
-  if (h5.empty() && fs::is_directory(checkpoint)) h5 = single_hdf5_in(checkpoint);
-  if (!h5.empty() && fs::exists(h5)) return detail::read_hdf5_config(h5);
-  throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
+  ModelConfig config;
+  if (!config_path.empty()) {
+    config = load_model_config(config_path, token_map);
+  } else if (fs::exists(dir / "config.json")) {
+    config = load_model_config(dir / "config.json", token_map);
+  } else {
+    fs::path h5 = is_hdf5_path(checkpoint) ? checkpoint : fs::path();
+    if (h5.empty() && fs::is_directory(checkpoint)) h5 = single_hdf5_in(checkpoint);
+    if (h5.empty() || !fs::exists(h5))
+      throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
+    config = detail::read_hdf5_config(h5);
+    if (!token_map.empty()) use_token_map(config, token_map);
+  }
+  find_token_map(config, dir);  // the checkpoint's, where the config's directory has none
+  return config;
 }
 
 TableSpec hashing_spec(const TableSpec& derived, const PleTableInfo& table, const std::string& source,

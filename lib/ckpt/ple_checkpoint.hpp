@@ -187,9 +187,12 @@ void write_checkpoint(const std::filesystem::path& path, const ModelConfig& conf
                                                                  const CheckpointOptions& options = {});
 
 // The config of a checkpoint: `config_path` when given, else config.json beside the
-// checkpoint (in the directory, or beside the file), else the config stored in an .h5.
+// checkpoint (in the directory, or beside the file), else the config stored in an .h5;
+// with the token map `token_map` (--token-map) when given, else the one beside the config,
+// else the one in the checkpoint's directory, where the family hashes through one.
 [[nodiscard]] ModelConfig load_checkpoint_config(const std::filesystem::path& checkpoint,
-                                                 const std::filesystem::path& config_path = {});
+                                                 const std::filesystem::path& config_path = {},
+                                                 const std::filesystem::path& token_map = {});
 
 // The spec to hash with: the derived one, with the checkpoint's hash buffers taking
 // precedence where present (each difference logged); InputError naming `source` when a head

@@ -34,11 +34,11 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     if (in.checkpoint == k_synthetic_checkpoint) {
       if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
       if (l.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");
-      l.config = load_model_config(in.config);
+      l.config = load_model_config(in.config, in.token_map);
     } else {
       // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
       if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
-      l.config = load_checkpoint_config(in.checkpoint, in.config);
+      l.config = load_checkpoint_config(in.checkpoint, in.config, in.token_map);
     }
     (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.job.schedule);
     if (l.job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
@@ -51,7 +51,7 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     }
     check_token_ranges(l.requests, l.config.vocab_size);
     // What the job reads, so that --out can name none of it.
-    for (const std::string& file : {in.config, in.requests, l.job.cache.profile.string()})
+    for (const std::string& file : {in.config, in.requests, in.token_map, l.job.cache.profile.string()})
       if (!file.empty()) l.job.inputs.emplace_back(file);
     if (std::filesystem::is_directory(in.checkpoint)) l.job.inputs.push_back(in.checkpoint);
     return l;

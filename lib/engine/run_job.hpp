@@ -22,6 +22,7 @@ inline constexpr const char* k_synthetic_checkpoint = "synthetic";
 struct RunJobInputs {
   std::string checkpoint;                          // directory, .safetensors or .h5, or "synthetic"
   std::string config;                              // empty: beside the checkpoint
+  std::string token_map;                           // empty: found beside the config or checkpoint
   std::string requests;                            // JSONL or .h5, unless synthetic
   std::optional<SyntheticRequestsSpec> synthetic;  // vocab_size is the config's
   int tp = 1;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "io/durable_file.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard {
@@ -190,6 +191,28 @@ std::vector<std::int64_t> read_npy_integers(const std::filesystem::path& path) {
     values[i] = width == 4 ? static_cast<std::int32_t>(raw) : static_cast<std::int64_t>(raw);
   }
   return values;
+}
+
+void write_npy_integers(const std::filesystem::path& path, std::span<const std::int64_t> values) {
+  const bool narrow = std::all_of(values.begin(), values.end(), [](std::int64_t v) {
+    return v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
+  });
+  const int width = narrow ? 4 : 8;
+  std::string header = std::string("{'descr': '<i") + std::to_string(width) + "', 'fortran_order': False, 'shape': (" +
+                       std::to_string(values.size()) + ",), }";
+  // Magic, version, length and header padded with spaces and a newline to 64 bytes.
+  const std::size_t prefix = k_magic.size() + 2 + 2;
+  header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes(k_magic);
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  for (const std::int64_t v : values)
+    for (int i = 0; i < width; ++i) bytes += static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xFF);
+  write_text_file(path, bytes);
 }
 
 }  // namespace pleshard

@@ -57,8 +57,7 @@ void DeepseekEngramFamily::read(const detail::ConfigReader& r, ModelConfig& c) c
     c.engram.vocab_sizes.push_back(r.integer("engram_vocab_size", *vocab));
   }
   for (const std::int64_t v : c.engram.vocab_sizes)
-    if (v < 1 || v > k_max_ngram_vocab_size_base)
-      r.fail("engram_vocab_size", *vocab, "sizes must be in 1..2^62");
+    if (v < 1 || v > k_max_ngram_vocab_size_base) r.fail("engram_vocab_size", *vocab, "sizes must be in 1..2^62");
 
   c.engram.compressed_vocab = r.optional_integer("engram_compressed_vocab_size").value_or(c.vocab_size);
   if (c.engram.compressed_vocab < 1 || c.engram.compressed_vocab > c.vocab_size)

@@ -17,6 +17,7 @@ class DeepseekEngramFamily final : public Family {
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;
   void write(const ModelConfig& config, nlohmann::json& json) const override;
   [[nodiscard]] std::vector<TableSpec> tables(const ModelConfig& config) const override;
+  [[nodiscard]] bool hashes_through_token_map() const override { return true; }
   [[nodiscard]] bool short_contexts() const override { return true; }
 };
 

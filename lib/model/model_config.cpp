@@ -7,6 +7,7 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "io/file_checks.hpp"
+#include "io/npy_array.hpp"
 #include "model/model_family.hpp"
 
 namespace pleshard {
@@ -56,11 +57,21 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 }
 
 void use_token_map(ModelConfig& config, const std::filesystem::path& path) {
-  if (config.family != ModelFamily::deepseek_engram)
+  if (!family_of(config).hashes_through_token_map())
     throw InputError(path.string() + ": --token-map: the " + std::string(to_string(config.family)) +
                      " family hashes tokens as they are; it takes no token map");
   config.token_map =
       std::make_shared<const TokenMap>(TokenMap::load(path, config.vocab_size, config.engram.compressed_vocab));
+}
+
+void find_token_map(ModelConfig& config, const std::filesystem::path& dir) {
+  if (config.token_map != nullptr || !family_of(config).hashes_through_token_map()) return;
+  const std::filesystem::path beside = dir / k_token_map_file;
+  if (std::filesystem::exists(beside)) use_token_map(config, beside);
+}
+
+void carry_token_map(const ModelConfig& config, const std::filesystem::path& dir) {
+  if (config.token_map != nullptr) write_npy_integers(dir / k_token_map_file, config.token_map->ids());
 }
 
 ModelConfig load_model_config(const std::filesystem::path& path, const std::filesystem::path& token_map) {
@@ -74,12 +85,8 @@ ModelConfig load_model_config(const std::filesystem::path& path, const std::file
     throw InputError(path.string() + ": not valid JSON: " + e.what());
   }
   ModelConfig config = parse_model_config(document, path.string());
-  if (!token_map.empty()) {
-    use_token_map(config, token_map);
-  } else if (config.family == ModelFamily::deepseek_engram) {
-    const std::filesystem::path beside = path.parent_path() / k_token_map_file;
-    if (std::filesystem::exists(beside)) use_token_map(config, beside);
-  }
+  if (!token_map.empty()) use_token_map(config, token_map);
+  find_token_map(config, path.parent_path());
   return config;
 }
 

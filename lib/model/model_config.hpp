@@ -81,17 +81,24 @@ struct ModelConfig {
 [[nodiscard]] ModelConfig parse_model_config(const nlohmann::json& document, const std::string& source);
 
 // Reads a config.json file; a missing file or malformed JSON is an InputError too. A token
-// map is read from `token_map` when given, else from engram_token_map.npy beside the
-// config where the family hashes through one and the file exists.
+// map is read from `token_map` when given, else found beside the config (find_token_map).
 [[nodiscard]] ModelConfig load_model_config(const std::filesystem::path& path,
                                             const std::filesystem::path& token_map = {});
 
 // The name of the token map a family looks for beside its config and in a checkpoint.
 inline constexpr const char* k_token_map_file = "engram_token_map.npy";
 
-// Reads the token map at `path` into `config` (checked against its vocabulary); no-op for
-// families without one. InputError naming the file.
+// Reads the token map at `path` (--token-map) into `config`, checked against its
+// vocabulary; InputError naming the file, or for a family that hashes through none.
 void use_token_map(ModelConfig& config, const std::filesystem::path& path);
+
+// Where the family hashes through a token map and none is set yet: reads
+// k_token_map_file from `dir` if it is there.
+void find_token_map(ModelConfig& config, const std::filesystem::path& dir);
+
+// Writes the config's token map, if it has one, as k_token_map_file into `dir`: a
+// checkpoint written there carries the map that its tables are hashed through.
+void carry_token_map(const ModelConfig& config, const std::filesystem::path& dir);
 
 // The config as a canonical JSON object (the family's keys, top level), for checkpoints.
 [[nodiscard]] nlohmann::json to_json(const ModelConfig& config);

@@ -28,6 +28,8 @@ class Family {
   virtual void write(const ModelConfig& config, nlohmann::json& json) const = 0;
   // Every table's spec, in table order.
   [[nodiscard]] virtual std::vector<TableSpec> tables(const ModelConfig& config) const = 0;
+  // Whether hashing goes through a token map (model/token_map.hpp).
+  [[nodiscard]] virtual bool hashes_through_token_map() const = 0;
   // Whether a batch may give a request fewer than N-1 context tokens (it began that many
   // tokens before the chunk); otherwise a context is N-1 tokens or none (a fresh request).
   [[nodiscard]] virtual bool short_contexts() const = 0;

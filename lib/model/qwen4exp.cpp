@@ -19,7 +19,9 @@ constexpr std::uint64_t k_layer_prime = 10007;
 constexpr EnumNames<TableQuantization, 2> k_dtypes{
     {{TableQuantization::fp8, "float8_e4m3fn"}, {TableQuantization::nvfp4, "nvfp4"}}};
 
-std::int64_t round_up(std::int64_t value, std::int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace
 
@@ -146,7 +148,8 @@ std::vector<TableSpec> Qwen4ExpFamily::tables(const ModelConfig& config) const {
       prime = kernels::next_prime_above(prime);
       spec.head_sizes.push_back(static_cast<std::int64_t>(prime));
     }
-    const std::string what = config.source + ": ngram_vocab_size_base = " + std::to_string(config.ngram_vocab_size_base);
+    const std::string what =
+        config.source + ": ngram_vocab_size_base = " + std::to_string(config.ngram_vocab_size_base);
     spec.head_offsets = head_offsets_of(spec.head_sizes, what);
     spec.logical_rows = spec.head_offsets.empty() ? 0 : spec.head_offsets.back() + spec.head_sizes.back();
     if (spec.logical_rows > std::numeric_limits<std::int64_t>::max() - (config.vocab_size_divisor - 1))

@@ -23,6 +23,7 @@ class Qwen4ExpFamily final : public Family {
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;
   void write(const ModelConfig& config, nlohmann::json& json) const override;
   [[nodiscard]] std::vector<TableSpec> tables(const ModelConfig& config) const override;
+  [[nodiscard]] bool hashes_through_token_map() const override { return false; }
   [[nodiscard]] bool short_contexts() const override { return false; }
 };
 

@@ -180,8 +180,8 @@ TEST(EngramHashing, ADeadTokenBlocksItselfAndOlderTokens) {
 }
 
 TEST(EngramHashing, AMissingTokenMapIsRefusedWhereItMatters) {
-  json document = {{"vocab_size", 100},         {"num_hidden_layers", 4}, {"engram_layer_ids", {1}},
-                   {"engram_max_ngram_size", 3}, {"engram_n_heads", 2},    {"engram_head_dim", 32},
+  json document = {{"vocab_size", 100},          {"num_hidden_layers", 4},  {"engram_layer_ids", {1}},
+                   {"engram_max_ngram_size", 3}, {"engram_n_heads", 2},     {"engram_head_dim", 32},
                    {"engram_vocab_size", 500},   {"engram_pad_token_id", 2}};
   // The compressed vocabulary is the vocabulary: tokens hash as themselves.
   EXPECT_NO_THROW((void)make_hash_params(derive_table_spec(parse_model_config(document, "c.json"), 0)));

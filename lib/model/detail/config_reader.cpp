@@ -8,8 +8,7 @@ namespace pleshard::detail {
 
 using nlohmann::json;
 
-ConfigReader::ConfigReader(const json& document, std::string source)
-    : document_(document), source_(std::move(source)) {
+ConfigReader::ConfigReader(const json& document, std::string source) : document_(document), source_(std::move(source)) {
   if (!document_.is_object()) throw InputError(source_ + ": expected a JSON object at the top level");
   if (auto it = document_.find("text_config"); it != document_.end() && !it->is_null()) {
     if (!it->is_object()) fail("text_config", *it, "must be an object");
@@ -62,8 +61,7 @@ std::int64_t ConfigReader::positive(const char* key, std::int64_t fallback) cons
 }
 
 int ConfigReader::bounded_int(const char* key, std::int64_t value, std::int64_t lo, std::int64_t hi) const {
-  if (value < lo || value > hi)
-    fail(key, json(value), "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+  if (value < lo || value > hi) fail(key, json(value), "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
   return static_cast<int>(value);
 }
 

@@ -6,6 +6,7 @@
 #include "config/model_config.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/topology.hpp"
 #include "engine/batch_job.hpp"

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/kokkos_runtime.hpp"
+#include "core/version.hpp"
 
 namespace {
 
@@ -20,6 +22,13 @@ int run_cli(int argc, char** argv) {
   using namespace pleshard;
   CLI::App cli{"pleshard: hashed n-gram per-layer embedding (PLE) tables across ranks"};
   cli.require_subcommand(1);
+  const BuildVersion version = build_version();
+  cli.set_version_flag("--version",
+                       "pleshard " + version_string() +
+                           (version.commit.empty() ? std::string(" (not built from a git checkout)")
+                                                   : " (git commit " + version.commit +
+                                                         (version.modified ? ", with uncommitted changes)" : ")")),
+                       "Print the version (and the git commit built from) and exit");
   app::Action action;
   app::add_ids_command(cli, action);
   app::add_run_command(cli, action);

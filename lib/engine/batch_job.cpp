@@ -10,6 +10,7 @@
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/rank_reduction.hpp"
 #include "engine/job_output.hpp"
 #include "exec/space_event.hpp"
 
@@ -273,44 +274,24 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
-  std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
-  maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
-                               static_cast<double>(report.steps), stats.load.seconds,
-                               static_cast<double>(stats.load.peak_resident), stats.load.cache_fill_seconds});
-  PLESHARD_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX, comms.world()));
-  std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
-  report.times.steps = maxima[k_step_phases];
-  report.times.graph = maxima[k_step_phases + 1];
-  report.seconds = maxima[k_step_phases + 2];
-  report.write_seconds = maxima[k_step_phases + 3];
-  report.steps = static_cast<std::int64_t>(maxima[k_step_phases + 4]);
-  report.load_seconds = maxima[k_step_phases + 5];
-  report.load_peak_resident = maxima[k_step_phases + 6];
-  report.cache_fill_seconds = maxima[k_step_phases + 7];
-  double sums[3] = {report.host_copy_bytes, report.bytes_written, static_cast<double>(stats.load.bytes)};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comms.world()));
-  report.host_copy_bytes = sums[0];
-  report.bytes_written = sums[1];
-  report.load_bytes = sums[2];
+  report.load_seconds = stats.load.seconds;
+  report.load_bytes = static_cast<double>(stats.load.bytes);
+  report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
+  report.cache_fill_seconds = stats.load.cache_fill_seconds;
+  report.traffic = engine.traffic();
+  report.cache = engine.cache();
+  RankReduction reduction;
+  for (double& phase : report.times.phase) reduction.max(phase);
+  reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
+  reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
+  reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
+  ExchangeTraffic& t = report.traffic;
+  reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
+  reduction.sum(t.bytes_between_nodes);
+  for (CacheReport& c : report.cache)
+    reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
+  reduction.run(comms.world());
   report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
-  const ExchangeTraffic& t = engine.traffic();
-  double traffic[7] = {static_cast<double>(t.steps), static_cast<double>(t.tokens),   t.bytes_sent,
-                       static_cast<double>(t.ids),   static_cast<double>(t.ids_sent), static_cast<double>(t.rows_sent),
-                       t.bytes_between_nodes};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, traffic, 7, MPI_DOUBLE, MPI_SUM, comms.world()));
-  report.traffic = {static_cast<std::int64_t>(traffic[0]),
-                    static_cast<std::int64_t>(traffic[1]),
-                    traffic[2],
-                    static_cast<std::int64_t>(traffic[3]),
-                    static_cast<std::int64_t>(traffic[4]),
-                    static_cast<std::int64_t>(traffic[5]),
-                    traffic[6]};
-  for (const CacheReport& layer : engine.cache()) {
-    std::int64_t c[5] = {layer.static_rows, layer.dynamic_rows, layer.hits, layer.misses, layer.repeats};
-    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c, 5, MPI_INT64_T, MPI_SUM, comms.world()));
-    report.cache.push_back({c[0], c[1], c[2], c[3], c[4]});
-  }
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())
       report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});

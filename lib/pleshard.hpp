@@ -13,6 +13,7 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "engine/run_job.hpp"
+#include "engine/run_report.hpp"
 #include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/ple_layer_spec.hpp"

@@ -163,6 +163,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     progress.requests_done += static_cast<std::int64_t>(parts[p].second - parts[p].first);
     progress.tokens_done += qsl[parts[p].second] - qsl[parts[p].first];
   }
+  progress.tokens_resumed = progress.tokens_done;
 
   BatchJobReport report;
   report.topology = topo;
@@ -171,10 +172,14 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.backend = engine.backend();
   report.backend_note = engine.backend_note();
   report.exchange = engine.exchange();
+  report.output = options.out.string();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
+  report.tokens_resumed = progress.tokens_resumed;
+  report.rows_per_token = static_cast<std::int64_t>(config.total_heads()) * config.num_ple_layers();
   report.parts = static_cast<std::int64_t>(parts.size());
   report.parts_resumed = static_cast<std::int64_t>(first_part);
+  report.already_complete = output && output->complete();
 
   // On a GPU, two steps' embeddings in pinned host buffers: one being copied while the
   // rows of the other are written. On the host, a step's rows are written from where the
@@ -291,7 +296,6 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   for (CacheReport& c : report.cache)
     reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
   reduction.run(comms.world());
-  report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())
       report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});

@@ -7,7 +7,9 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/sha256.hpp"
 #include "engine/embed.hpp"
+#include "engine/output_description.hpp"
 #include "io/batch_json.hpp"
 #include "io/output_target.hpp"
 #include "option_checks.hpp"
@@ -61,8 +63,10 @@ void add_embed_command(CLI::App& app, Action& action) {
         std::vector<std::filesystem::path> inputs{config.source, o->batch};
         for (const std::string& file : checkpoint->files()) inputs.emplace_back(file);
         const OutputGuard guard({o->out, OutputKind::file, "--out"}, inputs, "pleshard embed");
+        const OutputSource source{"pleshard embed", checkpoint->content_identity(), o->batch, sha256_of_file(o->batch),
+                                  0};
         write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype, tier),
-                            config.ple_embed_dim, dtype);
+                            config.ple_embed_dim, dtype, describe_output(config, dtype, source));
       });
       return 0;
     };

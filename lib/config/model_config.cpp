@@ -223,4 +223,6 @@ nlohmann::json to_json(const ModelConfig& c) {
   return j;
 }
 
+std::string model_family(const ModelConfig& /*config*/) { return "qwen4exp"; }
+
 }  // namespace pleshard

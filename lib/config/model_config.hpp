@@ -53,4 +53,8 @@ struct ModelConfig {
 // The config as a canonical JSON object (the keys above, top level), for checkpoints.
 [[nodiscard]] nlohmann::json to_json(const ModelConfig& config);
 
+// The model family whose hashing and tables the config describes, as outputs name it:
+// "qwen4exp", the only family so far.
+[[nodiscard]] std::string model_family(const ModelConfig& config);
+
 }  // namespace pleshard

@@ -1,7 +1,6 @@
 #include "engine/batch_job.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "core/mpi_check.hpp"
 #include "core/rank_reduction.hpp"
 #include "engine/job_output.hpp"
+#include "engine/output_description.hpp"
 #include "exec/space_event.hpp"
 
 namespace pleshard {
@@ -44,16 +44,14 @@ namespace {
 // (not its path: the same job under another spelling resumes, a replaced checkpoint does
 // not), the requests and the layout-independent output settings.
 std::string job_fingerprint(const ModelConfig& config, const std::vector<Request>& requests,
-                            const BatchJobOptions& options, const PleCheckpoint& checkpoint) {
+                            const BatchJobOptions& options, std::uint64_t checkpoint_identity) {
   Digest digest(static_cast<std::uint64_t>(options.part_tokens));
-  digest.add(to_json(config).dump()).add(checkpoint.content_identity()).add(std::string_view(to_string(options.dtype)));
+  digest.add(to_json(config).dump()).add(checkpoint_identity).add(std::string_view(to_string(options.dtype)));
   for (const auto& r : requests) {
     digest.add(r.id);
     digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
   }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(digest.value()));
-  return text;
+  return identity_hex(digest.value());
 }
 
 // One DP rank's share of a part and its steps, as every rank computes it.
@@ -143,9 +141,13 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
       ids.push_back(r.id);
     }
-    const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype, {}};
+    const std::uint64_t identity = checkpoint.content_identity();
+    const OutputSource source{"pleshard run", identity, options.requests_source, options.requests_sha256,
+                              options.part_tokens};
+    const EmbeddingFileSpec spec{
+        qsl, ids, layers, config.ple_embed_dim, options.dtype, {}, describe_output(config, options.dtype, source)};
     JobOutputOptions out_options{
-        options.out, job_fingerprint(config, requests, options, checkpoint), options.overwrite, options.inputs, {}};
+        options.out, job_fingerprint(config, requests, options, identity), options.overwrite, options.inputs, {}};
     for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
     for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
     out_options.part_rows.push_back(qsl.back());

@@ -46,10 +46,14 @@ struct BatchJobOptions {
   std::filesystem::path out;                                // empty: summary only
   bool overwrite = false;                                   // replace an output of another job at `out`
   std::vector<std::filesystem::path> inputs;                // files read besides the checkpoint's: never outputs
-  std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
-  CacheOptions cache;                                       // EngineOptions::cache
-  PageCache disk_reads = PageCache::use;                    // EngineOptions::disk_reads
+  // The requests as the output names them (engine/output_description.hpp): the file as named,
+  // or how synthetic requests were made, and the SHA-256 of the file's bytes.
+  std::string requests_source;
+  std::string requests_sha256;
+  std::int64_t part_tokens = 1 << 16;     // tokens per output part (resume granularity)
+  double collective_timeout_s = 600;      // EngineOptions::collective_timeout_s
+  CacheOptions cache;                     // EngineOptions::cache
+  PageCache disk_reads = PageCache::use;  // EngineOptions::disk_reads
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };

@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella header of the pleshard library (installed as <pleshard/pleshard.hpp>).
+// Umbrella header of the pleshard library (installed as <pleshard/pleshard.hpp>): the public
+// API. Installing the package installs this header and the headers it includes, no others.
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"

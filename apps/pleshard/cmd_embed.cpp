@@ -24,7 +24,7 @@ struct EmbedOptions {
   std::string batch;
   std::string out;
   std::string storage = "host";
-  std::string out_dtype = "float32";
+  std::string out_dtype;
   std::string layer_prefix = k_default_layer_prefix;
 };
 
@@ -44,9 +44,7 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
-  cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
-      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
-      ->capture_default_str();
+  add_out_dtype_option(*cmd, o->out_dtype);
   cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
       ->capture_default_str();
   cmd->callback([&action, o] {

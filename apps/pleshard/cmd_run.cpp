@@ -85,9 +85,7 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Last tokens of each request fed one per step, like decoding")
       ->check(finite_in(0, k_max_step_tokens, "a whole number of tokens from 0 to 16777216"))
       ->capture_default_str();
-  cmd->add_option("--out-dtype", in.out_dtype, "float32, bfloat16 or float16")
-      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
-      ->capture_default_str();
+  add_out_dtype_option(*cmd, in.out_dtype);
   cmd->add_option("--part-tokens", in.job.part_tokens, "Tokens per output part (the resume unit)")
       ->check(finite_in(1, 1e18, "a whole number of tokens >= 1"))
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/kokkos_runtime.hpp"
 #include "core/version.hpp"
+#include "option_checks.hpp"
 
 namespace {
 
@@ -43,8 +44,19 @@ int run_cli(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (rank == 0) cli.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) {  // --help, --version
+      if (rank == 0) cli.exit(e);
+      return 0;
+    }
+    // An unknown option first: a typo must not read as the option it misspells missing.
+    const std::string unknown = app::unknown_argument(cli, std::vector<std::string>(argv + 1, argv + argc));
+    if (rank == 0) {
+      if (unknown.empty())
+        cli.exit(e);
+      else
+        std::fprintf(stderr, "pleshard: error: %s\n", unknown.c_str());
+    }
+    return 2;
   }
   try {
     return action();

@@ -3,8 +3,9 @@
 # layer, model family, row width, heads and dtype; the root the model config, the
 # checkpoint's identity, the requests and their SHA-256, the options that shaped the bytes
 # and the pleshard version — the same bytes from one rank and from three (resume.sh checks a
-# resumed output against an uninterrupted one); `embed` writes the same description. The
-# raw read of docs/output.md gives the values HDF5's conversion gives.
+# resumed output against an uninterrupted one); `embed` writes the same description, and
+# bfloat16 unless told otherwise, like `run`. The raw read of docs/output.md gives the values
+# HDF5's conversion gives.
 #   output_attributes.sh PLESHARD CHECKPOINT MPIEXEC
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3
@@ -23,7 +24,7 @@ job=(run --checkpoint "$ckpt" --requests requests.jsonl --part-tokens 300 --step
 "$mpiexec" -n 1 "$app" "${job[@]}" --out one.h5 >/dev/null
 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --etp 3 --out three.h5 >/dev/null
 cmp one.h5 three.h5 || { echo "FAIL: one rank and three wrote different bytes"; exit 1; }
-"$app" embed --checkpoint "$ckpt" --batch batch.json --out embed.h5 --out-dtype bfloat16
+"$app" embed --checkpoint "$ckpt" --batch batch.json --out embed.h5
 version=$("$app" --version | cut -d' ' -f2)
 "$py" - "$ckpt/config.json" "$version" <<'PY'
 import hashlib, json, re, sys

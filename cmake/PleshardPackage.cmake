@@ -5,10 +5,13 @@ include(CMakePackageConfigHelpers)
 install(TARGETS pleshard EXPORT pleshardTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pleshard
-        FILES_MATCHING PATTERN "*.hpp")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pleshard/kernels
-        FILES_MATCHING PATTERN "*.hpp")
+# The public API only: the umbrella header and what it includes (PleshardInstallHeaders.cmake);
+# tests/install/installed_headers.sh checks the list.
+install(CODE "
+  set(PLESHARD_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
+  set(PLESHARD_PUBLIC_HEADERS pleshard.hpp)
+  set(PLESHARD_INCLUDE_DESTINATION \"${CMAKE_INSTALL_INCLUDEDIR}/pleshard\")
+  include(\"${PROJECT_SOURCE_DIR}/cmake/PleshardInstallHeaders.cmake\")")
 
 set(PLESHARD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pleshard)
 install(EXPORT pleshardTargets NAMESPACE pleshard:: DESTINATION ${PLESHARD_CMAKE_DIR})

@@ -1,6 +1,6 @@
-"""Reading `pleshard run --json` reports by key name. The report grows and renames keys over
-time, so every value is looked up by name where it is, at the top or nested, and a key that
-is absent gives None rather than an error."""
+"""Reading `pleshard run --json` reports by key name (docs/report.md documents them; older
+reports named some keys otherwise), so every value is looked up by name where it is, at the
+top or nested, and a key that is absent gives None rather than an error."""
 import json
 import re
 
@@ -55,11 +55,11 @@ def number(report, *names):
 
 
 def throughput(report):
-    """Tokens per second of this run's work."""
+    """Tokens per second of this run's work (None when it did nothing)."""
     tps = number(report, "tokens_per_s")
-    if tps is not None:
+    if tps is not None or report.get("outcome") == "nothing_to_do":
         return tps
-    tokens, seconds = number(report, "tokens"), number(report, "seconds", "wall_s")
+    tokens, seconds = number(report, "tokens_done", "tokens"), number(report, "wall_s", "seconds")
     return tokens / seconds if tokens and seconds else None
 
 
@@ -67,7 +67,7 @@ def phases(report):
     """Seconds per step phase (max over ranks), for the phases the report has."""
     out = {}
     for p in PHASES:
-        s = number(report, f"{p}_s", f"{p}_seconds")
+        s = number(report, f"phase_{p}_s", f"{p}_s", f"{p}_seconds")
         if s is not None:
             out[p] = s
     return out

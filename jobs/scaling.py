@@ -145,7 +145,7 @@ def summarise(a, n, etp, reports, command, prov):
            "requests": run_report.value(first, "requests"), "tokens": run_report.value(first, "tokens"),
            "repeats": len(reports)}
     for name, values in [("tokens_per_s", tps),
-                         ("seconds", [run_report.number(r, "seconds", "wall_s") for r in reports]),
+                         ("seconds", [run_report.number(r, "wall_s", "seconds") for r in reports]),
                          ("rows_per_s", [run_report.number(r, "rows_per_s") for r in reports]),
                          ("step_p50_us", [run_report.number(r, "step_p50_us") for r in reports]),
                          ("step_p99_us", [run_report.number(r, "step_p99_us") for r in reports])]:

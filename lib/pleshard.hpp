@@ -1,16 +1,19 @@
 #pragma once
-// Umbrella header of the pleshard library (installed as <pleshard/pleshard.hpp>).
+// Umbrella header of the pleshard library (installed as <pleshard/pleshard.hpp>): the public
+// API. Installing the package installs this header and the headers it includes, no others.
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/topology.hpp"
 #include "engine/batch_job.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "engine/run_job.hpp"
+#include "engine/run_report.hpp"
 #include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/token_batch.hpp"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages pleshard builds against (and the Python its job scripts and
-# their tests use: jobs/scaling.py, jobs/plot_curve.py), only those missing.
+# their tests use: jobs/scaling.py, jobs/plot_curve.py, the output checks), only those missing.
 # Idempotent and quiet; says clearly why when it cannot install.
 set -euo pipefail
 
@@ -13,7 +13,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   liburing-dev
   clang-format
-  python3-matplotlib python3-numpy
+  python3-matplotlib python3-numpy python3-h5py
 )
 
 missing=()

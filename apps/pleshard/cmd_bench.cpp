@@ -295,7 +295,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--tp", o->step.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
   step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
   step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
-  step->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
+  add_out_dtype_option(*step, o->out_dtype);
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
@@ -384,7 +384,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  lookup->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")->capture_default_str();
+  add_out_dtype_option(*lookup, o->out_dtype);
   lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();

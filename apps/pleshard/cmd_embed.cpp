@@ -7,7 +7,9 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/sha256.hpp"
 #include "engine/embed.hpp"
+#include "engine/output_description.hpp"
 #include "io/batch_json.hpp"
 #include "io/output_target.hpp"
 #include "option_checks.hpp"
@@ -22,7 +24,7 @@ struct EmbedOptions {
   std::string batch;
   std::string out;
   std::string storage = "host";
-  std::string out_dtype = "float32";
+  std::string out_dtype;
   std::string layer_prefix = k_default_layer_prefix;
   std::string token_map;
 };
@@ -43,9 +45,7 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
-  cmd->add_option("--out-dtype", o->out_dtype, "float32, bfloat16 or float16")
-      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
-      ->capture_default_str();
+  add_out_dtype_option(*cmd, o->out_dtype);
   cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
       ->capture_default_str();
   add_token_map_option(*cmd, o->token_map);
@@ -63,8 +63,10 @@ void add_embed_command(CLI::App& app, Action& action) {
         std::vector<std::filesystem::path> inputs{config.source, o->batch};
         for (const std::string& file : checkpoint->files()) inputs.emplace_back(file);
         const OutputGuard guard({o->out, OutputKind::file, "--out"}, inputs, "pleshard embed");
+        const OutputSource source{"pleshard embed", checkpoint->content_identity(), o->batch, sha256_of_file(o->batch),
+                                  0};
         write_embeddings_h5(o->out, batch.query_start_loc, embed_batch(config, *checkpoint, batch, dtype, tier),
-                            config.ple_embed_dim, dtype);
+                            config.ple_embed_dim, dtype, describe_output(config, dtype, source));
       });
       return 0;
     };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/kokkos_runtime.hpp"
+#include "core/version.hpp"
+#include "option_checks.hpp"
 
 namespace {
 
@@ -20,6 +23,13 @@ int run_cli(int argc, char** argv) {
   using namespace pleshard;
   CLI::App cli{"pleshard: hashed n-gram per-layer embedding (PLE) tables across ranks"};
   cli.require_subcommand(1);
+  const BuildVersion version = build_version();
+  cli.set_version_flag("--version",
+                       "pleshard " + version_string() +
+                           (version.commit.empty() ? std::string(" (not built from a git checkout)")
+                                                   : " (git commit " + version.commit +
+                                                         (version.modified ? ", with uncommitted changes)" : ")")),
+                       "Print the version (and the git commit built from) and exit");
   app::Action action;
   app::add_ids_command(cli, action);
   app::add_run_command(cli, action);
@@ -34,8 +44,19 @@ int run_cli(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (rank == 0) cli.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) {  // --help, --version
+      if (rank == 0) cli.exit(e);
+      return 0;
+    }
+    // An unknown option first: a typo must not read as the option it misspells missing.
+    const std::string unknown = app::unknown_argument(cli, std::vector<std::string>(argv + 1, argv + argc));
+    if (rank == 0) {
+      if (unknown.empty())
+        cli.exit(e);
+      else
+        std::fprintf(stderr, "pleshard: error: %s\n", unknown.c_str());
+    }
+    return 2;
   }
   try {
     return action();

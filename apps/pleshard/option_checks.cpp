@@ -1,5 +1,6 @@
 #include "option_checks.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -16,6 +17,43 @@ double number_of(const std::string& text) {
   const double v = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0') return std::numeric_limits<double>::quiet_NaN();
   return v;
+}
+
+// Edits (insertions, deletions, substitutions) that turn a into b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean X?)" for the closest of `names` within a quarter of the word's edits (at
+// least two), else "".
+std::string suggestion(const std::string& word, const std::vector<std::string>& names) {
+  const std::size_t limit = std::max<std::size_t>(2, word.size() / 4);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const std::string& name : names)
+    if (const std::size_t d = edit_distance(word, name); d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  return best.empty() ? "" : " (did you mean " + best + "?)";
+}
+
+// "pleshard ckpt make": the command's path from the root.
+std::string command_path(const CLI::App* cmd) {
+  std::string path;
+  for (; cmd->get_parent() != nullptr; cmd = cmd->get_parent()) path = " " + cmd->get_name() + path;
+  return "pleshard" + path;
 }
 
 std::string shortest(double v) {
@@ -59,5 +97,51 @@ CLI::Validator step_tokens_option() {
 }
 
 CLI::Validator ranks_option() { return finite_in(1, 1 << 24, "a whole number of ranks >= 1"); }
+
+std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* cmd = &app;
+  bool value_next = false;  // the previous argument was an option that takes values
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg.starts_with("--")) {
+      const std::string name = arg.substr(0, arg.find('='));
+      const CLI::Option* option = cmd->get_option_no_throw(name);
+      if (option == nullptr) {
+        std::vector<std::string> names;
+        for (const CLI::Option* o : cmd->get_options())
+          for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+        return "unknown option " + name + suggestion(name, names) + "; see " + command_path(cmd) + " --help";
+      }
+      value_next = option->get_items_expected_max() > 0 && arg.find('=') == std::string::npos;
+      continue;
+    }
+    if (arg.starts_with("-")) {  // a short flag or a negative number
+      value_next = false;
+      continue;
+    }
+    const auto commands = cmd->get_subcommands([](const CLI::App*) { return true; });
+    const auto found =
+        std::find_if(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->check_name(arg); });
+    if (found != commands.end()) {
+      cmd = *found;
+      value_next = false;
+    } else if (!commands.empty() && !value_next) {
+      std::vector<std::string> names;
+      for (const CLI::App* c : commands) names.push_back(c->get_name());
+      return "unknown command " + arg + suggestion(arg, names) + "; see " + command_path(cmd) + " --help";
+    }
+  }
+  return "";
+}
+
+CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype) {
+  dtype = k_default_out_dtype;
+  return cmd
+      .add_option("--out-dtype", dtype,
+                  "Embedding values: float32, bfloat16 or float16 (the default of every subcommand: bfloat16, "
+                  "what a decoder takes)")
+      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
+      ->capture_default_str();
+}
 
 }  // namespace pleshard::app

@@ -5,6 +5,7 @@
 // finite numbers in a closed range.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -24,5 +25,17 @@ inline constexpr double k_max_step_tokens = 1 << 24;
 [[nodiscard]] CLI::Validator step_tokens_option();
 // --tp, --etp: ranks.
 [[nodiscard]] CLI::Validator ranks_option();
+
+// --out-dtype of every subcommand that makes embeddings (run, embed, bench step and lookup),
+// with one default: bfloat16, the dtype a decoder takes PLE embeddings in, half float32's
+// bytes, and a bf16 table's rows exactly.
+inline constexpr const char* k_default_out_dtype = "bfloat16";
+CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype);
+
+// The first option of `args` (argv without the program) that its command does not know, or
+// the first command name that is none, as "unknown option --chekpoint (did you mean
+// --checkpoint?); see pleshard run --help"; empty when there is none. CLI11 checks required
+// options before unknown ones, so a typo would read as a missing option without this.
+[[nodiscard]] std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args);
 
 }  // namespace pleshard::app

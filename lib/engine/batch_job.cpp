@@ -1,7 +1,6 @@
 #include "engine/batch_job.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -10,7 +9,9 @@
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/rank_reduction.hpp"
 #include "engine/job_output.hpp"
+#include "engine/output_description.hpp"
 #include "exec/space_event.hpp"
 
 namespace pleshard {
@@ -43,16 +44,14 @@ namespace {
 // (not its path: the same job under another spelling resumes, a replaced checkpoint does
 // not), the requests and the layout-independent output settings.
 std::string job_fingerprint(const ModelConfig& config, const std::vector<Request>& requests,
-                            const BatchJobOptions& options, const PleCheckpoint& checkpoint) {
+                            const BatchJobOptions& options, std::uint64_t checkpoint_identity) {
   Digest digest(static_cast<std::uint64_t>(options.part_tokens));
-  digest.add(to_json(config).dump()).add(checkpoint.content_identity()).add(std::string_view(to_string(options.dtype)));
+  digest.add(to_json(config).dump()).add(checkpoint_identity).add(std::string_view(to_string(options.dtype)));
   for (const auto& r : requests) {
     digest.add(r.id);
     digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
   }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(digest.value()));
-  return text;
+  return identity_hex(digest.value());
 }
 
 // One DP rank's share of a part and its steps, as every rank computes it.
@@ -142,9 +141,13 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
       ids.push_back(r.id);
     }
-    const EmbeddingFileSpec spec{qsl, ids, layers, config.ple_embed_dim, options.dtype, {}};
+    const std::uint64_t identity = checkpoint.content_identity();
+    const OutputSource source{"pleshard run", identity, options.requests_source, options.requests_sha256,
+                              options.part_tokens};
+    const EmbeddingFileSpec spec{
+        qsl, ids, layers, config.ple_embed_dim, options.dtype, {}, describe_output(config, options.dtype, source)};
     JobOutputOptions out_options{
-        options.out, job_fingerprint(config, requests, options, checkpoint), options.overwrite, options.inputs, {}};
+        options.out, job_fingerprint(config, requests, options, identity), options.overwrite, options.inputs, {}};
     for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
     for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
     out_options.part_rows.push_back(qsl.back());
@@ -162,6 +165,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     progress.requests_done += static_cast<std::int64_t>(parts[p].second - parts[p].first);
     progress.tokens_done += qsl[parts[p].second] - qsl[parts[p].first];
   }
+  progress.tokens_resumed = progress.tokens_done;
 
   BatchJobReport report;
   report.topology = topo;
@@ -170,10 +174,14 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.backend = engine.backend();
   report.backend_note = engine.backend_note();
   report.exchange = engine.exchange();
+  report.output = options.out.string();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
+  report.tokens_resumed = progress.tokens_resumed;
+  report.rows_per_token = static_cast<std::int64_t>(config.total_heads()) * config.num_ple_layers();
   report.parts = static_cast<std::int64_t>(parts.size());
   report.parts_resumed = static_cast<std::int64_t>(first_part);
+  report.already_complete = output && output->complete();
 
   // On a GPU, two steps' embeddings in pinned host buffers: one being copied while the
   // rows of the other are written. On the host, a step's rows are written from where the
@@ -273,44 +281,23 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
-  std::vector<double> maxima(report.times.phase.begin(), report.times.phase.end());
-  maxima.insert(maxima.end(), {report.times.steps, report.times.graph, report.seconds, report.write_seconds,
-                               static_cast<double>(report.steps), stats.load.seconds,
-                               static_cast<double>(stats.load.peak_resident), stats.load.cache_fill_seconds});
-  PLESHARD_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, maxima.data(), static_cast<int>(maxima.size()), MPI_DOUBLE, MPI_MAX, comms.world()));
-  std::copy_n(maxima.begin(), k_step_phases, report.times.phase.begin());
-  report.times.steps = maxima[k_step_phases];
-  report.times.graph = maxima[k_step_phases + 1];
-  report.seconds = maxima[k_step_phases + 2];
-  report.write_seconds = maxima[k_step_phases + 3];
-  report.steps = static_cast<std::int64_t>(maxima[k_step_phases + 4]);
-  report.load_seconds = maxima[k_step_phases + 5];
-  report.load_peak_resident = maxima[k_step_phases + 6];
-  report.cache_fill_seconds = maxima[k_step_phases + 7];
-  double sums[3] = {report.host_copy_bytes, report.bytes_written, static_cast<double>(stats.load.bytes)};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comms.world()));
-  report.host_copy_bytes = sums[0];
-  report.bytes_written = sums[1];
-  report.load_bytes = sums[2];
-  report.rows = total_tokens * config.total_heads() * config.num_ple_layers();
-  const ExchangeTraffic& t = engine.traffic();
-  double traffic[7] = {static_cast<double>(t.steps), static_cast<double>(t.tokens),   t.bytes_sent,
-                       static_cast<double>(t.ids),   static_cast<double>(t.ids_sent), static_cast<double>(t.rows_sent),
-                       t.bytes_between_nodes};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, traffic, 7, MPI_DOUBLE, MPI_SUM, comms.world()));
-  report.traffic = {static_cast<std::int64_t>(traffic[0]),
-                    static_cast<std::int64_t>(traffic[1]),
-                    traffic[2],
-                    static_cast<std::int64_t>(traffic[3]),
-                    static_cast<std::int64_t>(traffic[4]),
-                    static_cast<std::int64_t>(traffic[5]),
-                    traffic[6]};
-  for (const CacheReport& layer : engine.cache()) {
-    std::int64_t c[5] = {layer.static_rows, layer.dynamic_rows, layer.hits, layer.misses, layer.repeats};
-    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, c, 5, MPI_INT64_T, MPI_SUM, comms.world()));
-    report.cache.push_back({c[0], c[1], c[2], c[3], c[4]});
-  }
+  report.load_seconds = stats.load.seconds;
+  report.load_bytes = static_cast<double>(stats.load.bytes);
+  report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
+  report.cache_fill_seconds = stats.load.cache_fill_seconds;
+  report.traffic = engine.traffic();
+  report.cache = engine.cache();
+  RankReduction reduction;
+  for (double& phase : report.times.phase) reduction.max(phase);
+  reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
+  reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
+  reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
+  ExchangeTraffic& t = report.traffic;
+  reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
+  reduction.sum(t.bytes_between_nodes);
+  for (CacheReport& c : report.cache)
+    reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
+  reduction.run(comms.world());
   for (const auto& [group, comm] : engine.communicators())
     for (const auto& [kind, counter] : comm->counters())
       report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});

@@ -23,11 +23,16 @@
 namespace pleshard {
 
 struct JobProgress {
-  std::int64_t requests_done = 0;
+  std::int64_t requests_done = 0;  // resumed ones included
   std::int64_t requests = 0;
-  std::int64_t tokens_done = 0;
+  std::int64_t tokens_done = 0;  // resumed ones included
+  std::int64_t tokens_resumed = 0;
   std::int64_t tokens = 0;
-  double seconds = 0;
+  double seconds = 0;  // since this run's first step
+  // Tokens per second of this run's work (resumed tokens were not done in `seconds`).
+  [[nodiscard]] double tokens_per_s() const {
+    return seconds > 0 ? static_cast<double>(tokens_done - tokens_resumed) / seconds : 0;
+  }
 };
 
 struct BatchJobOptions {
@@ -41,10 +46,14 @@ struct BatchJobOptions {
   std::filesystem::path out;                                // empty: summary only
   bool overwrite = false;                                   // replace an output of another job at `out`
   std::vector<std::filesystem::path> inputs;                // files read besides the checkpoint's: never outputs
-  std::int64_t part_tokens = 1 << 16;                       // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;                        // EngineOptions::collective_timeout_s
-  CacheOptions cache;                                       // EngineOptions::cache
-  PageCache disk_reads = PageCache::use;                    // EngineOptions::disk_reads
+  // The requests as the output names them (engine/output_description.hpp): the file as named,
+  // or how synthetic requests were made, and the SHA-256 of the file's bytes.
+  std::string requests_source;
+  std::string requests_sha256;
+  std::int64_t part_tokens = 1 << 16;     // tokens per output part (resume granularity)
+  double collective_timeout_s = 600;      // EngineOptions::collective_timeout_s
+  CacheOptions cache;                     // EngineOptions::cache
+  PageCache disk_reads = PageCache::use;  // EngineOptions::disk_reads
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };
@@ -63,17 +72,20 @@ struct BatchJobReport {
   Topology topology;
   StorageTier storage = StorageTier::host;
   bool cuda_graph = false;
-  std::string backend;       // the exchange's collectives: mpi, nccl, mpi-staged or none
-  std::string backend_note;  // why GPU buffers go through host copies (shared GPUs); empty otherwise
-  std::string exchange;      // the strategy
-  std::int64_t requests = 0;
-  std::int64_t tokens = 0;
-  std::int64_t rows = 0;  // embedding rows produced: tokens * heads * layers
-  std::int64_t steps = 0;
+  std::string backend;              // the exchange's collectives: mpi, nccl, mpi-staged or none
+  std::string backend_note;         // why GPU buffers go through host copies (shared GPUs); empty otherwise
+  std::string exchange;             // the strategy
+  std::string output;               // the output file; empty: summary only
+  std::int64_t requests = 0;        // of the job, resumed ones included
+  std::int64_t tokens = 0;          // of the job, resumed ones included
+  std::int64_t tokens_resumed = 0;  // in the parts an earlier run completed (kept, not done again)
+  std::int64_t rows_per_token = 0;  // embedding rows of a token: heads * layers
+  std::int64_t steps = 0;           // this run's, max over ranks
   std::int64_t parts = 0;
   std::int64_t parts_resumed = 0;
-  double seconds = 0;
-  PhaseTimes times;  // max over ranks
+  bool already_complete = false;  // the output held this job's whole output: nothing was done
+  double seconds = 0;             // this run's work: the first step to the output's commit, max over ranks
+  PhaseTimes times;               // max over ranks
   std::int64_t graphs_captured = 0;
   double step_p50 = 0;  // rank 0's step latencies, on its stream
   double step_p99 = 0;
@@ -89,6 +101,12 @@ struct BatchJobReport {
   // What the exchange moved, summed over ranks (tokens: each rank's DP rank's, so bytes over
   // tokens is bytes sent per rank per token).
   ExchangeTraffic traffic;
+  [[nodiscard]] std::int64_t tokens_done() const { return tokens - tokens_resumed; }  // in this run
+  [[nodiscard]] std::int64_t rows_done() const { return tokens_done() * rows_per_token; }
+  // This run's work over this run's time; 0 when it did nothing.
+  [[nodiscard]] double tokens_per_s() const {
+    return seconds > 0 && tokens_done() > 0 ? static_cast<double>(tokens_done()) / seconds : 0;
+  }
   [[nodiscard]] double bytes_per_token() const {
     return traffic.tokens > 0 ? traffic.bytes_sent / static_cast<double>(traffic.tokens) : 0;
   }

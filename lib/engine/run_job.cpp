@@ -6,6 +6,7 @@
 #include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/sha256.hpp"
 
 namespace pleshard {
 
@@ -46,8 +47,14 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
       SyntheticRequestsSpec spec = *in.synthetic;
       spec.vocab_size = l.config.vocab_size;
       l.requests = make_synthetic_requests(spec);
+      l.job.requests_source = "synthetic: " + std::to_string(spec.count) + " requests of " +
+                              std::to_string(spec.min_tokens) + " to " + std::to_string(spec.max_tokens) +
+                              " tokens, seed " + std::to_string(spec.seed);
     } else {
       l.requests = load_requests(in.requests);
+      l.job.requests_source = in.requests;
+      // Only rank 0 writes the output's attributes.
+      if (rank == 0 && !in.out.empty()) l.job.requests_sha256 = sha256_of_file(in.requests);
     }
     check_token_ranges(l.requests, l.config.vocab_size);
     // What the job reads, so that --out can name none of it.

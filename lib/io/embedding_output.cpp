@@ -63,6 +63,15 @@ H5Id row_dcpl() {
 
 [[noreturn]] void throw_errno(const std::string& what) { throw SystemError(what + ": " + std::strerror(errno)); }
 
+void write_attributes(hid_t object, const std::vector<OutputAttribute>& attributes) {
+  for (const OutputAttribute& a : attributes) {
+    if (const auto* text = std::get_if<std::string>(&a.value))
+      detail::write_string_attribute(object, a.name.c_str(), *text);
+    else
+      detail::write_int_attribute(object, a.name.c_str(), std::get<std::int64_t>(a.value));
+  }
+}
+
 }  // namespace
 
 std::uint64_t EmbeddingFileSpec::row_bytes() const {
@@ -85,6 +94,7 @@ std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& pa
   H5Id file =
       h5_check(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, where + ": cannot create");
   if (!spec.job.empty()) detail::write_string_attribute(file.get(), "job", spec.job);
+  write_attributes(file.get(), spec.description.file);
   write_1d(file.get(), "query_start_loc", H5T_STD_I64LE, spec.query_start_loc.data(), spec.query_start_loc.size(),
            where);
   if (!spec.request_ids.empty())
@@ -101,6 +111,8 @@ std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& pa
         H5Dcreate2(file.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, row_dcpl().get(), H5P_DEFAULT),
         H5Dclose, where + ": cannot create /" + name);
     detail::write_string_attribute(set.get(), "dtype", dtype_name);
+    if (static_cast<std::size_t>(d) < spec.description.layers.size())
+      write_attributes(set.get(), spec.description.layers[static_cast<std::size_t>(d)]);
     const haddr_t at = H5Dget_offset(set.get());
     // A dataset of no rows has no storage; nothing is ever written there.
     offsets.push_back(at == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(at));
@@ -164,9 +176,11 @@ void EmbeddingRows::sync() {
 }
 
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype) {
+                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype,
+                         const OutputDescription& description) {
   const std::filesystem::path partial = path.string() + ".partial";
-  const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype, {}};
+  const EmbeddingFileSpec spec{query_start_loc, {}, static_cast<int>(layers.size()), ple_embed_dim, dtype, {},
+                               description};
   {
     EmbeddingRows rows(partial, create_embedding_file(partial, spec),
                        static_cast<std::size_t>(ple_embed_dim) * kernels::out_bytes(dtype));

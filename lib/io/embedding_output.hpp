@@ -1,8 +1,9 @@
 #pragma once
-// Embedding outputs in HDF5: one dataset /ple_{d} [tokens, ple_embed_dim] per PLE index
-// (IEEE float32, or 16-bit floats described to HDF5 as float16 / bfloat16 so readers can
-// convert them, with an attribute "dtype"), /query_start_loc, and optionally
-// /request_ids; no timestamps, so equal contents give equal bytes.
+// Embedding outputs in HDF5 (docs/output.md): one dataset /ple_{d} [tokens, ple_embed_dim]
+// per PLE index (IEEE float32, or 16-bit floats described to HDF5 as float16 / bfloat16 so
+// readers can convert them, with an attribute "dtype"), /query_start_loc, and optionally
+// /request_ids; attributes that say what the rows are and what made them; no timestamps,
+// so equal contents give equal bytes.
 //
 // A file is made in two steps. create_embedding_file() writes the HDF5 structure with room
 // for every row — contiguous datasets allocated at creation — and returns where each
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "format/row_format.hpp"
@@ -25,6 +27,21 @@ struct LayerEmbeddings {
   std::vector<std::uint8_t> data;  // tokens * ple_embed_dim values of the output dtype
 };
 
+// An attribute of an output's root or of one of its datasets: text or a whole number.
+struct OutputAttribute {
+  std::string name;
+  std::variant<std::string, std::int64_t> value;
+};
+
+// What an output's rows are and what made them: attributes of the file's root, and of each
+// /ple_{d} beside its "dtype" (one list per layer, or none). Nothing in them may depend on
+// the layout or the run (ranks, times), so that every layout and every resume of a job
+// writes the same bytes.
+struct OutputDescription {
+  std::vector<OutputAttribute> file;
+  std::vector<std::vector<OutputAttribute>> layers;
+};
+
 struct EmbeddingFileSpec {
   std::span<const std::int64_t> query_start_loc;  // its last entry is the token count
   std::span<const std::string> request_ids;       // empty: no /request_ids
@@ -32,6 +49,7 @@ struct EmbeddingFileSpec {
   std::int64_t width = 0;  // ple_embed_dim
   OutDtype dtype = OutDtype::bf16;
   std::string job;  // what made the file (a batch job's fingerprint), as attribute "job"; may be empty
+  OutputDescription description;
 
   [[nodiscard]] std::uint64_t row_bytes() const;  // every layer's rows, the file's bulk
 };
@@ -74,7 +92,8 @@ class EmbeddingRows {
 
 // A whole file from one process: written as <path>.partial and renamed when complete.
 void write_embeddings_h5(const std::filesystem::path& path, std::span<const std::int64_t> query_start_loc,
-                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype);
+                         const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype,
+                         const OutputDescription& description = {});
 
 struct EmbeddingFile {
   std::vector<std::int64_t> query_start_loc;

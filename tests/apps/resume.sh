@@ -23,7 +23,7 @@ set -e
   || { echo "FAIL: expected a partial file and a record of two parts"; ls "$work"; cat "$work/b.h5.progress"; exit 1; }
 
 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/b.h5" >"$work/resumed.log"
-grep -q "(2 resumed)" "$work/resumed.log" || { echo "FAIL: did not resume"; cat "$work/resumed.log"; exit 1; }
+grep -qE "parts resumed +2$" "$work/resumed.log" || { echo "FAIL: did not resume"; cat "$work/resumed.log"; exit 1; }
 cmp "$work/whole.h5" "$work/b.h5" || { echo "FAIL: resumed output differs"; exit 1; }
 [ ! -e "$work/b.h5.partial" ] && [ ! -e "$work/b.h5.progress" ] || { echo "FAIL: partial output left behind"; exit 1; }
 

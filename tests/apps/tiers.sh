@@ -11,7 +11,8 @@ app=$1; ckpt=$2; mpiexec=$3; equal=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-job=(run --synthetic 30 --synthetic-max-tokens 150 --step-tokens 96 --decode-tokens 3 --quiet)
+job=(run --synthetic 30 --synthetic-max-tokens 150 --step-tokens 96 --decode-tokens 3 --quiet --json)
+field() { python3 "$(dirname "$0")/report_field.py" "$@"; }  # field LOG PATH: a value of LOG's report
 "$app" "${job[@]}" --checkpoint "$ckpt" --storage host --out "$work/host.h5" >/dev/null
 
 check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
@@ -23,14 +24,14 @@ check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
     --out "$work/$name.h5" >"$work/$name.log"
   "$equal" "$work/host.h5" "$work/$name.h5" 2 bfloat16 || { echo "FAIL: $name differs from the host tier"; exit 1; }
   if [ -n "$backend" ]; then
-    grep -q "collectives over $backend" "$work/$name.log" \
+    [ "$(field "$work/$name.log" backend)" = "$backend" ] \
       || { echo "FAIL: $name did not use $backend"; cat "$work/$name.log"; exit 1; }
   fi
   checked+=("$name")
 }
 checked=()
 hits() {  # hits NAME: its cache served some lookups (a cache that never hits would pass the bytes check)
-  grep -qE "cache, layer 0: .* hits [1-9]" "$work/$1.log" || { echo "FAIL: $1: no cache hits"; cat "$work/$1.log"; exit 1; }
+  [ "$(field "$work/$1.log" cache.0.hits)" -gt 0 ] || { echo "FAIL: $1: no cache hits"; cat "$work/$1.log"; exit 1; }
 }
 # A profile of another stream of the tables (the same model's tables, other requests) fills
 # the static part; one made for other tables is refused on every rank.
@@ -50,8 +51,8 @@ hits disk_cache_1
 check disk_cache_3 3 3 disk "" --cache-gb 0.01         # larger than the table
 hits disk_cache_3
 check disk_profile_2 2 2 disk "" --cache-rows 3000 --cache-profile "$work/profile.h5"
-grep -qE "cache, layer 0: [1-9][0-9]* static" "$work/disk_profile_2.log" || { echo "FAIL: no static rows"; exit 1; }
-grep -qE "cache: static part filled from the disk tier in [0-9.]+ s" "$work/disk_profile_2.log" \
+[ "$(field "$work/disk_profile_2.log" cache.0.static_rows)" -gt 0 ] || { echo "FAIL: no static rows"; exit 1; }
+python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 0)' "$(field "$work/disk_profile_2.log" cache_fill_s)" \
   || { echo "FAIL: no static fill time"; cat "$work/disk_profile_2.log"; exit 1; }
 other=$(mktemp -d)
 sed 's/"ngram_vocab_size_base": 1000/"ngram_vocab_size_base": 3000/' "$ckpt/config.json" >"$other/config.json"
@@ -66,7 +67,7 @@ rm -rf "$other"
 check synthetic_host_2 2 2 host
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
   nccl=nccl
-  grep -q "collectives over nccl" "$work/probe.log" || nccl=mpi-staged  # a build without NCCL
+  [ "$(field "$work/probe.log" backend)" = nccl ] || nccl=mpi-staged  # a build without NCCL
   check device_1 1 1 device "$nccl"
   check pinned_1 1 1 pinned "$nccl"
   if [ "$nccl" = nccl ]; then

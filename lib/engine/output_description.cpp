@@ -1,0 +1,39 @@
+#include "engine/output_description.hpp"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/version.hpp"
+
+namespace pleshard {
+
+std::string identity_hex(std::uint64_t identity) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(identity));
+  return text;
+}
+
+OutputDescription describe_output(const ModelConfig& config, OutDtype dtype, const OutputSource& source) {
+  const std::string family = to_string(config.family);
+  OutputDescription d;
+  d.file = {{"pleshard_version", version_string()},
+            {"writer", source.writer},
+            {"family", family},
+            {"config", to_json(config).dump()},
+            {"checkpoint_identity", identity_hex(source.checkpoint_identity)},
+            {"requests", source.requests},
+            {"requests_sha256", source.requests_sha256},
+            {"out_dtype", std::string(to_string(dtype))},
+            {"part_tokens", source.part_tokens}};
+  for (int layer = 0; layer < config.num_ple_layers(); ++layer)
+    d.layers.push_back({{"ple_index", std::int64_t{layer}},
+                        {"decoder_layer", std::int64_t{config.ple_layer_ids[static_cast<std::size_t>(layer)]}},
+                        {"family", family},
+                        {"row_width", config.ple_embed_dim},
+                        {"heads", std::int64_t{config.total_heads()}},
+                        {"head_dim", std::int64_t{config.head_dim()}}});
+  return d;
+}
+
+}  // namespace pleshard

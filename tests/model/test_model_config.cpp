@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "model/model_config.hpp"
+#include "model/table_spec.hpp"
 
 namespace {
 
@@ -263,6 +264,68 @@ TEST(ModelConfig, TableBytesBeyondTheArithmetic) {
     EXPECT_NE(std::string(e.what()).find("cfg.json: ngram_vocab_size_base"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("more than 2^62 bytes"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+// DeepSeek Engram configs (docs/design.md §10).
+namespace {
+
+json engram() {
+  return {{"vocab_size", 129280},          {"image_token_id", 129264}, {"engram_layer_ids", {14, 1}},
+          {"engram_max_ngram_size", 4},    {"engram_n_heads", 8},      {"engram_head_dim", 256},
+          {"engram_vocab_size", 16000000}, {"engram_pad_token_id", 2}, {"engram_compressed_vocab_size", 99092}};
+}
+
+TEST(EngramConfig, ShapeAndKeys) {
+  const ModelConfig c = parse_model_config(engram(), "cfg.json");
+  EXPECT_EQ(c.family, pleshard::ModelFamily::deepseek_engram);
+  EXPECT_EQ(c.ple_layer_ids, (std::vector<int>{14, 1}));  // 0-based, in config order
+  EXPECT_EQ(c.total_heads(), 24);
+  EXPECT_EQ(c.head_dim(), 256);
+  EXPECT_EQ(c.ple_embed_dim, 6144);
+  EXPECT_EQ(c.engram.vocab_sizes, (std::vector<std::int64_t>{16000000}));
+  EXPECT_EQ(c.engram.compressed_vocab, 99092);
+  EXPECT_EQ(c.engram.image_token_id, 129264);
+  EXPECT_EQ(c.quantization, pleshard::TableQuantization::fp8_e8m0);
+  // Written back canonically, read again alike.
+  const ModelConfig again = parse_model_config(pleshard::to_json(c), "again");
+  EXPECT_EQ(pleshard::to_json(again), pleshard::to_json(c));
+}
+
+TEST(EngramConfig, Refusals) {
+  expect_rejected(with(engram(), "engram_layer_ids", json::array()), "engram_layer_ids", "[]");
+  expect_rejected(with(engram(), "engram_layer_ids", {1, 1}), "engram_layer_ids", "twice");
+  expect_rejected(with(engram(), "engram_layer_ids", {-1}), "engram_layer_ids", "-1");
+  expect_rejected(with(engram(), "engram_max_ngram_size", 1), "engram_max_ngram_size", "1");
+  expect_rejected(with(engram(), "engram_n_heads", 0), "engram_n_heads", "0");
+  expect_rejected(with(engram(), "engram_head_dim", 48), "engram_head_dim", "multiple of 32");
+  expect_rejected(with(engram(), "engram_vocab_size", {1, 2}), "engram_vocab_size", "one size per order");
+  expect_rejected(with(engram(), "engram_vocab_size", 0), "engram_vocab_size", "1..2^62");
+  expect_rejected(with(engram(), "engram_pad_token_id", 129280), "engram_pad_token_id", "below vocab_size");
+  expect_rejected(with(engram(), "engram_compressed_vocab_size", 200000), "engram_compressed_vocab_size", "200000");
+  expect_rejected(with(engram(), "image_token_id", -3), "image_token_id", "-3");
+  json both = engram();
+  both["ple_layer_ids"] = {1};
+  try {
+    (void)parse_model_config(both, "cfg.json");
+    ADD_FAILURE() << "a config of two families accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has both ple_layer_ids and engram_layer_ids"), std::string::npos);
+  }
+}
+
+// The released model's config: engram_num_embeddings agree with the rows the heads derive.
+TEST(EngramConfig, TheReleasedConfigsRowsAreChecked) {
+  const ModelConfig c = pleshard::load_model_config(std::filesystem::path(PLESHARD_SOURCE_DIR) /
+                                                    "jobs/models/deepseek-v4.1-flash/config.json");
+  const auto specs = pleshard::derive_table_specs(c);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].padded_rows, 384006168);
+  EXPECT_EQ(specs[1].padded_rows, 384016682);
+  ModelConfig wrong = c;
+  wrong.engram.num_embeddings = {384006168, 1};
+  EXPECT_THROW((void)pleshard::derive_table_specs(wrong), InputError);
 }
 
 }  // namespace

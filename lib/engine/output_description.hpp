@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "model/model_config.hpp"
 #include "format/row_format.hpp"
 #include "io/embedding_output.hpp"
+#include "model/model_config.hpp"
 
 namespace pleshard {
 

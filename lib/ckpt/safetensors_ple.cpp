@@ -428,7 +428,8 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
           if (ref.tensor->dtype != StDtype::F8_E4M3)
             throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
                              ", expected F8_E4M3 block scales (packed bytes are never cast)");
-          expect_shape(ref, {expected_rows, spec.head_dim / kernels::k_nvfp4_block});
+          expect_shape(ref, {expected_rows,
+                             static_cast<std::int64_t>(kernels::scale_row_bytes(RowFormat::nvfp4, spec.head_dim))});
         }
         slot = ref;
       } else if (nvfp4 && (name == "ngram_embedding.weight" || name == "ngram_embedding.weight_scale")) {
@@ -583,6 +584,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
         weight_dtype = StDtype::F16;
         break;
       case RowFormat::fp8:
+      case RowFormat::fp8_e8m0:
         weight_dtype = StDtype::F8_E4M3;
         break;
       case RowFormat::nvfp4:

@@ -137,6 +137,10 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     info.ple_index = spec.ple_index;
     info.decoder_layer = spec.decoder_layer;
     info.layout = {format, spec.head_dim, spec.padded_rows};
+    if (!info.layout.whole_blocks())
+      throw InputError(config.source + ": head_dim " + std::to_string(spec.head_dim) + " cannot be stored as " +
+                       to_string(format) + " (blocks of " + std::to_string(kernels::block_scaling(format).block) +
+                       " values)");
     info.global_scale = kernels::synthetic_global_scale(format);
     info.multipliers = spec.multipliers;
     info.head_sizes = spec.head_sizes;

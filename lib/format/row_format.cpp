@@ -41,8 +41,8 @@ OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtype
 
 bool format_matches_config(RowFormat format, TableQuantization quantization) {
   switch (quantization) {
-    case TableQuantization::fp8:
-      return format == RowFormat::fp8;
+    case TableQuantization::fp8:  // E4M3 codes, scaled per table or per block of 32 (the checkpoint says)
+      return format == RowFormat::fp8 || format == RowFormat::fp8_e8m0;
     case TableQuantization::nvfp4:
       return format == RowFormat::nvfp4;
     case TableQuantization::none:

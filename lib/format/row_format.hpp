@@ -20,7 +20,8 @@ using kernels::RowFormat;
 [[nodiscard]] OutDtype parse_out_dtype(std::string_view name);
 
 // The stored format a config implies for a quantized table; unquantized configs allow
-// f32, bf16 or f16 rows (the checkpoint decides).
+// f32, bf16 or f16 rows, and float8_e4m3fn configs fp8 or fp8_e8m0 rows (the checkpoint
+// decides).
 [[nodiscard]] bool format_matches_config(RowFormat format, TableQuantization quantization);
 
 // The shape of one PLE table as stored.

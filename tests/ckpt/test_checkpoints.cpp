@@ -291,6 +291,30 @@ TEST(Checkpoints, Fp8E8m0TablesStoreE8m0BlockScalesAndNoGlobalScale) {
   EXPECT_THROW((void)synthetic_tables(sixteen, RowFormat::fp8_e8m0, 5), InputError);
 }
 
+// Synthetic rows asked for their codes alone or their block scales alone (the disk tier's
+// reads of a synthetic table) are the bytes made with both, on the host and on the GPU.
+TEST(Checkpoints, SyntheticRowsGiveCodesOrScalesAlone) {
+  const std::pair<const char*, RowFormat> formats[] = {
+      {"nvfp4", RowFormat::nvfp4}, {"float8_e4m3fn", RowFormat::fp8_e8m0}, {nullptr, RowFormat::bf16}};
+  for (const auto& [dtype, format] : formats)
+    for (const RowMaker maker : {RowMaker::host, RowMaker::gpu_if_present}) {
+      SCOPED_TRACE(to_string(format));
+      const ModelConfig config = small_config(dtype, 3);
+      const TableSource source = synthetic_tables(config, format, 8, maker).back();
+      const TableLayout& layout = source.info.layout;
+      const std::int64_t begin = 13;
+      const std::int64_t end = layout.rows - 2;
+      const auto n = static_cast<std::size_t>(end - begin);
+      std::vector<std::uint8_t> rows(n * layout.row_bytes()), scales(n * layout.scale_bytes());
+      source.rows(begin, end, rows, scales);
+      std::vector<std::uint8_t> rows_alone(rows.size(), 0xEE), scales_alone(scales.size(), 0xEE);
+      source.rows(begin, end, rows_alone, {});
+      source.rows(begin, end, {}, scales_alone);
+      EXPECT_EQ(rows_alone, rows);
+      EXPECT_EQ(scales_alone, scales);
+    }
+}
+
 // Ranges across shard boundaries, and the parts left empty not read: codes only (the disk
 // tier's step reads), scales only (its load of the block scales), in both checkpoint kinds,
 // for both block-scaled formats.

@@ -11,14 +11,51 @@
 
 namespace pleshard::kernels {
 
-// How a table stores its rows. nvfp4 rows are head_dim/2 bytes of E2M1 pairs plus a
-// separate plane of head_dim/16 E4M3 block scales.
-enum class RowFormat : std::uint8_t { f32, bf16, f16, fp8, nvfp4 };
+// How a table stores its rows. Block-scaled formats keep a separate plane of one scale byte
+// per block of values beside their codes (block_scaling): nvfp4 rows are head_dim/2 bytes of
+// E2M1 pairs with head_dim/16 E4M3 scales, fp8_e8m0 rows head_dim E4M3 bytes with head_dim/32
+// E8M0 scales (MXFP8's layout; DeepSeek-V4.1's Engram tables).
+enum class RowFormat : std::uint8_t { f32, bf16, f16, fp8, nvfp4, fp8_e8m0 };
 
 // Element type of looked-up embeddings.
 enum class OutDtype : std::uint8_t { f32, bf16, f16 };
 
-inline constexpr int k_nvfp4_block = 16;
+// How a block scale byte is coded: E4M3 (a float8, bias 7) or E8M0 (a power of two, 2^(s - 127)).
+enum class ScaleCode : std::uint8_t { none, e4m3, e8m0 };
+
+// A format's block scales: one scale byte of `code` per `block` values (block 0: none). A
+// block-scaled value is (element * block scale) * global scale, in float32.
+struct BlockScaling {
+  int block = 0;
+  ScaleCode code = ScaleCode::none;
+  [[nodiscard]] PLESHARD_HD constexpr bool scaled() const { return block != 0; }
+};
+
+// The one table of block-scaled formats: every tier, the packing, the encoders and the decode
+// read a format's scale plane from here.
+PLESHARD_HD constexpr BlockScaling block_scaling(RowFormat format) {
+  switch (format) {
+    case RowFormat::f32:
+    case RowFormat::bf16:
+    case RowFormat::f16:
+    case RowFormat::fp8:
+      return {};
+    case RowFormat::nvfp4:
+      return {16, ScaleCode::e4m3};
+    case RowFormat::fp8_e8m0:
+      return {32, ScaleCode::e8m0};
+  }
+  return {};
+}
+
+// The largest block of any format (an encoder's scratch for one block).
+inline constexpr int k_max_scale_block = 32;
+
+// Whether a table of `format` carries one float32 scale for all its values (fp8, nvfp4). The
+// others decode with a global scale of 1.
+PLESHARD_HD constexpr bool has_global_scale(RowFormat format) {
+  return format == RowFormat::fp8 || format == RowFormat::nvfp4;
+}
 
 PLESHARD_HD constexpr std::size_t stored_row_bytes(RowFormat format, int head_dim) {
   switch (format) {
@@ -28,6 +65,7 @@ PLESHARD_HD constexpr std::size_t stored_row_bytes(RowFormat format, int head_di
     case RowFormat::f16:
       return 2u * static_cast<std::size_t>(head_dim);
     case RowFormat::fp8:
+    case RowFormat::fp8_e8m0:
       return static_cast<std::size_t>(head_dim);
     case RowFormat::nvfp4:
       return static_cast<std::size_t>(head_dim) / 2;
@@ -35,9 +73,16 @@ PLESHARD_HD constexpr std::size_t stored_row_bytes(RowFormat format, int head_di
   return 0;
 }
 
-// Bytes of block scales per row (nvfp4 only).
+// Bytes of block scales per row: one per block (none for formats without block scales).
 PLESHARD_HD constexpr std::size_t scale_row_bytes(RowFormat format, int head_dim) {
-  return format == RowFormat::nvfp4 ? static_cast<std::size_t>(head_dim / k_nvfp4_block) : 0;
+  const BlockScaling s = block_scaling(format);
+  return s.scaled() ? static_cast<std::size_t>(head_dim / s.block) : 0;
+}
+
+// Whether rows of head_dim values split into whole blocks of the format's scales.
+PLESHARD_HD constexpr bool whole_blocks(RowFormat format, int head_dim) {
+  const BlockScaling s = block_scaling(format);
+  return !s.scaled() || head_dim % s.block == 0;
 }
 
 PLESHARD_HD constexpr std::size_t out_bytes(OutDtype dtype) { return dtype == OutDtype::f32 ? 4u : 2u; }
@@ -79,6 +124,14 @@ PLESHARD_HD inline float decode_e4m3(std::uint8_t b) {
   }
   if (exponent == 15 && mantissa == 7) return float_from_bits(sign | 0x7FC00000u);
   return float_from_bits(sign | ((exponent + 120) << 23) | (mantissa << 20));
+}
+
+// E8M0 (UE8M0): 2^(s - 127), no sign and no mantissa; 255 is NaN. Built from the float's
+// bits: s >= 1 is the exponent field itself, and s = 0, 2^-127, is the float32 subnormal
+// 0x00400000 (kept, never flushed: the decode multiplies by it exactly).
+PLESHARD_HD inline float decode_e8m0(std::uint8_t s) {
+  const std::uint32_t bits = s == 0 ? 0x00400000u : s == 255 ? 0x7FC00000u : static_cast<std::uint32_t>(s) << 23;
+  return float_from_bits(bits);
 }
 
 // E2M1: codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 is the sign.
@@ -128,11 +181,11 @@ struct TableView {
   std::int64_t row_begin = 0;
   std::int64_t row_end = 0;
   const std::uint8_t* rows = nullptr;          // (row_end - row_begin) rows
-  const std::uint8_t* block_scales = nullptr;  // nvfp4: (row_end - row_begin) rows of head_dim/16
-  float global_scale = 1.0f;                   // fp8 and nvfp4
+  const std::uint8_t* block_scales = nullptr;  // block-scaled formats: a row of scale_row_bytes per row
+  float global_scale = 1.0f;                   // 1 where the format has none (has_global_scale)
   // Bytes from one row (block-scale row) to the next; 0 means packed. A GPU table keeps each
-  // NVFP4 row's scales right after its codes (one pitch for both), so a lookup touches one
-  // place in memory per row.
+  // block-scaled row's scales right after its codes (one pitch for both), so a lookup touches
+  // one place in memory per row.
   std::size_t row_pitch = 0;
   std::size_t scale_pitch = 0;
 
@@ -165,6 +218,30 @@ struct DecodeE4m3 {
   PLESHARD_HD float operator()(std::uint8_t b) const { return decode_e4m3(b); }
 };
 
+// Code j of a block-scaled row of format F, before its scales: an E2M1 nibble (nvfp4,
+// element 2i in the low nibble of byte i) or an E4M3 byte (fp8_e8m0).
+template <RowFormat F, typename E4m3 = DecodeE4m3>
+PLESHARD_HD inline float block_element_as(const std::uint8_t* row, int j, E4m3 e4m3 = {}) {
+  static_assert(block_scaling(F).scaled(), "a block-scaled format");
+  if constexpr (F == RowFormat::nvfp4) {
+    const std::uint8_t pair = row[j / 2];
+    return decode_e2m1((j & 1) != 0 ? pair >> 4 : pair & 0xFu);
+  } else {
+    return e4m3(row[j]);
+  }
+}
+
+// A block scale byte of format F, in float32.
+template <RowFormat F, typename E4m3 = DecodeE4m3>
+PLESHARD_HD inline float block_scale_as(std::uint8_t s, E4m3 e4m3 = {}) {
+  if constexpr (block_scaling(F).code == ScaleCode::e4m3) {
+    return e4m3(s);
+  } else {
+    static_assert(block_scaling(F).code == ScaleCode::e8m0, "a block-scaled format");
+    return decode_e8m0(s);
+  }
+}
+
 // Value j of a stored row of format F, in float32.
 template <RowFormat F, typename E4m3 = DecodeE4m3>
 PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uint8_t* scales, float global_scale, int j,
@@ -180,9 +257,8 @@ PLESHARD_HD inline float decode_value_as(const std::uint8_t* row, const std::uin
   } else if constexpr (F == RowFormat::fp8) {
     return e4m3(row[j]) * global_scale;
   } else {
-    const std::uint8_t pair = row[j / 2];
-    const float e2m1 = decode_e2m1((j & 1) != 0 ? pair >> 4 : pair & 0xFu);
-    return (e2m1 * e4m3(scales[j / k_nvfp4_block])) * global_scale;
+    constexpr int block = block_scaling(F).block;
+    return (block_element_as<F>(row, j, e4m3) * block_scale_as<F>(scales[j / block], e4m3)) * global_scale;
   }
 }
 
@@ -199,6 +275,8 @@ PLESHARD_HD inline float decode_value(const TableView& t, const std::uint8_t* ro
       return decode_value_as<RowFormat::fp8>(row, scales, t.global_scale, j);
     case RowFormat::nvfp4:
       return decode_value_as<RowFormat::nvfp4>(row, scales, t.global_scale, j);
+    case RowFormat::fp8_e8m0:
+      return decode_value_as<RowFormat::fp8_e8m0>(row, scales, t.global_scale, j);
   }
   return 0.0f;
 }
@@ -223,17 +301,14 @@ PLESHARD_HD inline void decode_row_as(const TableView& t, std::int64_t id, void*
   }
   const auto local = static_cast<std::size_t>(id - t.row_begin);
   const std::uint8_t* row = t.row_at(local);
-  if constexpr (F == RowFormat::nvfp4) {
+  if constexpr (block_scaling(F).scaled()) {
     // Same arithmetic as decode_value_as, with each block scale decoded once.
+    constexpr int block = block_scaling(F).block;
     const std::uint8_t* scales = t.scales_at(local);
-    for (int b = 0; b < t.head_dim / k_nvfp4_block; ++b) {
-      const float block_scale = decode_e4m3(scales[b]);
-      for (int i = 0; i < k_nvfp4_block; i += 2) {
-        const int j = b * k_nvfp4_block + i;
-        const std::uint8_t pair = row[j / 2];
-        store_value_as<O>(out, base + j, (decode_e2m1(pair & 0xFu) * block_scale) * t.global_scale);
-        store_value_as<O>(out, base + j + 1, (decode_e2m1(pair >> 4) * block_scale) * t.global_scale);
-      }
+    for (int b = 0; b < t.head_dim / block; ++b) {
+      const float block_scale = block_scale_as<F>(scales[b]);
+      for (int j = b * block; j < (b + 1) * block; ++j)
+        store_value_as<O>(out, base + j, (block_element_as<F>(row, j) * block_scale) * t.global_scale);
     }
   } else {
     for (int j = 0; j < t.head_dim; ++j)
@@ -275,6 +350,9 @@ PLESHARD_HD inline void decode_row(const TableView& t, std::int64_t id, OutDtype
       break;
     case RowFormat::nvfp4:
       decode_row_to<RowFormat::nvfp4>(t, id, dtype, out, base);
+      break;
+    case RowFormat::fp8_e8m0:
+      decode_row_to<RowFormat::fp8_e8m0>(t, id, dtype, out, base);
       break;
   }
 }

@@ -7,7 +7,12 @@
 // - NVFP4: global scale = amax / (6 * 448); each block of 16 values gets the E4M3 scale
 //   nearest to block_amax / (6 * global); values are x / (block_scale * global) rounded to
 //   the nearest E2M1 (ties to even), saturating at +-6.
-// - An all-zero table (amax = 0) gets global scale 1 so that decoding stays finite.
+// - FP8-E8M0: no global scale; each block of 32 values gets the smallest power of two 2^e
+//   with block_amax <= 448 * 2^e (DeepSeek's UE8M0 rounding of amax / 448 up to a power of
+//   two; e clamped to [-127, 127]), stored as the byte e + 127; values are x * 2^-e (exact)
+//   rounded to the nearest E4M3 (ties to even), saturating at +-448.
+// - An all-zero table (amax = 0) gets global scale 1, and an all-zero FP8-E8M0 block scale
+//   1 (the byte 127), so that decoding stays finite.
 // Every operation is a single IEEE operation (no a * b + c), so fused multiply-adds cannot
 // make the device's bytes differ from the host's.
 
@@ -55,6 +60,18 @@ PLESHARD_HD inline std::uint8_t encode_e2m1(float x) {
 PLESHARD_HD inline float fp8_global_scale(float amax) { return amax > 0 ? amax / 448.0f : 1.0f; }
 PLESHARD_HD inline float nvfp4_global_scale(float amax) { return amax > 0 ? amax / (6.0f * 448.0f) : 1.0f; }
 
+// The E8M0 scale byte of a block whose largest magnitude is `amax`: e + 127 for the smallest e
+// with amax <= 448 * 2^e, from the float's bits. amax = m * 2^E with m in [1, 2) and 448 =
+// 1.75 * 2^8, so e = E - 8, or E - 7 where m > 1.75 (mantissa bits past 0x600000).
+PLESHARD_HD inline std::uint8_t encode_e8m0_scale(float amax) {
+  const std::uint32_t a = bits_from_float(amax) & 0x7FFFFFFFu;
+  if (a == 0 || a > 0x7F800000u) return 127;      // zero (or NaN): scale 1
+  const auto biased = static_cast<int>(a >> 23);  // E + 127; 0 for subnormal amax, 255 for infinity
+  if (biased == 0) return 0;                      // below 2^-126: 2^-127 holds it
+  const int e = biased - 127 - 8 + ((a & 0x7FFFFFu) > 0x600000u ? 1 : 0);
+  return static_cast<std::uint8_t>(e < -127 ? 0 : e + 127);  // e <= 120: never 255 (NaN)
+}
+
 // Value j of a row of a 16-, 32-bit or FP8 format, encoded into `row`.
 PLESHARD_HD inline void encode_value(RowFormat format, float v, float global_scale, std::uint8_t* row, int j) {
   switch (format) {
@@ -71,7 +88,8 @@ PLESHARD_HD inline void encode_value(RowFormat format, float v, float global_sca
       row[j] = encode_e4m3(v / global_scale);
       return;
     case RowFormat::nvfp4:
-      return;  // by blocks: encode_nvfp4_block
+    case RowFormat::fp8_e8m0:
+      return;  // by blocks: encode_block
   }
 }
 
@@ -79,27 +97,55 @@ PLESHARD_HD inline void encode_value(RowFormat format, float v, float global_sca
 // and its E4M3 block scale.
 PLESHARD_HD inline void encode_nvfp4_block(const float* block, float global_scale, std::uint8_t* codes,
                                            std::uint8_t* scale) {
+  constexpr int n = block_scaling(RowFormat::nvfp4).block;
   float block_amax = 0;
-  for (int i = 0; i < k_nvfp4_block; ++i) {
+  for (int i = 0; i < n; ++i) {
     const float m = fabsf(block[i]);
     block_amax = m > block_amax ? m : block_amax;  // NaN ignored, as fmaxf would (without a call)
   }
   *scale = encode_e4m3(block_amax / (6.0f * global_scale));
   const float block_scale = decode_e4m3(*scale) * global_scale;
-  for (int i = 0; i < k_nvfp4_block; i += 2) {
+  for (int i = 0; i < n; i += 2) {
     const std::uint8_t low = block_scale > 0 ? encode_e2m1(block[i] / block_scale) : 0;
     const std::uint8_t high = block_scale > 0 ? encode_e2m1(block[i + 1] / block_scale) : 0;
     codes[i / 2] = static_cast<std::uint8_t>(low | (high << 4));
   }
 }
 
-// Encodes one row of head_dim values: stored_row_bytes bytes into `row`, and for nvfp4
-// scale_row_bytes block scales into `scales`.
+// One FP8-E8M0 block of 32 values: 32 E4M3 codes and its E8M0 block scale.
+PLESHARD_HD inline void encode_fp8_e8m0_block(const float* block, std::uint8_t* codes, std::uint8_t* scale) {
+  constexpr int n = block_scaling(RowFormat::fp8_e8m0).block;
+  float block_amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float m = fabsf(block[i]);
+    block_amax = m > block_amax ? m : block_amax;  // NaN ignored, as fmaxf would (without a call)
+  }
+  *scale = encode_e8m0_scale(block_amax);
+  // 2^-e is the scale of byte 254 - s (both within [2^-127, 2^127]): a product by it is exact
+  // wherever the result is a normal float, and below that E4M3 rounds to 0 either way.
+  const float inverse = decode_e8m0(static_cast<std::uint8_t>(254 - *scale));
+  for (int i = 0; i < n; ++i) codes[i] = encode_e4m3(block[i] * inverse);
+}
+
+// One block of a block-scaled format (block_scaling(format).block values): its codes and its
+// scale byte.
+PLESHARD_HD inline void encode_block(RowFormat format, const float* block, float global_scale, std::uint8_t* codes,
+                                     std::uint8_t* scale) {
+  if (format == RowFormat::nvfp4) {
+    encode_nvfp4_block(block, global_scale, codes, scale);
+  } else {
+    encode_fp8_e8m0_block(block, codes, scale);
+  }
+}
+
+// Encodes one row of head_dim values: stored_row_bytes bytes into `row`, and for a
+// block-scaled format scale_row_bytes block scales into `scales`.
 PLESHARD_HD inline void encode_row(RowFormat format, const float* values, int head_dim, float global_scale,
                                    std::uint8_t* row, std::uint8_t* scales) {
-  if (format == RowFormat::nvfp4) {
-    for (int b = 0; b < head_dim / k_nvfp4_block; ++b)
-      encode_nvfp4_block(values + b * k_nvfp4_block, global_scale, row + b * k_nvfp4_block / 2, scales + b);
+  if (const BlockScaling s = block_scaling(format); s.scaled()) {
+    const std::size_t block_bytes = stored_row_bytes(format, s.block);
+    for (int b = 0; b < head_dim / s.block; ++b)
+      encode_block(format, values + b * s.block, global_scale, row + b * block_bytes, scales + b);
     return;
   }
   for (int j = 0; j < head_dim; ++j) encode_value(format, values[j], global_scale, row, j);

@@ -1,6 +1,6 @@
 #pragma once
 // Stored rows moved between ranks as they are stored, never decoded: the owner exchange's
-// owners pack the rows a peer asked for (codes, then NVFP4 block scales) into one packed
+// owners pack the rows a peer asked for (codes, then any block scales) into one packed
 // row each, and the peer decodes them with the shared decode core as a table of packed
 // rows. Peers ask for rows by rank-local index in the narrowest width that holds one.
 // One copy of this math for the host and the GPU.

@@ -12,7 +12,8 @@ namespace pleshard::kernels {
 
 // Values lie in (-k_synthetic_amax, k_synthetic_amax]: a sum of four uniforms, roughly
 // Gaussian with standard deviation 0.0115. The bound stands in for the table's amax when
-// choosing FP8/NVFP4 global scales, so tables are written in one pass.
+// choosing FP8/NVFP4 global scales, so tables are written in one pass (block scales are each
+// block's own).
 inline constexpr float k_synthetic_amax = 0.04f;
 
 PLESHARD_HD constexpr std::uint64_t synthetic_row_key(std::uint64_t seed, int ple_index, std::int64_t row) {
@@ -34,17 +35,18 @@ PLESHARD_HD inline float synthetic_global_scale(RowFormat format) {
                                       : 1.0f;
 }
 
-// Row `row` of table `ple_index`, encoded into `out` and (nvfp4) `scales`, one value (or one
-// block of 16) at a time: no scratch the size of a row.
+// Row `row` of table `ple_index`, encoded into `out` and (block-scaled formats) `scales`,
+// one value (or one block) at a time: no scratch the size of a row.
 PLESHARD_HD inline void synthetic_row(RowFormat format, int head_dim, std::uint64_t seed, int ple_index,
                                       std::int64_t row, std::uint8_t* out, std::uint8_t* scales) {
   const std::uint64_t key = synthetic_row_key(seed, ple_index, row);
   const float global = synthetic_global_scale(format);
-  if (format == RowFormat::nvfp4) {
-    float block[k_nvfp4_block];
-    for (int b = 0; b < head_dim / k_nvfp4_block; ++b) {
-      for (int i = 0; i < k_nvfp4_block; ++i) block[i] = synthetic_value_of(key, b * k_nvfp4_block + i);
-      encode_nvfp4_block(block, global, out + b * k_nvfp4_block / 2, scales + b);
+  if (const BlockScaling s = block_scaling(format); s.scaled()) {
+    float block[k_max_scale_block];
+    const std::size_t block_bytes = stored_row_bytes(format, s.block);
+    for (int b = 0; b < head_dim / s.block; ++b) {
+      for (int i = 0; i < s.block; ++i) block[i] = synthetic_value_of(key, b * s.block + i);
+      encode_block(format, block, global, out + b * block_bytes, scales + b);
     }
     return;
   }

@@ -10,39 +10,55 @@ namespace {
 
 constexpr int k_warps_per_block = 8;
 
-// Bytes one lane loads at a time: 16, except NVFP4's 8 (one block of 16 values, so a lane
-// decodes one block scale and holds 16 values, not 32: fewer registers, more rows in flight).
+// Bytes one lane loads at a time: 16, except a block-scaled format's 8, so that a chunk lies
+// within one block (NVFP4: one block of 16 values, so a lane decodes one block scale and holds
+// 16 values, not 32: fewer registers, more rows in flight) and packed rows (codes, then
+// head_dim/32 E8M0 scales: 264 bytes for 256 values) still split into aligned chunks.
 template <RowFormat F>
 constexpr int chunk_bytes() {
-  return F == RowFormat::nvfp4 ? 8 : 16;
+  return block_scaling(F).scaled() ? 8 : 16;
 }
 
 // Values in one chunk of a stored row: fixed by the format, so the decode loop unrolls and
 // the chunk stays in registers.
 template <RowFormat F>
 constexpr int values_per_chunk() {
-  if constexpr (F == RowFormat::f32)
-    return 4;
-  else if constexpr (F == RowFormat::bf16 || F == RowFormat::f16)
-    return 8;
-  else
-    return 16;
+  constexpr auto pair_bytes = static_cast<int>(stored_row_bytes(F, 2));
+  static_assert(!block_scaling(F).scaled() || block_scaling(F).block % (chunk_bytes<F>() * 2 / pair_bytes) == 0,
+                "a chunk lies within one block");
+  return chunk_bytes<F>() * 2 / pair_bytes;
 }
 
 template <int Bytes>
 using ChunkVector = std::conditional_t<Bytes == 16, uint4, uint2>;
 
 // Which shared-memory tables a launch fills: none (16- and 32-bit rows), the 256 E4M3
-// values (FP8), or those and every NVFP4 (block scale, code) product. A launch takes the
-// smallest set that covers all its tasks' formats.
-enum class Tables { none, e4m3, nvfp4 };
+// values (FP8 codes, FP8-E8M0 codes), or those and every NVFP4 (block scale, code) product.
+// A launch takes the smallest set that covers all its tasks' formats.
+enum class Tables { none, e4m3, products };
+
+constexpr Tables tables_for(RowFormat format) {
+  switch (format) {
+    case RowFormat::f32:
+    case RowFormat::bf16:
+    case RowFormat::f16:
+      return Tables::none;
+    case RowFormat::fp8:
+    case RowFormat::fp8_e8m0:
+      return Tables::e4m3;
+    case RowFormat::nvfp4:
+      return Tables::products;
+  }
+  return Tables::products;
+}
 
 template <Tables T>
 struct SharedTables {
   float e4m3[T == Tables::none ? 1 : 256];
   // NVFP4: decode_e2m1(code) * decode_e4m3(scale) for every pair, exact in float; a value is
   // then one shared load and the global scale, as for FP8, instead of the E2M1 arithmetic.
-  float nvfp4[T == Tables::nvfp4 ? 256 * 16 : 1];
+  // (E8M0 scales with E4M3 codes would need 256 x 256 products: those multiply instead.)
+  float products[T == Tables::products ? 256 * 16 : 1];
 };
 
 // E4M3 codes decoded once per block into shared memory, by the shared decode core.
@@ -93,7 +109,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
   constexpr int bytes = chunk_bytes<F>();
   const int chunks = row_bytes / bytes;
   constexpr int per_chunk = values_per_chunk<F>();
-  // Short rows (FP8, NVFP4) leave most lanes idle at one row per warp: a warp takes as many
+  // Short rows (FP8, block-scaled) leave most lanes idle at one row per warp: a warp takes as many
   // rows as it has groups of `chunks` lanes.
   const int rows_per_warp = chunks < 32 ? 32 / chunks : 1;
   const int group_lanes = chunks < 32 ? chunks : 32;
@@ -112,7 +128,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
     }
     const auto local = static_cast<std::size_t>(id - table.row_begin);
     const std::uint8_t* row = table.row_at(local);
-    const std::uint8_t* scales = F == RowFormat::nvfp4 ? table.scales_at(local) : nullptr;
+    const std::uint8_t* scales = block_scaling(F).scaled() ? table.scales_at(local) : nullptr;
     for (int c = group_lane; c < chunks; c += group_lanes) {
       union {
         ChunkVector<bytes> vector;
@@ -120,12 +136,22 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
       } chunk;
       chunk.vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row) + c);
       float values[per_chunk];
-      if constexpr (F == RowFormat::nvfp4) {
-        // One block per chunk: (e2m1 * block scale) * global, as decode_value_as computes it.
-        const float* products = tables.nvfp4 + (static_cast<unsigned>(scales[c * per_chunk / k_nvfp4_block]) << 4);
+      if constexpr (block_scaling(F).scaled()) {
+        // The chunk's one block scale: (element * block scale) * global, as decode_value_as
+        // computes it, the product read from the table where the format has one.
+        const std::uint8_t scale = scales[c * per_chunk / block_scaling(F).block];
+        if constexpr (tables_for(F) == Tables::products) {
+          const float* products = tables.products + (static_cast<unsigned>(scale) << 4);
 #pragma unroll
-        for (int k = 0; k < per_chunk; ++k)
-          values[k] = products[(chunk.bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * table.global_scale;
+          for (int k = 0; k < per_chunk; ++k)
+            values[k] = products[(chunk.bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * table.global_scale;
+        } else {
+          const E4m3Table e4m3{tables.e4m3};
+          const float block_scale = block_scale_as<F>(scale, e4m3);
+#pragma unroll
+          for (int k = 0; k < per_chunk; ++k)
+            values[k] = (block_element_as<F>(chunk.bytes, k, e4m3) * block_scale) * table.global_scale;
+        }
       } else if constexpr (F == RowFormat::fp8) {
         const E4m3Table e4m3{tables.e4m3};
 #pragma unroll
@@ -152,7 +178,7 @@ __device__ void decode_task_unaligned(const DecodeTask task) {
     const bool owned = table.owns(id);
     const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
     const std::uint8_t* row = table.row_at(local);
-    const std::uint8_t* scales = F == RowFormat::nvfp4 ? table.scales_at(local) : nullptr;
+    const std::uint8_t* scales = block_scaling(F).scaled() ? table.scales_at(local) : nullptr;
     for (int j = lane; j < table.head_dim; j += 32)
       store_value_as<O>(task.out, i * table.head_dim + j,
                         owned ? decode_value_as<F>(row, scales, table.global_scale, j) : 0.0f);
@@ -168,6 +194,14 @@ __device__ void decode_task(const DecodeTask task, bool aligned, const SharedTab
   }
 }
 
+// decode_task where the launch compiles format F and fills the tables it reads; nothing
+// otherwise (the host never hands such a launch a task of F).
+template <RowFormat F, OutDtype O, Tables T, bool Compiled>
+__device__ void decode_task_if(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
+  if constexpr (Compiled && static_cast<int>(T) >= static_cast<int>(tables_for(F)))
+    decode_task<F, O, T>(task, aligned, tables);
+}
+
 // Every warp takes its share of every task in turn, so a step's layers need no search for
 // which layer a row belongs to and stay balanced whatever their sizes. `Only` >= 0 compiles
 // the one format every task has (the usual step: one format for the whole model), so the
@@ -178,9 +212,10 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   if constexpr (T != Tables::none) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
   }
-  if constexpr (T == Tables::nvfp4) {
+  if constexpr (T == Tables::products) {
     for (int e = threadIdx.x; e < 256 * 16; e += blockDim.x)
-      tables.nvfp4[e] = decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
+      tables.products[e] =
+          decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
   }
   if constexpr (T != Tables::none) __syncthreads();
   constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
@@ -190,21 +225,22 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
     const bool aligned = step.aligned[d];
     switch (task.rows.format) {
       case RowFormat::f32:
-        if constexpr (compiled(RowFormat::f32)) decode_task<RowFormat::f32, O, T>(task, aligned, tables);
+        decode_task_if<RowFormat::f32, O, T, compiled(RowFormat::f32)>(task, aligned, tables);
         break;
       case RowFormat::bf16:
-        if constexpr (compiled(RowFormat::bf16)) decode_task<RowFormat::bf16, O, T>(task, aligned, tables);
+        decode_task_if<RowFormat::bf16, O, T, compiled(RowFormat::bf16)>(task, aligned, tables);
         break;
       case RowFormat::f16:
-        if constexpr (compiled(RowFormat::f16)) decode_task<RowFormat::f16, O, T>(task, aligned, tables);
+        decode_task_if<RowFormat::f16, O, T, compiled(RowFormat::f16)>(task, aligned, tables);
         break;
       case RowFormat::fp8:
-        if constexpr (T != Tables::none && compiled(RowFormat::fp8))
-          decode_task<RowFormat::fp8, O, T>(task, aligned, tables);
+        decode_task_if<RowFormat::fp8, O, T, compiled(RowFormat::fp8)>(task, aligned, tables);
         break;
       case RowFormat::nvfp4:
-        if constexpr (T == Tables::nvfp4 && compiled(RowFormat::nvfp4))
-          decode_task<RowFormat::nvfp4, O, T>(task, aligned, tables);
+        decode_task_if<RowFormat::nvfp4, O, T, compiled(RowFormat::nvfp4)>(task, aligned, tables);
+        break;
+      case RowFormat::fp8_e8m0:
+        decode_task_if<RowFormat::fp8_e8m0, O, T, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
         break;
     }
   }
@@ -241,6 +277,8 @@ bool aligned_for(const TableView& t) {
       return aligned_for<RowFormat::fp8>(t);
     case RowFormat::nvfp4:
       return aligned_for<RowFormat::nvfp4>(t);
+    case RowFormat::fp8_e8m0:
+      return aligned_for<RowFormat::fp8_e8m0>(t);
   }
   return false;
 }
@@ -250,43 +288,50 @@ void launch(const StepTasks& step, int grid, cudaStream_t stream) {
   decode_step_kernel<O, T, Only><<<grid, k_warps_per_block * 32, 0, stream>>>(step);
 }
 
-// The instantiation for the tasks' formats: one format alone, or all of them.
+template <OutDtype O, RowFormat F>
+void launch_one(const StepTasks& step, int grid, cudaStream_t stream) {
+  launch<O, tables_for(F), static_cast<int>(F)>(step, grid, stream);
+}
+
+// The instantiation for the tasks' formats: one format alone, or all of them with the
+// `tables` that cover them.
 template <OutDtype O>
-void launch(const StepTasks& step, int grid, cudaStream_t stream) {
+void launch(const StepTasks& step, Tables tables, int grid, cudaStream_t stream) {
   bool one_format = true;
   for (int d = 1; d < step.count; ++d)
     one_format = one_format && step.tasks[d].rows.format == step.tasks[0].rows.format;
   if (!one_format) {
-    bool nvfp4 = false;
-    bool fp8 = false;
-    for (int d = 0; d < step.count; ++d) {
-      nvfp4 = nvfp4 || step.tasks[d].rows.format == RowFormat::nvfp4;
-      fp8 = fp8 || step.tasks[d].rows.format == RowFormat::fp8;
-    }
-    if (nvfp4) {
-      launch<O, Tables::nvfp4, -1>(step, grid, stream);
-    } else if (fp8) {
-      launch<O, Tables::e4m3, -1>(step, grid, stream);
-    } else {
-      launch<O, Tables::none, -1>(step, grid, stream);
+    switch (tables) {
+      case Tables::none:
+        launch<O, Tables::none, -1>(step, grid, stream);
+        break;
+      case Tables::e4m3:
+        launch<O, Tables::e4m3, -1>(step, grid, stream);
+        break;
+      case Tables::products:
+        launch<O, Tables::products, -1>(step, grid, stream);
+        break;
     }
     return;
   }
   switch (step.tasks[0].rows.format) {
     case RowFormat::f32:
-      launch<O, Tables::none, static_cast<int>(RowFormat::f32)>(step, grid, stream);
+      launch_one<O, RowFormat::f32>(step, grid, stream);
       break;
     case RowFormat::bf16:
-      launch<O, Tables::none, static_cast<int>(RowFormat::bf16)>(step, grid, stream);
+      launch_one<O, RowFormat::bf16>(step, grid, stream);
       break;
     case RowFormat::f16:
-      launch<O, Tables::none, static_cast<int>(RowFormat::f16)>(step, grid, stream);
+      launch_one<O, RowFormat::f16>(step, grid, stream);
       break;
     case RowFormat::fp8:
-      launch<O, Tables::e4m3, static_cast<int>(RowFormat::fp8)>(step, grid, stream);
+      launch_one<O, RowFormat::fp8>(step, grid, stream);
       break;
     case RowFormat::nvfp4:
-      launch<O, Tables::nvfp4, static_cast<int>(RowFormat::nvfp4)>(step, grid, stream);
+      launch_one<O, RowFormat::nvfp4>(step, grid, stream);
+      break;
+    case RowFormat::fp8_e8m0:
+      launch_one<O, RowFormat::fp8_e8m0>(step, grid, stream);
       break;
   }
 }
@@ -312,7 +357,7 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     throw SystemError("decode_step_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
                       std::to_string(k_max_step_layers) + " per launch");
   StepTasks step;
-  bool nvfp4 = false;
+  Tables tables = Tables::none;
   std::int64_t most = 0;
   for (const DecodeTask& task : tasks) {
     if (task.count == 0) continue;
@@ -320,22 +365,22 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     step.tasks[d] = task;
     step.aligned[d] = aligned_for(task.rows);
     most = std::max(most, task.count);
-    nvfp4 = nvfp4 || task.rows.format == RowFormat::nvfp4;
+    tables = std::max(tables, tables_for(task.rows.format));
   }
   if (step.count == 0) return;
-  // With NVFP4, blocks fill a 16 KB product table first, so they stay resident and loop over
-  // rows: a few blocks per SM instead of one block per few rows.
+  // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
+  // and loop over rows: a few blocks per SM instead of one block per few rows.
   int grid = grid_for(most);
-  if (nvfp4) grid = std::min(grid, 8 * multiprocessors());
+  if (tables == Tables::products) grid = std::min(grid, 8 * multiprocessors());
   switch (dtype) {
     case OutDtype::f32:
-      launch<OutDtype::f32>(step, grid, stream);
+      launch<OutDtype::f32>(step, tables, grid, stream);
       break;
     case OutDtype::bf16:
-      launch<OutDtype::bf16>(step, grid, stream);
+      launch<OutDtype::bf16>(step, tables, grid, stream);
       break;
     case OutDtype::f16:
-      launch<OutDtype::f16>(step, grid, stream);
+      launch<OutDtype::f16>(step, tables, grid, stream);
       break;
   }
   PLESHARD_CUDA_CHECK_LAUNCH();

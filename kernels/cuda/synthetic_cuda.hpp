@@ -12,7 +12,7 @@
 namespace pleshard::kernels {
 
 // Where one table's rows go: `count` rows from `first_row`, row r's codes at rows +
-// (r - first_row) * pitch and (nvfp4) its block scales at scales + (r - first_row) *
+// (r - first_row) * pitch and (block-scaled formats) its block scales at scales + (r - first_row) *
 // scale_pitch: after the codes in a GPU tier's table, or in an array of their own.
 struct SyntheticTarget {
   RowFormat format = RowFormat::bf16;
@@ -23,7 +23,7 @@ struct SyntheticTarget {
   std::int64_t count = 0;
   std::uint8_t* rows = nullptr;  // device memory
   std::size_t pitch = 0;
-  std::uint8_t* scales = nullptr;  // device memory; nvfp4 only
+  std::uint8_t* scales = nullptr;  // device memory; block-scaled formats only
   std::size_t scale_pitch = 0;
 };
 

@@ -168,16 +168,20 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
                          std::to_string(spec.head_dim));
       info.layout.head_dim = spec.head_dim;
       info.layout.rows = spec.padded_rows;
+      if (!info.layout.whole_blocks())
+        throw InputError(where + ": head_dim " + std::to_string(head_dim) + " is not a multiple of " +
+                         to_string(info.layout.format) + "'s blocks of " +
+                         std::to_string(kernels::block_scaling(info.layout.format).block) + " values");
 
       Table table;
       table.weight = open_rows(group.get(), "weight", info.layout.rows, info.layout.row_bytes(), where);
       table.weight_rows = Hdf5Rows::locate(file_.get(), table.weight.get(), info.layout.rows, info.layout.row_bytes());
-      if (info.layout.format == RowFormat::nvfp4) {
+      if (info.layout.scale_bytes() != 0) {
         table.scales = open_rows(group.get(), "weight_scale", info.layout.rows, info.layout.scale_bytes(), where);
         table.scale_rows =
             Hdf5Rows::locate(file_.get(), table.scales.get(), info.layout.rows, info.layout.scale_bytes());
       }
-      if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
+      if (kernels::has_global_scale(info.layout.format)) {
         if (H5Lexists(group.get(), "global_scale", H5P_DEFAULT) <= 0)
           throw InputError(where + "/global_scale: missing");
         H5Id set = check(H5Dopen2(group.get(), "global_scale", H5P_DEFAULT), H5Dclose, where + "/global_scale");

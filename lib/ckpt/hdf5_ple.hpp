@@ -1,8 +1,10 @@
 #pragma once
 // pleshard's native HDF5 checkpoint (docs/design.md §4): the config JSON as a file attribute;
 // per PLE index d a group /ple/{d} with `weight` [padded_rows, row_bytes] (u8, chunked in
-// row bands, Fletcher32), `weight_scale` [padded_rows, head_dim/16] for nvfp4,
-// `global_scale`, the three hash buffers, and attributes format, head_dim, decoder_layer.
+// row bands, Fletcher32), `weight_scale` [padded_rows, scale_row_bytes] for block-scaled
+// formats (nvfp4: head_dim/16 E4M3 bytes, fp8_e8m0: head_dim/32 E8M0 bytes), `global_scale`
+// (read for fp8 and nvfp4; 1 for the others), the three hash buffers, and attributes format,
+// head_dim, decoder_layer.
 
 #include <cstdint>
 #include <filesystem>

@@ -196,6 +196,20 @@ void PleCheckpoint::verify_data(const std::function<void(double)>& progress) con
 
 void write_checkpoint(const fs::path& path, const ModelConfig& config, const std::vector<TableSource>& tables,
                       const WriteOptions& options, const std::function<void(std::uint64_t)>& progress) {
+  // What the readers could not give back: blocks split across rows, a global scale where
+  // the format stores none.
+  for (const auto& table : tables) {
+    const PleTableInfo& info = table.info;
+    const std::string where =
+        path.string() + ": table " + std::to_string(info.ple_index) + " (" + to_string(info.layout.format) + ")";
+    if (!info.layout.whole_blocks())
+      throw InputError(where + ": head_dim " + std::to_string(info.layout.head_dim) +
+                       " is not a multiple of the format's blocks of " +
+                       std::to_string(kernels::block_scaling(info.layout.format).block) + " values");
+    if (!kernels::has_global_scale(info.layout.format) && info.global_scale != 1.0f)
+      throw InputError(where + ": global scale " + std::to_string(info.global_scale) +
+                       ", but the format stores none (1)");
+  }
   if (options.kind == CheckpointKind::hdf5) {
     detail::write_hdf5_checkpoint(path, config, tables, progress);
   } else {

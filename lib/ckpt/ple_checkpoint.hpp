@@ -50,7 +50,7 @@ struct RowRun {
 [[nodiscard]] const char* to_string(CheckpointKind kind);
 [[nodiscard]] CheckpointKind parse_checkpoint_kind(std::string_view name);
 
-// Produces rows [begin, end) of one table: stored row bytes and (nvfp4) block scales.
+// Produces rows [begin, end) of one table: stored row bytes and (block-scaled formats) block scales.
 using RowSource = std::function<void(std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                                      std::span<std::uint8_t> scales)>;
 
@@ -93,9 +93,10 @@ class PleCheckpoint {
   }
 
   // Copies rows [begin, end) of table `ple_index`: stored row bytes into `rows`, and for
-  // nvfp4 the block scales into `scales`; an empty span is not read (the disk tier reads
-  // NVFP4 scales once, into memory, and then only codes). With HDF5 and MPI-IO, every rank of the
-  // communicator the checkpoint was opened with must call it for the same table together.
+  // block-scaled formats the block scales into `scales`; an empty span is not read (the disk
+  // tier reads block scales once, into memory, and then only codes). With HDF5 and MPI-IO,
+  // every rank of the communicator the checkpoint was opened with must call it for the same
+  // table together.
   virtual void read_rows(int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
                          std::span<std::uint8_t> scales) const = 0;
 

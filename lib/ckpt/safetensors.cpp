@@ -18,7 +18,7 @@ namespace pleshard {
 
 namespace {
 
-constexpr EnumNames<StDtype, 15> k_dtypes{{{StDtype::BOOL, "BOOL"},
+constexpr EnumNames<StDtype, 16> k_dtypes{{{StDtype::BOOL, "BOOL"},
                                            {StDtype::U8, "U8"},
                                            {StDtype::I8, "I8"},
                                            {StDtype::U16, "U16"},
@@ -32,7 +32,8 @@ constexpr EnumNames<StDtype, 15> k_dtypes{{{StDtype::BOOL, "BOOL"},
                                            {StDtype::I64, "I64"},
                                            {StDtype::F64, "F64"},
                                            {StDtype::F8_E4M3, "F8_E4M3"},
-                                           {StDtype::F8_E5M2, "F8_E5M2"}}};
+                                           {StDtype::F8_E5M2, "F8_E5M2"},
+                                           {StDtype::F8_E8M0, "F8_E8M0"}}};
 
 std::uint64_t read_le64(const std::uint8_t* p) {
   std::uint64_t v = 0;
@@ -57,6 +58,7 @@ std::size_t dtype_size(StDtype dtype) {
     case StDtype::I8:
     case StDtype::F8_E4M3:
     case StDtype::F8_E5M2:
+    case StDtype::F8_E8M0:
       return 1;
     case StDtype::U16:
     case StDtype::I16:

@@ -18,7 +18,7 @@
 
 namespace pleshard {
 
-enum class StDtype { BOOL, U8, I8, U16, I16, F16, BF16, U32, I32, F32, U64, I64, F64, F8_E4M3, F8_E5M2 };
+enum class StDtype { BOOL, U8, I8, U16, I16, F16, BF16, U32, I32, F32, U64, I64, F64, F8_E4M3, F8_E5M2, F8_E8M0 };
 
 [[nodiscard]] const char* to_string(StDtype dtype);
 [[nodiscard]] std::size_t dtype_size(StDtype dtype);

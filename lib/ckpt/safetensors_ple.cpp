@@ -41,8 +41,13 @@ struct TensorRef {
 struct TableShards {
   std::int64_t shard_rows = 0;
   std::vector<TensorRef> weights;  // by shard index
-  std::vector<TensorRef> scales;   // nvfp4 block scales by shard index
+  std::vector<TensorRef> scales;   // block scales by shard index (block-scaled formats)
 };
+
+// The dtype of a block-scaled format's `.weight_scale` shards: its scale code's.
+StDtype block_scale_dtype(RowFormat format) {
+  return kernels::block_scaling(format).code == kernels::ScaleCode::e8m0 ? StDtype::F8_E8M0 : StDtype::F8_E4M3;
+}
 
 // Every safetensors file of the checkpoint, with the index's promises checked.
 std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::string, std::string>& index) {
@@ -324,6 +329,11 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     const std::string shard_prefix = "ngram_embedding.shard_";
     const bool nvfp4 = config.quantization == TableQuantization::nvfp4;
     const bool fp8 = config.quantization == TableQuantization::fp8;
+    // The block-scaled format the config's codes take where their shards carry `.weight_scale`
+    // block scales: NVFP4's always do; E4M3 codes with E8M0 scales are fp8_e8m0, whose
+    // tables have no global scale.
+    const bool scales_allowed = nvfp4 || fp8;
+    const RowFormat blocked = nvfp4 ? RowFormat::nvfp4 : RowFormat::fp8_e8m0;
     const std::int64_t parts = config.split_ngram_parts;
 
     PleTableInfo info;
@@ -407,7 +417,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         const std::string suffix = dot == std::string::npos ? "" : rest.substr(dot + 1);
         if (number.empty() || number.size() > 9 ||
             !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-            (suffix != "weight" && !(nvfp4 && suffix == "weight_scale"))) {
+            (suffix != "weight" && !(scales_allowed && suffix == "weight_scale"))) {
           log_warning(ref.where() + ": not a PLE shard tensor; ignored");
           continue;
         }
@@ -425,10 +435,15 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
           expect_shape(ref, {expected_rows,
                              static_cast<std::int64_t>(info.layout.row_bytes() / (dtype_size(ref.tensor->dtype)))});
         } else {
-          if (ref.tensor->dtype != StDtype::F8_E4M3)
-            throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
-                             ", expected F8_E4M3 block scales (packed bytes are never cast)");
-          expect_shape(ref, {expected_rows, spec.head_dim / kernels::k_nvfp4_block});
+          if (ref.tensor->dtype != block_scale_dtype(blocked))
+            throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + ", expected " +
+                             to_string(block_scale_dtype(blocked)) + " block scales (packed bytes are never cast)");
+          if (!kernels::whole_blocks(blocked, spec.head_dim))
+            throw InputError(ref.where() + ": head_dim " + std::to_string(spec.head_dim) + " is not a multiple of " +
+                             to_string(blocked) + "'s blocks of " +
+                             std::to_string(kernels::block_scaling(blocked).block) + " values");
+          expect_shape(ref,
+                       {expected_rows, static_cast<std::int64_t>(kernels::scale_row_bytes(blocked, spec.head_dim))});
         }
         slot = ref;
       } else if (nvfp4 && (name == "ngram_embedding.weight" || name == "ngram_embedding.weight_scale")) {
@@ -447,9 +462,15 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     const std::string layer = path_ + ": PLE layer " + std::to_string(spec.ple_index) + " (decoder layer " +
                               std::to_string(spec.decoder_layer) + ", prefix " + prefix + ")";
     if (!format_known) throw InputError(layer + ": no ngram_embedding tensors");
+    const bool block_scaled =
+        std::any_of(shards.scales.begin(), shards.scales.end(), [](const TensorRef& r) { return r.tensor; });
+    if (block_scaled) info.layout.format = blocked;  // E4M3 codes: fp8_e8m0 where shards carry scales
     if (unsharded) {
       if (std::any_of(shards.weights.begin(), shards.weights.end(), [](const TensorRef& r) { return r.tensor; }))
         throw InputError(unsharded->where() + ": both sharded and unsharded tables present");
+      if (block_scaled)
+        throw InputError(unsharded->where() + ": block scales belong to " + shard_prefix +
+                         "<i>.weight shards, not to an unsharded table");
       shards.shard_rows = spec.padded_rows;
       shards.weights = {*unsharded};
     } else {
@@ -458,11 +479,14 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
         if (shards.weights[s].tensor == nullptr)
           throw InputError(layer + ": shard " + std::to_string(i) + " (rows " + std::to_string(i * spec.shard_rows) +
                            "..) is missing: incomplete row coverage");
-        if (nvfp4 && shards.scales[s].tensor == nullptr)
+        if (info.layout.scale_bytes() != 0 && shards.scales[s].tensor == nullptr)
           throw InputError(layer + ": shard " + std::to_string(i) + " has no weight_scale");
       }
     }
-    if (fp8 || nvfp4) {
+    if (global && !kernels::has_global_scale(info.layout.format))
+      throw InputError(global->where() + ": a global scale beside " + to_string(info.layout.format) +
+                       " block scales, which have none");
+    if (kernels::has_global_scale(info.layout.format)) {
       const char* name = nvfp4 ? "ngram_embedding.weight_scale_2" : "ngram_embedding.weight_scale";
       if (!global) throw InputError(layer + ": global scale " + name + " is missing");
       if (global->tensor->dtype != StDtype::F32 || (global->tensor->shape.size() > 1) ||
@@ -559,7 +583,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
                            {static_cast<std::int64_t>(info.head_offsets.size())},
                            8,
                            buffer(info.head_offsets)}});
-    if (info.layout.format == RowFormat::fp8 || info.layout.format == RowFormat::nvfp4) {
+    if (kernels::has_global_scale(info.layout.format)) {
       const float scale = info.global_scale;
       trailing.push_back({file_of(0),
                           {prefix + (info.layout.format == RowFormat::nvfp4 ? "ngram_embedding.weight_scale_2"
@@ -583,6 +607,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
         weight_dtype = StDtype::F16;
         break;
       case RowFormat::fp8:
+      case RowFormat::fp8_e8m0:
         weight_dtype = StDtype::F8_E4M3;
         break;
       case RowFormat::nvfp4:
@@ -632,7 +657,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
       if (scale_bytes != 0)
         planned.push_back({file_of(shard),
                            {name + ".weight_scale",
-                            StDtype::F8_E4M3,
+                            block_scale_dtype(info.layout.format),
                             {rows, static_cast<std::int64_t>(scale_bytes)},
                             scale_bytes,
                             scales,

@@ -2,6 +2,7 @@
 #include "core/band_pipeline.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
@@ -53,9 +54,10 @@ class GpuRowMaker {
           rows_.data(),   row_bytes,        scales_.data(), scale_bytes};
       kernels::make_synthetic_rows_cuda(target, stream_.get());
       const auto at = static_cast<std::size_t>(first - begin);
-      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows.data() + at * row_bytes, rows_.data(), n * row_bytes,
-                                          cudaMemcpyDeviceToHost, stream_.get()));
-      if (scale_bytes != 0)
+      if (!rows.empty())
+        PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows.data() + at * row_bytes, rows_.data(), n * row_bytes,
+                                            cudaMemcpyDeviceToHost, stream_.get()));
+      if (scale_bytes != 0 && !scales.empty())
         PLESHARD_CUDA_CHECK(cudaMemcpyAsync(scales.data() + at * scale_bytes, scales_.data(), n * scale_bytes,
                                             cudaMemcpyDeviceToHost, stream_.get()));
       stream_.synchronize();
@@ -137,6 +139,10 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     info.ple_index = spec.ple_index;
     info.decoder_layer = spec.decoder_layer;
     info.layout = {format, spec.head_dim, spec.padded_rows};
+    if (!info.layout.whole_blocks())
+      throw InputError(config.source + ": head_dim " + std::to_string(spec.head_dim) + " cannot be stored as " +
+                       to_string(format) + " (blocks of " + std::to_string(kernels::block_scaling(format).block) +
+                       " values)");
     info.global_scale = kernels::synthetic_global_scale(format);
     info.multipliers = spec.multipliers;
     info.head_sizes = spec.head_sizes;
@@ -146,11 +152,16 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
     RowSource rows = [layout, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
                                        std::span<std::uint8_t> scales) {
       // Rows are a function of their index alone, so any split over threads gives the same bytes.
+      // A row's codes and block scales are made together: an empty span (codes or scales
+      // alone, as the disk tier reads them) takes its part in a row of scratch.
       parallel_rows(begin, end, [&](std::int64_t first, std::int64_t last) {
+        std::vector<std::uint8_t> spare_row(out.empty() ? layout.row_bytes() : 0);
+        std::vector<std::uint8_t> spare_scales(scales.empty() ? layout.scale_bytes() : 0);
         for (std::int64_t r = first; r < last; ++r) {
           const auto i = static_cast<std::size_t>(r - begin);
-          kernels::synthetic_row(layout.format, layout.head_dim, seed, d, r, out.data() + i * layout.row_bytes(),
-                                 scales.data() + i * layout.scale_bytes());
+          kernels::synthetic_row(layout.format, layout.head_dim, seed, d, r,
+                                 out.empty() ? spare_row.data() : out.data() + i * layout.row_bytes(),
+                                 scales.empty() ? spare_scales.data() : scales.data() + i * layout.scale_bytes());
         }
       });
     };

@@ -6,11 +6,12 @@ namespace pleshard {
 
 namespace {
 
-constexpr EnumNames<RowFormat, 14> k_row_formats{{{RowFormat::f32, "f32"},
+constexpr EnumNames<RowFormat, 18> k_row_formats{{{RowFormat::f32, "f32"},
                                                   {RowFormat::bf16, "bf16"},
                                                   {RowFormat::f16, "f16"},
                                                   {RowFormat::fp8, "fp8"},
                                                   {RowFormat::nvfp4, "nvfp4"},
+                                                  {RowFormat::fp8_e8m0, "fp8_e8m0"},
                                                   {RowFormat::f32, "float32"},
                                                   {RowFormat::f32, "F32"},
                                                   {RowFormat::bf16, "bfloat16"},
@@ -19,7 +20,10 @@ constexpr EnumNames<RowFormat, 14> k_row_formats{{{RowFormat::f32, "f32"},
                                                   {RowFormat::f16, "F16"},
                                                   {RowFormat::fp8, "float8_e4m3fn"},
                                                   {RowFormat::fp8, "F8_E4M3"},
-                                                  {RowFormat::nvfp4, "NVFP4"}}};
+                                                  {RowFormat::nvfp4, "NVFP4"},
+                                                  {RowFormat::fp8_e8m0, "fp8-e8m0"},
+                                                  {RowFormat::fp8_e8m0, "mxfp8"},
+                                                  {RowFormat::fp8_e8m0, "MXFP8"}}};
 
 constexpr EnumNames<OutDtype, 6> k_out_dtypes{{{OutDtype::f32, "float32"},
                                                {OutDtype::bf16, "bfloat16"},
@@ -37,8 +41,8 @@ OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtype
 
 bool format_matches_config(RowFormat format, TableQuantization quantization) {
   switch (quantization) {
-    case TableQuantization::fp8:
-      return format == RowFormat::fp8;
+    case TableQuantization::fp8:  // E4M3 codes, scaled per table or per block of 32 (the checkpoint says)
+      return format == RowFormat::fp8 || format == RowFormat::fp8_e8m0;
     case TableQuantization::nvfp4:
       return format == RowFormat::nvfp4;
     case TableQuantization::none:

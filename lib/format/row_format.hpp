@@ -13,14 +13,15 @@ namespace pleshard {
 using kernels::OutDtype;
 using kernels::RowFormat;
 
-[[nodiscard]] const char* to_string(RowFormat format);  // "f32", "bf16", "f16", "fp8", "nvfp4"
+[[nodiscard]] const char* to_string(RowFormat format);  // "f32", "bf16", "f16", "fp8", "nvfp4", "fp8_e8m0"
 [[nodiscard]] const char* to_string(OutDtype dtype);    // "float32", "bfloat16", "float16"
-// Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", ...).
+// Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", "mxfp8", ...).
 [[nodiscard]] RowFormat parse_row_format(std::string_view name);
 [[nodiscard]] OutDtype parse_out_dtype(std::string_view name);
 
 // The stored format a config implies for a quantized table; unquantized configs allow
-// f32, bf16 or f16 rows (the checkpoint decides).
+// f32, bf16 or f16 rows, and float8_e4m3fn configs fp8 or fp8_e8m0 rows (the checkpoint
+// decides).
 [[nodiscard]] bool format_matches_config(RowFormat format, TableQuantization quantization);
 
 // The shape of one PLE table as stored.
@@ -31,6 +32,8 @@ struct TableLayout {
 
   [[nodiscard]] std::size_t row_bytes() const { return kernels::stored_row_bytes(format, head_dim); }
   [[nodiscard]] std::size_t scale_bytes() const { return kernels::scale_row_bytes(format, head_dim); }
+  // Whether head_dim splits into whole blocks of the format's scales (always, unscaled).
+  [[nodiscard]] bool whole_blocks() const { return kernels::whole_blocks(format, head_dim); }
   // Stored bytes per row, block scales included (FBGEMM's convention for GB/s).
   [[nodiscard]] std::size_t bytes_per_row() const { return row_bytes() + scale_bytes(); }
 };

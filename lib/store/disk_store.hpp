@@ -1,5 +1,5 @@
 #pragma once
-// The disk tier: no table in memory but NVFP4 block scales. Each step copies its ids to the
+// The disk tier: no table in memory but block scales (NVFP4, FP8-E8M0). Each step copies its ids to the
 // host and reads each distinct row of every layer once from the checkpoint's files (every
 // layer's reads in flight together), and stages the raw rows into the step space, where the
 // step's decode reads them. submit() starts the reads (safetensors: on the store's worker
@@ -8,9 +8,10 @@
 // whole (each rank reads the rows of its own tokens), so nothing needs combining across
 // ranks.
 //
-// NVFP4 rows keep their codes and block scales in separate tensors, so each row would be
-// two random reads; the scales (a ninth of the table's bytes at 160 values a row) are read
-// once, whole, when the store opens, and a step reads codes only.
+// Block-scaled rows keep their codes and block scales in separate tensors, so each row would
+// be two random reads; the scales (a ninth of an NVFP4 table's bytes at 160 values a row, a
+// 33rd of an FP8-E8M0 one's) are read once, whole, when the store opens, and a step reads
+// codes only.
 
 #include <cstdint>
 #include <vector>
@@ -27,7 +28,7 @@ class DiskStore final : public RowStore {
   // `checkpoint` must outlive the store and must not read collectively. Safetensors files are
   // read on the store's thread between submit() and wait(); HDF5 files in submit() itself (the
   // library is not thread-safe, and through MPI-IO it calls MPI, initialised for one thread).
-  // Reads every NVFP4 table's block scales (tier_bytes of the disk tier; the caller checks
+  // Reads every block-scaled table's block scales (tier_bytes of the disk tier; the caller checks
   // they fit). Steps read through the page cache, or past it (`reads`: PageCache::bypass,
   // O_DIRECT).
   DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
@@ -52,8 +53,8 @@ class DiskStore final : public RowStore {
     std::vector<std::uint8_t> host_scales;
     SpaceBuffer keys;                        // each id's position among the distinct rows, -1 outside the table
     SpaceBuffer rows;                        // the distinct rows
-    SpaceBuffer scales;                      // and their block scales (nvfp4)
-    std::vector<std::uint8_t> table_scales;  // every row's block scales (nvfp4)
+    SpaceBuffer scales;                      // and their block scales (block-scaled formats)
+    std::vector<std::uint8_t> table_scales;  // every row's block scales (block-scaled formats)
   };
 
   // What a layer's decode needs but its rows: each id's key and the rows' block scales, in

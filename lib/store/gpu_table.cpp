@@ -36,8 +36,8 @@ std::uint8_t* allocate_device(std::size_t bytes, int ple_index) {
   return static_cast<std::uint8_t*>(p);
 }
 
-// Two bands of rows as read, in page-locked memory used in turn: codes and (NVFP4) block
-// scales of up to `rows` rows each.
+// Two bands of rows as read, in page-locked memory used in turn: codes and (block-scaled
+// formats) block scales of up to `rows` rows each.
 struct StagedBand {
   kernels::PinnedBuffer rows;
   kernels::PinnedBuffer scales;
@@ -105,10 +105,10 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
   const kernels::OwnedStream stream;
   kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,  ple_index,
                                   range_.begin,   range_.size(),    rows_, pitch_};
-  target.scales = rows_ + layout_.row_bytes();  // NVFP4 scales after each row's codes
+  target.scales = rows_ + layout_.row_bytes();  // block scales after each row's codes
   target.scale_pitch = pitch_;
   if (tier_ == StorageTier::device) {
-    // NVFP4 pitch padding reads as zeros, as in a table loaded from a file.
+    // Pitch padding reads as zeros, as in a table loaded from a file.
     if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, rows * pitch_, stream.get()));
     kernels::make_synthetic_rows_cuda(target, stream.get());
     stream.synchronize();
@@ -156,7 +156,7 @@ void GpuTable::load(const TableSource& source) {
 void GpuTable::load_device(const TableSource& source, const RowCuts& bands) {
   const std::size_t row_bytes = layout_.row_bytes();
   const std::size_t scale_bytes = layout_.scale_bytes();
-  const bool interleaved = pitch_ != row_bytes;  // NVFP4: scales after each row's codes
+  const bool interleaved = pitch_ != row_bytes;  // block scales after each row's codes
   const auto staged = static_cast<std::size_t>(std::min(bands.rows, range_.size()));
   // Rows read into page-locked staging, band k+1 read while band k is copied up: the file
   // and the bus work at once.
@@ -211,7 +211,7 @@ void GpuTable::load_pinned(const TableSource& source, const RowCuts& bands) {
         },
         [&](std::size_t k) { lock(bands.at(k)); });
   } else {
-    // NVFP4: read into page-locked staging, and interleaved into the rows in pieces over the
+    // Block-scaled: read into page-locked staging, and interleaved into the rows in pieces over the
     // cores while the next band is read (on the H200 machine an NVFP4 load interleaving
     // after each read ran at 67% of the file's rate; interleaving each piece on the thread
     // that read it, from cache, ran 1.8-3.1 s slower than this over 28.8 GB).
@@ -243,16 +243,16 @@ GpuTable::~GpuTable() {
 }
 
 kernels::TableView GpuTable::view() const {
-  const bool nvfp4 = layout_.scale_bytes() != 0;
+  const bool scaled = layout_.scale_bytes() != 0;
   return {layout_.format,
           layout_.head_dim,
           range_.begin,
           range_.end,
           rows_,
-          nvfp4 ? rows_ + layout_.row_bytes() : nullptr,
+          scaled ? rows_ + layout_.row_bytes() : nullptr,
           global_scale_,
           pitch_,
-          nvfp4 ? pitch_ : 0};
+          scaled ? pitch_ : 0};
 }
 
 kernels::DistinctRows& GpuTable::distinct() const {

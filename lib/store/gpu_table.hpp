@@ -20,9 +20,9 @@ class GpuTable {
   // Takes rows [range.begin, range.end) of the table `source` produces: read in bands of
   // about 64 MiB (whole chunks of the source's) through two page-locked staging buffers,
   // reading one band while copying the other (pinned: read in place, past the page cache
-  // where the source allows, or interleaved there from staging (NVFP4), each band
+  // where the source allows, or interleaved there from staging (block-scaled formats), each band
   // page-locked while the next is read), or, for synthetic tables, made in place on the
-  // GPU. NVFP4 rows carry their
+  // GPU. Block-scaled rows carry their
   // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
@@ -60,7 +60,7 @@ class GpuTable {
   StorageTier tier_;
   int uva_blocks_per_sm_;
   float global_scale_ = 1.0f;
-  std::size_t pitch_ = 0;         // bytes per row: codes, then (nvfp4) block scales and padding
+  std::size_t pitch_ = 0;         // bytes per row: codes, then (block-scaled) scales and padding
   std::uint8_t* rows_ = nullptr;  // device: owned; pinned: pinned_'s
   std::unique_ptr<PinnedRows> pinned_;
   // Scratch of the pinned tier's distinct-row gathers (one in flight per table).

@@ -87,9 +87,8 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
       return;
     }
     const std::uint64_t available = available_host_bytes();
-    const std::string tier_remedy = tier == StorageTier::disk
-                                        ? "fewer ranks per node: the disk tier keeps NVFP4 block scales"
-                                        : "use more nodes, or --storage disk";
+    const std::string tier_remedy = tier == StorageTier::disk ? "fewer ranks per node: the disk tier keeps block scales"
+                                                              : "use more nodes, or --storage disk";
     if (available != 0 && needed > available)
       throw InputError(std::string(to_string(tier)) + " tier: " + what + " of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +

@@ -16,18 +16,19 @@
 
 namespace pleshard {
 
-// Bytes per row in GPU-tier memory (device or pinned): the stored bytes, NVFP4 block scales
-// interleaved after each row's codes and the row padded to 16 bytes.
+// Bytes per row in GPU-tier memory (device or pinned): the stored bytes, a block-scaled
+// format's scales (NVFP4, FP8-E8M0) interleaved after each row's codes and the row padded to
+// 16 bytes.
 [[nodiscard]] std::size_t gpu_row_pitch(const TableLayout& layout);
 
 // Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]`; for the disk tier, whose
-// every rank holds whole tables, the NVFP4 tables' block scales (disk_store.hpp) of every
+// every rank holds whole tables, the block-scaled tables' scales (disk_store.hpp) of every
 // row, in host memory.
 [[nodiscard]] std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
 // Bytes of the files the tier reads when it loads: the rows' stored bytes (a GPU tier pads
-// NVFP4 rows in memory; the files do not), the disk tier's block scales.
+// block-scaled rows in memory; the files do not), the disk tier's block scales.
 [[nodiscard]] std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 

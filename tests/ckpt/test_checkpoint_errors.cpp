@@ -205,6 +205,45 @@ TEST_F(MalformedCheckpoint, WrongPackedDtype) {
   expect_rejected(file("a.safetensors"), nvfp4_, file("a.safetensors"), "packed bytes are never cast");
 }
 
+// E4M3 codes with E8M0 block scales (fp8_e8m0): scales of another dtype, a shard without
+// its scales, a global scale beside them, an unsharded table with shard scales.
+TEST_F(MalformedCheckpoint, E8m0BlockScalesOfAnotherDtype) {
+  auto raw = valid(fp8_, RowFormat::fp8_e8m0);
+  raw[k_prefix + "ngram_embedding.shard_2.weight_scale"].dtype = "F8_E4M3";
+  write_raw(file("a.safetensors"), raw);
+  expect_rejected(file("a.safetensors"), fp8_, file("a.safetensors"), "expected F8_E8M0 block scales");
+}
+
+TEST_F(MalformedCheckpoint, E8m0ShardWithoutItsScales) {
+  auto raw = valid(fp8_, RowFormat::fp8_e8m0);
+  raw.erase(k_prefix + "ngram_embedding.shard_3.weight_scale");
+  write_raw(file("a.safetensors"), raw);
+  expect_rejected(file("a.safetensors"), fp8_, file("a.safetensors"), "shard 3 has no weight_scale");
+}
+
+TEST_F(MalformedCheckpoint, GlobalScaleBesideE8m0BlockScales) {
+  auto raw = valid(fp8_, RowFormat::fp8_e8m0);
+  const float one = 1.0f;
+  std::vector<std::uint8_t> bytes(4);
+  std::memcpy(bytes.data(), &one, 4);
+  raw[k_prefix + "ngram_embedding.weight_scale"] = {"F32", {}, bytes};
+  write_raw(file("a.safetensors"), raw);
+  expect_rejected(file("a.safetensors"), fp8_, file("a.safetensors"), "a global scale beside fp8_e8m0 block scales");
+}
+
+TEST_F(MalformedCheckpoint, E8m0ScalesBesideAnUnshardedTable) {
+  auto raw = valid(fp8_, RowFormat::fp8_e8m0);
+  RawTensors unsharded;
+  for (auto& [name, tensor] : raw)
+    if (name.find(".weight_scale") != std::string::npos || name.find(".shard_") == std::string::npos)
+      unsharded[name] = tensor;
+  const std::int64_t rows = derive_layer_spec(fp8_, 0).padded_rows;
+  unsharded[k_prefix + "ngram_embedding.weight"] = {
+      "F8_E4M3", {rows, 32}, std::vector<std::uint8_t>(static_cast<std::size_t>(rows) * 32)};
+  write_raw(file("a.safetensors"), unsharded);
+  expect_rejected(file("a.safetensors"), fp8_, file("a.safetensors"), "not to an unsharded table");
+}
+
 TEST_F(MalformedCheckpoint, RowDtypeDoesNotMatchConfig) {
   write_raw(file("a.safetensors"), valid(bf16_, RowFormat::bf16));
   expect_rejected(file("a.safetensors"), fp8_, file("a.safetensors"), "does not match ple_embedding_dtype");

@@ -1,10 +1,12 @@
 // Round trips: make -> verify -> inspect; make (safetensors) -> convert (HDF5) -> embed
-// gives identical bytes for every format; embed against a reference decode.
+// gives identical bytes for every format (FP8-E8M0 included); embed against a reference
+// decode.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -24,6 +26,7 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "engine/embed.hpp"
+#include "format/encode.hpp"
 #include "format/reference_formats.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/random_batches.hpp"
@@ -39,11 +42,9 @@ struct FormatCase {
   RowFormat format;
 };
 
-const FormatCase k_formats[] = {{nullptr, RowFormat::f32},
-                                {nullptr, RowFormat::bf16},
-                                {nullptr, RowFormat::f16},
-                                {"float8_e4m3fn", RowFormat::fp8},
-                                {"nvfp4", RowFormat::nvfp4}};
+const FormatCase k_formats[] = {{nullptr, RowFormat::f32},   {nullptr, RowFormat::bf16},
+                                {nullptr, RowFormat::f16},   {"float8_e4m3fn", RowFormat::fp8},
+                                {"nvfp4", RowFormat::nvfp4}, {"float8_e4m3fn", RowFormat::fp8_e8m0}};
 
 // Reference decode of one stored value, from the format definitions (test-side code).
 float reference_value(const PleTableInfo& info, const std::uint8_t* row, const std::uint8_t* scales, int j) {
@@ -72,6 +73,8 @@ float reference_value(const PleTableInfo& info, const std::uint8_t* row, const s
               static_cast<float>(reference::e4m3_value(scales[j / 16]))) *
              info.global_scale;
     }
+    case RowFormat::fp8_e8m0:
+      return reference::fp8_e8m0_value(row[j], scales[j / 32]);
   }
   return 0;
 }
@@ -181,6 +184,8 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
     for (int d = 0; d < config.num_ple_layers(); ++d) {
       const auto& info = st->table(d);
       EXPECT_EQ(info.layout.format, fc.format);
+      EXPECT_EQ(h5->table(d).layout.format, fc.format);
+      EXPECT_EQ(back->table(d).layout.format, fc.format);
       EXPECT_EQ(info.global_scale, h5->table(d).global_scale);
       EXPECT_EQ(info.multipliers, derive_table_spec(config, d).multipliers);
       // Stored rows: identical in all three checkpoints, and the synthetic values encoded.
@@ -200,7 +205,9 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
         for (int j = 0; j < info.layout.head_dim; ++j) {
           const float truth = synthetic_value(77, d, r, j);
           const float got = reference_value(info, row, scales, j);
-          const float tolerance = fc.format == RowFormat::nvfp4 ? 0.02f : fc.format == RowFormat::fp8 ? 0.003f : 2e-4f;
+          const float tolerance = fc.format == RowFormat::nvfp4                                     ? 0.02f
+                                  : fc.format == RowFormat::fp8 || fc.format == RowFormat::fp8_e8m0 ? 0.003f
+                                                                                                    : 2e-4f;
           ASSERT_NEAR(got, truth, tolerance) << "row " << r << " col " << j;
         }
       }
@@ -236,15 +243,93 @@ TEST(Checkpoints, MakeVerifyConvertEmbedForEveryFormat) {
   }
 }
 
+// FP8-E8M0 tables as stored: E4M3 codes, and E8M0 block scales in their own shards
+// (safetensors dtype F8_E8M0), each the scale of its block's values (synthetic rows, real
+// scales); no global scale. A table the files could not give back is refused: a global
+// scale the format does not store, blocks split across rows.
+TEST(Checkpoints, Fp8E8m0TablesStoreE8m0BlockScalesAndNoGlobalScale) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  const std::vector<TableSource> tables = synthetic_tables(config, RowFormat::fp8_e8m0, 5);
+  EXPECT_EQ(tables[0].info.global_scale, 1.0f);
+  write_checkpoint(dir / "st", config, tables, {});
+  const SafetensorsFile file(dir / "st" / "model.safetensors");
+  const std::string prefix = "model.language_model.layers.2.ple.ple_embedding.ngram_embedding.";
+  const StTensor* codes = file.find(prefix + "shard_1.weight");
+  const StTensor* scales = file.find(prefix + "shard_1.weight_scale");
+  ASSERT_NE(codes, nullptr);
+  ASSERT_NE(scales, nullptr);
+  EXPECT_EQ(codes->dtype, StDtype::F8_E4M3);
+  EXPECT_EQ(scales->dtype, StDtype::F8_E8M0);
+  EXPECT_EQ(std::string(to_string(scales->dtype)), "F8_E8M0");
+  EXPECT_EQ(codes->shape, (std::vector<std::int64_t>{codes->shape[0], 32}));
+  EXPECT_EQ(scales->shape, (std::vector<std::int64_t>{codes->shape[0], 1}));
+  EXPECT_EQ(file.find(prefix + "weight_scale"), nullptr);
+  EXPECT_EQ(file.find(prefix + "weight_scale_2"), nullptr);
+
+  const auto ckpt = open_ple_checkpoint(dir / "st", config);
+  const PleTableInfo& info = ckpt->table(1);
+  EXPECT_EQ(info.global_scale, 1.0f);
+  std::vector<std::uint8_t> row(info.layout.row_bytes()), scale(info.layout.scale_bytes());
+  for (const std::int64_t r : {std::int64_t{0}, std::int64_t{77}, info.layout.rows - 1}) {
+    ckpt->read_rows(1, r, r + 1, row, scale);
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(synthetic_value(5, 1, r, j)));
+    EXPECT_EQ(scale[0], encode_e8m0_scale(amax)) << "row " << r;
+  }
+
+  std::vector<TableSource> with_global = tables;
+  with_global[0].info.global_scale = 0.5f;
+  EXPECT_THROW(write_checkpoint(dir / "global", config, with_global, {}), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "global"));
+  std::vector<TableSource> split = tables;
+  split[0].info.layout.head_dim = 48;
+  EXPECT_THROW(write_checkpoint(dir / "split.h5", config, split, {CheckpointKind::hdf5}), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir / "split.h5"));
+  ModelConfig sixteen = config;
+  sixteen.ple_embed_dim = 64;  // 16-value rows: half a block
+  EXPECT_THROW((void)synthetic_tables(sixteen, RowFormat::fp8_e8m0, 5), InputError);
+}
+
+// Synthetic rows asked for their codes alone or their block scales alone (the disk tier's
+// reads of a synthetic table) are the bytes made with both, on the host and on the GPU.
+TEST(Checkpoints, SyntheticRowsGiveCodesOrScalesAlone) {
+  const std::pair<const char*, RowFormat> formats[] = {
+      {"nvfp4", RowFormat::nvfp4}, {"float8_e4m3fn", RowFormat::fp8_e8m0}, {nullptr, RowFormat::bf16}};
+  for (const auto& [dtype, format] : formats)
+    for (const RowMaker maker : {RowMaker::host, RowMaker::gpu_if_present}) {
+      SCOPED_TRACE(to_string(format));
+      const ModelConfig config = small_config(dtype, 3);
+      const TableSource source = synthetic_tables(config, format, 8, maker).back();
+      const TableLayout& layout = source.info.layout;
+      const std::int64_t begin = 13;
+      const std::int64_t end = layout.rows - 2;
+      const auto n = static_cast<std::size_t>(end - begin);
+      std::vector<std::uint8_t> rows(n * layout.row_bytes()), scales(n * layout.scale_bytes());
+      source.rows(begin, end, rows, scales);
+      std::vector<std::uint8_t> rows_alone(rows.size(), 0xEE), scales_alone(scales.size(), 0xEE);
+      source.rows(begin, end, rows_alone, {});
+      source.rows(begin, end, {}, scales_alone);
+      EXPECT_EQ(rows_alone, rows);
+      EXPECT_EQ(scales_alone, scales);
+    }
+}
+
 // Ranges across shard boundaries, and the parts left empty not read: codes only (the disk
-// tier's step reads), scales only (its load of the block scales), in both formats.
+// tier's step reads), scales only (its load of the block scales), in both checkpoint kinds,
+// for both block-scaled formats.
 TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
   const ScratchDir dir;
-  const ModelConfig config = small_config("nvfp4", 5);
-  for (const CheckpointKind kind : {CheckpointKind::safetensors, CheckpointKind::hdf5}) {
-    SCOPED_TRACE(to_string(kind));
-    const std::filesystem::path path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "st");
-    write_checkpoint(path, config, synthetic_tables(config, RowFormat::nvfp4, 3), {kind});
+  for (const auto& [dtype, format, kind] :
+       {std::tuple{"nvfp4", RowFormat::nvfp4, CheckpointKind::safetensors},
+        std::tuple{"nvfp4", RowFormat::nvfp4, CheckpointKind::hdf5},
+        std::tuple{"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::safetensors},
+        std::tuple{"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::hdf5}}) {
+    SCOPED_TRACE(std::string(to_string(format)) + " " + to_string(kind));
+    const ModelConfig config = small_config(dtype, 5);
+    const std::filesystem::path path =
+        dir / (std::string(to_string(format)) + (kind == CheckpointKind::hdf5 ? ".h5" : "_st"));
+    write_checkpoint(path, config, synthetic_tables(config, format, 3), {kind});
     const auto ckpt = open_ple_checkpoint(path, config);
     const auto& info = ckpt->table(1);
     const std::size_t row_bytes = info.layout.row_bytes();
@@ -286,8 +371,8 @@ TEST(Checkpoints, RowRangesReadAcrossShardBoundaries) {
 // 16 and 64 bytes; every row where it belongs, nothing written past the outputs.
 TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
   const ScratchDir dir;
-  const std::tuple<const char*, RowFormat, int> made[] = {{"nvfp4", RowFormat::nvfp4, 1},
-                                                          {nullptr, RowFormat::bf16, 3}};
+  const std::tuple<const char*, RowFormat, int> made[] = {
+      {"nvfp4", RowFormat::nvfp4, 1}, {nullptr, RowFormat::bf16, 3}, {"float8_e4m3fn", RowFormat::fp8_e8m0, 2}};
   std::mt19937_64 rng(4);
   for (const auto& [dtype, format, files] : made) {
     SCOPED_TRACE(to_string(format));
@@ -303,7 +388,7 @@ TEST(Checkpoints, RowSetsOfCloseAndFarRowsReadEachRowIntoItsPlace) {
       ckpt->read_rows(info.ple_index, 0, info.layout.rows, all[d], all_s[d]);
     }
     for (int round = 0; round < 12; ++round) {
-      const bool with_scales = format == RowFormat::nvfp4 && round % 2 == 1;
+      const bool with_scales = kernels::block_scaling(format).scaled() && round % 2 == 1;
       // Per set: its table and the rows, gaps drawn from a mix (dense, page-near, far).
       std::vector<int> tables;
       for (const PleTableInfo& info : ckpt->tables()) tables.push_back(info.ple_index);

@@ -2,8 +2,9 @@
 // and, where there is a GPU, the CUDA space:
 // - the fused decode of a step against the shared decode core, entry by entry, on random
 //   stored bytes (every code but E4M3's NaN): every format,
-//   mixed formats across layers, rows that do and do not split into aligned chunks, NVFP4
-//   scales packed or stored after each row's codes, owned and foreign keys, empty tasks,
+//   mixed formats across layers, rows that do and do not split into aligned chunks, block
+//   scales (NVFP4, FP8-E8M0) in a plane of their own, after each row's codes padded to 16
+//   bytes, or packed right after them, owned and foreign keys, empty tasks,
 //   every output dtype, up to k_max_step_layers tasks in one launch;
 // - the slot hash of every layer against the reference hashing of each slot's batch alone,
 //   (the spec's scalar reference), slots of several sizes with empty requests and padding;
@@ -59,32 +60,41 @@ class KernelThreads {
   KernelThreads& operator=(const KernelThreads&) = delete;
 };
 
+// Where a table of a block-scaled format keeps its scales: a plane of their own (host tier,
+// disk staging), after each row's codes in a row padded to 16 bytes (GPU tiers), or right
+// after them (packed rows: the owner exchange, the row cache).
+enum class ScalesAt { plane, padded, packed };
+
 // One table of random stored bytes (every code, NaN patterns included) in a space.
 struct RandomTable {
   RandomTable(StepSpace& space, std::mt19937_64& rng, RowFormat format, int head_dim, std::int64_t rows,
-              std::int64_t row_begin, bool scales_after_codes)
+              std::int64_t row_begin, ScalesAt scales_at)
       : bytes(space) {
     const std::size_t row_bytes = kernels::stored_row_bytes(format, head_dim);
     const std::size_t scale_bytes = kernels::scale_row_bytes(format, head_dim);
-    pitch = scales_after_codes && scale_bytes != 0 ? (row_bytes + scale_bytes + 15) / 16 * 16 : row_bytes;
+    const bool after_codes = scales_at != ScalesAt::plane && scale_bytes != 0;
+    pitch = !after_codes                    ? row_bytes
+            : scales_at == ScalesAt::padded ? (row_bytes + scale_bytes + 15) / 16 * 16
+                                            : row_bytes + scale_bytes;
     const std::size_t rows_part = static_cast<std::size_t>(rows) * pitch;
-    host.resize(rows_part + (scales_after_codes ? 0 : static_cast<std::size_t>(rows) * scale_bytes));
+    host.resize(rows_part + (after_codes ? 0 : static_cast<std::size_t>(rows) * scale_bytes));
     for (auto& b : host) b = static_cast<std::uint8_t>(rng());
-    // E4M3 NaN codes (S.1111.111), which no encoder writes, decode to a NaN whose bits the
-    // GPU's arithmetic canonicalizes: every other code is compared bit for bit.
-    if (format == RowFormat::fp8 || format == RowFormat::nvfp4)
+    // E4M3 NaN codes (S.1111.111) and the E8M0 NaN scale (0xFF), which no encoder writes,
+    // decode to a NaN whose bits the GPU's arithmetic canonicalizes: every other code is
+    // compared bit for bit (E8M0's subnormal 2^-127 and products past float32's range too).
+    if (format == RowFormat::fp8 || kernels::block_scaling(format).scaled())
       for (auto& b : host)
         if ((b & 0x7F) == 0x7F) b ^= 1;
     bytes.assign(std::span<const std::uint8_t>(host));
-    const float global = format == RowFormat::fp8 || format == RowFormat::nvfp4 ? 0.37f : 1.0f;
+    const float global = kernels::has_global_scale(format) ? 0.37f : 1.0f;
     view = {format, head_dim, row_begin, row_begin + rows, bytes.data(), nullptr, global};
     host_view = view;
     host_view.rows = host.data();
     if (scale_bytes != 0) {
-      const std::size_t scales = scales_after_codes ? row_bytes : rows_part;
+      const std::size_t scales = after_codes ? row_bytes : rows_part;
       view.block_scales = bytes.data() + scales;
       host_view.block_scales = host.data() + scales;
-      if (scales_after_codes) view.row_pitch = view.scale_pitch = host_view.row_pitch = host_view.scale_pitch = pitch;
+      if (after_codes) view.row_pitch = view.scale_pitch = host_view.row_pitch = host_view.scale_pitch = pitch;
     }
   }
   std::vector<std::uint8_t> host;
@@ -99,25 +109,36 @@ TEST(StepKernels, FusedDecodeEqualsTheDecodeCore) {
   struct Layer {
     RowFormat format;
     int head_dim;
-    bool scales_after_codes;
+    ScalesAt scales_at;
   };
-  // Mixed formats in one step; bf16 rows of 20 values (40 bytes) and f32 rows of 6 take the
-  // unaligned path.
+  constexpr ScalesAt plane = ScalesAt::plane;
+  constexpr ScalesAt padded = ScalesAt::padded;
+  constexpr ScalesAt packed = ScalesAt::packed;
+  // Mixed formats in one step; bf16 rows of 20 values (40 bytes), f32 rows of 6 and packed
+  // FP8-E8M0 rows of 32 values (33 bytes) take the unaligned path. The last steps launch the
+  // decode compiled for FP8-E8M0 alone, and for the E4M3 table without NVFP4's products.
   const std::vector<std::vector<Layer>> steps = {
-      {{RowFormat::bf16, 160, false}, {RowFormat::fp8, 160, false}, {RowFormat::nvfp4, 160, true}},
-      {{RowFormat::nvfp4, 32, false},
-       {RowFormat::f16, 48, false},
-       {RowFormat::f32, 16, false},
-       {RowFormat::bf16, 20, false},
-       {RowFormat::fp8, 48, false}},
-      {{RowFormat::f32, 6, false},
-       {RowFormat::nvfp4, 48, true},
-       {RowFormat::fp8, 16, false},
-       {RowFormat::bf16, 32, false},
-       {RowFormat::nvfp4, 16, false},
-       {RowFormat::f16, 160, false},
-       {RowFormat::bf16, 160, false},
-       {RowFormat::fp8, 160, false}},
+      {{RowFormat::bf16, 160, plane},
+       {RowFormat::fp8, 160, plane},
+       {RowFormat::nvfp4, 160, padded},
+       {RowFormat::fp8_e8m0, 160, padded}},
+      {{RowFormat::nvfp4, 32, plane},
+       {RowFormat::f16, 48, plane},
+       {RowFormat::f32, 16, plane},
+       {RowFormat::bf16, 20, plane},
+       {RowFormat::fp8, 48, plane},
+       {RowFormat::fp8_e8m0, 32, packed},
+       {RowFormat::fp8_e8m0, 64, plane}},
+      {{RowFormat::f32, 6, plane},
+       {RowFormat::nvfp4, 48, padded},
+       {RowFormat::fp8, 16, plane},
+       {RowFormat::bf16, 32, plane},
+       {RowFormat::nvfp4, 16, plane},
+       {RowFormat::f16, 160, plane},
+       {RowFormat::bf16, 160, plane},
+       {RowFormat::fp8, 160, plane}},
+      {{RowFormat::fp8_e8m0, 256, packed}, {RowFormat::fp8_e8m0, 96, plane}, {RowFormat::fp8_e8m0, 32, padded}},
+      {{RowFormat::fp8_e8m0, 32, padded}, {RowFormat::fp8, 48, plane}, {RowFormat::bf16, 20, plane}},
   };
   for (const auto& [space, threads] : space_cases()) {
     const KernelThreads kernel_threads(threads);
@@ -133,9 +154,9 @@ TEST(StepKernels, FusedDecodeEqualsTheDecodeCore) {
           const Layer& layer = steps[s][d];
           const std::int64_t rows = 50 + static_cast<std::int64_t>(rng() % 200);
           const std::int64_t begin = static_cast<std::int64_t>(rng() % 1000);
-          tables.push_back(std::make_unique<RandomTable>(*space, rng, layer.format, layer.head_dim, rows, begin,
-                                                         layer.scales_after_codes));
-          // Every third task of the last step is empty; keys own or miss the table's rows.
+          tables.push_back(
+              std::make_unique<RandomTable>(*space, rng, layer.format, layer.head_dim, rows, begin, layer.scales_at));
+          // Every third task of step 2 is empty; keys own or miss the table's rows.
           const std::size_t count = s == 2 && d % 3 == 2 ? 0 : 1 + rng() % 3000;
           std::vector<std::int64_t> k(count);
           for (auto& key : k)
@@ -237,16 +258,19 @@ TEST(StepKernels, PackedRowsAreTheStoredBytesAndDecodeAsTheTable) {
   struct Case {
     RowFormat format;
     int head_dim;
-    bool scales_after_codes;
+    ScalesAt scales_at;
   };
-  const Case cases[] = {{RowFormat::bf16, 20, false},  {RowFormat::fp8, 160, false}, {RowFormat::nvfp4, 160, true},
-                        {RowFormat::nvfp4, 32, false}, {RowFormat::f32, 6, false},   {RowFormat::f16, 48, false}};
+  const Case cases[] = {{RowFormat::bf16, 20, ScalesAt::plane},     {RowFormat::fp8, 160, ScalesAt::plane},
+                        {RowFormat::nvfp4, 160, ScalesAt::padded},  {RowFormat::nvfp4, 32, ScalesAt::plane},
+                        {RowFormat::f32, 6, ScalesAt::plane},       {RowFormat::f16, 48, ScalesAt::plane},
+                        {RowFormat::fp8_e8m0, 32, ScalesAt::plane}, {RowFormat::fp8_e8m0, 160, ScalesAt::padded},
+                        {RowFormat::fp8_e8m0, 96, ScalesAt::packed}};
   for (const auto& space : spaces()) {
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(to_string(c.format)) + (space->on_device() ? " cuda" : " host"));
       const std::int64_t rows = 100;
       const std::int64_t begin = 40;
-      const RandomTable table(*space, rng, c.format, c.head_dim, rows, begin, c.scales_after_codes);
+      const RandomTable table(*space, rng, c.format, c.head_dim, rows, begin, c.scales_at);
       std::vector<std::int64_t> keys(777);
       for (auto& k : keys) k = static_cast<std::int64_t>(rng() % 160);  // some before, some past the rows
       SpaceBuffer d_keys(*space);

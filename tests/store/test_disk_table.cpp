@@ -47,7 +47,9 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
                         {nullptr, RowFormat::f16, CheckpointKind::hdf5, 1},
                         {"float8_e4m3fn", RowFormat::fp8, CheckpointKind::safetensors, 2},
                         {"nvfp4", RowFormat::nvfp4, CheckpointKind::safetensors, 2},
-                        {"nvfp4", RowFormat::nvfp4, CheckpointKind::hdf5, 1}};
+                        {"nvfp4", RowFormat::nvfp4, CheckpointKind::hdf5, 1},
+                        {"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::safetensors, 3},
+                        {"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::hdf5, 1}};
   for (const auto& c : cases) {
     const ModelConfig config = small_config(c.dtype, 7);
     const fs::path path = dir / (std::string(to_string(c.format)) + "_" + to_string(c.kind) +

@@ -68,14 +68,15 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
     const char* dtype;
     RowFormat format;
   };
-  const Case cases[] = {{nullptr, RowFormat::f32},
-                        {nullptr, RowFormat::bf16},
-                        {nullptr, RowFormat::f16},
-                        {"float8_e4m3fn", RowFormat::fp8},
-                        {"nvfp4", RowFormat::nvfp4}};
+  const Case cases[] = {{nullptr, RowFormat::f32},   {nullptr, RowFormat::bf16},
+                        {nullptr, RowFormat::f16},   {"float8_e4m3fn", RowFormat::fp8},
+                        {"nvfp4", RowFormat::nvfp4}, {"float8_e4m3fn", RowFormat::fp8_e8m0}};
   std::mt19937_64 rng(12);
-  for (int ple_embed_dim : {4 * 160, 4 * 32, 4 * 48}) {  // 48 values: nvfp4 rows of 24 bytes
+  // 48 values: nvfp4 rows of 24 bytes; fp8_e8m0 rows of 160 and 32 values, 165 and 33 bytes
+  // with their scales (packed, as the cache and the owner exchange keep them, not 16-byte chunks).
+  for (int ple_embed_dim : {4 * 160, 4 * 32, 4 * 48}) {
     for (const auto& c : cases) {
+      if (!kernels::whole_blocks(c.format, ple_embed_dim / 4)) continue;
       const ModelConfig config = config_with(c.dtype, ple_embed_dim);
       const TableSource source = synthetic_tables(config, c.format, 31).front();
       const std::int64_t rows = source.info.layout.rows;
@@ -131,10 +132,14 @@ TEST_F(GpuTiers, EmbedGivesTheSameBytesFromEveryTier) {
   using namespace pleshard::testing_support;
   const ScratchDir dir;
   std::mt19937_64 rng(77);
-  for (const char* dtype : {static_cast<const char*>(nullptr), "float8_e4m3fn", "nvfp4"}) {
+  const std::pair<const char*, RowFormat> formats[] = {{nullptr, RowFormat::bf16},
+                                                       {"float8_e4m3fn", RowFormat::fp8},
+                                                       {"nvfp4", RowFormat::nvfp4},
+                                                       {"float8_e4m3fn", RowFormat::fp8_e8m0}};
+  for (const auto& [dtype, format] : formats) {
     const ModelConfig config = small_config(dtype);
-    const std::string name = dtype == nullptr ? "bf16" : dtype;
-    write_checkpoint(dir / name, config, synthetic_tables(config, default_format(config), 5), {});
+    const std::string name = to_string(format);
+    write_checkpoint(dir / name, config, synthetic_tables(config, format, 5), {});
     const auto checkpoint = open_ple_checkpoint(dir / name, config);
     TokenBatch batch(config.ngram_size);
     for (const auto& r : random_requests(rng, config, 8, 60)) batch.add_request(r.tokens, r.context);
@@ -204,63 +209,76 @@ TEST_F(GpuTiers, StoreFetchRunsBesideOtherWork) {
   }
 }
 
-// One NVFP4 table of 32-value rows, of more than one load band (about 64 MiB) for a base
-// of a few million.
-ModelConfig nvfp4_bands_config(std::int64_t base) {
+// A block-scaled table (NVFP4 of 16-value rows, FP8-E8M0 of 32) of more than one load band
+// (about 64 MiB) for a base of a few million.
+struct BlockScaledCase {
+  const char* dtype;
+  RowFormat format;
+  int ple_embed_dim;  // 4 heads
+};
+constexpr BlockScaledCase k_block_scaled[] = {{"nvfp4", RowFormat::nvfp4, 64},
+                                              {"float8_e4m3fn", RowFormat::fp8_e8m0, 128}};
+
+ModelConfig bands_config(const BlockScaledCase& c, std::int64_t base) {
   const nlohmann::json j = {{"vocab_size", 1000},
                             {"eos_token_id", 2},
                             {"num_hidden_layers", 2},
                             {"ngram_size", 3},
                             {"heads_per_ngram", 2},
-                            {"ple_embed_dim", 64},
+                            {"ple_embed_dim", c.ple_embed_dim},
                             {"ngram_vocab_size_base", base},
                             {"split_ngram_parts", 3},
-                            {"ple_embedding_dtype", "nvfp4"},
+                            {"ple_embedding_dtype", c.dtype},
                             {"ple_layer_ids", {1}}};
   return parse_model_config(j, "bands config");
 }
 
 // Rows past 2^32 bytes (tests/store/large_table.hpp).
 // Several load bands (about 64 MiB each) and many kernel blocks: the same bytes made on the
-// GPU as read from the source, NVFP4 scales interleaved and padding zero, on both tiers.
+// GPU as read from the source, block scales interleaved and padding zero, on both tiers.
 TEST_F(GpuTiers, RowsMadeInPlaceAreTheSourcesBytesAcrossBands) {
-  const ModelConfig config = nvfp4_bands_config(5'000'000);
-  const TableSource source = synthetic_tables(config, RowFormat::nvfp4, 17).front();
-  const RowRange range{1234567, source.info.layout.rows - 3};
-  ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_band_bytes);
-  for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
-    const std::vector<std::uint8_t> made = table_bytes(GpuTable(source, range, tier));
-    // Bands on no chunks, on chunks that do not divide the range's ends, on chunks longer
-    // than a band (then ignored).
-    for (const std::int64_t chunk_rows : {std::int64_t{0}, std::int64_t{77777}, std::int64_t{1} << 40}) {
-      TableSource loaded = source;
-      loaded.synthetic.reset();
-      loaded.chunk_rows = chunk_rows;
-      EXPECT_TRUE(made == table_bytes(GpuTable(loaded, range, tier)))
-          << to_string(tier) << ", chunks of " << chunk_rows;
+  for (const BlockScaledCase& c : k_block_scaled) {
+    const ModelConfig config = bands_config(c, 5'000'000);
+    const TableSource source = synthetic_tables(config, c.format, 17).front();
+    const RowRange range{1234567, source.info.layout.rows - 3};
+    ASSERT_GT(static_cast<std::size_t>(range.size()) * source.info.layout.bytes_per_row(), 2 * k_band_bytes);
+    for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+      const std::vector<std::uint8_t> made = table_bytes(GpuTable(source, range, tier));
+      // Bands on no chunks, on chunks that do not divide the range's ends, on chunks longer
+      // than a band (then ignored).
+      for (const std::int64_t chunk_rows : {std::int64_t{0}, std::int64_t{77777}, std::int64_t{1} << 40}) {
+        TableSource loaded = source;
+        loaded.synthetic.reset();
+        loaded.chunk_rows = chunk_rows;
+        EXPECT_TRUE(made == table_bytes(GpuTable(loaded, range, tier)))
+            << to_string(c.format) << " " << to_string(tier) << ", chunks of " << chunk_rows;
+      }
     }
   }
 }
 
-// NVFP4 rows of files (HDF5: chunks of 1 MiB of codes, read past the library; safetensors)
-// over several bands, loaded from a row inside a chunk: the bytes made in place.
-TEST_F(GpuTiers, Nvfp4FilesLoadAcrossChunksAndBands) {
+// Block-scaled rows of files (HDF5: chunks of 1 MiB of codes, read past the library;
+// safetensors) over several bands, loaded from a row inside a chunk: the bytes made in place.
+TEST_F(GpuTiers, BlockScaledFilesLoadAcrossChunksAndBands) {
   using namespace pleshard::testing_support;
-  const ModelConfig config = nvfp4_bands_config(4'000'000);
-  const std::vector<TableSource> tables = synthetic_tables(config, RowFormat::nvfp4, 23);
-  const TableSource& made = tables.front();
-  const RowRange range{12345, made.info.layout.rows - 5};
-  ASSERT_GT(static_cast<std::size_t>(range.size()) * made.info.layout.bytes_per_row(), k_band_bytes);
-  const ScratchDir dir;
-  for (const CheckpointKind kind : {CheckpointKind::hdf5, CheckpointKind::safetensors}) {
-    const auto path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "st");
-    write_checkpoint(path, config, tables, {kind});
-    const auto checkpoint = open_ple_checkpoint(path, config);
-    const TableSource source = checkpoint->table_source(0);
-    EXPECT_EQ(source.chunk_rows > 0, kind == CheckpointKind::hdf5) << to_string(kind);
-    for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
-      EXPECT_TRUE(table_bytes(GpuTable(made, range, tier)) == table_bytes(GpuTable(source, range, tier)))
-          << to_string(kind) << " " << to_string(tier);
+  for (const BlockScaledCase& c : k_block_scaled) {
+    const ModelConfig config = bands_config(c, 4'000'000);
+    const std::vector<TableSource> tables = synthetic_tables(config, c.format, 23);
+    const TableSource& made = tables.front();
+    const RowRange range{12345, made.info.layout.rows - 5};
+    ASSERT_GT(static_cast<std::size_t>(range.size()) * made.info.layout.bytes_per_row(), k_band_bytes);
+    const ScratchDir dir;
+    for (const CheckpointKind kind : {CheckpointKind::hdf5, CheckpointKind::safetensors}) {
+      const auto path = dir / (kind == CheckpointKind::hdf5 ? "t.h5" : "st");
+      write_checkpoint(path, config, tables, {kind});
+      const auto checkpoint = open_ple_checkpoint(path, config);
+      const TableSource source = checkpoint->table_source(0);
+      EXPECT_EQ(source.info.layout.format, c.format);
+      EXPECT_EQ(source.chunk_rows > 0, kind == CheckpointKind::hdf5) << to_string(kind);
+      for (StorageTier tier : {StorageTier::device, StorageTier::pinned}) {
+        EXPECT_TRUE(table_bytes(GpuTable(made, range, tier)) == table_bytes(GpuTable(source, range, tier)))
+            << to_string(c.format) << " " << to_string(kind) << " " << to_string(tier);
+      }
     }
   }
 }

@@ -128,7 +128,8 @@ TEST(RowCache, EqualsTheHostTierStepAfterStep) {
   const Format formats[] = {{nullptr, RowFormat::bf16},
                             {nullptr, RowFormat::f32},
                             {"float8_e4m3fn", RowFormat::fp8},
-                            {"nvfp4", RowFormat::nvfp4}};
+                            {"nvfp4", RowFormat::nvfp4},
+                            {"float8_e4m3fn", RowFormat::fp8_e8m0}};
   for (const auto& f : formats) {
     const ModelConfig config = small_config(f.dtype, 3);
     const fs::path path = dir / to_string(f.format);

@@ -26,6 +26,18 @@ TEST(TierMemory, BytesFollowEachTiersRowLayout) {
   EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);               // every nvfp4 block scale
   EXPECT_EQ(load_bytes(StorageTier::pinned, layouts, ranges), 200u * 90 + 10u * 320);  // no padding
   EXPECT_EQ(load_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);
+
+  // FP8-E8M0: 256 code bytes + 8 scale bytes, and 160 + 5.
+  const TableLayout e8m0{RowFormat::fp8_e8m0, 256, 2000};
+  const TableLayout e8m0_160{RowFormat::fp8_e8m0, 160, 500};
+  EXPECT_EQ(gpu_row_pitch(e8m0), 272u);  // interleaved, padded to 16 bytes
+  EXPECT_EQ(gpu_row_pitch(e8m0_160), 176u);
+  const TableLayout mixed[] = {e8m0, e8m0_160, nvfp4};
+  const RowRange mixed_ranges[] = {{0, 100}, {10, 20}, {0, 1}};
+  EXPECT_EQ(tier_bytes(StorageTier::host, mixed, mixed_ranges), 100u * 264 + 10u * 165 + 90u);
+  EXPECT_EQ(tier_bytes(StorageTier::device, mixed, mixed_ranges), 100u * 272 + 10u * 176 + 96u);
+  EXPECT_EQ(tier_bytes(StorageTier::disk, mixed, mixed_ranges), 2000u * 8 + 500u * 5 + 1000u * 10);
+  EXPECT_EQ(load_bytes(StorageTier::device, mixed, mixed_ranges), 100u * 264 + 10u * 165 + 90u);
 }
 
 TEST(TierMemory, TablesLargerThanTheNodesMemoryAreRefused) {

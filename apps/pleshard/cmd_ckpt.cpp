@@ -77,7 +77,7 @@ void inspect(const CkptOptions& o, bool verify) {
   const auto checkpoint = open_ple_checkpoint(o.checkpoint, config, options);
   std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(), to_string(checkpoint->kind()),
               config.source.c_str());
-  std::printf("%4s %6s %7s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
+  std::printf("%4s %6s %8s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
               "hash buffers");
   const auto specs = derive_table_specs(config);
   std::uint64_t bytes = 0;
@@ -96,17 +96,33 @@ void inspect(const CkptOptions& o, bool verify) {
     note("offsets", t.head_offsets, spec.head_offsets);
     const std::uint64_t table_bytes = static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();
     bytes += table_bytes;
-    std::printf("%4d %6d %7s %8d %12" PRId64 " %12" PRIu64 " %12.6g  %s\n", t.ple_index, t.decoder_layer,
+    std::printf("%4d %6d %8s %8d %12" PRId64 " %12" PRIu64 " %12.6g  %s\n", t.ple_index, t.decoder_layer,
                 to_string(t.layout.format), t.layout.head_dim, t.layout.rows, table_bytes,
                 static_cast<double>(t.global_scale), buffers.c_str());
   }
   std::printf("total %.3f GB in %zu tables\n", bytes * 1e-9, checkpoint->tables().size());
+  // Rows other stacks decode differently (NaN codes, E8M0 scale bytes 0 or 255): pleshard
+  // follows its float32 rules on them, and says where they are. inspect looks at a sample,
+  // verify at every row.
+  constexpr std::int64_t k_inspect_sample_rows = 65536;
+  std::vector<RowAnomalies> anomalies;
+  double seconds = 0;
   if (verify) {
     ProgressMeter meter("verify", bytes, !o.quiet);
-    checkpoint->verify_data([&](double fraction) { meter.update(static_cast<std::uint64_t>(fraction * bytes)); });
-    std::printf("verify: OK, %.3f GB read in %.2f s (%.3f GB/s)\n", bytes * 1e-9, meter.seconds(),
-                bytes * 1e-9 / meter.seconds());
+    anomalies =
+        checkpoint->verify_data([&](double fraction) { meter.update(static_cast<std::uint64_t>(fraction * bytes)); });
+    seconds = meter.seconds();
+  } else {
+    anomalies = checkpoint->sample_anomalies(k_inspect_sample_rows);
   }
+  for (std::size_t d = 0; d < anomalies.size(); ++d)
+    if (anomalies[d].any())
+      std::printf("table %zu: %s among %" PRId64
+                  " rows %s; pleshard decodes them by its float32 rules, other stacks "
+                  "may not\n",
+                  d, anomalies[d].summary().c_str(), anomalies[d].rows, verify ? "read" : "sampled");
+  if (verify)
+    std::printf("verify: OK, %.3f GB read in %.2f s (%.3f GB/s)\n", bytes * 1e-9, seconds, bytes * 1e-9 / seconds);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "io/file_checks.hpp"
 
 namespace pleshard {
@@ -175,12 +176,38 @@ std::uint64_t PleCheckpoint::content_identity() const {
   return digest.value();
 }
 
-void PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {
+namespace {
+
+// scan_rows of a band, its rows split over the host's threads.
+RowAnomalies scan_band(const TableLayout& layout, std::int64_t begin, std::int64_t end,
+                       std::span<const std::uint8_t> rows, std::span<const std::uint8_t> scales) {
+  constexpr std::int64_t k_piece_rows = 16384;
+  const auto pieces = static_cast<std::size_t>((end - begin + k_piece_rows - 1) / k_piece_rows);
+  std::vector<RowAnomalies> found(pieces);
+  parallel_for(pieces, host_threads(), 1, [&](std::size_t p) {
+    const std::int64_t first = begin + static_cast<std::int64_t>(p) * k_piece_rows;
+    const std::int64_t count = std::min(k_piece_rows, end - first);
+    const auto at = static_cast<std::size_t>(first - begin);
+    found[p] = scan_rows(layout, first, count,
+                         rows.subspan(at * layout.row_bytes(), static_cast<std::size_t>(count) * layout.row_bytes()),
+                         scales.empty() ? scales
+                                        : scales.subspan(at * layout.scale_bytes(),
+                                                         static_cast<std::size_t>(count) * layout.scale_bytes()));
+  });
+  RowAnomalies total;
+  for (const RowAnomalies& f : found) total += f;
+  return total;
+}
+
+}  // namespace
+
+std::vector<RowAnomalies> PleCheckpoint::verify_data(const std::function<void(double)>& progress) const {
   std::uint64_t total = 0;
   for (const auto& t : tables_) total += static_cast<std::uint64_t>(t.layout.rows) * t.layout.bytes_per_row();
   std::uint64_t done = 0;
   std::vector<std::uint8_t> rows;
   std::vector<std::uint8_t> scales;
+  std::vector<RowAnomalies> found(tables_.size());
   for (const auto& t : tables_) {
     const auto band = static_cast<std::int64_t>(items_per_band(t.layout.bytes_per_row()));
     for (std::int64_t begin = 0; begin < t.layout.rows; begin += band) {
@@ -188,10 +215,35 @@ void PleCheckpoint::verify_data(const std::function<void(double)>& progress) con
       rows.resize(static_cast<std::size_t>(end - begin) * t.layout.row_bytes());
       scales.resize(static_cast<std::size_t>(end - begin) * t.layout.scale_bytes());
       read_rows(t.ple_index, begin, end, rows, scales);
+      found[static_cast<std::size_t>(&t - tables_.data())] += scan_band(t.layout, begin, end, rows, scales);
       done += static_cast<std::uint64_t>(end - begin) * t.layout.bytes_per_row();
       if (progress) progress(total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total));
     }
   }
+  return found;
+}
+
+std::vector<RowAnomalies> PleCheckpoint::sample_anomalies(std::int64_t rows_per_table) const {
+  std::vector<RowAnomalies> found;
+  std::vector<std::int64_t> sample;
+  std::vector<std::uint8_t> rows;
+  std::vector<std::uint8_t> scales;
+  for (const auto& t : tables_) {
+    // Evenly spaced rows, the first and last among them (i * rows stays far below 2^63).
+    const std::int64_t n = std::min(t.layout.rows, rows_per_table);
+    sample.clear();
+    for (std::int64_t i = 0; i < n; ++i) sample.push_back(n == 1 ? 0 : i * (t.layout.rows - 1) / (n - 1));
+    sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+    rows.resize(sample.size() * t.layout.row_bytes());
+    scales.resize(sample.size() * t.layout.scale_bytes());
+    read_row_set(t.ple_index, sample, rows, scales);
+    RowAnomalies& table = found.emplace_back();
+    for (std::size_t i = 0; i < sample.size(); ++i)
+      table +=
+          scan_rows(t.layout, sample[i], 1, std::span(rows).subspan(i * t.layout.row_bytes(), t.layout.row_bytes()),
+                    std::span(scales).subspan(i * t.layout.scale_bytes(), t.layout.scale_bytes()));
+  }
+  return found;
 }
 
 void write_checkpoint(const fs::path& path, const ModelConfig& config, const std::vector<TableSource>& tables,

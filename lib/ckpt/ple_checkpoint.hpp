@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "format/row_anomalies.hpp"
 #include "format/row_format.hpp"
 #include "io/file_checks.hpp"
 #include "io/file_reads.hpp"
@@ -147,8 +148,13 @@ class PleCheckpoint {
   // while the same one under another spelling of its path is.
   [[nodiscard]] virtual std::uint64_t content_identity() const;
 
-  // Reads every row band and checks whatever the format can check (HDF5 checksums).
-  virtual void verify_data(const std::function<void(double)>& progress) const;
+  // Reads every row band and checks whatever the format can check (HDF5 checksums); per
+  // table, the rows whose values other stacks read differently (format/row_anomalies.hpp).
+  virtual std::vector<RowAnomalies> verify_data(const std::function<void(double)>& progress) const;
+
+  // The same anomalies among `rows_per_table` evenly spaced rows of each table (inspect's
+  // quick look; verify reads them all).
+  [[nodiscard]] std::vector<RowAnomalies> sample_anomalies(std::int64_t rows_per_table) const;
 
   // Table `ple_index` as a source of rows for a tier to load (read_rows by default).
   [[nodiscard]] virtual TableSource table_source(int ple_index) const;

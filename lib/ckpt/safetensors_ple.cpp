@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ckpt/detail/safetensors_tables.hpp"
 #include "ckpt/safetensors.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -28,26 +29,38 @@ std::string layer_prefix(const std::string& pattern, int decoder_layer) {
   return prefix.replace(at, 3, std::to_string(decoder_layer - 1));
 }
 
-namespace {
-
-namespace fs = std::filesystem;
-
-struct TensorRef {
-  const SafetensorsFile* file = nullptr;
-  const StTensor* tensor = nullptr;
-  [[nodiscard]] std::string where() const { return file->path() + ": tensor \"" + tensor->name + "\""; }
-};
-
-struct TableShards {
-  std::int64_t shard_rows = 0;
-  std::vector<TensorRef> weights;  // by shard index
-  std::vector<TensorRef> scales;   // block scales by shard index (block-scaled formats)
-};
-
-// The dtype of a block-scaled format's `.weight_scale` shards: its scale code's.
 StDtype block_scale_dtype(RowFormat format) {
   return kernels::block_scaling(format).code == kernels::ScaleCode::e8m0 ? StDtype::F8_E8M0 : StDtype::F8_E4M3;
 }
+
+StDtype weight_dtype(RowFormat format) {
+  switch (format) {
+    case RowFormat::f32:
+      return StDtype::F32;
+    case RowFormat::bf16:
+      return StDtype::BF16;
+    case RowFormat::f16:
+      return StDtype::F16;
+    case RowFormat::fp8:
+    case RowFormat::fp8_e8m0:
+      return StDtype::F8_E4M3;
+    case RowFormat::nvfp4:
+      return StDtype::U8;
+  }
+  return StDtype::U8;
+}
+
+void expect_shape(const TensorRef& ref, const std::vector<std::int64_t>& shape) {
+  if (ref.tensor->shape != shape) {
+    StTensor expected;
+    expected.shape = shape;
+    throw InputError(ref.where() + ": shape " + ref.tensor->shape_string() + ", expected " + expected.shape_string());
+  }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
 
 // Every safetensors file of the checkpoint, with the index's promises checked.
 std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::string, std::string>& index) {
@@ -137,7 +150,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       identities_.emplace_back(file);
     }
 
-    std::map<std::string, TensorRef> tensors;
+    TensorsByName tensors;
     for (const auto& file : files_) {
       for (const auto& t : file->tensors()) {
         const TensorRef ref{file.get(), &t};
@@ -157,7 +170,13 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                          "\" that model.safetensors.index.json lists");
 
     const auto specs = derive_table_specs(config);
-    for (const auto& spec : specs) load_table(config, spec, options, tensors);
+    for (const auto& spec : specs) {
+      LocatedTable located = spec.tensors == TensorLayout::engram_embed
+                                 ? locate_engram_table(path_, config, spec, tensors)
+                                 : locate_ple_shards(config, spec, options, tensors);
+      tables_.push_back(std::move(located.info));
+      shards_.push_back(std::move(located.shards));
+    }
   }
 
   [[nodiscard]] CheckpointKind kind() const override { return CheckpointKind::safetensors; }
@@ -323,8 +342,10 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     }
   }
 
-  void load_table(const ModelConfig& config, const TableSpec& spec, const CheckpointOptions& options,
-                  const std::map<std::string, TensorRef>& tensors) {
+  // vLLM's PLE layout: `split_ngram_parts` row shards (or one unsharded table) under the
+  // layer's prefix, a global scale and optional hash buffers.
+  LocatedTable locate_ple_shards(const ModelConfig& config, const TableSpec& spec, const CheckpointOptions& options,
+                                 const TensorsByName& tensors) const {
     const std::string prefix = layer_prefix(options.layer_prefix, spec.decoder_layer) + ".";
     const std::string shard_prefix = "ngram_embedding.shard_";
     const bool nvfp4 = config.quantization == TableQuantization::nvfp4;
@@ -349,14 +370,6 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     std::optional<TensorRef> global;
     bool format_known = false;
 
-    auto expect_shape = [](const TensorRef& ref, std::vector<std::int64_t> shape) {
-      if (ref.tensor->shape != shape) {
-        StTensor expected;
-        expected.shape = shape;
-        throw InputError(ref.where() + ": shape " + ref.tensor->shape_string() + ", expected " +
-                         expected.shape_string());
-      }
-    };
     auto take_weight_dtype = [&](const TensorRef& ref) {
       RowFormat f;
       switch (ref.tensor->dtype) {
@@ -497,8 +510,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       if (!std::isfinite(info.global_scale))
         throw InputError(global->where() + ": global scale is " + std::to_string(info.global_scale));
     }
-    tables_.push_back(std::move(info));
-    shards_.push_back(std::move(shards));
+    return {std::move(info), std::move(shards)};
   }
 
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
@@ -546,10 +558,14 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
   };
   std::vector<Planned> planned;
   std::vector<Planned> trailing;
-  const std::int64_t parts = config.split_ngram_parts;
+  const auto specs = derive_table_specs(config);
   for (const auto& table : tables) {
     const PleTableInfo& info = table.info;
-    const std::string prefix = layer_prefix(options.layer_prefix, info.decoder_layer) + ".";
+    // Engram tables go whole under DeepSeek's names, with no hash buffers (its released
+    // checkpoints carry none); PLE tables in vLLM's shards under the layer prefix.
+    const bool engram = specs.at(static_cast<std::size_t>(info.ple_index)).tensors == TensorLayout::engram_embed;
+    const std::int64_t parts = engram ? 1 : config.split_ngram_parts;
+    const std::string prefix = engram ? "" : layer_prefix(options.layer_prefix, info.decoder_layer) + ".";
     const std::size_t row_bytes = info.layout.row_bytes();
     const std::size_t scale_bytes = info.layout.scale_bytes();
     const std::int64_t shard_rows = (info.layout.rows + parts - 1) / parts;
@@ -562,21 +578,21 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
         std::memcpy(chunk.data(), reinterpret_cast<const std::uint8_t*>(values.data()) + offset, chunk.size());
       };
     };
-    if (!info.multipliers.empty())
+    if (!engram && !info.multipliers.empty())
       trailing.push_back({file_of(0),
                           {prefix + "layer_multipliers",
                            StDtype::I64,
                            {static_cast<std::int64_t>(info.multipliers.size())},
                            8,
                            buffer(info.multipliers)}});
-    if (!info.head_sizes.empty())
+    if (!engram && !info.head_sizes.empty())
       trailing.push_back({file_of(0),
                           {prefix + "ngram_heads_vocab_sizes",
                            StDtype::I64,
                            {static_cast<std::int64_t>(info.head_sizes.size())},
                            8,
                            buffer(info.head_sizes)}});
-    if (!info.head_offsets.empty())
+    if (!engram && !info.head_offsets.empty())
       trailing.push_back({file_of(0),
                           {prefix + "ngram_heads_offsets",
                            StDtype::I64,
@@ -595,30 +611,13 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
                              std::memcpy(chunk.data(), &scale, sizeof scale);
                            }}});
     }
-    StDtype weight_dtype = StDtype::U8;
-    switch (info.layout.format) {
-      case RowFormat::f32:
-        weight_dtype = StDtype::F32;
-        break;
-      case RowFormat::bf16:
-        weight_dtype = StDtype::BF16;
-        break;
-      case RowFormat::f16:
-        weight_dtype = StDtype::F16;
-        break;
-      case RowFormat::fp8:
-      case RowFormat::fp8_e8m0:
-        weight_dtype = StDtype::F8_E4M3;
-        break;
-      case RowFormat::nvfp4:
-        weight_dtype = StDtype::U8;
-        break;
-    }
+    const StDtype codes_dtype = weight_dtype(info.layout.format);
     // Shards past the last row would be empty: the layout needs none of them.
     for (std::int64_t shard = 0; shard < parts && shard * shard_rows < info.layout.rows; ++shard) {
       const std::int64_t first = shard * shard_rows;
       const std::int64_t rows = std::min(shard_rows, info.layout.rows - first);
-      const std::string name = prefix + "ngram_embedding.shard_" + std::to_string(shard);
+      const std::string name =
+          engram ? engram_tensor_stem(info.decoder_layer) : prefix + "ngram_embedding.shard_" + std::to_string(shard);
       const RowSource source = table.rows;
       // The codes band makes the scales of the same rows too; the scales tensor, written
       // band by band right after it, takes them from here instead of making them again.
@@ -650,13 +649,13 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
       };
       planned.push_back({file_of(shard),
                          {name + ".weight",
-                          weight_dtype,
-                          {rows, static_cast<std::int64_t>(row_bytes / dtype_size(weight_dtype))},
+                          codes_dtype,
+                          {rows, static_cast<std::int64_t>(row_bytes / dtype_size(codes_dtype))},
                           row_bytes,
                           codes}});
       if (scale_bytes != 0)
         planned.push_back({file_of(shard),
-                           {name + ".weight_scale",
+                           {name + (engram ? ".scale" : ".weight_scale"),
                             block_scale_dtype(info.layout.format),
                             {rows, static_cast<std::int64_t>(scale_bytes)},
                             scale_bytes,

@@ -122,6 +122,8 @@ RowFormat default_format(const ModelConfig& config) {
       return RowFormat::fp8;
     case TableQuantization::nvfp4:
       return RowFormat::nvfp4;
+    case TableQuantization::fp8_e8m0:
+      return RowFormat::fp8_e8m0;
     case TableQuantization::none:
       return RowFormat::bf16;
   }

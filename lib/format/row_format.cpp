@@ -45,6 +45,9 @@ bool format_matches_config(RowFormat format, TableQuantization quantization) {
       return format == RowFormat::fp8 || format == RowFormat::fp8_e8m0;
     case TableQuantization::nvfp4:
       return format == RowFormat::nvfp4;
+    case TableQuantization::fp8_e8m0:  // Engram: E4M3 codes with E8M0 block scales, or unquantized rows
+      return format == RowFormat::fp8_e8m0 || format == RowFormat::f32 || format == RowFormat::bf16 ||
+             format == RowFormat::f16;
     case TableQuantization::none:
       return format == RowFormat::f32 || format == RowFormat::bf16 || format == RowFormat::f16;
   }

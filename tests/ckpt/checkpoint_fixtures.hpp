@@ -50,6 +50,7 @@ struct RawTensor {
   std::string dtype;
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> bytes;
+  bool operator==(const RawTensor&) const = default;
 };
 using RawTensors = std::map<std::string, RawTensor>;
 

@@ -1,14 +1,24 @@
-# pleshard_add_test(NAME sources...): a GoogleTest executable run as one process.
-# pleshard_add_mpi_test(NAME sources... RANKS n... [WILL_FAIL]): one executable, one ctest
+# pleshard_add_test(NAME sources... [GPU]): a GoogleTest executable run as one process.
+# pleshard_add_mpi_test(NAME sources... RANKS n... [WILL_FAIL] [GPU]): one executable, one ctest
 # per rank count, launched through MPIEXEC_* with PROCESSORS and a TIMEOUT backstop.
+# GPU: the test runs on the GPU where there is one (pleshard_uses_gpu).
 
 set(PLESHARD_TEST_TIMEOUT 300 CACHE STRING "Per-test timeout in seconds (a backstop)")
 
 # Root in containers and 2-core machines need these to run more ranks than cores.
 set(PLESHARD_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING "Extra mpiexec flags for tests")
 
+# Tests that use the GPU where there is one (also those that skip, or stay on the host,
+# without one) hold the `gpu` lock: under `ctest --parallel` they run one at a time while the
+# others run beside them. Side by side on one H200, test_gpu_tiers and test_large_rows (43 s
+# and 69 s alone) ran past the 300 s timeout.
+function(pleshard_uses_gpu)
+  set_tests_properties(${ARGN} PROPERTIES RESOURCE_LOCK gpu)
+endfunction()
+
 function(pleshard_add_test name)
-  add_executable(${name} ${ARGN})
+  cmake_parse_arguments(arg "GPU" "" "" ${ARGN})
+  add_executable(${name} ${arg_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE pleshard_test_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1
@@ -16,10 +26,13 @@ function(pleshard_add_test name)
                                  $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${PLESHARD_TEST_TIMEOUT} PROCESSORS 1
                        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  if(arg_GPU)
+    pleshard_uses_gpu(${name})
+  endif()
 endfunction()
 
 function(pleshard_add_mpi_test name)
-  cmake_parse_arguments(arg "WILL_FAIL" "" "RANKS" ${ARGN})
+  cmake_parse_arguments(arg "WILL_FAIL;GPU" "" "RANKS" ${ARGN})
   add_executable(${name} ${arg_UNPARSED_ARGUMENTS})
   target_link_libraries(${name} PRIVATE pleshard_test_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -31,5 +44,8 @@ function(pleshard_add_mpi_test name)
     set_tests_properties(${name}_np${ranks} PROPERTIES
       TIMEOUT ${PLESHARD_TEST_TIMEOUT} PROCESSORS ${ranks} WILL_FAIL ${arg_WILL_FAIL}
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    if(arg_GPU)
+      pleshard_uses_gpu(${name}_np${ranks})
+    endif()
   endforeach()
 endfunction()

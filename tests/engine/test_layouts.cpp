@@ -118,12 +118,10 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   const SharedScratchDir dir("pleshard_layouts");
   // Qwen4Exp in every format; Engram's E8M0-scaled FP8 hashed through a token map.
-  const FormatCase formats[] = {{small_config(nullptr, 5), RowFormat::bf16},
-                                {small_config(nullptr, 5), RowFormat::f32},
-                                {small_config(nullptr, 5), RowFormat::f16},
-                                {small_config("float8_e4m3fn", 5), RowFormat::fp8},
-                                {small_config("nvfp4", 5), RowFormat::nvfp4},
-                                {engram_config(700), RowFormat::fp8_e8m0}};
+  const FormatCase formats[] = {
+      {small_config(nullptr, 5), RowFormat::bf16},  {small_config(nullptr, 5), RowFormat::f32},
+      {small_config(nullptr, 5), RowFormat::f16},   {small_config("float8_e4m3fn", 5), RowFormat::fp8},
+      {small_config("nvfp4", 5), RowFormat::nvfp4}, {engram_config(700), RowFormat::fp8_e8m0}};
   for (const auto& fc : formats) {
     const ModelConfig& config = fc.config;
     // bf16 also from HDF5, read collectively (MPI-IO) when HDF5 is parallel.

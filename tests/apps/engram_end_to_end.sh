@@ -8,7 +8,13 @@
 #   engram_end_to_end.sh PLESHARD MPIEXEC CONFIG EMBEDDINGS_EQUAL SOURCE_DIR
 set -euo pipefail
 app=$1; mpiexec=$2; config=$3; equal=$4; source_dir=$5
-python=/usr/bin/python3  # Debian's, with python3-numpy (scripts/install-deps.sh) for the token map
+# A Python with NumPy for the token map: Debian's (python3-numpy, scripts/install-deps.sh),
+# else the first on PATH.
+python=
+for p in /usr/bin/python3 python3; do
+  if "$p" -c 'import numpy' 2>/dev/null; then python=$p; break; fi
+done
+[ -n "$python" ] || { echo "FAIL: no python3 with numpy: scripts/install-deps.sh installs python3-numpy"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

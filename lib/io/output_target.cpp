@@ -82,12 +82,22 @@ std::string holder_text(const std::string& what) {
   return "pid " + std::to_string(::getpid()) + " on " + host + " (" + what + ")";
 }
 
-std::string read_holder(int fd) {
+std::string read_holder_once(int fd) {
   char text[512] = {};
   const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
   std::string holder(text, n > 0 ? static_cast<std::size_t>(n) : 0);
   while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-  return holder.empty() ? "a process that has not said who it is" : holder;
+  return holder;
+}
+
+// A holder writes its name just after taking the lock: a job that finds the lock taken in
+// between waits a moment for the name rather than report an anonymous holder.
+std::string read_holder(int fd) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (std::string holder = read_holder_once(fd); !holder.empty()) return holder;
+    ::usleep(20'000);
+  }
+  return "a process that has not said who it is";
 }
 
 enum class LockResult { taken, busy, unsupported };
@@ -171,7 +181,10 @@ OutputClaim OutputClaim::first(const fs::path& path, const std::string& what) {
                        " started it; they hold " + lock.string() + "); wait until they have ended");
     (void)lock_byte(fd, F_RDLCK, 1);  // shared with this job's other ranks
     const std::string text = holder_text(what) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    // Written before the old text's tail is cut, so a reader never finds the file empty
+    // once a holder has named itself.
+    if (::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
+        ::ftruncate(fd, static_cast<off_t>(text.size())) != 0)
       throw InputError(lock.string() + ": cannot write the output's lock file: " + std::strerror(errno));
     return OutputClaim(lock, std::exchange(open_lock.fd, -1), true);
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -11,10 +12,12 @@
 #include <unistd.h>
 #include <csignal>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../ckpt/checkpoint_fixtures.hpp"
@@ -123,6 +126,31 @@ TEST(OutputClaim, ASecondJobIsRefusedNamingTheFirst) {
   }
   EXPECT_FALSE(fs::exists(dir / "out.h5.lock"));
   EXPECT_TRUE(OutputClaim::first(out, "pleshard run").held());
+}
+
+// The holder names itself just after it takes the lock: a job refused in between waits for
+// the name (two jobs started together met this window).
+TEST(OutputClaim, AHolderNamedAMomentLateIsNamed) {
+  ScratchDir dir;
+  const fs::path out = dir / "out.h5";
+  const fs::path lock = claim_lock_path(out);
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  struct flock byte {};
+  byte.l_type = F_WRLCK;
+  byte.l_whence = SEEK_SET;
+  byte.l_len = 1;
+  ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &byte), 0);
+  std::thread namer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string text = "pid 7 on elsewhere (pleshard run)\n";
+    (void)!::pwrite(fd, text.data(), text.size(), 0);
+  });
+  const std::string message = refusal([&] { (void)OutputClaim::first(out, "pleshard run"); });
+  namer.join();
+  ::close(fd);
+  EXPECT_NE(message.find("another job writes this output: pid 7 on elsewhere (pleshard run) holds"), std::string::npos)
+      << message;
 }
 
 TEST(OutputClaim, ALockFileNobodyHoldsIsTaken) {

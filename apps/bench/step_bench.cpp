@@ -157,16 +157,16 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
           };
           for (const bool graph : {false, true}) {
             if ((graph && !o.graph) || (!graph && !o.eager)) continue;
-            bool allowed = true;
+            std::string refused;  // the same answer on every rank
             try {
               engine.use_cuda_graphs(graph);
-            } catch (const InputError&) {
-              allowed = false;  // the same answer on every rank
+            } catch (const InputError& e) {
+              refused = e.what();
             }
-            if (!allowed) {
+            if (!refused.empty()) {
               if (graph && rank == 0)
-                std::fprintf(stderr, "bench step: no graph rows for the %s exchange (its steps cannot be captured)\n",
-                             engine.exchange());
+                std::fprintf(stderr, "bench step: no graph rows for the %s exchange: %s\n", engine.exchange(),
+                             refused.c_str());
               continue;
             }
             // Warm-up (graphs captured), then a probe of one round for the step count.

@@ -12,3 +12,12 @@ qwen_as() {
   python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ple_embedding_dtype"]=sys.argv[2]; json.dump(c,open(sys.argv[3],"w"))' \
     jobs/models/qwen3.8-flash-next/config.json "$1" "$2"
 }
+# log PART COMMAND...: runs COMMAND, its tables to $out/PART.txt and JSON lines to
+# $out/PART.jsonl, both shown; a failure is noted there and sets rc=1 (the caller's status).
+log() {
+  local p=$1; shift
+  echo "\$ $*" | tee -a "$out/$p.txt"
+  "$@" >"$out/last.log" 2>&1 || { echo "FAILED (exit $?): $*" | tee -a "$out/$p.txt"; tail -5 "$out/last.log"; rc=1; }
+  grep -v '^{' "$out/last.log" | tee -a "$out/$p.txt"
+  grep '^{' "$out/last.log" >>"$out/$p.jsonl"
+}

@@ -39,13 +39,6 @@ part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
 qwen=jobs/models/qwen3.8-flash-next/config.json
-log() {  # log PART COMMAND...: tables to PART.txt, JSON lines to PART.jsonl, both shown
-  local p=$1; shift
-  echo "\$ $*" | tee -a "$out/$p.txt"
-  "$@" >"$out/last.log" 2>&1 || { echo "FAILED (exit $?): $*" | tee -a "$out/$p.txt"; tail -5 "$out/last.log"; rc=1; }
-  grep -v '^{' "$out/last.log" | tee -a "$out/$p.txt"
-  grep '^{' "$out/last.log" >>"$out/$p.jsonl"
-}
 run_job=(run --requests "$corpus" --summary-only --quiet --collective-timeout 120)
 echo "ulimit -l: $(ulimit -l); $(grep MemAvailable /proc/meminfo); $(df -h "$data" | tail -1)" | tee "$out/machine.txt"
 

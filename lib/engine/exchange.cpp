@@ -90,7 +90,10 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
                        ": the disk tier exchanges nothing (every rank reads the rows of its own tokens)");
     return ExchangeStrategy::automatic;
   }
-  if ((requested == ExchangeStrategy::owner || requested == ExchangeStrategy::hierarchical) && cuda_graphs)
+  // One rank per ETP group exchanges nothing whatever the strategy (identity_exchange): only
+  // groups of several ranks size the owner strategies' messages on the host.
+  if ((requested == ExchangeStrategy::owner || requested == ExchangeStrategy::hierarchical) && cuda_graphs &&
+      topology.etp > 1)
     throw InputError(std::string("--exchange ") + to_string(requested) +
                      " sizes its messages on the host every step, so its steps cannot be captured in CUDA graphs "
                      "(use gather-reduce or reduce-scatter with --cuda-graph)");
@@ -100,6 +103,10 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
 
 std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, const ExchangeContext& context) {
   if (local) return std::make_unique<LocalExchange>(context);
+  // A group of one rank: every strategy is the identity (hash, fetch, decode, no combine),
+  // which the gather-reduce flow is without its collectives; no owner planning on the host.
+  if (context.topology.etp == 1 && (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical))
+    return std::make_unique<GatherReduceExchange>(context, false, to_string(strategy));
   switch (strategy) {
     case ExchangeStrategy::owner:
       return std::make_unique<OwnerExchange>(context, false);
@@ -114,8 +121,12 @@ std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, c
   return std::make_unique<GatherReduceExchange>(context, false);
 }
 
-GatherReduceExchange::GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter)
-    : ctx_(context), reduce_scatter_(reduce_scatter) {
+GatherReduceExchange::GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter, const char* name)
+    : ctx_(context),
+      reduce_scatter_(reduce_scatter),
+      name_(name != nullptr  ? name
+            : reduce_scatter ? "reduce-scatter"
+                             : "gather-reduce") {
   const std::int64_t max_tokens = ctx_.plan.shape().max_slot_tokens;
   const std::size_t layers = layers_of(ctx_);
   const auto slots = static_cast<std::size_t>(ctx_.plan.shape().slots);

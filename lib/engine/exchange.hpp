@@ -119,8 +119,10 @@ class Exchange {
 // under sequence parallelism, where the share is what a rank keeps).
 class GatherReduceExchange final : public Exchange {
  public:
-  GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter);
-  [[nodiscard]] const char* name() const override { return reduce_scatter_ ? "reduce-scatter" : "gather-reduce"; }
+  // `name`: the strategy asked for, where this flow stands in for it (a group of one rank,
+  // where every strategy is the identity); null: this strategy's own.
+  GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter, const char* name = nullptr);
+  [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
 
@@ -131,6 +133,7 @@ class GatherReduceExchange final : public Exchange {
 
   ExchangeContext ctx_;
   bool reduce_scatter_;
+  const char* name_;
   Workspace::Region partial_;   // [layers][slots x slot tokens (padded to TP)][width]
   Workspace::Region received_;  // reduce-scattered: [layers][share][width]
   Workspace::Region gathered_;  // reduce-scatter with TP > 1 (not sequence parallel): [layers][TP x share][width]
@@ -156,12 +159,13 @@ class LocalExchange final : public Exchange {
 
 // The strategy for `requested` (automatic: owner where an ETP group of several ranks
 // exchanges and the steps need not be captured in CUDA graphs, else gather-reduce), or
-// InputError where the layout or tier does not allow the one requested. `local` (whole
+// InputError where the layout or tier does not allow the one requested. Groups of one rank
+// take any strategy, under graphs too: each is the identity there. `local` (whole
 // tables on every rank: the disk tier) exchanges nothing.
 [[nodiscard]] ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local,
                                                bool cuda_graphs);
 
-// The strategy's exchange over `context`.
+// The strategy's exchange over `context` (a group of one rank: the identity, named as asked).
 [[nodiscard]] std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local,
                                                       const ExchangeContext& context);
 

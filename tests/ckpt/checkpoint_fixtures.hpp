@@ -27,6 +27,23 @@ inline ModelConfig small_config(const char* dtype = nullptr, std::int64_t parts 
   return parse_model_config(j, "small config");
 }
 
+// A small DeepSeek Engram config: two tables (decoder layers 1 and 3, 0-based) of 3-grams,
+// 2 heads per order, 64 values per row, a dead token 999. With `compressed` < 1000, tokens
+// hash through a token map onto `compressed` ids (token mod compressed: every id taken).
+inline ModelConfig engram_config(std::int64_t compressed = 1000) {
+  nlohmann::json j = {
+      {"vocab_size", 1000},         {"image_token_id", 999},    {"engram_layer_ids", {1, 3}},
+      {"engram_max_ngram_size", 3}, {"engram_n_heads", 2},      {"engram_head_dim", 64},
+      {"engram_vocab_size", 3000},  {"engram_pad_token_id", 2}, {"engram_compressed_vocab_size", compressed}};
+  ModelConfig config = parse_model_config(j, "engram config");
+  if (compressed != 1000) {
+    std::vector<std::int64_t> ids(1000);
+    for (std::size_t t = 0; t < ids.size(); ++t) ids[t] = static_cast<std::int64_t>(t) % compressed;
+    config.token_map = std::make_shared<const TokenMap>(TokenMap::from_ids(ids, 1000, compressed, "test token map"));
+  }
+  return config;
+}
+
 // A fresh directory per test, removed afterwards.
 class ScratchDir {
  public:

@@ -21,19 +21,6 @@ using namespace pleshard::testing_support;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// Two tables (decoder layers 1 and 3, 0-based) of 3-grams, 2 heads per order, 64 values.
-ModelConfig engram_config() {
-  return parse_model_config(json{{"vocab_size", 1000},
-                                 {"image_token_id", 999},
-                                 {"engram_layer_ids", {1, 3}},
-                                 {"engram_max_ngram_size", 3},
-                                 {"engram_n_heads", 2},
-                                 {"engram_head_dim", 64},
-                                 {"engram_vocab_size", 3000},
-                                 {"engram_pad_token_id", 2}},
-                            "engram config");
-}
-
 struct TableBytes {
   std::vector<std::uint8_t> rows;
   std::vector<std::uint8_t> scales;

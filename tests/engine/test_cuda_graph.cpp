@@ -107,6 +107,44 @@ TEST(CudaGraph, EveryBucketMatchesTheHostTier) {
   }
 }
 
+// Groups of one rank route with any strategy as the identity: owner and hierarchical
+// routing are captured and replayed there, bit-identical; groups of several ranks refuse them.
+TEST(CudaGraph, OwnerRoutingOfOneRankGroupsIsCaptured) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  int rank = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const SharedScratchDir dir("pleshard_graph_owner");
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  if (rank == 0) write_checkpoint(dir / "fp8", config, synthetic_tables(config, default_format(config), 6), {});
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto checkpoint = open_ple_checkpoint(dir / "fp8", config);
+  for (const ExchangeStrategy strategy : {ExchangeStrategy::owner, ExchangeStrategy::hierarchical}) {
+    SCOPED_TRACE(to_string(strategy));
+    EngineOptions options;
+    options.tier = StorageTier::device;
+    options.max_tokens = k_max_tokens;
+    options.cuda_graphs = true;
+    options.exchange = strategy;
+    if (world > 1) {
+      const Communicators shared(MPI_COMM_WORLD, make_topology(world, rank, 1, world));
+      EXPECT_THROW(PleEngine(shared, config, *checkpoint, options), InputError);
+    }
+    const Communicators alone(MPI_COMM_WORLD, make_topology(world, rank, 1, 1));
+    PleEngine engine(alone, config, *checkpoint, options);
+    EXPECT_STREQ(engine.exchange(), to_string(strategy));
+    std::mt19937_64 rng(43 + static_cast<std::uint64_t>(rank));
+    const std::int64_t sizes[] = {1, 5, 48, 17, 0, 33};
+    for (const std::int64_t tokens : sizes) {
+      const TokenBatch batch = batch_of(rng, config, tokens);
+      const StepOutput out = engine.forward(batch);
+      expect_host_bytes(engine, config, *checkpoint, batch, out, std::to_string(tokens) + " tokens");
+    }
+    EXPECT_EQ(engine.stats().graph_replays, static_cast<std::int64_t>(std::size(sizes)));
+  }
+}
+
 // Queries of at least k_pinned_group_min_ids ids take the pinned tier's distinct-row gather
 // on its side stream; captured and replayed, with other sizes in between.
 #if PLESHARD_HAVE_CUDA

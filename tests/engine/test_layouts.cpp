@@ -43,6 +43,8 @@ std::vector<Layout> layouts(int world) {
   return out;
 }
 
+// Uneven requests, the first holding the family's special token: Qwen4Exp's EOS, Engram's
+// dead token.
 std::vector<Request> uneven_requests(const ModelConfig& config, int count) {
   SyntheticRequestsSpec spec;
   spec.count = count;
@@ -51,7 +53,9 @@ std::vector<Request> uneven_requests(const ModelConfig& config, int count) {
   spec.vocab_size = config.vocab_size;
   spec.seed = 99;
   auto requests = make_synthetic_requests(spec);
-  requests.front().tokens.insert(requests.front().tokens.begin() + 1, config.eos_token_id);
+  const bool engram = config.family == ModelFamily::deepseek_engram;
+  requests.front().tokens.insert(requests.front().tokens.begin() + 1,
+                                 engram ? config.engram.image_token_id : config.eos_token_id);
   return requests;
 }
 
@@ -103,7 +107,7 @@ std::string expected_exchange(StorageTier tier, ExchangeStrategy strategy, const
 }
 
 struct FormatCase {
-  const char* dtype;
+  ModelConfig config;
   RowFormat format;
 };
 
@@ -113,16 +117,17 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   const SharedScratchDir dir("pleshard_layouts");
-  const FormatCase formats[] = {{nullptr, RowFormat::bf16},
-                                {nullptr, RowFormat::f32},
-                                {nullptr, RowFormat::f16},
-                                {"float8_e4m3fn", RowFormat::fp8},
-                                {"nvfp4", RowFormat::nvfp4}};
+  // Qwen4Exp in every format; Engram's E8M0-scaled FP8 hashed through a token map.
+  const FormatCase formats[] = {
+      {small_config(nullptr, 5), RowFormat::bf16},  {small_config(nullptr, 5), RowFormat::f32},
+      {small_config(nullptr, 5), RowFormat::f16},   {small_config("float8_e4m3fn", 5), RowFormat::fp8},
+      {small_config("nvfp4", 5), RowFormat::nvfp4}, {engram_config(700), RowFormat::fp8_e8m0}};
   for (const auto& fc : formats) {
-    const ModelConfig config = small_config(fc.dtype, 5);
+    const ModelConfig& config = fc.config;
     // bf16 also from HDF5, read collectively (MPI-IO) when HDF5 is parallel.
     const bool hdf5 = fc.format == RowFormat::bf16;
     const fs::path ckpt_path = dir / (std::string("ckpt_") + to_string(fc.format) + (hdf5 ? ".h5" : ""));
+    SCOPED_TRACE(to_string(config.family));
     if (rank == 0)
       write_checkpoint(ckpt_path, config, synthetic_tables(config, fc.format, 4),
                        {hdf5 ? CheckpointKind::hdf5 : CheckpointKind::safetensors});

@@ -1,0 +1,42 @@
+// Which exchange a job gets: the automatic choice, the tiers and layouts that refuse one, and
+// groups of one rank, where every strategy is the identity and is captured in CUDA graphs.
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "engine/exchange.hpp"
+
+namespace {
+
+using namespace pleshard;
+
+TEST(ExchangeChoice, AutomaticIsOwnerForGroupsOfSeveralRanksWithoutGraphs) {
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(4, 0, 1, 4), false, false),
+            ExchangeStrategy::owner);
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(4, 0, 1, 4), false, true),
+            ExchangeStrategy::gather_reduce);
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(4, 0, 1, 1), false, false),
+            ExchangeStrategy::gather_reduce);
+}
+
+TEST(ExchangeChoice, OwnerRoutingUnderGraphsOnlyWhereTheGroupIsOneRank) {
+  for (const ExchangeStrategy s : {ExchangeStrategy::owner, ExchangeStrategy::hierarchical}) {
+    SCOPED_TRACE(to_string(s));
+    EXPECT_EQ(choose_exchange(s, make_topology(4, 0, 1, 1), false, true), s);
+    EXPECT_EQ(choose_exchange(s, make_topology(4, 0, 1, 2), false, false), s);
+    try {
+      (void)choose_exchange(s, make_topology(4, 0, 1, 2), false, true);
+      ADD_FAILURE() << "accepted under graphs with ETP groups of 2";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot be captured in CUDA graphs"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ExchangeChoice, TheDiskTierExchangesNothing) {
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(2, 0, 1, 2), true, false),
+            ExchangeStrategy::automatic);
+  EXPECT_THROW((void)choose_exchange(ExchangeStrategy::owner, make_topology(2, 0, 1, 2), true, false), InputError);
+}
+
+}  // namespace

@@ -2,13 +2,14 @@
 # After h200-build.sh (same build directory): DeepSeek-V4.1-Flash's Engram tables on one H200,
 # `pleshard run --summary-only --storage device` next to the PyTorch flow
 # (jobs/torch_engram_flow.py) on the same checkpoint and the same folded corpus.
-#   [CORPUS=path/to/corpus-a.tokens.jsonl] [ENGRAM_VOCAB=2000000] [DATA=/tmp/pleshard-engram] \
+#   [CORPUS=path/to/corpus-a.tokens.jsonl] [ENGRAM_VOCAB=700000] [DATA=/tmp/pleshard-engram-flow] \
 #     jobs/device/h200-engram.sh
 # - model: jobs/models/deepseek-v4.1-flash/config.json (2 tables, 24 heads of 256 values, FP8
 #   + E8M0) with engram_vocab_size ENGRAM_VOCAB instead of 16,000,000: the real tables (384M
-#   rows, 101 GB each) fit neither the 64 GB disk nor, both, one GPU; at 2,000,000 a table has
-#   48M rows (12.7 GB), still far past the GPU's caches. The token map is synthetic
-#   (jobs/engram_token_map.py), not the model's tokenizer's;
+#   rows, 101 GB each) fit neither the 64 GB disk nor, both, one GPU. At 700,000 (the shape
+#   of h200-engram-bench.sh and docs/performance.md) a table has 16.8M rows (4.4 GB), far
+#   past the GPU's caches. The token map is synthetic (jobs/engram_token_map.py), not the
+#   model's tokenizer's;
 # - corpus: CORPUS folded into vocab_size 129,280 (jobs/fold_corpus.py): say "folded" beside
 #   any figure;
 # - ckpt make (safetensors), then torch_engram_flow.py --pleshard (a batch's ids and embedding
@@ -22,24 +23,18 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 corpus=${CORPUS:-}
 if [ -z "$corpus" ]; then
-  for c in shared/data/corpus-a.tokens.jsonl ../shared/data/corpus-a.tokens.jsonl; do
+  for c in .data/corpus-a.tokens.jsonl shared/data/corpus-a.tokens.jsonl ../shared/data/corpus-a.tokens.jsonl; do
     [ -f "$c" ] && corpus=$c && break
   done
 fi
 [ -f "$corpus" ] ||
-  { echo "FAILED: no corpus (CORPUS=${corpus:-unset}; looked in shared/data and ../shared/data)"; exit 1; }
+  { echo "FAILED: no corpus (CORPUS=${corpus:-unset}; looked in .data, shared/data and ../shared/data)"; exit 1; }
 [ -x "$app" ] || { echo "FAILED: no $app (build it first: jobs/device/h200-build.sh)"; exit 1; }
-data=${DATA:-/tmp/pleshard-engram}
-vocab=${ENGRAM_VOCAB:-2000000}
+data=${DATA:-/tmp/pleshard-engram-flow}
+vocab=${ENGRAM_VOCAB:-700000}
 rc=0
-log() {  # log COMMAND...: the command and its output to engram.txt, JSON lines also to engram.jsonl
-  echo "\$ $*" | tee -a "$out/engram.txt"
-  "$@" >"$out/last.log" 2>&1 ||
-    { echo "FAILED (exit $?): $*" | tee -a "$out/engram.txt"; tail -20 "$out/last.log"; rc=1; }
-  grep -v '^{' "$out/last.log" | tee -a "$out/engram.txt"
-  grep '^{' "$out/last.log" | tee -a "$out/engram.jsonl"
-}
 rm -rf "$data" && mkdir -p "$data"
+rm -f "$out/engram.txt" "$out/engram.jsonl" "$out/comparison.json"  # the comparison reads this run's lines only
 { nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; df -h "$data" | tail -1
   python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'; } |
   tee -a "$out/engram.txt"
@@ -54,19 +49,19 @@ c["_comment"] = ("DeepSeek-V4.1-Flash's Engram config scaled for one H200: "
                  f"engram_vocab_size {sys.argv[2]} (real: 16000000)")
 json.dump(c, open(sys.argv[3], "w"), indent=1)
 PY
-log python3 jobs/engram_token_map.py --config "$data/config.json" --out "$data/engram_token_map.npy"
+log engram python3 jobs/engram_token_map.py --config "$data/config.json" --out "$data/engram_token_map.npy"
 vocab_size=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$data/config.json")
 python3 jobs/fold_corpus.py --vocab-size "$vocab_size" <"$corpus" >"$data/folded.jsonl" ||
   { echo "FAILED: fold"; exit 1; }
 echo "corpus $corpus folded into $vocab_size: $(wc -l <"$data/folded.jsonl") requests" | tee -a "$out/engram.txt"
 
 model=$data/model
-log "$app" ckpt make --config "$data/config.json" --out "$model" --quiet
+log engram "$app" ckpt make --config "$data/config.json" --out "$model" --quiet
 du -sh "$model" | tee -a "$out/engram.txt"
-log python3 jobs/torch_engram_flow.py --checkpoint "$model" --requests "$data/folded.jsonl" --pleshard "$app"
+log engram python3 jobs/torch_engram_flow.py --checkpoint "$model" --requests "$data/folded.jsonl" --pleshard "$app"
 job=(run --checkpoint "$model" --requests "$data/folded.jsonl" --summary-only --storage device --quiet --json)
-log "$app" "${job[@]}"
-log "$app" "${job[@]}" --cuda-graph
+log engram "$app" "${job[@]}"
+log engram "$app" "${job[@]}" --cuda-graph
 
 python3 - "$out/engram.jsonl" "$vocab" "$vocab_size" "$corpus" >"$out/comparison.json" <<'PY' || rc=1
 import json, sys

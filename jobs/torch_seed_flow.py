@@ -8,24 +8,20 @@ rows up: F.embedding for bf16 tables, a gather then dequantization for FP8 and N
 embeddings stay on the GPU, as with --summary-only.
 
     python3 jobs/torch_seed_flow.py --checkpoint MODEL_DIR --requests corpus.jsonl \\
-        [--pleshard build/bin/pleshard] [--step-tokens 8192] [--part-tokens 65536]
+        [--pleshard build/bin/pleshard] [--device cuda|cpu] [--step-tokens 8192] [--part-tokens 65536]
 
 With --pleshard, a batch cut from the corpus is first checked: every id against
 `pleshard ids`, every embedding bit against `pleshard embed`. Prints one
 JSON line: tokens/s over the whole corpus (tables loaded beforehand, not timed)."""
 import argparse
-import glob
 import json
 import os
-import subprocess
-import tempfile
-import time
 
 import torch
 import torch.nn.functional as F
-from safetensors import safe_open
 
 from ple_layout import layout, signed
+from torch_flow import Safetensors, check_against_pleshard, device_name, read_requests, steps, timed_flow
 
 class Config:
     def __init__(self, path):
@@ -84,16 +80,8 @@ class Hasher:
 
 def load_tables(checkpoint, cfg, device, prefix):
     """Per layer: (format, rows tensor, block scales or None, global scale)."""
-    tensors = {}
-    for path in sorted(glob.glob(os.path.join(checkpoint, "*.safetensors"))):
-        with safe_open(path, framework="pt", device="cpu") as f:
-            for name in f.keys():
-                tensors[name] = (path, name)
-
-    def get(name):
-        path, key = tensors[name]
-        with safe_open(path, framework="pt", device="cpu") as f:
-            return f.get_tensor(key)
+    st = Safetensors(checkpoint)
+    tensors, get = st.names(), st.tensor
 
     tables = []
     for layer in cfg.layers:
@@ -129,54 +117,8 @@ def lookup(table, ids, e2m1):
     return values.reshape(ids.shape[0], -1).to(torch.bfloat16)
 
 
-def split_parts(requests, part_tokens):
-    parts, first, tokens = [], 0, 0
-    for r, req in enumerate(requests):
-        tokens += len(req)
-        if tokens >= part_tokens:
-            parts.append((first, r + 1))
-            first, tokens = r + 1, 0
-    if first < len(requests):
-        parts.append((first, len(requests)))
-    return parts
-
-
-def steps(requests, cfg, step_tokens, part_tokens):
-    """pleshard run's schedule with one DP rank and no decode tail: per step, (ext, positions)."""
-    width = cfg.n - 1
-    for first, last in split_parts(requests, part_tokens):
-        position = {r: 0 for r in range(first, last)}
-        context = {r: [cfg.eos] * width for r in range(first, last)}
-        open_ = first
-        while open_ < last:
-            while open_ < last and position[open_] == len(requests[open_]):
-                open_ += 1
-            budget, ext, positions = step_tokens, [], []
-            for r in range(open_, last):
-                if budget == 0:
-                    break
-                left = len(requests[r]) - position[r]
-                if left == 0:
-                    continue
-                take = min(left, budget)
-                chunk = requests[r][position[r]:position[r] + take]
-                start = len(ext) + width
-                ext += context[r] + chunk
-                positions += range(start, start + take)
-                seq = context[r] + chunk
-                context[r] = seq[len(seq) - width:]
-                position[r] += take
-                budget -= take
-            if positions:
-                yield ext, positions
-
-
-def check_against_pleshard(args, cfg, hasher, tables, e2m1, requests, device):
-    """A batch cut from the corpus: every id against `pleshard ids`, every embedding bit
-    against `pleshard embed` (bf16 output, read raw from its contiguous datasets)."""
-    import h5py
-    import numpy as np
-
+def check_batch(args, cfg, hasher, tables, e2m1, requests, device):
+    """A batch cut from the corpus, checked against `pleshard ids` and `pleshard embed`."""
     batch = {"requests": [{"tokens": r[:300]} for r in requests[:5]]}
     ext, positions = [], []
     for req in batch["requests"]:
@@ -184,24 +126,8 @@ def check_against_pleshard(args, cfg, hasher, tables, e2m1, requests, device):
         ext += [cfg.eos] * (cfg.n - 1) + req["tokens"]
         positions += range(start, start + len(req["tokens"]))
     ids = hasher(torch.tensor(ext, device=device), torch.tensor(positions, device=device))
-    with tempfile.TemporaryDirectory() as work:
-        batch_path, out_path = os.path.join(work, "batch.json"), os.path.join(work, "embed.h5")
-        json.dump(batch, open(batch_path, "w"))
-        for d in range(len(cfg.layers)):
-            want = json.loads(subprocess.check_output([args.pleshard, "ids", "--config", args.config, "--ple-index",
-                                                       str(d), "--batch", batch_path]))["ids"]
-            if ids[d].cpu().tolist() != want:
-                raise SystemExit(f"torch hashing differs from pleshard ids (layer {d})")
-        subprocess.check_call([args.pleshard, "embed", "--checkpoint", args.checkpoint, "--config", args.config,
-                               "--batch", batch_path, "--out", out_path, "--out-dtype", "bfloat16"])
-        with h5py.File(out_path, "r") as f:
-            for d in range(len(cfg.layers)):
-                dataset = f[f"ple_{d}"]
-                want = np.fromfile(out_path, dtype=np.uint16, count=dataset.size, offset=dataset.id.get_offset())
-                got = lookup(tables[d], ids[d], e2m1).view(torch.int16).cpu().numpy().view(np.uint16).reshape(-1)
-                if not np.array_equal(got, want):
-                    raise SystemExit(f"torch embeddings differ from pleshard embed (layer {d})")
-    return "ok"
+    return check_against_pleshard(args.pleshard, args.config, args.checkpoint, len(cfg.layers), batch, ids,
+                                  lambda d: lookup(tables[d], ids[d], e2m1))
 
 
 def main():
@@ -213,30 +139,27 @@ def main():
     parser.add_argument("--part-tokens", type=int, default=65536)
     parser.add_argument("--layer-prefix", default="model.language_model.layers.{L}.ple.ple_embedding")
     parser.add_argument("--pleshard", help="pleshard executable to check ids and embeddings against")
+    parser.add_argument("--device", default="cuda", help="torch device (default cuda; cpu works for bf16 tables)")
     args = parser.parse_args()
     args.config = args.config or os.path.join(args.checkpoint, "config.json")
-    device = torch.device("cuda")
+    device = torch.device(args.device)
     cfg = Config(args.config)
-    requests = [json.loads(line)["tokens"] for line in open(args.requests)]
+    requests = read_requests(args.requests)
     hasher = Hasher(cfg, device)
     tables = load_tables(args.checkpoint, cfg, device, args.layer_prefix)
     e2m1 = torch.tensor(E2M1, dtype=torch.float32, device=device)
-    check = check_against_pleshard(args, cfg, hasher, tables, e2m1, requests, device) if args.pleshard else "none"
-    schedule = list(steps(requests, cfg, args.step_tokens, args.part_tokens))
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    tokens = 0
-    for ext, positions in schedule:
-        ids = hasher(torch.tensor(ext, device=device), torch.tensor(positions, device=device))
-        embeddings = [lookup(tables[d], ids[d], e2m1) for d in range(len(tables))]
-        tokens += len(positions)
-    torch.cuda.synchronize()
-    seconds = time.perf_counter() - t0
-    del embeddings
+    check = check_batch(args, cfg, hasher, tables, e2m1, requests, device) if args.pleshard else "none"
+    schedule = list(steps(requests, cfg.n - 1, cfg.eos, args.step_tokens, args.part_tokens))
+
+    def step(ext, positions):
+        ids = hasher(ext, positions)
+        return [lookup(tables[d], ids[d], e2m1) for d in range(len(tables))]
+
+    tokens, seconds = timed_flow(schedule, step, device)
     print(json.dumps({"job": "torch-seed-flow", "format": tables[0][0] if tables[0][0] != "plain" else "bf16",
                       "layers": len(tables), "tokens": tokens, "steps": len(schedule), "seconds": seconds,
                       "tokens_per_s": tokens / seconds, "checked_against_pleshard": check,
-                      "gpu": torch.cuda.get_device_name()}))
+                      "gpu": device_name(device)}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages pleshard builds against (and the Python its job scripts and
-# their tests use: jobs/scaling.py, jobs/plot_curve.py, the output checks), only those missing.
+# their tests use: jobs/scaling.py, jobs/plot_curve.py, the output checks; the Python module's
+# pybind11, mpi4py and NumPy), only those missing.
 # Idempotent and quiet; says clearly why when it cannot install.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ packages=(
   liburing-dev
   clang-format
   python3-matplotlib python3-numpy python3-h5py
+  python3-dev pybind11-dev python3-pybind11 python3-mpi4py
 )
 
 missing=()

@@ -237,7 +237,7 @@ TEST_F(MalformedCheckpoint, E8m0ScalesBesideAnUnshardedTable) {
   for (auto& [name, tensor] : raw)
     if (name.find(".weight_scale") != std::string::npos || name.find(".shard_") == std::string::npos)
       unsharded[name] = tensor;
-  const std::int64_t rows = derive_layer_spec(fp8_, 0).padded_rows;
+  const std::int64_t rows = derive_table_spec(fp8_, 0).padded_rows;
   unsharded[k_prefix + "ngram_embedding.weight"] = {
       "F8_E4M3", {rows, 32}, std::vector<std::uint8_t>(static_cast<std::size_t>(rows) * 32)};
   write_raw(file("a.safetensors"), unsharded);

@@ -12,10 +12,13 @@ python=${PYTHON:-python3}
 if ! ls "$build"/python/pleshard*.so >/dev/null 2>&1; then
   # pybind11 from the interpreter's site (pip) when CMake has none of its own.
   pybind11_dir=$("$python" -m pybind11 --cmakedir 2>/dev/null || true)
-  cmake -S . -B "$build" -DPython_EXECUTABLE="$(command -v "$python")" -DPLESHARD_ENABLE_PYTHON=ON \
-    ${pybind11_dir:+-Dpybind11_DIR="$pybind11_dir"} >"$out/python-build.log" 2>&1 &&
-    cmake --build "$build" --parallel "$(nproc)" --target pleshard_python pleshard_app >>"$out/python-build.log" 2>&1 ||
-    { tail -30 "$out/python-build.log"; echo "h200-python: could not build the module (log above)"; exit 1; }
+  if ! { cmake -S . -B "$build" -DPython_EXECUTABLE="$(command -v "$python")" -DPLESHARD_ENABLE_PYTHON=ON \
+            ${pybind11_dir:+-Dpybind11_DIR="$pybind11_dir"} &&
+          cmake --build "$build" --parallel "$(nproc)" --target pleshard_python pleshard_app; } >"$out/python-build.log" 2>&1; then
+    tail -30 "$out/python-build.log"
+    echo "h200-python: could not build the module (log above)"
+    exit 1
+  fi
 fi
 PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" "$python" jobs/python/gpu_check.py --pleshard "$app" \
   --config jobs/example/config.json --steps "${STEPS:-1000}" --out "$out"

@@ -10,17 +10,23 @@
 namespace pleshard::python {
 
 PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
-  PLESHARD_MPI_CHECK(MPI_Comm_size(args.comm, &world_size_));
-  const EngineSetup setup =
-      collective_try(args.comm, [&] { return check_engine_inputs(args.comm, args.inputs, args.job); });
-  config_ = setup.config;
-  comms_ = std::make_unique<Communicators>(args.comm, setup.topology);
-  checkpoint_ = open_engine_checkpoint(*comms_, args.inputs, setup);
-  EngineOptions options = engine_options(setup.job);
-  options.output_slots = args.output_slots;
-  args_.job = setup.job;
-  // The engine refuses on every rank alike (its checks and memory fits are agreed inside).
-  engine_ = std::make_unique<PleEngine>(*comms_, config_, *checkpoint_, options);
+  // The caller's communicator carries none of the engine's messages, its checks' included.
+  PLESHARD_MPI_CHECK(MPI_Comm_dup(args.comm, &comm_));
+  try {
+    PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &world_size_));
+    const EngineSetup setup = collective_try(comm_, [&] { return check_engine_inputs(comm_, args.inputs, args.job); });
+    config_ = setup.config;
+    comms_ = std::make_unique<Communicators>(comm_, setup.topology);
+    checkpoint_ = open_engine_checkpoint(*comms_, args.inputs, setup);
+    EngineOptions options = engine_options(setup.job);
+    options.output_slots = args.output_slots;
+    args_.job = setup.job;
+    // The engine refuses on every rank alike (its checks and memory fits are agreed inside).
+    engine_ = std::make_unique<PleEngine>(*comms_, config_, *checkpoint_, options);
+  } catch (...) {
+    close();
+    throw;
+  }
   track_open(this, [this] { close(); });
 }
 
@@ -33,6 +39,7 @@ void PythonEngine::close() {
   engine_.reset();
   checkpoint_.reset();
   comms_.reset();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 PleEngine& PythonEngine::engine() const {

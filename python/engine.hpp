@@ -55,6 +55,7 @@ class PythonEngine {
 
  private:
   EngineArguments args_;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the caller's
   int world_size_ = 1;
   ModelConfig config_;
   std::unique_ptr<Communicators> comms_;

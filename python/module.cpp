@@ -154,7 +154,15 @@ steps it and reports it together.)")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(
-          "report", [](PythonEngine& e) { return py::module_::import("json").attr("loads")(e.report_json()); },
+          "report",
+          [](PythonEngine& e) {
+            std::string json;
+            {
+              py::gil_scoped_release release;  // waits for the last step, then reduces over the ranks
+              json = e.report_json();
+            }
+            return py::module_::import("json").attr("loads")(json);
+          },
           "The run report as a dict (docs/report.md; collective)")
       .def(
           "wait",

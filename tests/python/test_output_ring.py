@@ -1,6 +1,8 @@
 """The output ring: with output_slots=K a step's embeddings stay as they were while the next
 K - 1 steps run, and any use of them once step s + K has run raises RuntimeError (never
-another step's rows); closing the engine invalidates its outputs.
+another step's rows); closing the engine invalidates its outputs. K = 1, 2, 4 on the host
+tier (gather-reduce exchange) and K = 2 on the disk tier (local exchange); the other
+exchanges keep outputs under mpirun (test_mpi.py).
     test_output_ring.py CHECKPOINT CONFIG"""
 import json
 import sys
@@ -14,8 +16,9 @@ checkpoint, config_path = sys.argv[1], sys.argv[2]
 with open(config_path) as f:
     vocab = json.load(f)["vocab_size"]
 
-for slots in (1, 2, 4):
-    engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32", output_slots=slots)
+for storage, slots in [("host", 1), ("host", 2), ("host", 4), ("disk", 2)]:
+    engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32", output_slots=slots,
+                             storage=storage)
     check(engine.output_slots == slots, f"output_slots {engine.output_slots}, asked {slots}")
     outs, kept = [], []
     for step in range(slots + 3):
@@ -38,6 +41,6 @@ for slots in (1, 2, 4):
     check(not last.valid, "an output of a closed engine is valid")
     expect_error(RuntimeError, "its engine is closed", last.bits)
     expect_error(RuntimeError, "this engine is closed", engine.forward, [1], [0, 1])
-    print(f"output_slots={slots}: each step's rows kept for {slots} steps, refused after")
+    print(f"output_slots={slots} ({storage} tier): each step's rows kept for {slots} steps, refused after")
 expect_error(ValueError, "output_slots 65: must be from 1 to 64", pleshard.Engine, checkpoint=checkpoint,
              config=config_path, output_slots=65)

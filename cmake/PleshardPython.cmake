@@ -22,6 +22,7 @@ if(PLESHARD_ENABLE_PYTHON)
   endif()
   set(PLESHARD_PYTHON_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}/site-packages"
       CACHE STRING "Where the Python module is installed, under the prefix (on PYTHONPATH for Python to find it)")
+  set(PLESHARD_PYTHON "${Python_EXECUTABLE}" CACHE INTERNAL "The interpreter the Python module is built for")
   # The module finds the library from where both are installed.
   file(RELATIVE_PATH PLESHARD_PYTHON_RPATH "/prefix/${PLESHARD_PYTHON_INSTALL_DIR}" "/prefix/${CMAKE_INSTALL_LIBDIR}")
 endif()

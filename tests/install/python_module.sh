@@ -5,7 +5,7 @@
 #   python_module.sh BUILD_DIR PREFIX
 set -euo pipefail
 build=$1; prefix=$2
-python=$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
+python=$(sed -n 's/^PLESHARD_PYTHON:[A-Z]*=//p' "$build/CMakeCache.txt")
 dir=$(sed -n 's/^PLESHARD_PYTHON_INSTALL_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
 if [ -z "$dir" ] || ! grep -q '^PLESHARD_ENABLE_PYTHON:BOOL=ON' "$build/CMakeCache.txt"; then
   echo "python module: not built (no pybind11): skipped"

@@ -59,12 +59,15 @@ IntArray widen(const void* data, int bytes, std::vector<std::int64_t> shape) {
 }
 
 std::string dlpack_dtype(const DLDataType& t) {
-  const std::string kind = t.code == kDLInt      ? "int"
-                           : t.code == kDLUInt   ? "uint"
-                           : t.code == kDLFloat  ? "float"
-                           : t.code == kDLBfloat ? "bfloat"
-                                                 : "type code " + std::to_string(t.code) + " of ";
-  return kind + std::to_string(t.bits) + (t.lanes != 1 ? " x" + std::to_string(t.lanes) : "");
+  const char* kind = t.code == kDLInt      ? "int"
+                     : t.code == kDLUInt   ? "uint"
+                     : t.code == kDLFloat  ? "float"
+                     : t.code == kDLBfloat ? "bfloat"
+                                           : nullptr;
+  const std::string lanes = t.lanes != 1 ? " x" + std::to_string(t.lanes) : "";
+  if (kind == nullptr)
+    return "of DLPack type code " + std::to_string(t.code) + " (" + std::to_string(t.bits) + " bits)";
+  return kind + std::to_string(t.bits) + lanes;
 }
 
 // Reads a capsule's tensor and releases it (the consumer owns a "dltensor" capsule).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, build, check the formatting, and run the whole test suite, then build a tiny
-# consumer project against the installed package.
+# consumer project against the installed package and import its Python module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -15,3 +15,5 @@ log=build/consumer.log
 { cmake -S tests/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" &&
   cmake --build build/consumer; } >"$log" 2>&1 || { cat "$log" >&2; echo "consumer build failed" >&2; exit 1; }
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 build/consumer/consumer
+echo "== the Python module from the installed package"
+tests/install/python_module.sh build "$PWD/build/install"

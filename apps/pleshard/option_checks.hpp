@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/step_scheduler.hpp"
+
 namespace pleshard::app {
 
 // A path that names something: an empty one is an unset variable in a script.
@@ -18,10 +20,7 @@ namespace pleshard::app {
 // A finite number > 0.
 [[nodiscard]] CLI::Validator finite_positive();
 
-// The most tokens a step may hold: a step's buffers grow with it, and past this they no
-// longer fit any machine's memory for any model.
-inline constexpr double k_max_step_tokens = 1 << 24;
-// --step-tokens: 1 to k_max_step_tokens.
+// --step-tokens: 1 to k_max_step_tokens (engine/step_scheduler.hpp).
 [[nodiscard]] CLI::Validator step_tokens_option();
 // --tp, --etp: ranks.
 [[nodiscard]] CLI::Validator ranks_option();

@@ -37,13 +37,18 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   std::string message = rank == first ? failure->what() : std::string();
   // Cut rather than checked: a throw here would leave the other ranks in the broadcast.
   message.resize(std::min(message.size(), k_max_agreed_message));
-  int length = static_cast<int>(message.size());
-  PLESHARD_MPI_CHECK(MPI_Ibcast(&length, 1, MPI_INT, first, comm, &request));
+  // The message's length and whether it is bad input (the failing rank's error may be an
+  // AgreedError of an inner agreement).
+  const auto* agreed = dynamic_cast<const AgreedError*>(failure);
+  const bool input =
+      rank == first && (dynamic_cast<const InputError*>(failure) != nullptr || (agreed != nullptr && agreed->input()));
+  int header[2] = {static_cast<int>(message.size()), input ? 1 : 0};
+  PLESHARD_MPI_CHECK(MPI_Ibcast(header, 2, MPI_INT, first, comm, &request));
   wait_watched(request, "agreeing on failure");
-  message.resize(static_cast<std::size_t>(length));
-  PLESHARD_MPI_CHECK(MPI_Ibcast(message.data(), length, MPI_CHAR, first, comm, &request));
+  message.resize(static_cast<std::size_t>(header[0]));
+  PLESHARD_MPI_CHECK(MPI_Ibcast(message.data(), header[0], MPI_CHAR, first, comm, &request));
   wait_watched(request, "agreeing on failure");
-  throw AgreedError(message, first);
+  throw AgreedError(message, first, header[1] != 0);
 }
 
 void abort_job(const std::string& message) {

@@ -14,14 +14,17 @@
 namespace pleshard {
 
 // Thrown on every rank once the ranks agree that one failed; carries the message of the
-// lowest failing rank.
+// lowest failing rank, and whether its error was bad input (an InputError).
 class AgreedError : public Error {
  public:
-  AgreedError(const std::string& message, int failing_rank) : Error(message), failing_rank_(failing_rank) {}
+  AgreedError(const std::string& message, int failing_rank, bool input = false)
+      : Error(message), failing_rank_(failing_rank), input_(input) {}
   [[nodiscard]] int failing_rank() const { return failing_rank_; }
+  [[nodiscard]] bool input() const { return input_; }
 
  private:
   int failing_rank_;
+  bool input_;
 };
 
 // Collective over `comm`: returns normally when `failure` is null on every rank, otherwise

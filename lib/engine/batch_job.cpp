@@ -109,20 +109,62 @@ double percentile(std::vector<double> values, double q) {
 
 }  // namespace
 
+EngineOptions engine_options(const BatchJobOptions& options) {
+  EngineOptions engine;
+  engine.dtype = options.dtype;
+  engine.tier = options.storage;
+  engine.max_tokens = options.schedule.step_tokens;
+  engine.cuda_graphs = options.cuda_graph;
+  engine.exchange = options.exchange;
+  engine.collective_timeout_s = options.collective_timeout_s;
+  engine.cache = options.cache;
+  engine.disk_reads = options.disk_reads;
+  return engine;
+}
+
+void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
+  const EngineStats& stats = engine.stats();
+  report.topology = engine.topology();
+  report.storage = engine.tier();
+  report.backend = engine.backend();
+  report.backend_note = engine.backend_note();
+  report.exchange = engine.exchange();
+  report.times = stats.times;
+  report.graphs_captured = stats.graphs_captured;
+  report.step_p50 = percentile(stats.step_seconds, 0.5);
+  report.step_p99 = percentile(stats.step_seconds, 0.99);
+  report.load_seconds = stats.load.seconds;
+  report.load_bytes = static_cast<double>(stats.load.bytes);
+  report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
+  report.cache_fill_seconds = stats.load.cache_fill_seconds;
+  report.traffic = engine.traffic();
+  report.cache = engine.cache();
+}
+
+void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm world) {
+  // Phase times and the job's time: the slowest rank; sizes: all ranks; collectives and
+  // step latencies: rank 0's own.
+  RankReduction reduction;
+  for (double& phase : report.times.phase) reduction.max(phase);
+  reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
+  reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
+  reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
+  ExchangeTraffic& t = report.traffic;
+  reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
+  reduction.sum(t.bytes_between_nodes);
+  for (CacheReport& c : report.cache)
+    reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
+  reduction.run(world);
+  for (const auto& [group, comm] : engine.communicators())
+    for (const auto& [kind, counter] : comm->counters())
+      report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});
+}
+
 BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
                              const std::vector<Request>& requests, const BatchJobOptions& options) {
   const Topology& topo = comms.topology();
   const bool world_root = topo.rank == 0;
-  EngineOptions engine_options;
-  engine_options.dtype = options.dtype;
-  engine_options.tier = options.storage;
-  engine_options.max_tokens = options.schedule.step_tokens;
-  engine_options.cuda_graphs = options.cuda_graph;
-  engine_options.exchange = options.exchange;
-  engine_options.collective_timeout_s = options.collective_timeout_s;
-  engine_options.cache = options.cache;
-  engine_options.disk_reads = options.disk_reads;
-  PleEngine engine(comms, config, checkpoint, engine_options);
+  PleEngine engine(comms, config, checkpoint, engine_options(options));
   StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();
@@ -168,12 +210,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   progress.tokens_resumed = progress.tokens_done;
 
   BatchJobReport report;
-  report.topology = topo;
-  report.storage = engine.tier();
   report.cuda_graph = options.cuda_graph;
-  report.backend = engine.backend();
-  report.backend_note = engine.backend_note();
-  report.exchange = engine.exchange();
   report.output = options.out.string();
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
@@ -272,35 +309,10 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   if (output && !output->complete()) output->commit();
   report.seconds = MPI_Wtime() - start;
 
-  // Phase times and the job's time: the slowest rank; sizes: all ranks; collectives and
-  // step latencies: rank 0's own.
-  const EngineStats& stats = engine.stats();
-  report.times = stats.times;
-  report.graphs_captured = stats.graphs_captured;
-  report.step_p50 = percentile(stats.step_seconds, 0.5);
-  report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;
-  report.load_seconds = stats.load.seconds;
-  report.load_bytes = static_cast<double>(stats.load.bytes);
-  report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
-  report.cache_fill_seconds = stats.load.cache_fill_seconds;
-  report.traffic = engine.traffic();
-  report.cache = engine.cache();
-  RankReduction reduction;
-  for (double& phase : report.times.phase) reduction.max(phase);
-  reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
-  reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
-  reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
-  ExchangeTraffic& t = report.traffic;
-  reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
-  reduction.sum(t.bytes_between_nodes);
-  for (CacheReport& c : report.cache)
-    reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
-  reduction.run(comms.world());
-  for (const auto& [group, comm] : engine.communicators())
-    for (const auto& [kind, counter] : comm->counters())
-      report.collectives.push_back({group + " " + kind, comm->size(), counter.calls, counter.bytes, counter.seconds});
+  add_engine_report(report, engine);
+  reduce_report(report, engine, comms.world());
   return report;
 }
 

@@ -69,6 +69,7 @@ struct CollectiveReport {
 };
 
 struct BatchJobReport {
+  std::string job = "run";  // who ran the steps: `pleshard run`, or "python" (pleshard.Engine)
   Topology topology;
   StorageTier storage = StorageTier::host;
   bool cuda_graph = false;
@@ -115,6 +116,16 @@ struct BatchJobReport {
     return times.steps > 0 ? (times[StepPhase::gather] + times[StepPhase::combine]) / times.steps : 0;
   }
 };
+
+// The engine's settings among the job's.
+[[nodiscard]] EngineOptions engine_options(const BatchJobOptions& options);
+
+// The report's values that `engine` knows (its tier, exchange, steps' phases and latencies,
+// load, traffic and cache), this rank's own.
+void add_engine_report(BatchJobReport& report, const PleEngine& engine);
+// Collective over `world`: each value reduced over the ranks as docs/report.md says (maxima of
+// times, sums of sizes); the engine's collectives, this rank's.
+void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm world);
 
 // Collective over comms.world(); every rank passes the same requests.
 [[nodiscard]] BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,

@@ -50,6 +50,10 @@ double all_reduce_bytes(int ranks, std::size_t bytes) { return 2 * gather_bytes(
 
 }  // namespace
 
+void RegionRing::add(Workspace& workspace, std::size_t bytes, int count) {
+  for (int k = 0; k < count; ++k) copies.push_back(workspace.add<std::uint8_t>(bytes));
+}
+
 const char* to_string(ExchangeStrategy strategy) { return name_of(k_strategies, strategy); }
 
 ExchangeStrategy parse_exchange_strategy(std::string_view name) {
@@ -138,11 +142,12 @@ GatherReduceExchange::GatherReduceExchange(const ExchangeContext& context, bool 
   if (scatters() && !sequence_parallel() && tp > 1 && max_tokens % tp != 0)
     throw SystemError("reduce-scatter exchange: slots of " + std::to_string(max_tokens) + " tokens for TP " +
                       std::to_string(tp));
-  partial_ = ctx_.workspace.add<std::uint8_t>(layers * slots * padded * token_bytes(ctx_));
-  received_ = ctx_.workspace.add<std::uint8_t>(scatters() ? layers * share * token_bytes(ctx_) : 0);
-  gathered_ = ctx_.workspace.add<std::uint8_t>(scatters() && !sequence_parallel() && tp > 1
-                                                   ? layers * static_cast<std::size_t>(max_tokens) * token_bytes(ctx_)
-                                                   : 0);
+  const bool gathers = scatters() && !sequence_parallel() && tp > 1;
+  const int out_slots = ctx_.output_slots;
+  partial_.add(ctx_.workspace, layers * slots * padded * token_bytes(ctx_), scatters() ? 1 : out_slots);
+  received_.add(ctx_.workspace, scatters() ? layers * share * token_bytes(ctx_) : 0, gathers ? 1 : out_slots);
+  gathered_.add(ctx_.workspace, gathers ? layers * static_cast<std::size_t>(max_tokens) * token_bytes(ctx_) : 0,
+                out_slots);
 }
 
 std::int64_t GatherReduceExchange::max_query_ids() const {
@@ -150,7 +155,7 @@ std::int64_t GatherReduceExchange::max_query_ids() const {
   return static_cast<std::int64_t>(s.slots) * s.max_slot_tokens * s.heads;
 }
 
-void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
+void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   StepPlan& plan = ctx_.plan;
   const std::int64_t slot_tokens = plan.slot_tokens();
   const int slots = plan.shape().slots;
@@ -179,7 +184,7 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   const std::size_t layer_bytes = static_cast<std::size_t>(padded) * row_bytes;
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
-  auto* partial = ctx_.workspace.at<std::uint8_t>(partial_);
+  auto* partial = partial_.at(ctx_.workspace, out_slot);
   fetch_and_decode(ctx_, queries, partial, layer_bytes, marks);
 
   // 3. Combine over the ETP group: every layer in one all-reduce, or each layer
@@ -187,8 +192,8 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
   // ranks each need the whole slot).
   const Element element = owned_element(ctx_.dtype);
   const std::size_t element_size = element_bytes(element);
-  auto* received = ctx_.workspace.at<std::uint8_t>(received_);
-  auto* gathered = ctx_.workspace.at<std::uint8_t>(gathered_);
+  auto* received = received_.at(ctx_.workspace, out_slot);
+  auto* gathered = gathered_.at(ctx_.workspace, out_slot);
   const std::size_t share_bytes = static_cast<std::size_t>(ceil_div(slot_tokens, tp)) * row_bytes;
   const bool gathers = scatters() && !sequence_parallel() && tp > 1;
   if (scatters()) {
@@ -225,15 +230,16 @@ void GatherReduceExchange::run(std::int64_t tokens, StepMarks& marks, std::vecto
 }
 
 LocalExchange::LocalExchange(const ExchangeContext& context) : ctx_(context) {
-  out_ = ctx_.workspace.add<std::uint8_t>(
-      layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_));
+  out_.add(ctx_.workspace,
+           layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_),
+           ctx_.output_slots);
 }
 
 std::int64_t LocalExchange::max_query_ids() const {
   return ctx_.plan.shape().max_slot_tokens * ctx_.plan.shape().heads;
 }
 
-void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
+void LocalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_of(ctx_);
   const int heads = plan.shape().heads;
@@ -245,7 +251,7 @@ void LocalExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
   for (std::size_t d = 0; d < layers; ++d)
     queries[d] = {plan.ids(static_cast<int>(d)) + slice.begin * heads, slice.size() * heads};
   const std::size_t layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
-  auto* out = ctx_.workspace.at<std::uint8_t>(out_);
+  auto* out = out_.at(ctx_.workspace, out_slot);
   fetch_and_decode(ctx_, queries, out, layer_bytes, marks);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d)

@@ -79,8 +79,21 @@ struct ExchangeContext {
   Topology topology;
   ExchangeComms comms;
   OutDtype dtype;
-  std::int64_t width;  // ple_embed_dim: values per token and layer
-  int node_ranks = 1;  // my ETP group's ranks on my node (Communicators::etp_node)
+  std::int64_t width;    // ple_embed_dim: values per token and layer
+  int node_ranks = 1;    // my ETP group's ranks on my node (Communicators::etp_node)
+  int output_slots = 1;  // EngineOptions::output_slots
+};
+
+// A region of a step's workspace held `count` times over: a step writes copy
+// `out_slot % count`, so the embeddings a step leaves there stay while the next count - 1
+// steps write theirs (EngineOptions::output_slots). Buffers only a step itself reads are
+// held once.
+struct RegionRing {
+  std::vector<Workspace::Region> copies;
+  void add(Workspace& workspace, std::size_t bytes, int count);
+  [[nodiscard]] std::uint8_t* at(const Workspace& workspace, int out_slot) const {
+    return workspace.at<std::uint8_t>(copies[static_cast<std::size_t>(out_slot) % copies.size()]);
+  }
 };
 
 class Exchange {
@@ -88,9 +101,9 @@ class Exchange {
   virtual ~Exchange() = default;
   [[nodiscard]] virtual const char* name() const = 0;
   // Enqueues one step: my DP rank's `tokens` tokens are loaded in the plan as a slot of
-  // plan.slot_tokens() (the group's largest count). Fills views[d] for every layer d;
-  // they stay valid until the next run.
-  virtual void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) = 0;
+  // plan.slot_tokens() (the group's largest count). Fills views[d] for every layer d, in
+  // the output copies of `out_slot`; they stay valid until a run writes that slot again.
+  virtual void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) = 0;
   // The most ids per layer a step asks the store for (RowStore::reserve).
   [[nodiscard]] virtual std::int64_t max_query_ids() const = 0;
   // Whether a step only enqueues work (no host wait inside), so it can be captured in a CUDA graph.
@@ -123,7 +136,7 @@ class GatherReduceExchange final : public Exchange {
   // where every strategy is the identity); null: this strategy's own.
   GatherReduceExchange(const ExchangeContext& context, bool reduce_scatter, const char* name = nullptr);
   [[nodiscard]] const char* name() const override { return name_; }
-  void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
 
  private:
@@ -134,9 +147,10 @@ class GatherReduceExchange final : public Exchange {
   ExchangeContext ctx_;
   bool reduce_scatter_;
   const char* name_;
-  Workspace::Region partial_;   // [layers][slots x slot tokens (padded to TP)][width]
-  Workspace::Region received_;  // reduce-scattered: [layers][share][width]
-  Workspace::Region gathered_;  // reduce-scatter with TP > 1 (not sequence parallel): [layers][TP x share][width]
+  // Whichever of them a step's views point into is a ring of output slots.
+  RegionRing partial_;   // [layers][slots x slot tokens (padded to TP)][width]
+  RegionRing received_;  // reduce-scattered: [layers][share][width]
+  RegionRing gathered_;  // reduce-scatter with TP > 1 (not sequence parallel): [layers][TP x share][width]
 };
 
 // For stores that hold every row (disk): each rank looks up the rows of its own tokens (its
@@ -145,12 +159,12 @@ class LocalExchange final : public Exchange {
  public:
   explicit LocalExchange(const ExchangeContext& context);
   [[nodiscard]] const char* name() const override { return "local"; }
-  void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
 
  private:
   ExchangeContext ctx_;
-  Workspace::Region out_;  // [layers][slot tokens][width]
+  RegionRing out_;  // [layers][slot tokens][width], per output slot
 };
 
 // Tokens [first, first + count) that TP rank `tp_rank` keeps of `tokens` under sequence

@@ -92,7 +92,7 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, bool hierarchical)
     l.expanded_rows = ctx_.workspace.add<std::uint8_t>(two_levels * l.pitch);
     l.received_rows = ctx_.workspace.add<std::uint8_t>(per_node > 1 ? ids * l.pitch : 0);
     l.keys_region = ctx_.workspace.add<std::int64_t>(ids);
-    l.out = ctx_.workspace.add<std::uint8_t>(out_bytes);
+    l.out.add(ctx_.workspace, out_bytes, ctx_.output_slots);
   }
   const auto words = [&](std::size_t n) {
     return std::make_unique<HostBuffer>(ctx_.space, std::max<std::size_t>(1, layers * n) * sizeof(std::int64_t));
@@ -119,7 +119,7 @@ void OwnerExchange::all_to_all(Communicator* comm, bool in_space, const std::uin
   comm->all_to_all_v(send, send_counts, offsets_of(send_counts), recv, recv_counts, offsets_of(recv_counts), bytes);
 }
 
-void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) {
+void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_.size();
   const int heads = plan.shape().heads;
@@ -333,7 +333,7 @@ void OwnerExchange::run(std::int64_t tokens, StepMarks& marks, std::vector<Embed
     auto* keys = ctx_.workspace.at<std::int64_t>(l.keys_region);
     ctx_.space.copy_from_host(keys, l.keys.data(), l.keys.size() * sizeof(std::int64_t));
     const auto* rows = ctx_.workspace.at<std::uint8_t>(per_node > 1 ? l.received_rows : l.gateway_rows);
-    auto* out = ctx_.workspace.at<std::uint8_t>(l.out);
+    auto* out = l.out.at(ctx_.workspace, out_slot);
     tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, l.requests.distinct), keys, n, out};
     views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }

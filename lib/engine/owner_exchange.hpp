@@ -30,7 +30,7 @@ class OwnerExchange final : public Exchange {
   // group must then be node-major blocks of equal size (InputError otherwise).
   OwnerExchange(const ExchangeContext& context, bool hierarchical);
   [[nodiscard]] const char* name() const override { return hierarchical_ ? "hierarchical" : "owner"; }
-  void run(std::int64_t tokens, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return max_served_; }
   [[nodiscard]] bool capturable() const override { return false; }
 
@@ -55,7 +55,8 @@ class OwnerExchange final : public Exchange {
     std::vector<std::int64_t> to_owner, from_gateways;        // level 2: [node] ids
     std::vector<std::uint8_t> sent_ids, served_ids;           // level 2: ids sent, by node; received
     std::vector<std::int64_t> keys;                           // my ids' rows in the received block
-    Workspace::Region query, served_rows, gateway_rows, expanded, expanded_rows, received_rows, keys_region, out;
+    Workspace::Region query, served_rows, gateway_rows, expanded, expanded_rows, received_rows, keys_region;
+    RegionRing out;  // my embeddings, per output slot
   };
 
   // `counts[r]` entries of `bytes` each to and from rank r of `comm`, packed in rank order,

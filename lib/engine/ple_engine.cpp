@@ -15,6 +15,7 @@
 #include "core/watched_wait.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
+#include "exec/stream_order.hpp"
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
@@ -90,6 +91,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
+  if (options.output_slots < 1 || options.output_slots > k_max_output_slots)
+    throw InputError("output_slots " + std::to_string(options.output_slots) + ": must be from 1 to " +
+                     std::to_string(k_max_output_slots));
   if (!(options.collective_timeout_s > 0) || !std::isfinite(options.collective_timeout_s))
     throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) +
                      ": must be a finite number of seconds > 0");
@@ -102,6 +106,11 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   GpuBinding gpus;
   space_ = make_space(comms, tier, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
+  if (space_->on_device()) {
+    gpu_ = current_gpu();
+    consumer_fence_ = std::make_unique<StreamFence>();
+  }
+  consumers_.resize(static_cast<std::size_t>(options.output_slots));
   std::vector<kernels::NgramHashParams> params;
   std::vector<RowRange> ranges;
   std::vector<TableLayout> layouts;
@@ -169,7 +178,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                                 exchange_comms,
                                 options.dtype,
                                 config.ple_embed_dim,
-                                size_of(comms.etp_node())};
+                                size_of(comms.etp_node()),
+                                options.output_slots};
   exchange_ = make_exchange(strategy, local, context);
   // What the step takes grows with --step-tokens, the cache with its size: both checked
   // against the space's memory before they are allocated.
@@ -329,11 +339,16 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
   StepOutput out;
   out.on_device = space_->on_device();
   out.stream = space_->stream();
+  out.step = next_step_;
+  out.slot = static_cast<int>(next_step_ % static_cast<std::uint64_t>(options_.output_slots));
+  // The consumers of the output slot this step writes have enqueued their reads by now.
+  for (void* consumer : std::exchange(consumers_[static_cast<std::size_t>(out.slot)], {}))
+    consumer_fence_->order(space_->stream(), consumer);
   if (options_.cuda_graphs) {
     const std::int64_t bucket = bucket_for(slot);
     marks.begin(false);
     plan_->load(batch, bucket);
-    Graph& g = graph_for(bucket, tokens);
+    Graph& g = graph_for(bucket, out.slot, tokens);
 #if PLESHARD_HAVE_CUDA
     g.graph->launch(stream_of(*space_));
 #endif
@@ -351,7 +366,7 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
     inject_stall();
     plan_->load(batch, slot);
     marks.mark(StepPhase::load);
-    exchange_->run(tokens, marks, out.layers);
+    exchange_->run(tokens, out.slot, marks, out.layers);
   }
   marks.end();
   out.ready = marks.done().native();
@@ -369,8 +384,8 @@ void PleEngine::inject_stall() {
 #endif
 }
 
-PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens) {
-  auto& slot = graphs_[bucket];
+PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens) {
+  auto& slot = graphs_[{bucket, out_slot}];
   if (slot) return *slot;
   auto g = std::make_unique<Graph>();
 #if PLESHARD_HAVE_CUDA
@@ -380,13 +395,15 @@ PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, std::int64_t tokens)
   StepMarks unmarked(*space_);
   unmarked.begin(false);
   const ExchangeTraffic before = exchange_->traffic();
-  g->graph = std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, unmarked, g->views); });
+  g->graph =
+      std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, out_slot, unmarked, g->views); });
   g->traffic = exchange_->traffic() - before;  // counted by each replay, not by the capture
   exchange_->restore_traffic(before);
   for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()})
     if (c != nullptr) g->collectives.emplace_back(c, c->take_captured());
 #else
   (void)tokens;
+  (void)out_slot;
 #endif
   ++stats_.graphs_captured;
   slot = std::move(g);
@@ -404,6 +421,16 @@ void PleEngine::wait_for(void* event) {
 #else
   (void)event;
 #endif
+}
+
+void PleEngine::share_with(const StepOutput& out, void* stream) {
+  if (!space_->on_device()) return;
+  if (out.slot < 0 || out.slot >= options_.output_slots ||
+      out.step + static_cast<std::uint64_t>(options_.output_slots) < next_step_)
+    throw SystemError("share_with: the output of step " + std::to_string(out.step) + " has been overwritten");
+  stream_wait_event(stream, out.ready);
+  auto& consumers = consumers_[static_cast<std::size_t>(out.slot)];
+  if (std::find(consumers.begin(), consumers.end(), stream) == consumers.end()) consumers.push_back(stream);
 }
 
 void PleEngine::wait_until(const SpaceEvent& done) {

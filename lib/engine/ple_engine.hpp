@@ -32,6 +32,7 @@
 namespace pleshard {
 
 struct GpuBinding;
+class StreamFence;
 
 // A row cache in front of the pinned or disk tier (store/cached_store.hpp).
 struct CacheOptions {
@@ -52,6 +53,9 @@ struct CacheReport {
   std::int64_t repeats = 0;
 };
 
+// The most output slots an engine keeps (EngineOptions::output_slots).
+inline constexpr int k_max_output_slots = 64;
+
 struct EngineOptions {
   OutDtype dtype = OutDtype::bf16;
   StorageTier tier = StorageTier::host;
@@ -69,17 +73,25 @@ struct EngineOptions {
   CacheOptions cache;
   // The disk tier's reads: through the page cache, or past it (O_DIRECT).
   PageCache disk_reads = PageCache::use;
+  // Output slots K: step s leaves its embeddings in slot s mod K, where they stay while the
+  // next K - 1 steps run (a consumer keeps a few steps' embeddings without copying them);
+  // each slot is a copy of the step's output buffers (in a CUDA graph's bucket, a graph
+  // per slot).
+  int output_slots = 1;
 };
 
 // One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`
 // (a cudaEvent_t) has passed on the engine's `stream` (a cudaStream_t); on the host at once.
-// Valid until the next forward(): a consumer reading them on another stream orders its
-// reads before that step with PleEngine::wait_for().
+// Valid until the forward() of step `step` + output_slots, which writes `slot` again: a
+// consumer reading them on another stream orders its reads before that step with
+// PleEngine::wait_for() or share_with().
 struct StepOutput {
   std::vector<EmbeddingView> layers;
   bool on_device = false;
   void* stream = nullptr;
-  void* ready = nullptr;
+  void* ready = nullptr;   // recorded again two steps later (at a later point: still safe to wait for)
+  std::uint64_t step = 0;  // the engine's steps before this one
+  int slot = 0;            // step mod output_slots
 };
 
 // This rank's load of its rows into the tier, when the engine was made.
@@ -128,6 +140,11 @@ class PleEngine {
   // The next step waits on the GPU for `event` (a cudaEvent_t a consumer of the last
   // step's output recorded after its reads).
   void wait_for(void* event);
+  // A consumer reads `out` on `stream` (a cudaStream_t; 1 and 2 the legacy and per-thread
+  // default streams): `stream` waits on the GPU for the step, and the step that next writes
+  // out's slot waits for the work enqueued on `stream` by the time that step is enqueued.
+  // No host wait; nothing to order on the host tier.
+  void share_with(const StepOutput& out, void* stream);
 
   // Switches CUDA graph replay on or off for later steps; InputError where the layout or
   // tier does not allow graphs (EngineOptions::cuda_graphs).
@@ -150,6 +167,9 @@ class PleEngine {
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
   [[nodiscard]] StepSpace& space() const { return *space_; }
+  [[nodiscard]] int output_slots() const { return options_.output_slots; }
+  // The CUDA device the engine's steps run on; -1 on the host.
+  [[nodiscard]] int gpu() const { return gpu_; }
   // Per layer, the row cache in front of the tier (empty without one); waits for the space.
   [[nodiscard]] std::vector<CacheReport> cache() const;
 
@@ -164,7 +184,7 @@ class PleEngine {
     return (tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
   }
   void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
-  Graph& graph_for(std::int64_t bucket, std::int64_t tokens);
+  Graph& graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens);
   void settle();
   // Tests: PLESHARD_FAULT_STALL_STEP=k (and PLESHARD_FAULT_STALL_RANK=r, default 0) stalls
   // the GPU stream of world rank r at its step k, as a hung kernel or peer would.
@@ -190,7 +210,11 @@ class PleEngine {
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<StepMarks> marks_[2];  // the last two steps'
   std::uint64_t next_step_ = 0;
-  std::map<std::int64_t, std::unique_ptr<Graph>> graphs_;
+  std::map<std::pair<std::int64_t, int>, std::unique_ptr<Graph>> graphs_;  // by bucket and output slot
+  // Per output slot, the consumer streams (share_with) its next step waits for.
+  std::vector<std::vector<void*>> consumers_;
+  std::unique_ptr<StreamFence> consumer_fence_;
+  int gpu_ = -1;
   std::int64_t slot_multiple_ = 1;  // slots padded to a multiple of this (reduce-scatter over TP)
   EngineStats stats_;
   std::unique_ptr<StallLimitScope> stall_limit_;  // host waits watched while the engine steps

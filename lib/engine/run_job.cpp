@@ -10,74 +10,86 @@
 
 namespace pleshard {
 
-BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
+EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const BatchJobOptions& job) {
   int ranks = 1;
   int rank = 0;
   MPI_Comm_size(world, &ranks);
   MPI_Comm_rank(world, &rank);
-  struct Loaded {
-    Topology topology;
-    BatchJobOptions job;
-    ModelConfig config;
-    std::vector<Request> requests;
-  };
-  const Loaded loaded = collective_try(world, [&] {
-    Loaded l;
-    l.topology = make_topology(ranks, rank, in.tp, in.etp);
-    l.job = in.job;
-    l.job.storage = parse_storage_tier(in.storage);
-    l.job.dtype = parse_out_dtype(in.out_dtype);
-    l.job.out = in.out;
-    if (l.job.cuda_graph && l.job.storage != StorageTier::device && l.job.storage != StorageTier::pinned)
-      throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
-    l.job.exchange = parse_exchange_strategy(in.exchange);
-    (void)choose_exchange(l.job.exchange, l.topology, l.job.storage == StorageTier::disk, l.job.cuda_graph);
-    if (in.checkpoint == k_synthetic_checkpoint) {
-      if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
-      if (l.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");
-      l.config = load_model_config(in.config, in.token_map);
-    } else {
-      // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
-      if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
-      l.config = load_checkpoint_config(in.checkpoint, in.config, in.token_map);
-    }
-    (void)StepScheduler(std::span<const Request>(), l.config.ngram_size, l.job.schedule);
-    if (l.job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
-    if (in.synthetic) {
-      SyntheticRequestsSpec spec = *in.synthetic;
-      spec.vocab_size = l.config.vocab_size;
-      l.requests = make_synthetic_requests(spec);
-      l.job.requests_source = "synthetic: " + std::to_string(spec.count) + " requests of " +
-                              std::to_string(spec.min_tokens) + " to " + std::to_string(spec.max_tokens) +
-                              " tokens, seed " + std::to_string(spec.seed);
-    } else {
-      l.requests = load_requests(in.requests);
-      l.job.requests_source = in.requests;
-      // Only rank 0 writes the output's attributes.
-      if (rank == 0 && !in.out.empty()) l.job.requests_sha256 = sha256_of_file(in.requests);
-    }
-    check_token_ranges(l.requests, l.config.vocab_size);
-    // What the job reads, so that --out can name none of it.
-    for (const std::string& file : {in.config, in.requests, in.token_map, l.job.cache.profile.string()})
-      if (!file.empty()) l.job.inputs.emplace_back(file);
-    if (std::filesystem::is_directory(in.checkpoint)) l.job.inputs.push_back(in.checkpoint);
-    return l;
-  });
-  const Communicators comms(world, loaded.topology);
+  EngineSetup s;
+  s.topology = make_topology(ranks, rank, in.tp, in.etp);
+  s.job = job;
+  s.job.storage = parse_storage_tier(in.storage);
+  s.job.dtype = parse_out_dtype(in.out_dtype);
+  if (s.job.cuda_graph && s.job.storage != StorageTier::device && s.job.storage != StorageTier::pinned)
+    throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
+  s.job.exchange = parse_exchange_strategy(in.exchange);
+  (void)choose_exchange(s.job.exchange, s.topology, s.job.storage == StorageTier::disk, s.job.cuda_graph);
+  if (in.checkpoint == k_synthetic_checkpoint) {
+    if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
+    if (s.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");
+    s.config = load_model_config(in.config, in.token_map);
+  } else {
+    // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
+    if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
+    s.config = load_checkpoint_config(in.checkpoint, in.config, in.token_map);
+  }
+  (void)StepScheduler(std::span<const Request>(), s.config.ngram_size, s.job.schedule);
+  return s;
+}
+
+std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms, const EngineInputs& in,
+                                                      const EngineSetup& setup) {
   CheckpointOptions options;
   if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
   // Only the host tier reads each rank's range in one collective call per table; the other
   // tiers open the files on their own, so no close or read of theirs waits for other ranks.
-  options.collective_io = loaded.job.storage == StorageTier::host;
+  options.collective_io = setup.job.storage == StorageTier::host;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
-  const auto checkpoint = collective_try(comms.world(), [&] {
+  return collective_try(comms.world(), [&] {
     if (in.checkpoint == k_synthetic_checkpoint)
       return std::shared_ptr<PleCheckpoint>(
-          synthetic_checkpoint(loaded.config, default_format(loaded.config), k_default_synthetic_seed));
-    return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, loaded.config, options));
+          synthetic_checkpoint(setup.config, default_format(setup.config), k_default_synthetic_seed));
+    return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, setup.config, options));
   });
+}
+
+BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  struct Loaded {
+    EngineSetup setup;
+    std::vector<Request> requests;
+  };
+  const Loaded loaded = collective_try(world, [&] {
+    Loaded l;
+    l.setup = check_engine_inputs(world, in, in.job);
+    BatchJobOptions& job = l.setup.job;
+    job.out = in.out;
+    if (job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
+    if (in.synthetic) {
+      SyntheticRequestsSpec spec = *in.synthetic;
+      spec.vocab_size = l.setup.config.vocab_size;
+      l.requests = make_synthetic_requests(spec);
+      job.requests_source = "synthetic: " + std::to_string(spec.count) + " requests of " +
+                            std::to_string(spec.min_tokens) + " to " + std::to_string(spec.max_tokens) +
+                            " tokens, seed " + std::to_string(spec.seed);
+    } else {
+      l.requests = load_requests(in.requests);
+      job.requests_source = in.requests;
+      // Only rank 0 writes the output's attributes.
+      if (rank == 0 && !in.out.empty()) job.requests_sha256 = sha256_of_file(in.requests);
+    }
+    check_token_ranges(l.requests, l.setup.config.vocab_size);
+    // What the job reads, so that --out can name none of it.
+    for (const std::string& file : {in.config, in.requests, in.token_map, job.cache.profile.string()})
+      if (!file.empty()) job.inputs.emplace_back(file);
+    if (std::filesystem::is_directory(in.checkpoint)) job.inputs.push_back(in.checkpoint);
+    return l;
+  });
+  const Communicators comms(world, loaded.setup.topology);
+  const auto checkpoint = open_engine_checkpoint(comms, in, loaded.setup);
   // A failure inside the job is one rank's; the app then takes every rank down.
-  return run_batch_job(comms, loaded.config, *checkpoint, loaded.requests, loaded.job);
+  return run_batch_job(comms, loaded.setup.config, *checkpoint, loaded.requests, loaded.setup.job);
 }
 
 }  // namespace pleshard

@@ -73,7 +73,7 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
   std::vector<ReportField> f = {
       {"job", "schema_version", "report schema version", count(std::int64_t{k_run_report_schema_version}), ""},
       {"job", "pleshard_version", "pleshard version", version_string(), ""},
-      {"job", "job", "job", std::string("run"), ""},
+      {"job", "job", "job", r.job, ""},
       {"job", "outcome", "outcome", std::string(outcome(r)), outcome_text(r)},
       {"job", "output", "output", text_or_null(r.output), r.output.empty() ? "- (summary only)" : ""},
       {"layout", "ranks", "ranks", count(std::int64_t{r.topology.world}), ""},

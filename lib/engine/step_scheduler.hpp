@@ -12,8 +12,12 @@
 
 namespace pleshard {
 
+// The most tokens a step may hold: a step's buffers grow with it, and past this they no
+// longer fit any machine's memory for any model.
+inline constexpr std::int64_t k_max_step_tokens = std::int64_t{1} << 24;
+
 struct StepSchedule {
-  std::int64_t step_tokens = 8192;  // token budget of one step (>= 1)
+  std::int64_t step_tokens = 8192;  // token budget of one step (1 to k_max_step_tokens)
   std::int64_t decode_tokens = 0;   // tail of each request fed one token per step
 };
 

@@ -13,6 +13,36 @@
 
 namespace pleshard {
 
+void add_batch_request(TokenBatch& batch, const ModelConfig& config, std::span<const std::int64_t> tokens,
+                       std::optional<std::span<const std::int64_t>> context, const std::string& where,
+                       TokenIds allowed) {
+  const bool in_vocabulary = allowed == TokenIds::vocabulary || config.token_map != nullptr;
+  const auto check = [&](std::span<const std::int64_t> ids, const std::string& what) {
+    if (in_vocabulary) {
+      check_token_range(ids, config.vocab_size, what);
+      return;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] < 0)
+        throw InputError(what + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                         ": token ids are non-negative");
+  };
+  check(tokens, where);
+  if (!context) {
+    batch.add_request(tokens, fresh_context(config.ngram_size));
+    return;
+  }
+  // N-1 tokens, or for a family that says so fewer: the request began before them.
+  const bool fits = static_cast<int>(context->size()) == batch.context_width ||
+                    (family_of(config).short_contexts() && static_cast<int>(context->size()) < batch.context_width);
+  if (!fits)
+    throw InputError(where + ".context: has " + std::to_string(context->size()) + " tokens, expected " +
+                     (family_of(config).short_contexts() ? "at most " : "") +
+                     "ngram_size - 1 = " + std::to_string(batch.context_width));
+  check(*context, where + ".context");
+  batch.add_request(tokens, context_before(config.ngram_size, *context));
+}
+
 TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config, TokenIds allowed) {
   const std::string source = path.string();
   require_regular_file(path, "batch");
@@ -28,17 +58,6 @@ TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig&
     throw InputError(source + ": expected an object with a \"requests\" list");
 
   TokenBatch batch(config.ngram_size);
-  const bool in_vocabulary = allowed == TokenIds::vocabulary || config.token_map != nullptr;
-  const auto check = [&](std::span<const std::int64_t> ids, const std::string& where) {
-    if (in_vocabulary) {
-      check_token_range(ids, config.vocab_size, where);
-      return;
-    }
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] < 0)
-        throw InputError(where + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
-                         ": token ids are non-negative");
-  };
   std::vector<std::int64_t> tokens;
   std::vector<std::int64_t> context;
   const auto& requests = document["requests"];
@@ -48,23 +67,12 @@ TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig&
     if (!request.is_object() || !request.contains("tokens"))
       throw InputError(where + ": expected an object with a \"tokens\" list");
     read_token_list(request["tokens"], where + ".tokens", tokens);
-    check(tokens, where);
+    std::optional<std::span<const std::int64_t>> given;
     if (auto it = request.find("context"); it != request.end()) {
-      // N-1 tokens, or for a family that says so fewer: the request began before them.
-      std::vector<std::int64_t> given;
-      read_token_list(*it, where + ".context", given);
-      const bool fits = static_cast<int>(given.size()) == batch.context_width ||
-                        (family_of(config).short_contexts() && static_cast<int>(given.size()) < batch.context_width);
-      if (!fits)
-        throw InputError(where + ".context: has " + std::to_string(given.size()) + " tokens, expected " +
-                         (family_of(config).short_contexts() ? "at most " : "") +
-                         "ngram_size - 1 = " + std::to_string(batch.context_width));
-      check(given, where + ".context");
-      context = context_before(config.ngram_size, given);
-    } else {
-      context = fresh_context(config.ngram_size);
+      read_token_list(*it, where + ".context", context);
+      given = context;
     }
-    batch.add_request(tokens, context);
+    add_batch_request(batch, config, tokens, given, where, allowed);
   }
   return batch;
 }

@@ -4,7 +4,10 @@
 // "context" may be omitted for a fresh request; families whose requests may begin inside a
 // context (Engram) take fewer than N-1 context tokens too.
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "hash/token_batch.hpp"
@@ -17,6 +20,13 @@ namespace pleshard {
 // negative values mark positions before a request), except where the family hashes
 // through a token map, which only the vocabulary's ids index.
 enum class TokenIds { vocabulary, any_non_negative };
+
+// Appends one request as BATCH.json gives it: `tokens` checked as `allowed` says, `context`
+// the tokens just before them (N-1, or fewer where the family allows it; nullopt: a fresh
+// request). InputError naming `where`.
+void add_batch_request(TokenBatch& batch, const ModelConfig& config, std::span<const std::int64_t> tokens,
+                       std::optional<std::span<const std::int64_t>> context, const std::string& where,
+                       TokenIds allowed = TokenIds::vocabulary);
 
 [[nodiscard]] TokenBatch load_batch_json(const std::filesystem::path& path, const ModelConfig& config,
                                          TokenIds allowed = TokenIds::vocabulary);

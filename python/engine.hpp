@@ -1,0 +1,75 @@
+#pragma once
+// pleshard.Engine: a PleEngine made from `pleshard run`'s options (checked and opened by
+// check_engine_inputs and open_engine_checkpoint, as `run` does), stepping the batches that
+// Python gives it and counting what it did for its report.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "engine/run_job.hpp"
+
+namespace pleshard::python {
+
+struct EngineArguments {
+  EngineInputs inputs;
+  BatchJobOptions job;  // the step size, CUDA graphs and the collective timeout
+  int output_slots = 2;
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+class PythonEngine {
+ public:
+  // Collective over `comm` (MPI and Kokkos running: ensure_runtime()); bad input is an
+  // AgreedError (input()) on every rank.
+  explicit PythonEngine(const EngineArguments& args);
+  ~PythonEngine();
+  PythonEngine(const PythonEngine&) = delete;
+  PythonEngine& operator=(const PythonEngine&) = delete;
+
+  // My DP rank's step of the batch `make_batch` builds and checks; where there are several
+  // ranks they agree on a failure first, so a bad batch on one rank is an error on all.
+  StepOutput forward(const std::function<TokenBatch()>& make_batch);
+  // Whether `out`'s slot still holds its step's rows (no later forward() wrote it again).
+  [[nodiscard]] bool holds(const StepOutput& out) const;
+  // "the output of step S ...": why `out` is not held any more.
+  [[nodiscard]] std::string overwritten(const StepOutput& out) const;
+  void share(const StepOutput& out, void* stream);
+  void wait();
+  // The run report as one JSON object (docs/report.md); collective over the engine's ranks.
+  [[nodiscard]] std::string report_json();
+  // Frees the engine (its tables, buffers and communicators); later calls are errors.
+  void close();
+
+  [[nodiscard]] bool closed() const { return engine_ == nullptr; }
+  [[nodiscard]] PleEngine& engine() const;
+  [[nodiscard]] const ModelConfig& config() const { return config_; }
+  [[nodiscard]] const EngineArguments& arguments() const { return args_; }
+  [[nodiscard]] int world_size() const { return world_size_; }
+
+ private:
+  EngineArguments args_;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the caller's
+  int world_size_ = 1;
+  ModelConfig config_;
+  std::unique_ptr<Communicators> comms_;
+  std::shared_ptr<PleCheckpoint> checkpoint_;
+  std::unique_ptr<PleEngine> engine_;
+  std::int64_t requests_ = 0;
+  std::int64_t tokens_ = 0;
+  double first_step_ = 0;  // MPI_Wtime() at the first forward()
+};
+
+// A step's batch from flat tokens, request boundaries and one context per request (null:
+// a fresh request), checked as BATCH.json's are; InputError naming the argument.
+[[nodiscard]] TokenBatch make_step_batch(const ModelConfig& config, std::span<const std::int64_t> tokens,
+                                         std::span<const std::int64_t> query_start_loc,
+                                         const std::vector<std::optional<std::vector<std::int64_t>>>& contexts);
+
+}  // namespace pleshard::python

@@ -1,0 +1,191 @@
+// The Python module `pleshard`: the engine for PyTorch and NumPy users (docs/python.md).
+// Thin: keyword arguments in, the library's engine and checks, arrays out.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "core/collective.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "embedding_array.hpp"
+#include "engine.hpp"
+#include "runtime.hpp"
+#include "token_arrays.hpp"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace pleshard::python {
+
+namespace {
+
+std::string path_of(const py::object& path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
+std::string optional_path(const py::object& path) { return path.is_none() ? std::string() : path_of(path); }
+
+// An mpi4py communicator's MPI_Comm (through its Fortran handle, which needs no mpi4py
+// headers); None: the world.
+MPI_Comm communicator(const py::object& comm) {
+  if (comm.is_none()) return MPI_COMM_WORLD;
+  if (!py::hasattr(comm, "py2f"))
+    throw InputError("comm: " + std::string(py::str(py::type::of(comm).attr("__name__"))) +
+                     "; expected an mpi4py communicator or None");
+  return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
+}
+
+std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py::object& config,
+                                          const std::string& storage, int tp, const py::object& etp,
+                                          const std::string& exchange, bool cuda_graph, const std::string& out_dtype,
+                                          const py::object& comm, int output_slots, std::int64_t step_tokens,
+                                          const py::object& token_map, const py::object& layer_prefix,
+                                          double collective_timeout) {
+  ensure_runtime();
+  EngineArguments args;
+  args.inputs.checkpoint = path_of(checkpoint);
+  args.inputs.config = optional_path(config);
+  args.inputs.token_map = optional_path(token_map);
+  args.inputs.tp = tp;
+  if (!etp.is_none()) {
+    args.inputs.etp = etp.cast<int>();
+    if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
+  }
+  args.inputs.storage = storage;
+  args.inputs.exchange = exchange;
+  args.inputs.out_dtype = out_dtype;
+  args.inputs.layer_prefix = layer_prefix.is_none() ? std::string() : layer_prefix.cast<std::string>();
+  args.job.cuda_graph = cuda_graph;
+  args.job.schedule.step_tokens = step_tokens;
+  args.job.collective_timeout_s = collective_timeout;
+  args.output_slots = output_slots;
+  args.comm = communicator(comm);
+  py::gil_scoped_release release;  // loading the tables takes a while
+  return std::make_shared<PythonEngine>(args);
+}
+
+// None: every request fresh; a list with an entry per request (None: fresh); or a 2-D array.
+std::vector<std::optional<std::vector<std::int64_t>>> read_contexts(const py::handle& contexts) {
+  std::vector<std::optional<std::vector<std::int64_t>>> out;
+  if (contexts.is_none()) return out;
+  if (py::isinstance<py::list>(contexts) || py::isinstance<py::tuple>(contexts)) {
+    const auto list = contexts.cast<py::sequence>();
+    for (std::size_t r = 0; r < list.size(); ++r) {
+      const py::object entry = list[r];
+      if (entry.is_none())
+        out.emplace_back();
+      else
+        out.emplace_back(read_int_array(entry, "contexts[" + std::to_string(r) + "]", 1).values);
+    }
+    return out;
+  }
+  const IntArray rows = read_int_array(contexts, "contexts", 2);
+  const auto width = static_cast<std::size_t>(rows.shape[1]);
+  for (std::int64_t r = 0; r < rows.shape[0]; ++r) {
+    const auto begin = rows.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * width);
+    out.emplace_back(std::vector<std::int64_t>(begin, begin + static_cast<std::ptrdiff_t>(width)));
+  }
+  return out;
+}
+
+py::list forward(const std::shared_ptr<PythonEngine>& self, const py::handle& tokens, const py::handle& query_start_loc,
+                 const py::handle& contexts) {
+  // Read while the GIL is held; a bad argument is raised only after the ranks agree on it.
+  std::exception_ptr failure;
+  IntArray t;
+  IntArray q;
+  std::vector<std::optional<std::vector<std::int64_t>>> c;
+  try {
+    t = read_int_array(tokens, "tokens", 1);
+    q = read_int_array(query_start_loc, "query_start_loc", 1);
+    c = read_contexts(contexts);
+  } catch (const py::error_already_set& e) {
+    failure = std::make_exception_ptr(SystemError(e.what()));
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  StepOutput out;
+  {
+    py::gil_scoped_release release;
+    out = self->forward([&] {
+      if (failure) std::rethrow_exception(failure);
+      return make_step_batch(self->config(), t.values, q.values, c);
+    });
+  }
+  py::list arrays;
+  for (int d = 0; d < static_cast<int>(out.layers.size()); ++d) arrays.append(EmbeddingArray(self, out, d));
+  return arrays;
+}
+
+}  // namespace
+
+}  // namespace pleshard::python
+
+PYBIND11_MODULE(pleshard, m) {
+  using namespace pleshard;
+  using namespace pleshard::python;
+  m.doc() = "pleshard: hashed n-gram per-layer embeddings (PLE, Engram) served by pleshard's engine";
+  m.attr("__version__") = version_string();
+
+  // pleshard's one-line messages: bad input as ValueError, everything else as RuntimeError.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const AgreedError& e) {
+      PyErr_SetString(e.input() ? PyExc_ValueError : PyExc_RuntimeError, e.what());
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  bind_embedding_array(m);
+
+  py::class_<PythonEngine, std::shared_ptr<PythonEngine>>(m, "Engine", R"(pleshard's engine on this process's
+ranks: the keywords are `pleshard run`'s options, with its defaults and refusals.
+Collective over `comm` (an mpi4py communicator; None: MPI_COMM_WORLD): every rank makes it,
+steps it and reports it together.)")
+      .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a, "config"_a = py::none(), "storage"_a = "host",
+           "tp"_a = 1, "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
+           "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
+           "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0)
+      .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
+           R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
+      .def(
+          "report",
+          [](PythonEngine& e) {
+            std::string json;
+            {
+              py::gil_scoped_release release;  // waits for the last step, then reduces over the ranks
+              json = e.report_json();
+            }
+            return py::module_::import("json").attr("loads")(json);
+          },
+          "The run report as a dict (docs/report.md; collective)")
+      .def(
+          "wait",
+          [](PythonEngine& e) {
+            py::gil_scoped_release release;
+            e.wait();
+          },
+          "Returns when the last step is done (a host wait)")
+      .def("close", &PythonEngine::close, "Frees the tables and buffers; outputs become invalid")
+      .def("__enter__", [](const py::object& self) { return self; })
+      .def("__exit__", [](PythonEngine& e, const py::args&) { e.close(); })
+      .def_property_readonly("closed", &PythonEngine::closed)
+      .def_property_readonly("num_tables", [](const PythonEngine& e) { return e.engine().num_layers(); })
+      .def_property_readonly("embed_dim", [](const PythonEngine& e) { return e.config().ple_embed_dim; })
+      .def_property_readonly("ngram_size", [](const PythonEngine& e) { return e.config().ngram_size; })
+      .def_property_readonly("output_slots", [](const PythonEngine& e) { return e.engine().output_slots(); })
+      .def_property_readonly("steps", [](const PythonEngine& e) { return e.engine().stats().steps; })
+      .def_property_readonly("storage", [](const PythonEngine& e) { return std::string(to_string(e.engine().tier())); })
+      .def_property_readonly("exchange", [](const PythonEngine& e) { return std::string(e.engine().exchange()); })
+      .def_property_readonly("out_dtype",
+                             [](const PythonEngine& e) { return std::string(to_string(e.engine().dtype())); })
+      .def_property_readonly("device", [](const PythonEngine& e) {
+        const int gpu = e.engine().gpu();
+        return gpu >= 0 ? "cuda:" + std::to_string(gpu) : std::string("cpu");
+      });
+}

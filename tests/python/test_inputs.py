@@ -1,0 +1,114 @@
+"""Every kind of input the module takes gives the same embeddings (NumPy int32 and int64,
+buffer-protocol objects, lists, DLPack capsules and __dlpack__ objects, PyTorch where it is
+installed), and every wrong input is refused with a ValueError naming it; the Engine's
+keywords are `pleshard run`'s options, refused as run refuses them.
+    test_inputs.py CHECKPOINT CONFIG"""
+import array
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+import pleshard
+from support import APP, ROOT_ENV, check, expect_error, flat, requests
+
+checkpoint, config_path = sys.argv[1], sys.argv[2]
+with open(config_path) as f:
+    vocab = json.load(f)["vocab_size"]
+engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32", output_slots=4)
+batch = requests(3, 5, vocab, 2, fresh_share=1.0)
+tokens, qsl, _ = flat(batch)
+reference = [o.numpy().copy() for o in engine.forward(tokens, qsl)]
+
+
+class DLPackOnly:
+    """An array that offers DLPack and nothing else (as a PyTorch or CuPy tensor does)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+kinds = {
+    "numpy int64": (tokens, qsl),
+    "numpy int32": (tokens.astype(np.int32), qsl.astype(np.int32)),
+    "array.array": (array.array("q", tokens.tolist()), array.array("i", qsl.tolist())),
+    "memoryview": (memoryview(tokens), memoryview(qsl.astype(np.int32))),
+    "list": (tokens.tolist(), tuple(qsl.tolist())),
+    "DLPack capsule": (tokens.__dlpack__(), qsl.astype(np.int32).__dlpack__()),
+    "__dlpack__ object": (DLPackOnly(tokens), DLPackOnly(qsl)),
+}
+try:
+    import torch
+
+    kinds["torch int64"] = (torch.from_numpy(tokens), torch.from_numpy(qsl))
+    kinds["torch int32"] = (torch.from_numpy(tokens).int(), torch.from_numpy(qsl).int())
+    if torch.cuda.is_available():
+        kinds["torch cuda"] = (torch.from_numpy(tokens).cuda(), torch.from_numpy(qsl).cuda())
+except ImportError:
+    print("torch is not installed: its tensors are not tried")
+for name, (t, q) in kinds.items():
+    outs = engine.forward(t, q)
+    check(all(np.array_equal(o.numpy(), r) for o, r in zip(outs, reference)), f"{name}: other embeddings")
+print(f"inputs: {', '.join(kinds)} give the same embeddings")
+
+refusals = [
+    ("tokens: dtype float64", tokens.astype(np.float64), qsl, None),
+    ("tokens: dtype int16", tokens.astype(np.int16), qsl, None),
+    ("tokens: dtype uint64", tokens.astype(np.uint64), qsl, None),
+    ("tokens: dtype float32", DLPackOnly(tokens.astype(np.float32)), qsl, None),
+    ("tokens: expected 1 dimension", tokens.reshape(1, -1), qsl, None),
+    ("tokens: expected a contiguous array", np.repeat(tokens, 2)[::2], qsl, None),
+    ("query_start_loc: expected a contiguous array", tokens, np.repeat(qsl, 2)[::2], None),
+    ("query_start_loc: dtype float32", tokens, qsl.astype(np.float32), None),
+    ("query_start_loc must start at 0", tokens, qsl + 1, None),
+    ("query_start_loc must be non-decreasing", tokens, np.array([0, 3, 1, len(tokens)]), None),
+    (f"query_start_loc ends at {len(tokens) - 1} but there are {len(tokens)} tokens", tokens,
+     np.array([0, len(tokens) - 1]), None),
+    ("query_start_loc is empty", tokens, np.array([], dtype=np.int64), None),
+    ("tokens: str; expected an integer array", "1 2 3", qsl, None),
+    ("tokens[1]: float; expected an int", [1, 2.5], [0, 2], None),
+    ("contexts for", tokens, qsl, [None]),
+    ("context: has 1 tokens, expected ngram_size - 1 = 2", tokens, qsl, [[1]] + [None] * (len(qsl) - 2)),
+    ("contexts: expected 2 dimensions", tokens, qsl, np.zeros(len(qsl) - 1, dtype=np.int64)),
+    (f"is outside the vocabulary [0, {vocab})", np.array([vocab], dtype=np.int64), np.array([0, 1]), None),
+]
+for fragment, t, q, c in refusals:
+    expect_error(ValueError, fragment, engine.forward, t, q, c)
+used = tokens.__dlpack__()
+engine.forward(used, qsl)
+expect_error(ValueError, "already consumed", engine.forward, used, qsl)
+print(f"inputs: {len(refusals) + 1} wrong inputs refused with ValueError")
+
+# Keywords: `pleshard run`'s options (besides comm and output_slots), refused as run refuses.
+signature = pleshard.Engine.__init__.__doc__
+keywords = re.findall(r"(\w+): [\w.\[\], ]+?(?: = [^,)]+)?(?=, |\))", signature.split("*,", 1)[1])
+run_help = subprocess.run([APP, "run", "--help"], capture_output=True, text=True, env={**os.environ, **ROOT_ENV}).stdout
+options = set(re.findall(r"--([a-z-]+)", run_help))
+unnamed = [k for k in keywords if k not in ("comm", "output_slots") and k.replace("_", "-") not in options]
+check(keywords and not unnamed, f"Engine keywords that are no `pleshard run` option: {unnamed} of {keywords}")
+base = {"checkpoint": checkpoint, "config": config_path}
+for fragment, kwargs in [
+    ("checkpoint not found", {"checkpoint": "/nonexistent/ckpt"}),
+    ("layout --tp 3 --etp 3 on 1 ranks", {"tp": 3}),
+    ("--cuda-graph needs --storage device or pinned, not host", {"cuda_graph": True}),
+    ("--step-tokens must be from 1 to 16777216", {"step_tokens": 0}),
+    ("--step-tokens must be from 1 to 16777216", {"step_tokens": 1 << 25}),
+    ("output_slots 0: must be from 1 to 64", {"output_slots": 0}),
+    ("etp 0: must be >= 1", {"etp": 0}),
+    ("tape", {"storage": "tape"}),
+    ("bogus", {"exchange": "bogus"}),
+    ("bfloat15", {"out_dtype": "bfloat15"}),
+    ("--collective-timeout", {"collective_timeout": -1.0}),
+    ("comm: str; expected an mpi4py communicator", {"comm": "world"}),
+]:
+    expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+print(f"keywords: {len(keywords)} named as pleshard run's options; bad values refused as run refuses them")

@@ -119,11 +119,12 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
   for (const StorageTier tier : o.tiers)
     for (const ExchangeStrategy strategy : o.exchanges)
       for (const bool cached : {false, true}) {
-        if (tier == StorageTier::disk && strategy != o.exchanges.front()) continue;
-        if (cached && (!o.cache.enabled() || (tier != StorageTier::pinned && tier != StorageTier::disk))) continue;
-        const ExchangeStrategy exchange = tier == StorageTier::disk ? ExchangeStrategy::automatic : strategy;
+        const TierCapabilities can = capabilities_of(tier);
+        if (can.whole_tables && strategy != o.exchanges.front()) continue;  // nothing is exchanged
+        if (cached && (!o.cache.enabled() || !can.cacheable)) continue;
+        const ExchangeStrategy exchange = can.whole_tables ? ExchangeStrategy::automatic : strategy;
         CheckpointOptions ckpt_options;
-        ckpt_options.collective_io = tier == StorageTier::host;
+        ckpt_options.collective_io = can.loads_collectively;
         ckpt_options.comm = ckpt_options.collective_io ? comms.world() : MPI_COMM_SELF;
         const std::unique_ptr<PleCheckpoint> checkpoint = collective_try(comm, [&] {
           return o.checkpoint.empty() ? synthetic_checkpoint(config, o.format, k_table_seed)

@@ -323,9 +323,8 @@ void add_bench_command(CLI::App& app, Action& action) {
         if (!cache.profile.empty() && !cache.enabled())
           throw InputError("--cache-profile " + cache.profile.string() +
                            ": needs a cache (--cache-rows or --cache-gb)");
-        if (cache.enabled() && std::none_of(o->step.tiers.begin(), o->step.tiers.end(), [](StorageTier t) {
-              return t == StorageTier::pinned || t == StorageTier::disk;
-            }))
+        if (cache.enabled() && std::none_of(o->step.tiers.begin(), o->step.tiers.end(),
+                                            [](StorageTier t) { return capabilities_of(t).cacheable; }))
           throw InputError("bench step: a row cache stands in front of the pinned or disk tier; --storage has neither");
       });
       const auto results = run_step_bench(MPI_COMM_WORLD, o->step);

@@ -13,6 +13,7 @@
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/kokkos_runtime.hpp"
 #include "core/version.hpp"
 #include "option_checks.hpp"
@@ -87,6 +88,14 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       // The same arguments on every rank: each knows, rank 0 says it.
       if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: Kokkos options: %s\n", e.what());
+      MPI_Finalize();
+      return 2;
+    }
+    // The faults the shell tests ask for, read once here; the job asks the plan.
+    try {
+      pleshard::set_fault_plan(pleshard::fault_plan_from_environment());
+    } catch (const std::exception& e) {
+      if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
       MPI_Finalize();
       return 2;
     }

@@ -12,6 +12,7 @@
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
 #include "core/watched_wait.hpp"
@@ -237,8 +238,7 @@ void JobOutput::finish_part(std::size_t parts) {
     part_digests_.push_back(digest);
     if (part_digests_.size() != parts) throw SystemError("JobOutput: parts finished out of order");
     write_record(record_, options_.fingerprint, part_digests_);
-    if (const char* kill_after = std::getenv("PLESHARD_FAULT_KILL_AFTER_PARTS");
-        kill_after != nullptr && static_cast<std::size_t>(std::atoll(kill_after)) == parts) {
+    if (fault_plan().kill_after_parts == parts) {
       std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", parts);
       std::raise(SIGKILL);
     }

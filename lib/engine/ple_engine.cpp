@@ -10,6 +10,7 @@
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/host_memory.hpp"
 #include "core/log.hpp"
 #include "core/watched_wait.hpp"
@@ -87,7 +88,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                      const EngineOptions& options)
     : topology_(comms.topology()), options_(options) {
   const StorageTier tier = options.tier;
-  if (tier != StorageTier::host && checkpoint.reads_collectively())
+  const TierCapabilities can = capabilities_of(tier);
+  if (!can.loads_collectively && checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
                       " tier needs a checkpoint opened for independent reads");
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
@@ -97,7 +99,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (!(options.collective_timeout_s > 0) || !std::isfinite(options.collective_timeout_s))
     throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) +
                      ": must be a finite number of seconds > 0");
-  if (options.cache.enabled() && tier != StorageTier::pinned && tier != StorageTier::disk)
+  if (options.cache.enabled() && !can.cacheable)
     throw InputError(std::string("a row cache stands in front of the pinned or disk tier, not the ") + to_string(tier) +
                      " tier");
   if (!options.cache.profile.empty() && !options.cache.enabled())
@@ -124,8 +126,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
     throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
                      std::to_string(kernels::k_max_step_layers));
-  // Every rank of the disk tier holds whole tables and hashes its own tokens only.
-  const bool local = tier == StorageTier::disk;
+  // Every rank holds whole tables and hashes its own tokens only.
+  const bool local = can.whole_tables;
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, gpus, strategy);
@@ -216,7 +218,7 @@ std::vector<CacheReport> PleEngine::cache() const {
 void PleEngine::use_cuda_graphs(bool on) {
   if (on) {
     const StorageTier tier = options_.tier;
-    if (tier != StorageTier::device && tier != StorageTier::pinned)
+    if (!capabilities_of(tier).graph_capturable)
       throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier));
     const bool collectives = etp_ != nullptr || etp_dp_ != nullptr || tp_ != nullptr;
     if (collectives && std::string(backend_) != "nccl")
@@ -237,15 +239,16 @@ void PleEngine::use_cuda_graphs(bool on) {
 
 void PleEngine::open_communicators(const Communicators& comms, const GpuBinding& gpus, ExchangeStrategy strategy) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
-  // copies over MPI. The disk tier exchanges nothing (every rank reads whole rows). Groups
-  // of one rank need no communicator.
-  const bool device_data = space_->on_device() && options_.tier != StorageTier::disk;
+  // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
+  // rows). Groups of one rank need no communicator.
+  const bool whole_tables = capabilities_of(options_.tier).whole_tables;
+  const bool device_data = space_->on_device() && !whole_tables;
   const bool nccl = backend_built(CollectiveBackend::nccl);
   const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi
                                     : gpus.own_gpu && nccl ? CollectiveBackend::nccl
                                                            : CollectiveBackend::mpi_staged;
-  backend_ = options_.tier == StorageTier::disk ? "none" : to_string(backend);
-  if (options_.tier == StorageTier::disk) return;
+  backend_ = whole_tables ? "none" : to_string(backend);
+  if (whole_tables) return;
   const auto open = [&](MPI_Comm comm) -> std::unique_ptr<Communicator> {
     return size_of(comm) > 1 ? make_communicator(backend, comm, *space_) : nullptr;
   };
@@ -376,9 +379,10 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
 }
 
 void PleEngine::inject_stall() {
-  static const char* step = std::getenv("PLESHARD_FAULT_STALL_STEP");
-  static const char* rank = std::getenv("PLESHARD_FAULT_STALL_RANK");
-  if (step == nullptr || stats_.steps != std::atoll(step) || topology_.rank != (rank ? std::atoi(rank) : 0)) return;
+  const FaultPlan& faults = fault_plan();
+  if (!faults.stall_step || *faults.stall_step != static_cast<std::uint64_t>(stats_.steps) ||
+      topology_.rank != faults.stall_rank)
+    return;
 #if PLESHARD_HAVE_CUDA
   if (space_->on_device()) kernels::stall_stream_cuda(stream_of(*space_));
 #endif

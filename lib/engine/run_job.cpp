@@ -20,13 +20,14 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
   s.job = job;
   s.job.storage = parse_storage_tier(in.storage);
   s.job.dtype = parse_out_dtype(in.out_dtype);
-  if (s.job.cuda_graph && s.job.storage != StorageTier::device && s.job.storage != StorageTier::pinned)
+  const TierCapabilities can = capabilities_of(s.job.storage);
+  if (s.job.cuda_graph && !can.graph_capturable)
     throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
   s.job.exchange = parse_exchange_strategy(in.exchange);
-  (void)choose_exchange(s.job.exchange, s.topology, s.job.storage == StorageTier::disk, s.job.cuda_graph);
+  (void)choose_exchange(s.job.exchange, s.topology, can.whole_tables, s.job.cuda_graph);
   if (in.checkpoint == k_synthetic_checkpoint) {
     if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
-    if (s.job.storage == StorageTier::disk) throw InputError("--checkpoint synthetic: the disk tier needs files");
+    if (can.reads_files) throw InputError("--checkpoint synthetic: the " + in.storage + " tier reads checkpoint files");
     s.config = load_model_config(in.config, in.token_map);
   } else {
     // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
@@ -43,7 +44,7 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
   if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
   // Only the host tier reads each rank's range in one collective call per table; the other
   // tiers open the files on their own, so no close or read of theirs waits for other ranks.
-  options.collective_io = setup.job.storage == StorageTier::host;
+  options.collective_io = capabilities_of(setup.job.storage).loads_collectively;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   return collective_try(comms.world(), [&] {
     if (in.checkpoint == k_synthetic_checkpoint)

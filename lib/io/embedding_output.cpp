@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/fault_plan.hpp"
 #include "io/detail/h5_handle.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
@@ -149,10 +150,8 @@ EmbeddingRows::~EmbeddingRows() {
 }
 
 void EmbeddingRows::write(int layer, std::int64_t first, std::span<const std::uint8_t> bytes) {
-  // Tests: PLESHARD_FAULT_WRITE_LIMIT=N makes the writes of this process past N bytes fail
-  // as a full disk would.
-  static const char* limit = std::getenv("PLESHARD_FAULT_WRITE_LIMIT");
-  if (limit != nullptr && bytes_written_ + bytes.size() > std::strtoull(limit, nullptr, 10)) {
+  // Tests: writes past the fault plan's limit fail as on a full disk.
+  if (const auto limit = fault_plan().write_limit; limit && bytes_written_ + bytes.size() > *limit) {
     errno = ENOSPC;
     throw_errno(path_ + ": cannot write embeddings (fault injection)");
   }

@@ -39,4 +39,18 @@ bool tier_uses_gpu(StorageTier tier) {
   return tier == StorageTier::device || tier == StorageTier::pinned || (tier == StorageTier::disk && gpu_available());
 }
 
+TierCapabilities capabilities_of(StorageTier tier) {
+  switch (tier) {
+    case StorageTier::host:
+      return {.loads_collectively = true};
+    case StorageTier::device:
+      return {.graph_capturable = true};
+    case StorageTier::pinned:
+      return {.graph_capturable = true, .cacheable = true};
+    case StorageTier::disk:
+      return {.whole_tables = true, .cacheable = true, .reads_files = true};
+  }
+  return {};
+}
+
 }  // namespace pleshard

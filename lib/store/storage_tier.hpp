@@ -20,4 +20,23 @@ enum class StorageTier { host, device, pinned, disk };
 // otherwise on the host.
 [[nodiscard]] bool tier_uses_gpu(StorageTier tier);
 
+// What a tier is, for the code outside lib/store to ask instead of naming tiers.
+struct TierCapabilities {
+  // Every rank reads every row of every table (the files are shared): each rank hashes and
+  // looks up its own tokens and nothing is exchanged.
+  bool whole_tables = false;
+  // Rows in memory the GPU reads at fixed addresses, every step's work enqueued on its
+  // stream: CUDA graphs can capture a step.
+  bool graph_capturable = false;
+  // Slow enough per row that a row cache in GPU or host memory pays in front of it.
+  bool cacheable = false;
+  // Reads its rows from checkpoint files while it runs (a synthetic checkpoint has none).
+  bool reads_files = false;
+  // Loads each rank's row range in one collective read per table; the other tiers open
+  // the files on their own, so no read of theirs waits for other ranks.
+  bool loads_collectively = false;
+};
+
+[[nodiscard]] TierCapabilities capabilities_of(StorageTier tier);
+
 }  // namespace pleshard

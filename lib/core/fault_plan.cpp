@@ -1,0 +1,45 @@
+#include "core/fault_plan.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+namespace {
+
+FaultPlan& plan_in_force() {
+  static FaultPlan plan;
+  return plan;
+}
+
+std::optional<std::uint64_t> whole_number(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  const std::string_view value(text);
+  std::uint64_t n = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (error != std::errc() || end != value.data() + value.size())
+    throw InputError(std::string(variable) + "=" + text + ": not a whole number");
+  return n;
+}
+
+}  // namespace
+
+const FaultPlan& fault_plan() { return plan_in_force(); }
+
+void set_fault_plan(const FaultPlan& plan) { plan_in_force() = plan; }
+
+FaultPlan fault_plan_from_environment() {
+  FaultPlan plan;
+  plan.stall_step = whole_number("PLESHARD_FAULT_STALL_STEP");
+  plan.stall_rank = static_cast<int>(whole_number("PLESHARD_FAULT_STALL_RANK").value_or(0));
+  plan.kill_after_parts = whole_number("PLESHARD_FAULT_KILL_AFTER_PARTS");
+  plan.write_limit = whole_number("PLESHARD_FAULT_WRITE_LIMIT");
+  return plan;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,33 @@
+#pragma once
+// Faults a test makes a job suffer, to check that every rank ends it cleanly with one
+// message and nothing that looks complete. The plan is set once, before the job: by the
+// application from PLESHARD_FAULT_* (the shell tests under tests/apps) or by a unit test;
+// the job's paths ask the plan (a few integers), never the environment.
+
+#include <cstdint>
+#include <optional>
+
+namespace pleshard {
+
+struct FaultPlan {
+  // At this step the GPU stream of rank `stall_rank` stalls, as a hung peer's would
+  // (PLESHARD_FAULT_STALL_STEP, PLESHARD_FAULT_STALL_RANK).
+  std::optional<std::uint64_t> stall_step;
+  int stall_rank = 0;
+  // Rank 0 is killed (SIGKILL) once this many output parts are recorded
+  // (PLESHARD_FAULT_KILL_AFTER_PARTS).
+  std::optional<std::uint64_t> kill_after_parts;
+  // A process's embedding writes past this many bytes fail as on a full disk
+  // (PLESHARD_FAULT_WRITE_LIMIT).
+  std::optional<std::uint64_t> write_limit;
+};
+
+// The plan in force; none by default.
+[[nodiscard]] const FaultPlan& fault_plan();
+void set_fault_plan(const FaultPlan& plan);
+
+// The plan the environment asks for; throws InputError naming a variable whose value is
+// not a whole number.
+[[nodiscard]] FaultPlan fault_plan_from_environment();
+
+}  // namespace pleshard

@@ -1,0 +1,58 @@
+// The fault plan: none unless asked for; read from the environment once, whole numbers only.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/fault_plan.hpp"
+
+namespace {
+
+using namespace pleshard;
+
+class FaultPlanEnvironment : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* v : {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
+                          "PLESHARD_FAULT_WRITE_LIMIT"})
+      ::unsetenv(v);
+    set_fault_plan({});
+  }
+};
+
+TEST_F(FaultPlanEnvironment, NoneByDefault) {
+  const FaultPlan plan = fault_plan_from_environment();
+  EXPECT_FALSE(plan.stall_step.has_value());
+  EXPECT_EQ(plan.stall_rank, 0);
+  EXPECT_FALSE(plan.kill_after_parts.has_value());
+  EXPECT_FALSE(plan.write_limit.has_value());
+  EXPECT_FALSE(fault_plan().write_limit.has_value());
+}
+
+TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
+  ::setenv("PLESHARD_FAULT_STALL_STEP", "3", 1);
+  ::setenv("PLESHARD_FAULT_STALL_RANK", "2", 1);
+  ::setenv("PLESHARD_FAULT_KILL_AFTER_PARTS", "5", 1);
+  ::setenv("PLESHARD_FAULT_WRITE_LIMIT", "4096", 1);
+  set_fault_plan(fault_plan_from_environment());
+  EXPECT_EQ(fault_plan().stall_step, 3u);
+  EXPECT_EQ(fault_plan().stall_rank, 2);
+  EXPECT_EQ(fault_plan().kill_after_parts, 5u);
+  EXPECT_EQ(fault_plan().write_limit, 4096u);
+}
+
+TEST_F(FaultPlanEnvironment, AValueNotAWholeNumberIsNamed) {
+  for (const char* bad : {"-1", "12x", "1e3", " 7"}) {
+    ::setenv("PLESHARD_FAULT_WRITE_LIMIT", bad, 1);
+    try {
+      (void)fault_plan_from_environment();
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("PLESHARD_FAULT_WRITE_LIMIT=") + bad + ": not a whole number");
+    }
+  }
+}
+
+}  // namespace

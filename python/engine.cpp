@@ -3,8 +3,8 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
-#include "engine/run_report.hpp"
 #include "io/batch_json.hpp"
+#include "job/run_report.hpp"
 #include "runtime.hpp"
 
 namespace pleshard::python {

@@ -13,7 +13,7 @@
 
 #include <mpi.h>
 
-#include "engine/run_job.hpp"
+#include "job/run_job.hpp"
 
 namespace pleshard::python {
 

@@ -12,9 +12,9 @@
 #include "core/mpi_check.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
-#include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"
 #include "io/requests.hpp"
+#include "job/step_scheduler.hpp"
 
 namespace pleshard {
 

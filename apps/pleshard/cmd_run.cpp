@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "engine/run_job.hpp"
-#include "engine/run_report.hpp"
+#include "job/run_job.hpp"
+#include "job/run_report.hpp"
 #include "option_checks.hpp"
 
 namespace pleshard::app {

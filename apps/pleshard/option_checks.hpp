@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/step_scheduler.hpp"
+#include "job/step_scheduler.hpp"
 
 namespace pleshard::app {
 
@@ -20,7 +20,7 @@ namespace pleshard::app {
 // A finite number > 0.
 [[nodiscard]] CLI::Validator finite_positive();
 
-// --step-tokens: 1 to k_max_step_tokens (engine/step_scheduler.hpp).
+// --step-tokens: 1 to k_max_step_tokens (job/step_scheduler.hpp).
 [[nodiscard]] CLI::Validator step_tokens_option();
 // --tp, --etp: ranks.
 [[nodiscard]] CLI::Validator ranks_option();

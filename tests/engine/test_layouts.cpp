@@ -14,10 +14,10 @@
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
-#include "engine/batch_job.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "io/embedding_output.hpp"
+#include "job/batch_job.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
 #endif

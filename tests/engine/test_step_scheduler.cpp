@@ -6,9 +6,9 @@
 #include <random>
 
 #include "core/error.hpp"
-#include "engine/step_scheduler.hpp"
 #include "hash/ngram_ids.hpp"
 #include "hash/random_batches.hpp"
+#include "job/step_scheduler.hpp"
 #include "model/table_spec.hpp"
 
 namespace {

@@ -14,13 +14,13 @@ cd "$prefix/include/pleshard"
 python3 - <<'PY'
 import os, re, sys
 installed = sorted(os.path.relpath(os.path.join(d, f)) for d, _, fs in os.walk(".") for f in fs)
-public = ["pleshard.hpp", "engine/ple_engine.hpp", "engine/embed.hpp", "engine/run_job.hpp", "engine/run_report.hpp",
-          "engine/batch_job.hpp", "ckpt/ple_checkpoint.hpp", "ckpt/synthetic.hpp", "model/model_config.hpp",
+public = ["pleshard.hpp", "engine/ple_engine.hpp", "engine/embed.hpp", "job/run_job.hpp", "job/run_report.hpp",
+          "job/batch_job.hpp", "ckpt/ple_checkpoint.hpp", "ckpt/synthetic.hpp", "model/model_config.hpp",
           "core/error.hpp", "core/version.hpp", "dist/topology.hpp", "hash/token_batch.hpp", "format/row_format.hpp",
           "store/storage_tier.hpp"]
 internal = re.compile(r"(^|/)detail/|^kernels/(cuda|host)/|\.cuh$|\.cu$|\.cpp$|"
                       r"^store/(host_store|host_table|gpu_store|gpu_table|pinned_rows|disk_store|tier_memory)\.hpp$|"
-                      r"^engine/(job_output|owner_exchange|owner_requests|output_description)\.hpp$|"
+                      r"^engine/(owner_exchange|owner_requests)\.hpp$|^job/(job_output|output_description)\.hpp$|"
                       r"^ckpt/(hdf5_rows|hdf5_stored_chunks|hdf5_ple|safetensors|safetensors_ple)\.hpp$|"
                       r"^exec/(cuda_graph|cuda_step_space|step_kernels)\.hpp$|"
                       r"^dist/(nccl_communicator|staged_communicator|gpu_binding)\.hpp$|"

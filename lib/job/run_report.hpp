@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/report_fields.hpp"
-#include "engine/batch_job.hpp"
+#include "job/batch_job.hpp"
 
 namespace pleshard {
 

@@ -4,7 +4,7 @@
 // Scheduling is deterministic, so every rank knows every DP rank's steps and the ETP
 // groups step together without asking each other. Each step runs every PLE layer through
 // the engine; with an output, the step's embeddings are copied into pinned buffers while
-// the next step runs and written in place into the output file (engine/job_output.hpp),
+// the next step runs and written in place into the output file (job/job_output.hpp),
 // resumable by part.
 
 #include <cstdint>
@@ -16,8 +16,8 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "dist/topology.hpp"
 #include "engine/ple_engine.hpp"
-#include "engine/step_scheduler.hpp"
 #include "io/requests.hpp"
+#include "job/step_scheduler.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {
@@ -46,7 +46,7 @@ struct BatchJobOptions {
   std::filesystem::path out;                                // empty: summary only
   bool overwrite = false;                                   // replace an output of another job at `out`
   std::vector<std::filesystem::path> inputs;                // files read besides the checkpoint's: never outputs
-  // The requests as the output names them (engine/output_description.hpp): the file as named,
+  // The requests as the output names them (job/output_description.hpp): the file as named,
   // or how synthetic requests were made, and the SHA-256 of the file's bytes.
   std::string requests_source;
   std::string requests_sha256;

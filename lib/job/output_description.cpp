@@ -1,4 +1,4 @@
-#include "engine/output_description.hpp"
+#include "job/output_description.hpp"
 
 #include <cstdio>
 

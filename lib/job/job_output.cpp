@@ -1,4 +1,4 @@
-#include "engine/job_output.hpp"
+#include "job/job_output.hpp"
 
 #include <algorithm>
 #include <csignal>

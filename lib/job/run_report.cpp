@@ -1,4 +1,4 @@
-#include "engine/run_report.hpp"
+#include "job/run_report.hpp"
 
 #include <cmath>
 #include <string>

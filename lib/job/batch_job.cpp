@@ -1,4 +1,4 @@
-#include "engine/batch_job.hpp"
+#include "job/batch_job.hpp"
 
 #include <algorithm>
 
@@ -10,9 +10,9 @@
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "core/rank_reduction.hpp"
-#include "engine/job_output.hpp"
-#include "engine/output_description.hpp"
 #include "exec/space_event.hpp"
+#include "job/job_output.hpp"
+#include "job/output_description.hpp"
 
 namespace pleshard {
 

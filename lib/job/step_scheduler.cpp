@@ -1,4 +1,4 @@
-#include "engine/step_scheduler.hpp"
+#include "job/step_scheduler.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "engine/run_job.hpp"
+#include "job/run_job.hpp"
 
 #include <filesystem>
 #include <memory>

@@ -10,8 +10,8 @@
 
 #include <mpi.h>
 
-#include "engine/batch_job.hpp"
 #include "io/requests.hpp"
+#include "job/batch_job.hpp"
 
 namespace pleshard {
 

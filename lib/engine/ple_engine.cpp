@@ -170,8 +170,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                         config.token_map != nullptr ? config.token_map->vocab_size() : 0};
   workspace_ = std::make_unique<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
-  const ExchangeComms exchange_comms{etp_.get(),      etp_dp_.get(),        tp_.get(),        etp_host_.get(),
-                                     etp_node_.get(), etp_node_host_.get(), etp_cross_.get(), etp_cross_host_.get()};
+  const ExchangeComms exchange_comms = groups_.view();
   const ExchangeContext context{*space_,
                                 *workspace_,
                                 *plan_,
@@ -220,11 +219,10 @@ void PleEngine::use_cuda_graphs(bool on) {
     const StorageTier tier = options_.tier;
     if (!capabilities_of(tier).graph_capturable)
       throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier));
-    const bool collectives = etp_ != nullptr || etp_dp_ != nullptr || tp_ != nullptr;
-    if (collectives && std::string(backend_) != "nccl")
+    if (!groups_.on_space().empty() && std::string(backend_) != "nccl")
       throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
                        backend_);
-    if (tp_ != nullptr && topology_.sequence_parallel())
+    if (groups_.get(ExchangeGroup::tp) != nullptr && topology_.sequence_parallel())
       throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
     if (!exchange_->capturable())
       throw InputError(std::string("CUDA graphs cannot capture the ") + exchange_->name() +
@@ -249,31 +247,11 @@ void PleEngine::open_communicators(const Communicators& comms, const GpuBinding&
                                                            : CollectiveBackend::mpi_staged;
   backend_ = whole_tables ? "none" : to_string(backend);
   if (whole_tables) return;
-  const auto open = [&](MPI_Comm comm) -> std::unique_ptr<Communicator> {
-    return size_of(comm) > 1 ? make_communicator(backend, comm, *space_) : nullptr;
-  };
+  // The engine's own agreement on a step's slot size, on the host.
   if (size_of(comms.etp_dp()) > 1) control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
-  etp_dp_ = open(comms.etp_dp());
-  // Sequence parallelism combines over the TP group (which is then the ETP group); the
-  // reduce-scatter strategy gathers TP shares over it.
-  if (topology_.sequence_parallel()) {
-    tp_ = open(comms.tp());
-  } else {
-    etp_ = open(comms.etp());
-    if (strategy == ExchangeStrategy::reduce_scatter) tp_ = open(comms.tp());
-  }
-  const auto host = [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
-    return size_of(comm) > 1 ? std::make_unique<MpiCommunicator>(comm) : nullptr;
-  };
-  if (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical) etp_host_ = host(comms.etp());
-  if (strategy == ExchangeStrategy::hierarchical) {
-    etp_node_ = open(comms.etp_node());
-    etp_node_host_ = host(comms.etp_node());
-    etp_cross_ = open(comms.etp_cross());
-    etp_cross_host_ = host(comms.etp_cross());
-  }
-  const bool collectives = etp_ || etp_dp_ || tp_ || etp_node_ || etp_cross_;
-  if (backend != CollectiveBackend::mpi_staged || !collectives) return;
+  const std::vector<ExchangeGroup> groups = groups_for(strategy, topology_);
+  groups_ = ExchangeGroups(comms, groups, backend, *space_);
+  if (backend != CollectiveBackend::mpi_staged || groups_.on_space().empty()) return;
   backend_note_ = (gpus.own_gpu ? std::string("this build has no NCCL") : gpus.why) +
                   "; collectives go over MPI through host copies";
   // Said once per process, not once per engine (bench step makes many).
@@ -295,18 +273,7 @@ std::size_t PleEngine::token_bytes() const {
          kernels::out_bytes(options_.dtype);
 }
 
-std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicators() const {
-  std::vector<std::pair<std::string, const Communicator*>> out;
-  if (etp_) out.emplace_back("etp", etp_.get());
-  if (etp_dp_) out.emplace_back("etp_dp", etp_dp_.get());
-  if (tp_) out.emplace_back("tp", tp_.get());
-  if (etp_host_) out.emplace_back("etp host", etp_host_.get());
-  if (etp_node_) out.emplace_back("etp_node", etp_node_.get());
-  if (etp_node_host_) out.emplace_back("etp_node host", etp_node_host_.get());
-  if (etp_cross_) out.emplace_back("etp_cross", etp_cross_.get());
-  if (etp_cross_host_) out.emplace_back("etp_cross host", etp_cross_host_.get());
-  return out;
-}
+std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicators() const { return groups_.named(); }
 
 std::int64_t PleEngine::slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
   const int slots = plan_->shape().slots;
@@ -403,8 +370,7 @@ PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, int out_slot, std::i
       std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, out_slot, unmarked, g->views); });
   g->traffic = exchange_->traffic() - before;  // counted by each replay, not by the capture
   exchange_->restore_traffic(before);
-  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()})
-    if (c != nullptr) g->collectives.emplace_back(c, c->take_captured());
+  for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
 #else
   (void)tokens;
   (void)out_slot;
@@ -439,14 +405,12 @@ void PleEngine::share_with(const StepOutput& out, void* stream) {
 
 void PleEngine::wait_until(const SpaceEvent& done) {
   const double t0 = MPI_Wtime();
-  Communicator* comms[] = {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()};
+  const std::vector<Communicator*> comms = groups_.on_space();
   while (!done.done()) {
-    for (Communicator* c : comms)
-      if (c != nullptr) c->check();
+    for (Communicator* c : comms) c->check();
     if (MPI_Wtime() - t0 > options_.collective_timeout_s) {
       // The stream will not drain: unwinding would block in every wait and free below.
-      for (Communicator* c : comms)
-        if (c != nullptr) c->abort();
+      for (Communicator* c : comms) c->abort();
       abort_job("a step made no progress in " + std::to_string(static_cast<int>(options_.collective_timeout_s)) +
                 " s (a stalled GPU, or a peer rank stalled or failed); collectives aborted");
     }
@@ -462,8 +426,7 @@ void PleEngine::settle() {
     if (!marks.done().done()) break;
     if (const auto seconds = marks.settle(stats_.times)) stats_.step_seconds.push_back(*seconds);
   }
-  for (Communicator* c : {etp_.get(), etp_dp_.get(), tp_.get(), etp_node_.get(), etp_cross_.get()})
-    if (c != nullptr) c->settle();
+  for (Communicator* c : groups_.on_space()) c->settle();
 }
 
 }  // namespace pleshard

@@ -20,6 +20,7 @@
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
+#include "engine/exchange_groups.hpp"
 #include "engine/step_marks.hpp"
 #include "engine/step_plan.hpp"
 #include "exec/step_space.hpp"
@@ -198,11 +199,7 @@ class PleEngine {
   // Destroyed in reverse: exchange, store, plan and communicators before the space they use.
   std::unique_ptr<StepSpace> space_;
   std::unique_ptr<Communicator> control_;  // host memory, my ETP group's ranks with my TP rank
-  std::unique_ptr<Communicator> etp_;
-  std::unique_ptr<Communicator> etp_dp_;
-  std::unique_ptr<Communicator> tp_;
-  std::unique_ptr<Communicator> etp_host_;  // the owner exchange's message sizes and ids
-  std::unique_ptr<Communicator> etp_node_, etp_node_host_, etp_cross_, etp_cross_host_;  // hierarchical
+  ExchangeGroups groups_;                  // those the exchange strategy declares
   std::unique_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
   CachedStore* cache_ = nullptr;  // store_, where a cache stands in front of the tier

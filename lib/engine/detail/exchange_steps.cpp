@@ -1,0 +1,35 @@
+#include "engine/detail/exchange_steps.hpp"
+
+#include <vector>
+
+#include "exec/step_kernels.hpp"
+
+namespace pleshard::detail {
+
+std::size_t layers_of(const ExchangeContext& c) { return static_cast<std::size_t>(c.plan.shape().layers); }
+
+std::size_t token_bytes(const ExchangeContext& c) {
+  return static_cast<std::size_t>(c.width) * kernels::out_bytes(c.dtype);
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
+                      std::size_t layer_bytes, StepMarks& marks) {
+  c.store.submit(queries);
+  const std::span<const kernels::DecodeTask> fetched = c.store.wait();
+  marks.mark(StepPhase::fetch);
+  std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
+  for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
+  decode_step(c.space, tasks, c.dtype);
+  marks.mark(StepPhase::decode);
+}
+
+Element owned_element(OutDtype dtype) { return kernels::out_bytes(dtype) == 2 ? Element::u16 : Element::u32; }
+
+double gather_bytes(int ranks, std::size_t bytes) {
+  return ranks > 1 ? static_cast<double>(bytes) * (ranks - 1) / ranks : 0.0;
+}
+double all_reduce_bytes(int ranks, std::size_t bytes) { return 2 * gather_bytes(ranks, bytes); }
+
+}  // namespace pleshard::detail

@@ -1,0 +1,29 @@
+#pragma once
+// What the exchange strategies' steps share: sizes from the context, the fetch and fused
+// decode of every layer, the element the combine moves and the bytes a collective sends.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "dist/communicator.hpp"
+#include "engine/exchange.hpp"
+
+namespace pleshard::detail {
+
+[[nodiscard]] std::size_t layers_of(const ExchangeContext& c);
+// Bytes of one token's embeddings of every head of one layer in the output dtype.
+[[nodiscard]] std::size_t token_bytes(const ExchangeContext& c);
+[[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+// Fetches the rows of every layer's query and decodes them, layer d's into
+// out + d * layer_bytes (entries in query order, head_dim values each).
+void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
+                      std::size_t layer_bytes, StepMarks& marks);
+// The element a combine of owned bits moves for the output dtype.
+[[nodiscard]] Element owned_element(OutDtype dtype);
+// Bytes a rank sends to the others in collectives of `ranks` ranks over `bytes` (nccl-tests'
+// bus bytes): all-gather of `bytes` received, reduce-scatter of `bytes` sent, all-reduce.
+[[nodiscard]] double gather_bytes(int ranks, std::size_t bytes);
+[[nodiscard]] double all_reduce_bytes(int ranks, std::size_t bytes);
+
+}  // namespace pleshard::detail

@@ -21,24 +21,12 @@
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
-#include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/fault.hpp"
 #endif
 
 namespace pleshard {
-
-// One bucket's captured step: its views (fixed addresses; rows set per replay) and the
-// collectives each replay makes.
-struct PleEngine::Graph {
-#if PLESHARD_HAVE_CUDA
-  std::unique_ptr<CudaGraph> graph;
-#endif
-  std::vector<EmbeddingView> views;
-  std::vector<std::pair<Communicator*, std::vector<std::pair<std::string, double>>>> collectives;
-  ExchangeTraffic traffic;  // what one replay moves
-};
 
 namespace {
 
@@ -182,6 +170,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                                 size_of(comms.etp_node()),
                                 options.output_slots};
   exchange_ = make_exchange(strategy, local, context);
+  graphs_ =
+      std::make_unique<StepGraphs>(*space_, *exchange_, groups_, static_cast<std::int64_t>(shape.heads) * shape.layers);
   // What the step takes grows with --step-tokens, the cache with its size: both checked
   // against the space's memory before they are allocated.
   const StorageTier space_memory = tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host;
@@ -318,19 +308,9 @@ StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int6
     const std::int64_t bucket = bucket_for(slot);
     marks.begin(false);
     plan_->load(batch, bucket);
-    Graph& g = graph_for(bucket, out.slot, tokens);
-#if PLESHARD_HAVE_CUDA
-    g.graph->launch(stream_of(*space_));
-#endif
-    for (auto& [comm, calls] : g.collectives)
-      for (const auto& [name, bytes] : calls) comm->count(name, bytes);
-    ExchangeTraffic replay = g.traffic;
-    replay.tokens = tokens;
-    replay.ids = tokens * plan_->shape().heads * plan_->shape().layers;
-    exchange_->add_traffic(replay);
-    out.layers = g.views;
-    for (auto& view : out.layers) view.rows = tokens;
-    ++stats_.graph_replays;
+    out.layers = graphs_->launch(bucket, out.slot, tokens);
+    stats_.graph_replays = graphs_->replays();
+    stats_.graphs_captured = graphs_->captured();
   } else {
     marks.begin(true);
     inject_stall();
@@ -353,31 +333,6 @@ void PleEngine::inject_stall() {
 #if PLESHARD_HAVE_CUDA
   if (space_->on_device()) kernels::stall_stream_cuda(stream_of(*space_));
 #endif
-}
-
-PleEngine::Graph& PleEngine::graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens) {
-  auto& slot = graphs_[{bucket, out_slot}];
-  if (slot) return *slot;
-  auto g = std::make_unique<Graph>();
-#if PLESHARD_HAVE_CUDA
-  // Buffers are pre-sized, so the capture records the step at the addresses every replay
-  // uses; it runs nothing (the replay that follows does). Every rank of the ETP group
-  // reaches the same bucket at the same step, so their collectives are captured together.
-  StepMarks unmarked(*space_);
-  unmarked.begin(false);
-  const ExchangeTraffic before = exchange_->traffic();
-  g->graph =
-      std::make_unique<CudaGraph>(stream_of(*space_), [&] { exchange_->run(tokens, out_slot, unmarked, g->views); });
-  g->traffic = exchange_->traffic() - before;  // counted by each replay, not by the capture
-  exchange_->restore_traffic(before);
-  for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
-#else
-  (void)tokens;
-  (void)out_slot;
-#endif
-  ++stats_.graphs_captured;
-  slot = std::move(g);
-  return *slot;
 }
 
 void PleEngine::wait() {

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -21,6 +20,7 @@
 #include "dist/topology.hpp"
 #include "engine/exchange.hpp"
 #include "engine/exchange_groups.hpp"
+#include "engine/step_graphs.hpp"
 #include "engine/step_marks.hpp"
 #include "engine/step_plan.hpp"
 #include "exec/step_space.hpp"
@@ -175,8 +175,6 @@ class PleEngine {
   [[nodiscard]] std::vector<CacheReport> cache() const;
 
  private:
-  struct Graph;  // one bucket's CUDA graph and what its replays need
-
   void open_communicators(const Communicators& comms, const GpuBinding& gpus, ExchangeStrategy strategy);
   [[nodiscard]] std::int64_t slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
   [[nodiscard]] std::int64_t bucket_for(std::int64_t tokens) const;
@@ -184,11 +182,9 @@ class PleEngine {
   [[nodiscard]] std::int64_t padded_slot(std::int64_t tokens) const {
     return (tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
   }
-  void run_step(std::int64_t tokens, std::vector<EmbeddingView>& views);  // the exchange, marked
-  Graph& graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens);
   void settle();
-  // Tests: PLESHARD_FAULT_STALL_STEP=k (and PLESHARD_FAULT_STALL_RANK=r, default 0) stalls
-  // the GPU stream of world rank r at its step k, as a hung kernel or peer would.
+  // Tests: the fault plan's stall (core/fault_plan.hpp) at its step and rank, as a hung
+  // kernel or peer would stall the GPU stream.
   void inject_stall();
 
   Topology topology_;
@@ -205,9 +201,9 @@ class PleEngine {
   CachedStore* cache_ = nullptr;  // store_, where a cache stands in front of the tier
   std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<Exchange> exchange_;
+  std::unique_ptr<StepGraphs> graphs_;   // the steps' CUDA graphs, where they are replayed
   std::unique_ptr<StepMarks> marks_[2];  // the last two steps'
   std::uint64_t next_step_ = 0;
-  std::map<std::pair<std::int64_t, int>, std::unique_ptr<Graph>> graphs_;  // by bucket and output slot
   // Per output slot, the consumer streams (share_with) its next step waits for.
   std::vector<std::vector<void*>> consumers_;
   std::unique_ptr<StreamFence> consumer_fence_;

@@ -1,0 +1,70 @@
+#include "engine/step_graphs.hpp"
+
+#include <string>
+
+#include "engine/step_marks.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_graph.hpp"
+#include "exec/cuda_step_space.hpp"
+#endif
+
+namespace pleshard {
+
+// One captured step: its views (fixed addresses; rows set per replay) and what each replay
+// moves.
+struct StepGraphs::Graph {
+#if PLESHARD_HAVE_CUDA
+  std::unique_ptr<CudaGraph> graph;
+#endif
+  std::vector<EmbeddingView> views;
+  std::vector<std::pair<Communicator*, std::vector<std::pair<std::string, double>>>> collectives;
+  ExchangeTraffic traffic;
+};
+
+StepGraphs::StepGraphs(StepSpace& space, Exchange& exchange, const ExchangeGroups& groups, std::int64_t ids_per_token)
+    : space_(space), exchange_(exchange), groups_(groups), ids_per_token_(ids_per_token) {}
+
+StepGraphs::~StepGraphs() = default;
+
+std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot, std::int64_t tokens) {
+  Graph& g = graph_for(bucket, out_slot, tokens);
+#if PLESHARD_HAVE_CUDA
+  g.graph->launch(stream_of(space_));
+#endif
+  for (auto& [comm, calls] : g.collectives)
+    for (const auto& [name, bytes] : calls) comm->count(name, bytes);
+  ExchangeTraffic replay = g.traffic;
+  replay.tokens = tokens;
+  replay.ids = tokens * ids_per_token_;
+  exchange_.add_traffic(replay);
+  ++replays_;
+  std::vector<EmbeddingView> views = g.views;
+  for (auto& view : views) view.rows = tokens;
+  return views;
+}
+
+StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens) {
+  auto& slot = graphs_[{bucket, out_slot}];
+  if (slot) return *slot;
+  auto g = std::make_unique<Graph>();
+#if PLESHARD_HAVE_CUDA
+  // Buffers are pre-sized, so the capture records the step at the addresses every replay
+  // uses; it runs nothing (the replay that follows does). Every rank of the ETP group
+  // reaches the same bucket at the same step, so their collectives are captured together.
+  StepMarks unmarked(space_);
+  unmarked.begin(false);
+  const ExchangeTraffic before = exchange_.traffic();
+  g->graph =
+      std::make_unique<CudaGraph>(stream_of(space_), [&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
+  g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture
+  exchange_.restore_traffic(before);
+  for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
+#else
+  (void)tokens;
+  (void)out_slot;
+#endif
+  slot = std::move(g);
+  return *slot;
+}
+
+}  // namespace pleshard

@@ -1,6 +1,7 @@
 // The Python module `pleshard`: the engine for PyTorch and NumPy users (docs/python.md).
 // Thin: keyword arguments in, the library's engine and checks, arrays out.
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,9 @@ std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py
                                           const std::string& exchange, bool cuda_graph, const std::string& out_dtype,
                                           const py::object& comm, int output_slots, std::int64_t step_tokens,
                                           const py::object& token_map, const py::object& layer_prefix,
-                                          double collective_timeout) {
+                                          double collective_timeout, std::int64_t cache_rows, double cache_gb,
+                                          const py::object& cache_profile, double cache_static,
+                                          const std::string& disk_reads) {
   ensure_runtime();
   EngineArguments args;
   args.inputs.checkpoint = path_of(checkpoint);
@@ -59,6 +62,20 @@ std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py
   args.job.cuda_graph = cuda_graph;
   args.job.schedule.step_tokens = step_tokens;
   args.job.collective_timeout_s = collective_timeout;
+  // As run's --cache-* and --disk-reads check them, named as the keywords.
+  if (cache_rows < 0) throw InputError("cache_rows " + std::to_string(cache_rows) + ": must be >= 0");
+  if (!std::isfinite(cache_gb) || cache_gb < 0 || cache_gb > 1e9)
+    throw InputError("cache_gb " + std::to_string(cache_gb) + ": must be a finite number of GB >= 0");
+  if (cache_rows > 0 && cache_gb > 0) throw InputError("cache_rows and cache_gb: give one of them");
+  if (!(cache_static >= 0 && cache_static <= 1))
+    throw InputError("cache_static " + std::to_string(cache_static) + ": must be a share from 0 to 1");
+  if (disk_reads != "cached" && disk_reads != "direct")
+    throw InputError("disk_reads '" + disk_reads + "': must be cached or direct");
+  args.job.cache.rows = cache_rows;
+  args.job.cache.gb = cache_gb;
+  args.job.cache.profile = optional_path(cache_profile);
+  args.job.cache.static_share = cache_static;
+  args.job.disk_reads = disk_reads == "direct" ? PageCache::bypass : PageCache::use;
   args.output_slots = output_slots;
   args.comm = communicator(comm);
   py::gil_scoped_release release;  // loading the tables takes a while
@@ -150,7 +167,8 @@ steps it and reports it together.)")
       .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a, "config"_a = py::none(), "storage"_a = "host",
            "tp"_a = 1, "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
-           "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0)
+           "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
+           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(

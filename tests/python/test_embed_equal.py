@@ -21,18 +21,20 @@ tokens, qsl, contexts = flat(batch)
 
 for dtype in DTYPES:
     expected = embed_bits(checkpoint, batch, dtype, config_path)
-    for storage in ("host", "disk"):
+    # The disk tier also behind a row cache smaller than the step's distinct rows (admitting
+    # and evicting as it goes).
+    for storage, cache in (("host", {}), ("disk", {}), ("disk", {"cache_rows": 48})):
         engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, storage=storage, out_dtype=dtype,
-                                 step_tokens=256)
+                                 step_tokens=256, **cache)
         outs = engine.forward(tokens, qsl, contexts)
         check(len(outs) == len(expected), f"{len(outs)} tables, embed wrote {len(expected)}")
         for d, (out, want) in enumerate(zip(outs, expected)):
-            check(out.shape == want.shape, f"{storage} {dtype} table {d}: shape {out.shape}, embed's {want.shape}")
+            check(out.shape == want.shape, f"{storage}{cache} {dtype} table {d}: shape {out.shape}, embed's {want.shape}")
             got = out.bits()
             wrong = int(np.count_nonzero(got != want))
-            check(wrong == 0, f"{storage} {dtype} table {d}: {wrong} values differ from pleshard embed")
+            check(wrong == 0, f"{storage}{cache} {dtype} table {d}: {wrong} values differ from pleshard embed")
         engine.close()
-    print(f"{dtype}: {len(expected)} tables x {len(tokens)} tokens equal to pleshard embed (host and disk tiers)")
+    print(f"{dtype}: {len(expected)} tables x {len(tokens)} tokens equal to pleshard embed (host, disk, disk behind a row cache)")
 
 # A context array holds every request's context: fresh requests are the only kind where none
 # is given, so the array case uses explicit contexts throughout.

@@ -109,6 +109,13 @@ for fragment, kwargs in [
     ("bfloat15", {"out_dtype": "bfloat15"}),
     ("--collective-timeout", {"collective_timeout": -1.0}),
     ("comm: str; expected an mpi4py communicator", {"comm": "world"}),
+    ("cache_rows -1: must be >= 0", {"storage": "disk", "cache_rows": -1}),
+    ("cache_gb nan: must be a finite number of GB >= 0", {"storage": "disk", "cache_gb": float("nan")}),
+    ("cache_rows and cache_gb: give one of them", {"storage": "disk", "cache_rows": 10, "cache_gb": 1.0}),
+    ("cache_static 2.000000: must be a share from 0 to 1", {"storage": "disk", "cache_rows": 10, "cache_static": 2.0}),
+    ("disk_reads 'sometimes': must be cached or direct", {"storage": "disk", "disk_reads": "sometimes"}),
+    ("a row cache stands in front of the pinned or disk tier, not the host tier", {"cache_rows": 10}),
+    ("needs a cache", {"storage": "disk", "cache_profile": config_path}),
 ]:
     expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
 print(f"keywords: {len(keywords)} named as pleshard run's options; bad values refused as run refuses them")

@@ -6,6 +6,8 @@ out=${OUT:-out}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 build=${BUILD:-build-h200}
+# The benchmark corpus (corpus A): $CORPUS, else where jobs/make_corpus.sh writes it.
+corpus=${CORPUS:-.data/corpus-a.tokens.jsonl}
 app=$build/bin/pleshard
 # qwen_as DTYPE FILE: Qwen3.8-Flash-Next's PLE config, its table stored as DTYPE, written to FILE.
 qwen_as() {

@@ -19,7 +19,6 @@
 # Results go to $OUT (default ./out): cache-*.txt, curve.csv.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 parts=${PARTS:-tests run step disk}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0

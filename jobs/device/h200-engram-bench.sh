@@ -16,7 +16,6 @@
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 parts=${PARTS:-tests step lookup real}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0

@@ -21,14 +21,7 @@
 # runs did not all cover the corpus's tokens.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-}
-if [ -z "$corpus" ]; then
-  for c in .data/corpus-a.tokens.jsonl shared/data/corpus-a.tokens.jsonl ../shared/data/corpus-a.tokens.jsonl; do
-    [ -f "$c" ] && corpus=$c && break
-  done
-fi
-[ -f "$corpus" ] ||
-  { echo "FAILED: no corpus (CORPUS=${corpus:-unset}; looked in .data, shared/data and ../shared/data)"; exit 1; }
+[ -f "$corpus" ] || { echo "FAILED: no corpus at $corpus (make it with jobs/make_corpus.sh, or set CORPUS)"; exit 1; }
 [ -x "$app" ] || { echo "FAILED: no $app (build it first: jobs/device/h200-build.sh)"; exit 1; }
 data=${DATA:-/tmp/pleshard-engram-flow}
 vocab=${ENGRAM_VOCAB:-700000}

@@ -10,7 +10,6 @@
 # Results go to $OUT (default ./out): exchange-tests.txt, exchange-step.txt, exchange-bench.txt.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 ranks=${RANKS:-4}
 parts=${PARTS:-tests step exchange}
 part() { [[ " $parts " == *" $1 "* ]]; }

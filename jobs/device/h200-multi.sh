@@ -12,7 +12,6 @@
 # strategies-network.txt, torch-exchange.jsonl, scaling.txt (every scaling table).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 gpus=$(nvidia-smi -L | wc -l)
 ranks=""
 for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks="$ranks $n"; done

@@ -32,7 +32,6 @@
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 data=${DATA:-/tmp/pleshard-real}
 parts=${PARTS:-tests inplace nvfp4 make fp8 pinned nvfp4-pinned hdf5 beside bf16}
 part() { [[ " $parts " == *" $1 "* ]]; }

@@ -13,7 +13,6 @@
 # Results go to $OUT (default ./out): step.txt, run.jsonl, write.txt, lookup.txt.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-corpus=${CORPUS:-../shared/data/corpus-a.tokens.jsonl}
 parts=${PARTS:-step run write lookup}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0

@@ -16,7 +16,11 @@ using namespace pybind11::literals;
 namespace pleshard::python {
 
 EmbeddingArray::EmbeddingArray(std::shared_ptr<PythonEngine> engine, StepOutput step, int table)
-    : engine_(std::move(engine)), step_(std::move(step)), table_(table), gpu_(engine_->engine().gpu()) {}
+    : engine_(std::move(engine)),
+      memory_(engine_->engine().output_memory()),
+      step_(std::move(step)),
+      table_(table),
+      gpu_(engine_->engine().gpu()) {}
 
 void EmbeddingArray::check() const {
   if (!engine_->holds(step_)) throw SystemError(engine_->overwritten(step_));

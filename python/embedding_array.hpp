@@ -3,7 +3,8 @@
 // (no copy), exported through DLPack (__dlpack__, __dlpack_device__), on a GPU through
 // __cuda_array_interface__ (version 3) too, and on the host as a NumPy view. Every access
 // first checks that the slot still holds this step's rows: once output_slots later steps
-// have run, it raises instead of handing out another step's rows.
+// have run, it raises instead of handing out another step's rows. Views handed out before
+// (NumPy, DLPack) keep the slot's memory: they stay readable after the engine is closed.
 
 #include <memory>
 
@@ -29,6 +30,7 @@ class EmbeddingArray {
 
  private:
   std::shared_ptr<PythonEngine> engine_;  // kept alive while any of its arrays is
+  std::shared_ptr<const void> memory_;    // the slots' memory, beyond the engine's close()
   StepOutput step_;
   int table_;
   int gpu_;  // the engine's CUDA device, or -1

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "io/batch_json.hpp"
@@ -9,11 +10,63 @@
 
 namespace pleshard::python {
 
+namespace {
+
+// The arguments every rank must pass alike: the layout and the engine's settings (`run` gets
+// them alike from one command line; Python ranks each pass their own). Paths may differ: a
+// node may keep its copy of a checkpoint elsewhere. An AgreedError on every rank naming the
+// first that differs, before anything is opened.
+void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
+  const EngineInputs& in = args.inputs;
+  const BatchJobOptions& job = args.job;
+  const std::vector<std::pair<const char*, std::string>> named = {
+      {"tp", std::to_string(in.tp)},
+      {"etp", std::to_string(in.etp)},
+      {"storage", in.storage},
+      {"exchange", in.exchange},
+      {"out_dtype", in.out_dtype},
+      {"cuda_graph", std::to_string(static_cast<int>(job.cuda_graph))},
+      {"output_slots", std::to_string(args.output_slots)},
+      {"step_tokens", std::to_string(job.schedule.step_tokens)},
+      {"collective_timeout", std::to_string(job.collective_timeout_s)},
+      {"cache_rows", std::to_string(job.cache.rows)},
+      {"cache_gb", std::to_string(job.cache.gb)},
+      {"cache_static", std::to_string(job.cache.static_share)},
+      {"cache_profile (given or not)", std::to_string(static_cast<int>(!job.cache.profile.empty()))},
+      {"disk_reads", std::to_string(static_cast<int>(job.disk_reads))},
+      {"layer_prefix", in.layer_prefix},
+      {"checkpoint (synthetic or a path)", std::to_string(static_cast<int>(in.checkpoint == k_synthetic_checkpoint))},
+  };
+  std::vector<std::uint64_t> lowest;
+  for (const auto& [name, value] : named) lowest.push_back(Digest().add(std::string_view(value)).value());
+  std::vector<std::uint64_t> highest = lowest;
+  const int n = static_cast<int>(named.size());
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), n, MPI_UINT64_T, MPI_MIN, comm));
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, highest.data(), n, MPI_UINT64_T, MPI_MAX, comm));
+  std::exception_ptr failure;
+  for (std::size_t i = 0; i < named.size() && !failure; ++i)
+    if (lowest[i] != highest[i])
+      failure =
+          std::make_exception_ptr(InputError(std::string(named[i].first) + ": the ranks passed different values (" +
+                                             named[i].second + " here); every rank of an engine passes the same"));
+  rethrow_agreed(comm, failure);
+}
+
+std::uint64_t digest_of(const TokenBatch& batch) {
+  const auto bytes = [](const std::vector<std::int64_t>& v) {
+    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(v[0]));
+  };
+  return Digest().add(bytes(batch.tokens)).add(bytes(batch.query_start_loc)).add(bytes(batch.context)).value();
+}
+
+}  // namespace
+
 PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
   // The caller's communicator carries none of the engine's messages, its checks' included.
   PLESHARD_MPI_CHECK(MPI_Comm_dup(args.comm, &comm_));
   try {
     PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &world_size_));
+    require_same_arguments(comm_, args);
     const EngineSetup setup = collective_try(comm_, [&] { return check_engine_inputs(comm_, args.inputs, args.job); });
     config_ = setup.config;
     comms_ = std::make_unique<Communicators>(comm_, setup.topology);
@@ -49,7 +102,35 @@ PleEngine& PythonEngine::engine() const {
 
 StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) {
   PleEngine& engine = this->engine();
-  const TokenBatch batch = world_size_ > 1 ? collective_try(comms_->world(), make_batch) : make_batch();
+  const std::int64_t most = args_.job.schedule.step_tokens;
+  std::exception_ptr failure;
+  TokenBatch batch;
+  try {
+    batch = make_batch();
+    if (batch.num_tokens() > most)
+      throw InputError("forward: " + std::to_string(batch.num_tokens()) + " tokens exceed step_tokens=" +
+                       std::to_string(most) + ", the engine's largest step; split the batch or raise step_tokens");
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  if (world_size_ > 1) {
+    // The TP ranks of a DP rank step one batch: a batch that differs between them would
+    // give each rank's share of other tokens' embeddings. Checked in one small all-reduce
+    // over the TP group (every rank joins it, a failing one too), then every rank agrees.
+    if (engine.topology().tp > 1) {
+      std::uint64_t seen[3] = {failure ? 0 : digest_of(batch), failure ? 0 : ~digest_of(batch), failure ? 0U : 1U};
+      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp()));
+      const bool all_made = seen[2] == 1;
+      if (!failure && all_made && seen[0] != ~seen[1])
+        failure = std::make_exception_ptr(
+            InputError("forward: the TP ranks of DP rank " + std::to_string(engine.topology().dp_rank()) +
+                       " were given different batches; every TP rank of a DP rank passes the same tokens, "
+                       "query_start_loc and contexts"));
+    }
+    rethrow_agreed(comms_->world(), failure);
+  } else if (failure) {
+    std::rethrow_exception(failure);
+  }
   if (engine.stats().steps == 0) first_step_ = MPI_Wtime();
   StepOutput out = engine.forward(batch);
   requests_ += batch.num_requests();

@@ -24,8 +24,16 @@ namespace pleshard::python {
 
 namespace {
 
-std::string path_of(const py::object& path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
-std::string optional_path(const py::object& path) { return path.is_none() ? std::string() : path_of(path); }
+// A path as str, bytes or os.PathLike; an empty one is refused as run's options refuse it
+// (an unset variable in a script).
+std::string path_of(const py::object& path, const char* name) {
+  const std::string text = py::str(py::module_::import("os").attr("fsdecode")(path));
+  if (text.empty()) throw InputError(std::string(name) + ": empty path");
+  return text;
+}
+std::string optional_path(const py::object& path, const char* name) {
+  return path.is_none() ? std::string() : path_of(path, name);
+}
 
 // An mpi4py communicator's MPI_Comm (through its Fortran handle, which needs no mpi4py
 // headers); None: the world.
@@ -46,39 +54,51 @@ std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py
                                           const py::object& cache_profile, double cache_static,
                                           const std::string& disk_reads) {
   ensure_runtime();
+  const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
-  args.inputs.checkpoint = path_of(checkpoint);
-  args.inputs.config = optional_path(config);
-  args.inputs.token_map = optional_path(token_map);
-  args.inputs.tp = tp;
-  if (!etp.is_none()) {
-    args.inputs.etp = etp.cast<int>();
-    if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
+  args.comm = mpi;
+  std::exception_ptr failure;
+  try {
+    args.inputs.checkpoint = path_of(checkpoint, "checkpoint");
+    args.inputs.config = optional_path(config, "config");
+    args.inputs.token_map = optional_path(token_map, "token_map");
+    args.inputs.tp = tp;
+    if (!etp.is_none()) {
+      args.inputs.etp = etp.cast<int>();
+      if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
+    }
+    args.inputs.storage = storage;
+    args.inputs.exchange = exchange;
+    args.inputs.out_dtype = out_dtype;
+    args.inputs.layer_prefix = layer_prefix.is_none() ? std::string() : layer_prefix.cast<std::string>();
+    args.job.cuda_graph = cuda_graph;
+    args.job.schedule.step_tokens = step_tokens;
+    if (!(collective_timeout >= k_min_collective_timeout_s && collective_timeout <= k_max_collective_timeout_s))
+      throw InputError("collective_timeout " + std::to_string(collective_timeout) + ": must be from 1 to 1e7 seconds");
+    args.job.collective_timeout_s = collective_timeout;
+    // As run's --cache-* and --disk-reads check them, named as the keywords.
+    if (cache_rows < 0) throw InputError("cache_rows " + std::to_string(cache_rows) + ": must be >= 0");
+    if (!std::isfinite(cache_gb) || cache_gb < 0 || cache_gb > 1e9)
+      throw InputError("cache_gb " + std::to_string(cache_gb) + ": must be a finite number of GB >= 0");
+    if (cache_rows > 0 && cache_gb > 0) throw InputError("cache_rows and cache_gb: give one of them");
+    if (!(cache_static >= 0 && cache_static <= 1))
+      throw InputError("cache_static " + std::to_string(cache_static) + ": must be a share from 0 to 1");
+    if (disk_reads != "cached" && disk_reads != "direct")
+      throw InputError("disk_reads '" + disk_reads + "': must be cached or direct");
+    args.job.cache.rows = cache_rows;
+    args.job.cache.gb = cache_gb;
+    args.job.cache.profile = optional_path(cache_profile, "cache_profile");
+    args.job.cache.static_share = cache_static;
+    args.job.disk_reads = disk_reads == "direct" ? PageCache::bypass : PageCache::use;
+    args.output_slots = output_slots;
+  } catch (const py::error_already_set& e) {
+    failure = std::make_exception_ptr(InputError(e.what()));
+  } catch (const std::exception&) {
+    failure = std::current_exception();
   }
-  args.inputs.storage = storage;
-  args.inputs.exchange = exchange;
-  args.inputs.out_dtype = out_dtype;
-  args.inputs.layer_prefix = layer_prefix.is_none() ? std::string() : layer_prefix.cast<std::string>();
-  args.job.cuda_graph = cuda_graph;
-  args.job.schedule.step_tokens = step_tokens;
-  args.job.collective_timeout_s = collective_timeout;
-  // As run's --cache-* and --disk-reads check them, named as the keywords.
-  if (cache_rows < 0) throw InputError("cache_rows " + std::to_string(cache_rows) + ": must be >= 0");
-  if (!std::isfinite(cache_gb) || cache_gb < 0 || cache_gb > 1e9)
-    throw InputError("cache_gb " + std::to_string(cache_gb) + ": must be a finite number of GB >= 0");
-  if (cache_rows > 0 && cache_gb > 0) throw InputError("cache_rows and cache_gb: give one of them");
-  if (!(cache_static >= 0 && cache_static <= 1))
-    throw InputError("cache_static " + std::to_string(cache_static) + ": must be a share from 0 to 1");
-  if (disk_reads != "cached" && disk_reads != "direct")
-    throw InputError("disk_reads '" + disk_reads + "': must be cached or direct");
-  args.job.cache.rows = cache_rows;
-  args.job.cache.gb = cache_gb;
-  args.job.cache.profile = optional_path(cache_profile);
-  args.job.cache.static_share = cache_static;
-  args.job.disk_reads = disk_reads == "direct" ? PageCache::bypass : PageCache::use;
-  args.output_slots = output_slots;
-  args.comm = communicator(comm);
-  py::gil_scoped_release release;  // loading the tables takes a while
+  py::gil_scoped_release release;  // agreeing, then loading the tables, takes a while
+  // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
+  rethrow_agreed(mpi, failure);
   return std::make_shared<PythonEngine>(args);
 }
 
@@ -189,7 +209,9 @@ steps it and reports it together.)")
             e.wait();
           },
           "Returns when the last step is done (a host wait)")
-      .def("close", &PythonEngine::close, "Frees the tables and buffers; outputs become invalid")
+      .def("close", &PythonEngine::close,
+           "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
+           "already taken from them (NumPy, DLPack) keep their memory and stay readable")
       .def("__enter__", [](const py::object& self) { return self; })
       .def("__exit__", [](PythonEngine& e, const py::args&) { e.close(); })
       .def_property_readonly("closed", &PythonEngine::closed)

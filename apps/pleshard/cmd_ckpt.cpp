@@ -71,15 +71,20 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
 }
 
 void inspect(const CkptOptions& o, bool verify) {
-  const ModelConfig config = load_checkpoint_config(o.checkpoint, o.config);
+  const ModelConfig config = load_checkpoint_config(o.checkpoint, o.config, o.token_map);
+  const auto specs = derive_table_specs(config);
+  // Tables that cannot be hashed (an Engram checkpoint without its token map) cannot be
+  // served: verify refuses them before reading a row; inspect says so.
+  const std::string& unhashable = specs.front().unhashable;
+  if (verify && !unhashable.empty()) throw InputError(unhashable);
   CheckpointOptions options;
   options.layer_prefix = o.layer_prefix;
   const auto checkpoint = open_ple_checkpoint(o.checkpoint, config, options);
   std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(), to_string(checkpoint->kind()),
               config.source.c_str());
+  if (!unhashable.empty()) std::printf("not servable: %s\n", unhashable.c_str());
   std::printf("%4s %6s %8s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
               "hash buffers");
-  const auto specs = derive_table_specs(config);
   std::uint64_t bytes = 0;
   for (const auto& t : checkpoint->tables()) {
     const auto& spec = specs[static_cast<std::size_t>(t.ple_index)];
@@ -201,6 +206,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   for (CLI::App* cmd : {inspect_cmd, verify_cmd}) {
     cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory or file")->required();
     cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
+    add_token_map_option(*cmd, o->token_map);
     add_common(cmd);
   }
   inspect_cmd->callback([&action, o] { action = [o] { return on_rank_zero([&] { inspect(*o, false); }); }; });

@@ -94,7 +94,7 @@ void add_run_command(CLI::App& app, Action& action) {
                 "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
   cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
                   "Seconds a step may make no progress before a stalled peer ends the job")
-      ->check(finite_positive())
+      ->check(finite_in(k_min_collective_timeout_s, k_max_collective_timeout_s, "from 1 to 1e7 seconds"))
       ->capture_default_str();
   add_token_map_option(*cmd, in.token_map);
   add_cache_options(*cmd, in.job.cache);

@@ -82,16 +82,6 @@ CLI::Validator finite_in(double min, double max, const std::string& what) {
       "[" + shortest(min) + ", " + shortest(max) + "]", "finite_in");
 }
 
-CLI::Validator finite_positive() {
-  return CLI::Validator(
-      [](std::string& value) {
-        const double v = number_of(value);
-        if (std::isfinite(v) && v > 0) return std::string();
-        return value + " is out of range: must be a finite number > 0";
-      },
-      "> 0", "finite_positive");
-}
-
 CLI::Validator step_tokens_option() {
   return finite_in(1, k_max_step_tokens, "a whole number of tokens from 1 to 16777216");
 }

@@ -17,8 +17,6 @@ namespace pleshard::app {
 [[nodiscard]] CLI::Validator path_given();
 // A finite number in [min, max]; `what` completes "must be ..." in the message.
 [[nodiscard]] CLI::Validator finite_in(double min, double max, const std::string& what);
-// A finite number > 0.
-[[nodiscard]] CLI::Validator finite_positive();
 
 // --step-tokens: 1 to k_max_step_tokens (job/step_scheduler.hpp).
 [[nodiscard]] CLI::Validator step_tokens_option();

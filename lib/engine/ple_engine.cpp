@@ -84,9 +84,11 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   if (options.output_slots < 1 || options.output_slots > k_max_output_slots)
     throw InputError("output_slots " + std::to_string(options.output_slots) + ": must be from 1 to " +
                      std::to_string(k_max_output_slots));
-  if (!(options.collective_timeout_s > 0) || !std::isfinite(options.collective_timeout_s))
-    throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) +
-                     ": must be a finite number of seconds > 0");
+  if (!(options.collective_timeout_s >= k_min_collective_timeout_s &&
+        options.collective_timeout_s <= k_max_collective_timeout_s))
+    throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) + ": must be from " +
+                     std::to_string(static_cast<int>(k_min_collective_timeout_s)) + " to " +
+                     std::to_string(static_cast<int>(k_max_collective_timeout_s)) + " seconds");
   if (options.cache.enabled() && !can.cacheable)
     throw InputError(std::string("a row cache stands in front of the pinned or disk tier, not the ") + to_string(tier) +
                      " tier");
@@ -156,7 +158,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
                         local ? 1 : topology_.edp(),
                         max_slot,
                         config.token_map != nullptr ? config.token_map->vocab_size() : 0};
-  workspace_ = std::make_unique<Workspace>(*space_);
+  workspace_ = std::make_shared<Workspace>(*space_);
   plan_ = std::make_unique<StepPlan>(*space_, *workspace_, shape);
   const ExchangeComms exchange_comms = groups_.view();
   const ExchangeContext context{*space_,
@@ -261,6 +263,15 @@ std::size_t PleEngine::token_bytes() const {
   const auto& spec = specs_.front();
   return static_cast<std::size_t>(spec.total_heads()) * static_cast<std::size_t>(spec.head_dim) *
          kernels::out_bytes(options_.dtype);
+}
+
+std::shared_ptr<const void> PleEngine::output_memory() const {
+  // Members destroyed in reverse: the workspace before the space it was allocated in.
+  struct Memory {
+    std::shared_ptr<StepSpace> space;
+    std::shared_ptr<Workspace> workspace;
+  };
+  return std::make_shared<const Memory>(Memory{space_, workspace_});
 }
 
 std::vector<std::pair<std::string, const Communicator*>> PleEngine::communicators() const { return groups_.named(); }

@@ -56,6 +56,10 @@ struct CacheReport {
 
 // The most output slots an engine keeps (EngineOptions::output_slots).
 inline constexpr int k_max_output_slots = 64;
+// The shortest collective timeout (EngineOptions::collective_timeout_s) and the longest: below
+// a second a busy node's ordinary step would end the job.
+inline constexpr double k_min_collective_timeout_s = 1;
+inline constexpr double k_max_collective_timeout_s = 1e7;
 
 struct EngineOptions {
   OutDtype dtype = OutDtype::bf16;
@@ -169,6 +173,10 @@ class PleEngine {
   [[nodiscard]] int num_layers() const { return static_cast<int>(specs_.size()); }
   [[nodiscard]] StepSpace& space() const { return *space_; }
   [[nodiscard]] int output_slots() const { return options_.output_slots; }
+  // The memory every step's views point into, for holders whose views may outlive the engine
+  // (a Python array read after its engine was closed): freed when the engine and the last
+  // holder have let go. The engine's streams and tables are not kept; only the memory is.
+  [[nodiscard]] std::shared_ptr<const void> output_memory() const;
   // The CUDA device the engine's steps run on; -1 on the host.
   [[nodiscard]] int gpu() const { return gpu_; }
   // Per layer, the row cache in front of the tier (empty without one); waits for the space.
@@ -193,10 +201,11 @@ class PleEngine {
   std::string backend_note_;
   std::vector<TableSpec> specs_;  // hashing specs (checkpoint buffers applied)
   // Destroyed in reverse: exchange, store, plan and communicators before the space they use.
-  std::unique_ptr<StepSpace> space_;
+  // The space and workspace are shared with output_memory()'s holders, who may outlive the engine.
+  std::shared_ptr<StepSpace> space_;
   std::unique_ptr<Communicator> control_;  // host memory, my ETP group's ranks with my TP rank
   ExchangeGroups groups_;                  // those the exchange strategy declares
-  std::unique_ptr<Workspace> workspace_;
+  std::shared_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
   CachedStore* cache_ = nullptr;  // store_, where a cache stands in front of the tier
   std::unique_ptr<StepPlan> plan_;

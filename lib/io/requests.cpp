@@ -36,6 +36,12 @@ std::vector<Request> load_requests_jsonl(const std::filesystem::path& path) {
     }
     if (!value.is_object() || !value.contains("tokens"))
       throw InputError(where + ": expected {\"id\": ..., \"tokens\": [...]}");
+    // A batch's keys (ids, embed) would be silently ignored here: a run's request is whole.
+    for (const char* key : {"context", "query_start_loc"})
+      if (value.contains(key))
+        throw InputError(where + ": \"" + key +
+                         "\": a run's request is whole, hashed from its first token; only \"id\" and \"tokens\" "
+                         "are read");
     Request request;
     request.where = where;
     if (auto id = value.find("id"); id != value.end()) {

@@ -35,6 +35,15 @@ cp "$config" "$work/model/config.json"
   --kind safetensors --quiet >/dev/null
 cmp "$work/st/model.safetensors" "$work/back/model.safetensors" || fail "HDF5 -> safetensors differs"
 "$app" ckpt verify --checkpoint "$work/st" --quiet | grep -q "verify: OK" || fail "verify"
+# Without its token map the tables cannot be hashed: verify refuses them, inspect says so.
+cp -r "$work/st" "$work/nomap" && rm "$work/nomap/engram_token_map.npy"
+if "$app" ckpt verify --checkpoint "$work/nomap" --quiet >"$work/nomap.log" 2>&1; then
+  fail "verify passed a checkpoint without its token map"
+fi
+grep -q "hashing needs the token map" "$work/nomap.log" || fail "verify without a map: $(cat "$work/nomap.log")"
+"$app" ckpt verify --checkpoint "$work/nomap" --token-map "$work/st/engram_token_map.npy" --quiet |
+  grep -q "verify: OK" || fail "verify --token-map"
+"$app" ckpt inspect --checkpoint "$work/nomap" | grep -q "not servable: .*token map" || fail "inspect without a map"
 "$app" ckpt inspect --checkpoint "$work/c.h5" --config "$work/model/config.json" | grep -q "fp8_e8m0" \
   || fail "inspect does not name the format"
 

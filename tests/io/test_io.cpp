@@ -128,6 +128,9 @@ TEST_F(IoFiles, RequestIdsAreUniqueAndPlain) {
   expect_error("{\"id\":\"a\\u0000b\",\"tokens\":[1]}\n", ":1: id contains a NUL character");
   expect_error("{\"id\":[1],\"tokens\":[1]}\n", ":1: id = [1]: expected a string or an integer");
   expect_error("{\"id\":1e400,\"tokens\":[1]}\n", ":1: not valid JSON");
+  // A batch's keys are refused, not ignored: a run's requests are whole.
+  expect_error("{\"id\":\"a\",\"tokens\":[1],\"context\":[7]}\n", ":1: \"context\": a run's request is whole");
+  expect_error("{\"tokens\":[1],\"query_start_loc\":[0,1]}\n", ":1: \"query_start_loc\"");
 }
 
 TEST_F(IoFiles, TokensOutsideTheVocabulary) {

@@ -6,6 +6,7 @@ keywords are `pleshard run`'s options, refused as run refuses them.
 import array
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -107,7 +108,11 @@ for fragment, kwargs in [
     ("tape", {"storage": "tape"}),
     ("bogus", {"exchange": "bogus"}),
     ("bfloat15", {"out_dtype": "bfloat15"}),
-    ("--collective-timeout", {"collective_timeout": -1.0}),
+    ("collective_timeout -1.000000: must be from 1 to 1e7 seconds", {"collective_timeout": -1.0}),
+    ("collective_timeout 0.000000: must be from 1 to 1e7 seconds", {"collective_timeout": 1e-300}),
+    ("checkpoint: empty path", {"checkpoint": ""}),
+    ("config: empty path", {"config": b""}),
+    ("token_map: empty path", {"token_map": ""}),
     ("comm: str; expected an mpi4py communicator", {"comm": "world"}),
     ("cache_rows -1: must be >= 0", {"storage": "disk", "cache_rows": -1}),
     ("cache_gb nan: must be a finite number of GB >= 0", {"storage": "disk", "cache_gb": float("nan")}),
@@ -118,4 +123,7 @@ for fragment, kwargs in [
     ("needs a cache", {"storage": "disk", "cache_profile": config_path}),
 ]:
     expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+# Paths as str, bytes or os.PathLike, as os.fsdecode takes them.
+for path in (checkpoint.encode(), pathlib.Path(checkpoint)):
+    pleshard.Engine(checkpoint=path, config=os.fsencode(config_path)).close()
 print(f"keywords: {len(keywords)} named as pleshard run's options; bad values refused as run refuses them")

@@ -9,7 +9,7 @@ import numpy as np
 from mpi4py import MPI
 
 import pleshard
-from support import check, flat, requests
+from support import check, expect_error, flat, requests
 
 checkpoint, config_path = sys.argv[1], sys.argv[2]
 world = MPI.COMM_WORLD
@@ -55,3 +55,34 @@ outs = engine.forward([1, 2, 3], [0, 3])  # the engine still steps after an agre
 check(outs[0].shape[0] == 3, "no step after the agreed error")
 if rank == 0:
     print(f"{ranks} ranks: one rank's bad input is a ValueError on every rank")
+
+# What one rank alone gets wrong is a ValueError on every rank, never a hang or ranks that
+# step apart: a batch beyond step_tokens (under TP, and with groups of one rank, where no
+# step exchanges anything), TP ranks given different batches, and the constructor's keywords.
+for layout in (dict(tp=ranks), dict(etp=1)):
+    engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, comm=world, step_tokens=4, **layout)
+    big = [1] * (5 if rank == ranks - 1 else 4)
+    expect_error(ValueError, "5 tokens exceed step_tokens=4", engine.forward, big, [0, len(big)])
+    check(engine.steps == 0, f"rank {rank} {layout}: stepped {engine.steps} times beside another rank's refusal")
+    engine.forward([1, 2], [0, 2])
+    check(engine.report()["steps"] == 1, f"rank {rank} {layout}: the ranks stepped apart")
+    engine.close()
+engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, comm=world, tp=ranks)
+mine = [1, 2, 3] if rank == 0 else [1, 2, 4]
+expect_error(ValueError, "were given different batches", engine.forward, mine, [0, 3])
+expect_error(ValueError, "were given different batches", engine.forward, [1, 2, 3], [0, 2, 3] if rank else [0, 1, 3])
+engine.forward([1, 2, 3], [0, 3])
+engine.close()
+last = rank == ranks - 1
+for keywords, fragment in [(dict(output_slots=0 if last else 2), "output_slots: the ranks passed different values"),
+                           (dict(tp=ranks if last else 1), "tp: the ranks passed different values"),
+                           (dict(storage="disk" if last else "host"), "storage: the ranks passed different values"),
+                           (dict(cache_rows=-1 if last else 0), "cache_rows -1: must be >= 0"),
+                           (dict(etp=0 if last else 1), "etp 0: must be >= 1"),
+                           (dict(checkpoint="" if last else checkpoint), "checkpoint: empty path")]:
+    arguments = dict(checkpoint=checkpoint, config=config_path, comm=world)
+    arguments.update(keywords)
+    expect_error(ValueError, fragment, pleshard.Engine, **arguments)
+if rank == 0:
+    print(f"{ranks} ranks: one rank's oversized or differing batch and its differing keywords: a ValueError on every "
+          "rank")

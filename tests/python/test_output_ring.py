@@ -1,6 +1,7 @@
 """The output ring: with output_slots=K a step's embeddings stay as they were while the next
 K - 1 steps run, and any use of them once step s + K has run raises RuntimeError (never
-another step's rows); closing the engine invalidates its outputs. K = 1, 2, 4 on the host
+another step's rows); closing the engine invalidates its outputs, while views already taken
+from them (NumPy, DLPack) keep their memory and read the step's rows after it. K = 1, 2, 4 on the host
 tier (gather-reduce exchange) and K = 2 on the disk tier (local exchange); the other
 exchanges keep outputs under mpirun (test_mpi.py).
     test_output_ring.py CHECKPOINT CONFIG"""
@@ -37,10 +38,23 @@ for storage, slots in [("host", 1), ("host", 2), ("host", 4), ("disk", 2)]:
                             lambda: o.data_ptr, lambda: np.asarray(o)):
                     expect_error(RuntimeError, f"the output of step {s} was overwritten by step {s + slots}", use)
     last = outs[-1]
+    view, words = last.bits(), kept[-1]
+    exported = np.from_dlpack(last).view(np.uint32) if hasattr(np, "from_dlpack") else view
     engine.close()
+    check(np.array_equal(view, words) and np.array_equal(exported, words),
+          f"K={slots}: a view taken before close() reads other rows after it")
     check(not last.valid, "an output of a closed engine is valid")
     expect_error(RuntimeError, "its engine is closed", last.bits)
     expect_error(RuntimeError, "this engine is closed", engine.forward, [1], [0, 1])
     print(f"output_slots={slots} ({storage} tier): each step's rows kept for {slots} steps, refused after")
 expect_error(ValueError, "output_slots 65: must be from 1 to 64", pleshard.Engine, checkpoint=checkpoint,
              config=config_path, output_slots=65)
+
+# The with block closes the engine; what was taken inside stays readable outside.
+batch = requests(7, 4, vocab, 2)
+with pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32") as engine:
+    out = engine.forward(*flat(batch))[0]
+    view, words = out.numpy(), out.bits().copy()
+del engine, out
+check(np.array_equal(view.view(np.uint32), words), "a NumPy view read after its engine's with block differs")
+print("views taken before close() (NumPy, DLPack) read their step's rows after it")

@@ -23,6 +23,8 @@ void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
       {"tp", std::to_string(in.tp)},
       {"etp", std::to_string(in.etp)},
       {"storage", in.storage},
+      {"placement", in.placement},
+      {"gpu_memory_limit", std::to_string(in.gpu_memory_limit_gb)},
       {"exchange", in.exchange},
       {"out_dtype", in.out_dtype},
       {"cuda_graph", std::to_string(static_cast<int>(job.cuda_graph))},

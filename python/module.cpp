@@ -45,14 +45,12 @@ MPI_Comm communicator(const py::object& comm) {
   return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
 }
 
-std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py::object& config,
-                                          const std::string& storage, int tp, const py::object& etp,
-                                          const std::string& exchange, bool cuda_graph, const std::string& out_dtype,
-                                          const py::object& comm, int output_slots, std::int64_t step_tokens,
-                                          const py::object& token_map, const py::object& layer_prefix,
-                                          double collective_timeout, std::int64_t cache_rows, double cache_gb,
-                                          const py::object& cache_profile, double cache_static,
-                                          const std::string& disk_reads) {
+std::shared_ptr<PythonEngine> make_engine(
+    const py::object& checkpoint, const py::object& config, const py::object& storage, const py::object& placement,
+    double gpu_memory_limit, int tp, const py::object& etp, const std::string& exchange, bool cuda_graph,
+    const std::string& out_dtype, const py::object& comm, int output_slots, std::int64_t step_tokens,
+    const py::object& token_map, const py::object& layer_prefix, double collective_timeout, std::int64_t cache_rows,
+    double cache_gb, const py::object& cache_profile, double cache_static, const std::string& disk_reads) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
@@ -67,7 +65,12 @@ std::shared_ptr<PythonEngine> make_engine(const py::object& checkpoint, const py
       args.inputs.etp = etp.cast<int>();
       if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
     }
-    args.inputs.storage = storage;
+    args.inputs.storage = storage.is_none() ? std::string() : storage.cast<std::string>();
+    args.inputs.placement = placement.is_none() ? std::string() : placement.cast<std::string>();
+    if (!(gpu_memory_limit == 0 || (gpu_memory_limit >= 0.001 && gpu_memory_limit <= 1e6)))
+      throw InputError("gpu_memory_limit " + std::to_string(gpu_memory_limit) +
+                       ": must be a number of GB from 0.001 to 1e6 (0: all that is free)");
+    args.inputs.gpu_memory_limit_gb = gpu_memory_limit;
     args.inputs.exchange = exchange;
     args.inputs.out_dtype = out_dtype;
     args.inputs.layer_prefix = layer_prefix.is_none() ? std::string() : layer_prefix.cast<std::string>();
@@ -184,11 +187,12 @@ PYBIND11_MODULE(pleshard, m) {
 ranks: the keywords are `pleshard run`'s options, with its defaults and refusals.
 Collective over `comm` (an mpi4py communicator; None: MPI_COMM_WORLD): every rank makes it,
 steps it and reports it together.)")
-      .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a, "config"_a = py::none(), "storage"_a = "host",
-           "tp"_a = 1, "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
-           "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
-           "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
-           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached")
+      .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a, "config"_a = py::none(), "storage"_a = py::none(),
+           "placement"_a = py::none(), "gpu_memory_limit"_a = 0.0, "tp"_a = 1, "etp"_a = py::none(),
+           "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16", "comm"_a = py::none(),
+           "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(), "layer_prefix"_a = py::none(),
+           "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0, "cache_profile"_a = py::none(),
+           "cache_static"_a = 0.5, "disk_reads"_a = "cached")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(
@@ -220,7 +224,12 @@ steps it and reports it together.)")
       .def_property_readonly("ngram_size", [](const PythonEngine& e) { return e.config().ngram_size; })
       .def_property_readonly("output_slots", [](const PythonEngine& e) { return e.engine().output_slots(); })
       .def_property_readonly("steps", [](const PythonEngine& e) { return e.engine().stats().steps; })
-      .def_property_readonly("storage", [](const PythonEngine& e) { return std::string(to_string(e.engine().tier())); })
+      .def_property_readonly("storage",
+                             [](const PythonEngine& e) {
+                               const Placement& p = e.engine().placement();
+                               return p.uniform() ? p.describe() : std::string("mixed");
+                             })
+      .def_property_readonly("placement", [](const PythonEngine& e) { return e.engine().placement().describe(); })
       .def_property_readonly("exchange", [](const PythonEngine& e) { return std::string(e.engine().exchange()); })
       .def_property_readonly("out_dtype",
                              [](const PythonEngine& e) { return std::string(to_string(e.engine().dtype())); })

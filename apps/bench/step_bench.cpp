@@ -115,11 +115,29 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
   const int group_first = topology.etp_group() * edp;
   const std::int64_t most = *std::max_element(o.tokens.begin(), o.tokens.end());
 
+  // Each tier alone, or the one placement asked for.
+  struct TierCase {
+    std::string name;
+    StorageTier tier = StorageTier::host;
+    std::vector<StorageTier> placement;
+    bool automatic = false;
+    TierCapabilities can;
+  };
+  std::vector<TierCase> cases;
+  if (o.placement.empty()) {
+    for (const StorageTier tier : o.tiers) cases.push_back({to_string(tier), tier, {}, false, capabilities_of(tier)});
+  } else if (o.placement == "auto") {
+    cases.push_back({"auto", StorageTier::host, {}, true, {}});
+  } else {
+    const Placement placement = parse_placement(o.placement, config.num_ple_layers());
+    cases.push_back({placement.describe(), StorageTier::host, placement.tiers, false, placement.capabilities()});
+  }
   std::vector<StepBenchResult> results;
-  for (const StorageTier tier : o.tiers)
+  for (const TierCase& tier_case : cases)
     for (const ExchangeStrategy strategy : o.exchanges)
       for (const bool cached : {false, true}) {
-        const TierCapabilities can = capabilities_of(tier);
+        const StorageTier tier = tier_case.tier;
+        const TierCapabilities can = tier_case.can;
         if (can.whole_tables && strategy != o.exchanges.front()) continue;  // nothing is exchanged
         if (cached && (!o.cache.enabled() || !can.cacheable)) continue;
         const ExchangeStrategy exchange = can.whole_tables ? ExchangeStrategy::automatic : strategy;
@@ -133,6 +151,8 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         EngineOptions engine_options;
         engine_options.dtype = o.dtype;
         engine_options.tier = tier;
+        engine_options.placement = tier_case.placement;
+        engine_options.auto_placement = tier_case.automatic;
         engine_options.max_tokens = most;
         engine_options.exchange = exchange;
         if (cached) engine_options.cache = o.cache;
@@ -221,7 +241,7 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
 
             StepBenchResult r;
-            r.tier = to_string(tier);
+            r.tier = tier_case.automatic ? "auto:" + engine.placement().describe() : tier_case.name;
             r.mode = graph ? "graph" : "eager";
             r.backend = engine.backend();
             r.exchange = engine.exchange();

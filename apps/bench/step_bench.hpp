@@ -25,6 +25,9 @@ namespace pleshard {
 struct StepBenchOptions {
   ModelConfig config;
   std::vector<StorageTier> tiers{StorageTier::host};
+  // "auto" or a placement per table ("0=device,1=pinned"): one engine so placed instead of
+  // one per tier of `tiers` (an automatic one sizes its own row cache).
+  std::string placement;
   // Each strategy side by side (the disk tier exchanges nothing: automatic alone).
   std::vector<ExchangeStrategy> exchanges{ExchangeStrategy::automatic};
   std::vector<std::int64_t> tokens{1, 8, 64, 256, 1024, 8192};  // per DP rank and step

@@ -16,6 +16,7 @@
 #include "core/collective.hpp"
 #include "model/model_config.hpp"
 #include "option_checks.hpp"
+#include "store/placement.hpp"
 #include "store/storage_tier.hpp"
 
 #include <nlohmann/json.hpp>
@@ -282,6 +283,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
       ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
       ->capture_default_str();
+  step->add_option("--placement", o->step.placement,
+                   "One engine with the tables so placed instead of one per --storage tier: auto, or D=TIER,... "
+                   "per table (as run's)");
   step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")
       ->check(step_tokens_option())
       ->capture_default_str();
@@ -313,6 +317,8 @@ void add_bench_command(CLI::App& app, Action& action) {
         o->step.dtype = parse_out_dtype(o->out_dtype);
         o->step.tiers.clear();
         for (const auto& tier : o->tiers) o->step.tiers.push_back(parse_storage_tier(tier));
+        if (!o->step.placement.empty() && o->step.placement != "auto")
+          (void)parse_placement(o->step.placement, o->step.config.num_ple_layers());
         o->step.exchanges.clear();
         for (const auto& name : o->exchanges) o->step.exchanges.push_back(parse_exchange_strategy(name));
         o->step.eager = std::find(o->modes.begin(), o->modes.end(), "eager") != o->modes.end();
@@ -323,8 +329,9 @@ void add_bench_command(CLI::App& app, Action& action) {
         if (!cache.profile.empty() && !cache.enabled())
           throw InputError("--cache-profile " + cache.profile.string() +
                            ": needs a cache (--cache-rows or --cache-gb)");
-        if (cache.enabled() && std::none_of(o->step.tiers.begin(), o->step.tiers.end(),
-                                            [](StorageTier t) { return capabilities_of(t).cacheable; }))
+        if (cache.enabled() && o->step.placement.empty() &&
+            std::none_of(o->step.tiers.begin(), o->step.tiers.end(),
+                         [](StorageTier t) { return capabilities_of(t).cacheable; }))
           throw InputError("bench step: a row cache stands in front of the pinned or disk tier; --storage has neither");
       });
       const auto results = run_step_bench(MPI_COMM_WORLD, o->step);

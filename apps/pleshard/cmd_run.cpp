@@ -64,11 +64,17 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_flag("--overwrite", in.job.overwrite, "Replace an output of another job at --out (else refused)");
   cmd->add_option("--tp", in.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
   cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
-  cmd->add_option("--storage", in.storage,
-                  "Storage tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), "
-                  "disk (rows read from the checkpoint each step)")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
-      ->capture_default_str();
+  auto* storage = cmd->add_option("--storage", in.storage,
+                                  "Every table on one tier: host (CPU), device (GPU memory), pinned (host memory "
+                                  "read by the GPU), disk (rows read from the checkpoint each step)")
+                      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}));
+  cmd->add_option("--placement", in.placement,
+                  "Each table's tier: auto (the default: device, then pinned, then disk, as they fit; the GPU "
+                  "memory left becomes a row cache), one tier, or D=TIER,... per table (0=device,1=pinned)")
+      ->excludes(storage);
+  cmd->add_option("--gpu-memory-limit", in.gpu_memory_limit_gb,
+                  "GB of each rank's GPU that --placement auto may use for tables and the cache (default: all free)")
+      ->check(finite_in(0.001, 1e6, "a number of GB from 0.001 to 1e6"));
   cmd->add_option(
          "--exchange", in.exchange,
          "How rows reach the ranks that need them: owner (distinct ids to their owners, stored rows back), "

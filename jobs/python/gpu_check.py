@@ -7,6 +7,7 @@
    (made slow by a matmul before each read) copies every table's rows; no host wait between
    steps, output_slots=2; afterwards every copy is compared with the host tier's rows of the
    same batch (bit for bit);
+   and tensors taken from the last step read the same rows after the engine is closed;
 3. overhead: forward() from Python at B=64 (device tier, CUDA graphs) against
    `pleshard bench step` of the same size and model, measured in this run; the target is
    at most --target-us (10) more per step.
@@ -113,7 +114,17 @@ def main():
                    f"{wrong} wrong values read on another stream: {'ok' if ok else 'FAILED'}")
         if not ok:
             failed.append(name)
+        # Tensors taken from the last step keep its memory: read after close() they hold its rows.
+        kept = [torch.from_dlpack(o) for o in outs]
+        want = [v.clone() for v in kept]
+        torch.cuda.synchronize()
         engine.close()
+        after = all(torch.equal(k.view(torch.int16), w.view(torch.int16)) for k, w in zip(kept, want))
+        del kept
+        torch.cuda.synchronize()
+        log(lines, f"{name:13s} tensors read after close(): {'ok' if after else 'FAILED'}")
+        if not after:
+            failed.append(name + " after close")
 
     # 3: the overhead of forward() from Python at B, against bench step in this run.
     bench_us, bench_p50, bench_text = bench_step_us(a.pleshard, a.config, a.tokens)

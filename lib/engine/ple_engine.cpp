@@ -16,9 +16,10 @@
 #include "core/watched_wait.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
+#include "engine/table_placement.hpp"
+#include "engine/table_stores.hpp"
 #include "exec/stream_order.hpp"
 #include "profile/row_profile.hpp"
-#include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "exec/cuda_step_space.hpp"
@@ -30,16 +31,20 @@ namespace pleshard {
 
 namespace {
 
-// The host for the host tier; otherwise this rank's GPU (chosen collectively), with
-// `gpus` telling whether every rank has one to itself.
-std::unique_ptr<StepSpace> make_space(const Communicators& comms, StorageTier tier, GpuBinding& gpus) {
+// The host, or (on_gpu) this rank's GPU (chosen
+// collectively), with `gpus` telling whether every rank has one to itself.
+std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, GpuBinding& gpus) {
 #if PLESHARD_HAVE_CUDA
-  if (tier_uses_gpu(tier)) gpus = bind_local_gpu(comms.world());
+  if (on_gpu) {
+    gpus = bind_local_gpu(comms.world());
+    return make_cuda_space();
+  }
 #else
   (void)comms;
-  (void)tier;
+  (void)gpus;
+  (void)on_gpu;
 #endif
-  return make_tier_space(tier);
+  return make_host_space();
 }
 
 int size_of(MPI_Comm comm) {
@@ -75,11 +80,6 @@ void check_node_layout(const Communicators& comms) {
 PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
                      const EngineOptions& options)
     : topology_(comms.topology()), options_(options) {
-  const StorageTier tier = options.tier;
-  const TierCapabilities can = capabilities_of(tier);
-  if (!can.loads_collectively && checkpoint.reads_collectively())
-    throw SystemError(checkpoint.path() + ": the " + std::string(to_string(tier)) +
-                      " tier needs a checkpoint opened for independent reads");
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
   if (options.output_slots < 1 || options.output_slots > k_max_output_slots)
     throw InputError("output_slots " + std::to_string(options.output_slots) + ": must be from 1 to " +
@@ -89,14 +89,19 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) + ": must be from " +
                      std::to_string(static_cast<int>(k_min_collective_timeout_s)) + " to " +
                      std::to_string(static_cast<int>(k_max_collective_timeout_s)) + " seconds");
-  if (options.cache.enabled() && !can.cacheable)
-    throw InputError(std::string("a row cache stands in front of the pinned or disk tier, not the ") + to_string(tier) +
-                     " tier");
-  if (!options.cache.profile.empty() && !options.cache.enabled())
+  if (!options.cache.profile.empty() && !options.cache.enabled() && !options.auto_placement)
     throw InputError("--cache-profile " + options.cache.profile.string() +
                      ": needs a cache (--cache-rows or --cache-gb)");
+  const int tables = static_cast<int>(checkpoint.tables().size());
+  if (!options.placement.empty() && static_cast<int>(options.placement.size()) != tables)
+    throw SystemError("the engine's placement names " + std::to_string(options.placement.size()) + " tables of " +
+                      std::to_string(tables));
   GpuBinding gpus;
-  space_ = make_space(comms, tier, gpus);
+  const bool on_gpu = options.auto_placement ? gpu_available()
+                                             : (options.placement.empty() ? Placement::every(options.tier, tables)
+                                                                          : Placement{options.placement})
+                                                   .uses_gpu();
+  space_ = make_space(comms, on_gpu, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
   if (space_->on_device()) {
     gpu_ = current_gpu();
@@ -104,48 +109,66 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   }
   consumers_.resize(static_cast<std::size_t>(options.output_slots));
   std::vector<kernels::NgramHashParams> params;
-  std::vector<RowRange> ranges;
+  std::vector<RowRange> shards;
   std::vector<TableLayout> layouts;
+  std::vector<int> heads;
   for (const auto& derived : derive_table_specs(config)) {
     const PleTableInfo& info = checkpoint.table(derived.ple_index);
     layouts.push_back(info.layout);
     specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
     params.push_back(make_hash_params(specs_.back()));
-    ranges.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
+    shards.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
+    heads.push_back(specs_.back().total_heads());
   }
   if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
     throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
                      std::to_string(kernels::k_max_step_layers));
+  // The profile's tables agree with the checkpoint's, on every rank, before anything is placed or loaded.
+  const RowProfile profile = collective_try(comms.world(), [&] {
+    return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
+  });
+  const std::uint64_t step_memory =
+      step_memory_estimate(options, tables, config.total_heads(), config.ple_embed_dim, topology_.edp());
+  PlacementChoice placed = collective_try(comms.world(), [&] {
+    return choose_placement(comms.world(), topology_.rank, options,
+                            {layouts, shards, heads, profile, space_->on_device(),
+                             checkpoint.kind() != CheckpointKind::synthetic && !options.cuda_graphs, step_memory});
+  });
+  placement_ = std::move(placed.placement);
+  placement_report_ = std::move(placed.report);
+  check_placement(placement_);
+  if (space_->on_device() != placement_.uses_gpu() && !placement_.uses(StorageTier::disk))
+    throw SystemError("the engine's space and its placement " + placement_.describe() + " disagree");
+  const TierCapabilities can = placement_.capabilities();
+  if (!can.loads_collectively && checkpoint.reads_collectively())
+    throw SystemError(checkpoint.path() + ": the placement " + placement_.describe() +
+                      " needs a checkpoint opened for independent reads");
+  if (options.cache.enabled() && !can.cacheable)
+    throw InputError("a row cache stands in front of the pinned or disk tier, not the " + placement_.describe() +
+                     " tier");
+  // Whole tables where every rank holds them (the disk tier alone), else my ETP rank's rows.
+  std::vector<RowRange> ranges = shards;
+  if (can.whole_tables)
+    for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts[d].rows};
   // Every rank holds whole tables and hashes its own tokens only.
   const bool local = can.whole_tables;
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, gpus, strategy);
-  require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, ranges));
-  stats_.load.bytes = load_bytes(tier, layouts, ranges);
-  // The profile's tables agree with the checkpoint's, on every rank, before anything is loaded.
-  const RowProfile profile = collective_try(comms.world(), [&] {
-    return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
-  });
-  const double load_start = MPI_Wtime();
-  store_ = make_row_store(tier, checkpoint, ranges, *space_, options.disk_reads);
-  std::vector<std::int64_t> cache_rows;
-  if (options.cache.enabled()) {
-    std::vector<RowRange> held;  // the disk tier holds whole tables
-    for (int d = 0; d < store_->layers(); ++d) held.push_back(store_->range(d));
-    cache_rows = cache_rows_per_layer(options.cache.rows, options.cache.gb * 1e9, layouts, held);
-    std::vector<LayerCache> caches;
-    for (std::size_t d = 0; d < cache_rows.size(); ++d) {
-      std::vector<std::int64_t> hot;
-      if (!profile.tables.empty())
-        hot = hot_rows(profile.tables[static_cast<std::size_t>(specs_[d].ple_index)], held[d],
-                       static_cast<std::int64_t>(options.cache.static_share * static_cast<double>(cache_rows[d])));
-      caches.push_back({cache_rows[d], std::move(hot)});
-    }
-    auto cached = std::make_unique<CachedStore>(std::move(store_), *space_, std::move(caches));
-    cache_ = cached.get();
-    store_ = std::move(cached);
+  stats_.load.bytes = 0;
+  for (const StorageTier tier : {StorageTier::device, StorageTier::pinned, StorageTier::host, StorageTier::disk}) {
+    if (!placement_.uses(tier)) continue;
+    const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
+    require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, on));
+    stats_.load.bytes += load_bytes(tier, layouts, on);
   }
+  const double load_start = MPI_Wtime();
+  const double cache_bytes_asked =
+      options.cache.gb > 0 ? options.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
+  TableStores stores = make_table_stores({placement_, checkpoint, ranges, *space_, options.disk_reads,
+                                          options.cache.rows, cache_bytes_asked, &profile, options.cache.static_share});
+  store_ = std::move(stores.store);
+  caches_ = stores.caches;  // stores.caches and cache_rows stay for the memory check below
   stats_.load.seconds = MPI_Wtime() - load_start;
   stats_.load.peak_resident = peak_resident_bytes();
 
@@ -176,18 +199,17 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
       std::make_unique<StepGraphs>(*space_, *exchange_, groups_, static_cast<std::int64_t>(shape.heads) * shape.layers);
   // What the step takes grows with --step-tokens, the cache with its size: both checked
   // against the space's memory before they are allocated.
-  const StorageTier space_memory = tier_uses_gpu(tier) ? StorageTier::device : StorageTier::host;
+  const StorageTier space_memory = space_->on_device() ? StorageTier::device : StorageTier::host;
   require_tier_memory(comms.world(), space_memory, workspace_->bytes(), 0, "the step workspaces",
                       "a smaller --step-tokens");
   workspace_->allocate();
   plan_->upload(params);
-  if (cache_ != nullptr)
-    require_tier_memory(comms.world(), space_memory,
-                        CachedStore::bytes_for(layouts, cache_rows, exchange_->max_query_ids()), 0, "the row caches",
-                        "a smaller --cache-rows or --cache-gb");
+  if (stores.cached())
+    require_tier_memory(comms.world(), space_memory, cache_bytes(stores, layouts, exchange_->max_query_ids()), 0,
+                        "the row caches", "a smaller --cache-rows or --cache-gb");
   const double fill_start = MPI_Wtime();
   store_->reserve(exchange_->max_query_ids());  // a cache's static part filled here
-  if (cache_ != nullptr) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
+  if (stores.cached()) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
   for (auto& m : marks_) m = std::make_unique<StepMarks>(*space_);
 
   options_.cuda_graphs = false;
@@ -198,19 +220,24 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
 
 std::vector<CacheReport> PleEngine::cache() const {
   std::vector<CacheReport> out;
-  if (cache_ == nullptr) return out;
-  for (int d = 0; d < cache_->layers(); ++d) {
-    const CacheCounts counts = cache_->counts(d);
-    out.push_back({cache_->static_rows(d), cache_->dynamic_rows(d), counts.hits, counts.misses, counts.repeats});
+  if (std::all_of(caches_.begin(), caches_.end(), [](const CachedStore* c) { return c == nullptr; })) return out;
+  for (std::size_t d = 0; d < caches_.size(); ++d) {
+    const CachedStore* cache = caches_[d];
+    if (cache == nullptr) {
+      out.emplace_back();  // a table on a tier without a cache
+      continue;
+    }
+    const int layer = static_cast<int>(d);
+    const CacheCounts counts = cache->counts(layer);
+    out.push_back({cache->static_rows(layer), cache->dynamic_rows(layer), counts.hits, counts.misses, counts.repeats});
   }
   return out;
 }
 
 void PleEngine::use_cuda_graphs(bool on) {
   if (on) {
-    const StorageTier tier = options_.tier;
-    if (!capabilities_of(tier).graph_capturable)
-      throw InputError(std::string("CUDA graphs need the device or pinned tier, not ") + to_string(tier));
+    if (!placement_.capabilities().graph_capturable)
+      throw InputError("CUDA graphs need the device or pinned tier, not " + placement_.describe());
     if (!groups_.on_space().empty() && std::string(backend_) != "nccl")
       throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
                        backend_);
@@ -231,7 +258,7 @@ void PleEngine::open_communicators(const Communicators& comms, const GpuBinding&
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
   // rows). Groups of one rank need no communicator.
-  const bool whole_tables = capabilities_of(options_.tier).whole_tables;
+  const bool whole_tables = placement_.capabilities().whole_tables;
   const bool device_data = space_->on_device() && !whole_tables;
   const bool nccl = backend_built(CollectiveBackend::nccl);
   const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi

@@ -2,10 +2,10 @@
 // One forward step of every PLE layer on every rank of a layout, as one plan on the step
 // space: my DP rank's batch in, my embeddings of every layer out, left where the step
 // wrote them (GPU memory for the GPU tiers) for a consumer in the same process to read
-// without a copy. Every rank holds only its ETP row range of each table (the disk tier
-// reads whole rows on demand instead). Host-tier steps run on the host over MPI; GPU tiers
-// run on the rank's GPU, over NCCL when every rank has a GPU of its own and over MPI
-// through host copies otherwise.
+// without a copy. Every rank holds only its ETP row range of each table, on the table's tier
+// (a disk tier alone reads whole rows on demand instead). Host-tier steps run on the host
+// over MPI; GPU tiers run on the rank's GPU, over NCCL when every rank has a GPU of its own
+// and over MPI through host copies otherwise.
 
 #include <cstdint>
 #include <filesystem>
@@ -27,8 +27,8 @@
 #include "exec/workspace.hpp"
 #include "hash/token_batch.hpp"
 #include "store/cached_store.hpp"
+#include "store/placement.hpp"
 #include "store/row_store.hpp"
-#include "store/storage_tier.hpp"
 
 namespace pleshard {
 
@@ -63,7 +63,14 @@ inline constexpr double k_max_collective_timeout_s = 1e7;
 
 struct EngineOptions {
   OutDtype dtype = OutDtype::bf16;
-  StorageTier tier = StorageTier::host;
+  StorageTier tier = StorageTier::host;  // every table's, unless `placement` says otherwise
+  // Each table's tier, in table order (store/placement.hpp); empty: every table on `tier`.
+  std::vector<StorageTier> placement;
+  // Place the tables by what every rank has (store/auto_placement.hpp) instead, and give the
+  // GPU memory they leave to a row cache in front of those not on the device, unless `cache`
+  // sizes one.
+  bool auto_placement = false;
+  std::uint64_t gpu_memory_limit = 0;  // bytes per rank the automatic placement may use; 0: all free
   // The most tokens of one DP rank in a step; every buffer is sized for it at construction.
   std::int64_t max_tokens = 8192;
   // Replay steps from CUDA graphs, one per bucket of slot sizes (powers of two up to
@@ -97,6 +104,13 @@ struct StepOutput {
   void* ready = nullptr;   // recorded again two steps later (at a later point: still safe to wait for)
   std::uint64_t step = 0;  // the engine's steps before this one
   int slot = 0;            // step mod output_slots
+};
+
+// Where the tables went and why: one line per table ("table 0: device, 51.2 GB (...)").
+struct PlacementReport {
+  bool automatic = false;
+  std::vector<std::string> lines;
+  std::uint64_t cache_bytes = 0;  // the row cache an automatic placement sized (0: none, or sized by hand)
 };
 
 // This rank's load of its rows into the tier, when the engine was made.
@@ -161,7 +175,9 @@ class PleEngine {
   [[nodiscard]] std::vector<std::pair<std::string, const Communicator*>> communicators() const;
   [[nodiscard]] const Topology& topology() const { return topology_; }
   [[nodiscard]] OutDtype dtype() const { return options_.dtype; }
-  [[nodiscard]] StorageTier tier() const { return options_.tier; }
+  // Where each table lives (every table on one tier unless EngineOptions::placement said otherwise).
+  [[nodiscard]] const Placement& placement() const { return placement_; }
+  [[nodiscard]] const PlacementReport& placement_report() const { return placement_report_; }
   [[nodiscard]] const char* exchange() const { return exchange_->name(); }
   // What the exchange moved, this rank, every step so far (CUDA graph replays included).
   [[nodiscard]] const ExchangeTraffic& traffic() const { return exchange_->traffic(); }
@@ -197,6 +213,8 @@ class PleEngine {
 
   Topology topology_;
   EngineOptions options_;
+  Placement placement_;
+  PlacementReport placement_report_;
   const char* backend_ = "mpi";
   std::string backend_note_;
   std::vector<TableSpec> specs_;  // hashing specs (checkpoint buffers applied)
@@ -207,7 +225,7 @@ class PleEngine {
   ExchangeGroups groups_;                  // those the exchange strategy declares
   std::shared_ptr<Workspace> workspace_;
   std::unique_ptr<RowStore> store_;
-  CachedStore* cache_ = nullptr;  // store_, where a cache stands in front of the tier
+  std::vector<CachedStore*> caches_;  // per layer: the row cache in front of its table, or null
   std::unique_ptr<StepPlan> plan_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<StepGraphs> graphs_;   // the steps' CUDA graphs, where they are replayed

@@ -113,6 +113,9 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   EngineOptions engine;
   engine.dtype = options.dtype;
   engine.tier = options.storage;
+  engine.placement = options.placement;
+  engine.auto_placement = options.auto_placement;
+  engine.gpu_memory_limit = options.gpu_memory_limit;
   engine.max_tokens = options.schedule.step_tokens;
   engine.cuda_graphs = options.cuda_graph;
   engine.exchange = options.exchange;
@@ -125,7 +128,8 @@ EngineOptions engine_options(const BatchJobOptions& options) {
 void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   const EngineStats& stats = engine.stats();
   report.topology = engine.topology();
-  report.storage = engine.tier();
+  report.placement = engine.placement();
+  report.placement_report = engine.placement_report();
   report.backend = engine.backend();
   report.backend_note = engine.backend_note();
   report.exchange = engine.exchange();

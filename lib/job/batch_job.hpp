@@ -18,7 +18,7 @@
 #include "engine/ple_engine.hpp"
 #include "io/requests.hpp"
 #include "job/step_scheduler.hpp"
-#include "store/storage_tier.hpp"
+#include "store/placement.hpp"
 
 namespace pleshard {
 
@@ -39,7 +39,10 @@ struct BatchJobOptions {
   StepSchedule schedule;
   OutDtype dtype = OutDtype::bf16;
   // Where the tables live; every tier gives the same bytes, so outputs resume across tiers.
-  StorageTier storage = StorageTier::host;
+  StorageTier storage = StorageTier::host;  // every table's, unless `placement` or `auto_placement`
+  std::vector<StorageTier> placement;       // each table's tier (--placement D=T,...)
+  bool auto_placement = false;              // --placement auto (EngineOptions::auto_placement)
+  std::uint64_t gpu_memory_limit = 0;       // EngineOptions::gpu_memory_limit
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
   ExchangeStrategy exchange = ExchangeStrategy::automatic;  // EngineOptions::exchange
@@ -71,7 +74,8 @@ struct CollectiveReport {
 struct BatchJobReport {
   std::string job = "run";  // who ran the steps: `pleshard run`, or "python" (pleshard.Engine)
   Topology topology;
-  StorageTier storage = StorageTier::host;
+  Placement placement;               // each table's tier
+  PlacementReport placement_report;  // why, where the placement was automatic
   bool cuda_graph = false;
   std::string backend;              // the exchange's collectives: mpi, nccl, mpi-staged or none
   std::string backend_note;         // why GPU buffers go through host copies (shared GPUs); empty otherwise

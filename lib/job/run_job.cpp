@@ -18,21 +18,43 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
   EngineSetup s;
   s.topology = make_topology(ranks, rank, in.tp, in.etp);
   s.job = job;
-  s.job.storage = parse_storage_tier(in.storage);
   s.job.dtype = parse_out_dtype(in.out_dtype);
-  const TierCapabilities can = capabilities_of(s.job.storage);
-  if (s.job.cuda_graph && !can.graph_capturable)
-    throw InputError("--cuda-graph needs --storage device or pinned, not " + in.storage);
   s.job.exchange = parse_exchange_strategy(in.exchange);
-  (void)choose_exchange(s.job.exchange, s.topology, can.whole_tables, s.job.cuda_graph);
-  if (in.checkpoint == k_synthetic_checkpoint) {
+  const bool synthetic = in.checkpoint == k_synthetic_checkpoint;
+  if (synthetic) {
     if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
-    if (can.reads_files) throw InputError("--checkpoint synthetic: the " + in.storage + " tier reads checkpoint files");
     s.config = load_model_config(in.config, in.token_map);
   } else {
     // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
     if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
     s.config = load_checkpoint_config(in.checkpoint, in.config, in.token_map);
+  }
+  // Where the tables live: --storage T (every table on T), --placement per table, or the
+  // automatic placement (the default), which the engine plans once it knows what each rank has.
+  if (!in.storage.empty() && !in.placement.empty())
+    throw InputError("--storage " + in.storage + " and --placement " + in.placement +
+                     ": give one (--storage T is --placement T)");
+  const std::string& asked = in.storage.empty() ? in.placement : in.storage;
+  s.job.auto_placement = asked.empty() || asked == "auto";
+  if (!s.job.auto_placement && in.gpu_memory_limit_gb > 0)
+    throw InputError("--gpu-memory-limit: the budget of --placement auto, not of --storage or --placement " + asked);
+  s.job.gpu_memory_limit = static_cast<std::uint64_t>(in.gpu_memory_limit_gb * 1e9);
+  if (s.job.auto_placement) {
+    // Without a GPU the plan can only be host and disk.
+    if (s.job.cuda_graph && !gpu_available())
+      throw InputError("--cuda-graph needs --storage device or pinned, not host (no GPU here for --placement auto)");
+    (void)choose_exchange(s.job.exchange, s.topology, false, s.job.cuda_graph);
+  } else {
+    const Placement placement = !in.storage.empty() ? Placement::every(parse_storage_tier(in.storage), 1)
+                                                    : parse_placement(in.placement, s.config.num_ple_layers());
+    if (!in.storage.empty()) s.job.storage = placement.tier(0);
+    if (in.storage.empty()) s.job.placement = placement.tiers;
+    const TierCapabilities can = placement.capabilities();
+    if (s.job.cuda_graph && !can.graph_capturable)
+      throw InputError("--cuda-graph needs --storage device or pinned, not " + asked);
+    (void)choose_exchange(s.job.exchange, s.topology, can.whole_tables, s.job.cuda_graph);
+    if (synthetic && can.reads_files)
+      throw InputError("--checkpoint synthetic: the " + asked + " tier reads checkpoint files");
   }
   (void)StepScheduler(std::span<const Request>(), s.config.ngram_size, s.job.schedule);
   return s;
@@ -44,7 +66,10 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
   if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
   // Only the host tier reads each rank's range in one collective call per table; the other
   // tiers open the files on their own, so no close or read of theirs waits for other ranks.
-  options.collective_io = capabilities_of(setup.job.storage).loads_collectively;
+  // (An automatic placement is not known yet: its checkpoint reads independently.)
+  const Placement placement =
+      setup.job.placement.empty() ? Placement::every(setup.job.storage, 1) : Placement{setup.job.placement};
+  options.collective_io = !setup.job.auto_placement && placement.capabilities().loads_collectively;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   return collective_try(comms.world(), [&] {
     if (in.checkpoint == k_synthetic_checkpoint)

@@ -27,9 +27,11 @@ struct EngineInputs {
   std::string config;      // empty: beside the checkpoint
   std::string token_map;   // empty: found beside the config or checkpoint
   int tp = 1;
-  int etp = 0;  // 0: --tp
-  std::string storage = "host";
-  std::string exchange = "auto";  // auto, gather-reduce, reduce-scatter, owner or hierarchical
+  int etp = 0;                     // 0: --tp
+  std::string storage;             // every table on this tier; empty: `placement`
+  std::string placement;           // "auto" (also when both are empty), a tier, or "D=TIER,..." per table
+  double gpu_memory_limit_gb = 0;  // what --placement auto may use of each rank's GPU; 0: all that is free
+  std::string exchange = "auto";   // auto, gather-reduce, reduce-scatter, owner or hierarchical
   std::string out_dtype = "bfloat16";
   std::string layer_prefix;  // empty: the default
 };

@@ -48,6 +48,15 @@ std::vector<ReportRecord> cache_records(const BatchJobReport& r) {
   return records;
 }
 
+std::vector<ReportRecord> placement_records(const BatchJobReport& r) {
+  std::vector<ReportRecord> records;
+  for (std::size_t d = 0; d < r.placement_report.lines.size(); ++d)
+    records.push_back({{"", "ple_index", "table", count(static_cast<std::int64_t>(d)), ""},
+                       {"", "tier", "tier", std::string(to_string(r.placement.tier(static_cast<int>(d)))), ""},
+                       {"", "plan", "why", r.placement_report.lines[d], ""}});
+  return records;
+}
+
 std::vector<ReportRecord> collective_records(const BatchJobReport& r) {
   std::vector<ReportRecord> records;
   for (const CollectiveReport& c : r.collectives)
@@ -80,7 +89,13 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"layout", "dp", "DP ranks", count(std::int64_t{r.topology.dp()}), ""},
       {"layout", "tp", "TP ranks", count(std::int64_t{r.topology.tp}), ""},
       {"layout", "etp", "ETP group", count(std::int64_t{r.topology.etp}), ""},
-      {"layout", "storage", "storage tier", std::string(to_string(r.storage)), ""},
+      {"layout", "storage", "storage tier (mixed: per table, see placement)",
+       text_or_null(r.placement.uniform() ? r.placement.describe() : std::string("mixed")), ""},
+      {"layout", "placement", "each table's tier", text_or_null(r.placement.describe()), ""},
+      {"layout", "placement_auto", "placed automatically", r.placement_report.automatic, ""},
+      {"layout", "placement_plan", "automatic placement, per table", placement_records(r), ""},
+      {"layout", "cache_auto_bytes", "row cache the automatic placement sized, per rank (bytes)",
+       count(static_cast<std::int64_t>(r.placement_report.cache_bytes)), ""},
       {"layout", "exchange", "exchange strategy", r.exchange, ""},
       {"layout", "backend", "collectives over", r.backend, ""},
       {"layout", "backend_note", "note on the collectives", text_or_null(r.backend_note), ""},

@@ -8,27 +8,42 @@
 
 namespace pleshard {
 
-DiskStore::DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads)
+DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, StepSpace& space,
+                     PageCache reads)
     : checkpoint_(checkpoint), space_(space), reads_(reads) {
   if (checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the disk tier needs a checkpoint opened for independent reads");
+  if (ranges.size() != checkpoint.tables().size())
+    throw SystemError("DiskStore: " + std::to_string(ranges.size()) + " row ranges for " +
+                      std::to_string(checkpoint.tables().size()) + " tables");
   for (const PleTableInfo& info : checkpoint.tables()) {
+    const RowRange range = ranges[layouts_.size()];
+    if (range.begin < 0 || range.end > info.layout.rows || range.begin > range.end)
+      throw SystemError("DiskStore: row range [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
+                        ") outside table " + std::to_string(info.ple_index) + "'s " + std::to_string(info.layout.rows) +
+                        " rows");
     layouts_.push_back(info.layout);
-    ranges_.push_back({0, info.layout.rows});
+    ranges_.push_back(range);
     layers_.emplace_back(space);
-    // Block scales whole, in bands of rows: each band's reads in flight together.
+    // The range's block scales, in bands of rows: each band's reads in flight together.
     const std::size_t scale_bytes = info.layout.scale_bytes();
     std::vector<std::uint8_t>& scales = layers_.back().table_scales;
-    scales.resize(static_cast<std::size_t>(info.layout.rows) * scale_bytes);
+    scales.resize(static_cast<std::size_t>(range.size()) * scale_bytes);
     const auto band = static_cast<std::int64_t>(items_per_band(scale_bytes == 0 ? 1 : scale_bytes));
-    for (std::int64_t begin = 0; scale_bytes != 0 && begin < info.layout.rows; begin += band) {
-      const std::int64_t end = std::min(info.layout.rows, begin + band);
+    for (std::int64_t begin = range.begin; scale_bytes != 0 && begin < range.end; begin += band) {
+      const std::int64_t end = std::min(range.end, begin + band);
       checkpoint.read_rows(info.ple_index, begin, end, {},
-                           std::span(scales).subspan(static_cast<std::size_t>(begin) * scale_bytes,
+                           std::span(scales).subspan(static_cast<std::size_t>(begin - range.begin) * scale_bytes,
                                                      static_cast<std::size_t>(end - begin) * scale_bytes));
     }
   }
   tasks_.resize(layers_.size());
+}
+
+std::vector<RowRange> DiskStore::whole_tables(const PleCheckpoint& checkpoint) {
+  std::vector<RowRange> ranges;
+  for (const PleTableInfo& info : checkpoint.tables()) ranges.push_back({0, info.layout.rows});
+  return ranges;
 }
 
 void DiskStore::submit(std::span<const RowQuery> queries) {
@@ -44,12 +59,13 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Staging& s = layers_[d];
     const TableLayout& layout = checkpoint_.table(static_cast<int>(d)).layout;
+    const RowRange range = ranges_[d];
     const auto n = static_cast<std::size_t>(queries[d].count);
     s.host_ids.resize(n);
     space_.copy_to_host(s.host_ids.data(), queries[d].ids, n * sizeof(std::int64_t));
     s.distinct.clear();
     for (const std::int64_t id : s.host_ids)
-      if (id >= 0 && id < layout.rows) s.distinct.push_back(id);
+      if (id >= range.begin && id < range.end) s.distinct.push_back(id);
     std::sort(s.distinct.begin(), s.distinct.end());
     s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
     s.host_rows.resize(s.distinct.size() * layout.row_bytes());
@@ -97,9 +113,12 @@ void DiskStore::stage_keys(int layer, const RowQuery& query) {
   const std::size_t scale_bytes = info.layout.scale_bytes();
   s.host_scales.resize(s.distinct.size() * scale_bytes);
   for (std::size_t r = 0; scale_bytes != 0 && r < s.distinct.size(); ++r)
-    std::memcpy(s.host_scales.data() + r * scale_bytes,
-                s.table_scales.data() + static_cast<std::size_t>(s.distinct[r]) * scale_bytes, scale_bytes);
-  // Ids become positions among the distinct rows; ids outside the table stay outside.
+    std::memcpy(
+        s.host_scales.data() + r * scale_bytes,
+        s.table_scales.data() +
+            static_cast<std::size_t>(s.distinct[r] - ranges_[static_cast<std::size_t>(layer)].begin) * scale_bytes,
+        scale_bytes);
+  // Ids become positions among the distinct rows; ids outside the range stay outside.
   for (std::int64_t& id : s.host_ids) {
     const auto at = std::lower_bound(s.distinct.begin(), s.distinct.end(), id);
     id = (at != s.distinct.end() && *at == id) ? at - s.distinct.begin() : -1;

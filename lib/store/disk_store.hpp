@@ -4,9 +4,10 @@
 // layer's reads in flight together), and stages the raw rows into the step space, where the
 // step's decode reads them. submit() starts the reads (safetensors: on the store's worker
 // thread) and returns once the rest of the staging (each id's key, the rows' block scales)
-// is done beside them; wait() waits for the reads and stages the rows. Every table is held
-// whole (each rank reads the rows of its own tokens), so nothing needs combining across
-// ranks.
+// is done beside them; wait() waits for the reads and stages the rows. Alone, every table is
+// held whole (each rank reads the rows of its own tokens), so nothing needs combining across
+// ranks; beside tables of other tiers (store/placement.hpp) a rank reads its range of rows,
+// as they hold theirs, and the exchange combines them.
 //
 // Block-scaled rows keep their codes and block scales in separate tensors, so each row would
 // be two random reads; the scales (a ninth of an NVFP4 table's bytes at 160 values a row, a
@@ -28,12 +29,17 @@ class DiskStore final : public RowStore {
   // `checkpoint` must outlive the store and must not read collectively. Safetensors files are
   // read on the store's thread between submit() and wait(); HDF5 files in submit() itself (the
   // library is not thread-safe, and through MPI-IO it calls MPI, initialised for one thread).
-  // Reads every block-scaled table's block scales (tier_bytes of the disk tier; the caller checks
-  // they fit). Steps read through the page cache, or past it (`reads`: PageCache::bypass,
-  // O_DIRECT).
-  DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use);
+  // Holds rows `ranges[d]` of table d (ids outside decode to zeros). Reads the block scales
+  // of those rows (tier_bytes of the disk tier; the caller checks they fit). Steps read
+  // through the page cache, or past it (`reads`: PageCache::bypass, O_DIRECT).
+  DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, StepSpace& space,
+            PageCache reads = PageCache::use);
+  // Every table whole.
+  DiskStore(const PleCheckpoint& checkpoint, StepSpace& space, PageCache reads = PageCache::use)
+      : DiskStore(checkpoint, whole_tables(checkpoint), space, reads) {}
 
-  [[nodiscard]] StorageTier tier() const override { return StorageTier::disk; }
+  [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
+
   [[nodiscard]] bool enqueues_only() const override { return false; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
@@ -54,7 +60,7 @@ class DiskStore final : public RowStore {
     SpaceBuffer keys;                        // each id's position among the distinct rows, -1 outside the table
     SpaceBuffer rows;                        // the distinct rows
     SpaceBuffer scales;                      // and their block scales (block-scaled formats)
-    std::vector<std::uint8_t> table_scales;  // every row's block scales (block-scaled formats)
+    std::vector<std::uint8_t> table_scales;  // the range's rows' block scales (block-scaled formats)
   };
 
   // What a layer's decode needs but its rows: each id's key and the rows' block scales, in

@@ -26,7 +26,7 @@ class GpuStore final : public RowStore {
   GpuStore(const GpuStore&) = delete;
   GpuStore& operator=(const GpuStore&) = delete;
 
-  [[nodiscard]] StorageTier tier() const override { return tier_; }
+  [[nodiscard]] StorageTier tier() const { return tier_; }
   void reserve(std::int64_t max_ids) override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;

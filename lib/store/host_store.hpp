@@ -14,7 +14,6 @@ class HostStore final : public RowStore {
   // ranges[d]: the rows of table d to hold.
   HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges);
 
-  [[nodiscard]] StorageTier tier() const override { return StorageTier::host; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
 

@@ -8,7 +8,7 @@ namespace pleshard {
 
 void RowStore::check_queries(std::span<const RowQuery> queries) const {
   if (queries.size() != layouts_.size())
-    throw SystemError(std::string(to_string(tier())) + " store: " + std::to_string(queries.size()) + " queries for " +
+    throw SystemError("row store: " + std::to_string(queries.size()) + " queries for " +
                       std::to_string(layouts_.size()) + " layers");
 }
 

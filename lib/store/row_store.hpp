@@ -30,7 +30,6 @@ class RowStore {
  public:
   virtual ~RowStore() = default;
 
-  [[nodiscard]] virtual StorageTier tier() const = 0;
   [[nodiscard]] int layers() const { return static_cast<int>(layouts_.size()); }
   [[nodiscard]] const TableLayout& layout(int layer) const { return layouts_.at(static_cast<std::size_t>(layer)); }
   // The rows of the layer's table this store holds; ids outside decode to zeros.

@@ -19,7 +19,7 @@ std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& 
     case StorageTier::host:
       return std::make_unique<HostStore>(checkpoint, ranges);
     case StorageTier::disk:
-      return std::make_unique<DiskStore>(checkpoint, space, disk_reads);
+      return std::make_unique<DiskStore>(checkpoint, ranges, space, disk_reads);
     case StorageTier::device:
     case StorageTier::pinned:
       break;

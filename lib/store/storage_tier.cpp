@@ -28,10 +28,10 @@ constexpr EnumNames<StorageTier, 4> k_tiers{{{StorageTier::host, "host"},
 
 const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
 
-StorageTier parse_storage_tier(std::string_view name) {
-  const StorageTier tier = parse_value(k_tiers, name, "--storage");
+StorageTier parse_storage_tier(std::string_view name, const std::string& what) {
+  const StorageTier tier = parse_value(k_tiers, name, what);
   if ((tier == StorageTier::device || tier == StorageTier::pinned) && !gpu_available())
-    throw InputError("--storage " + std::string(name) + ": needs a CUDA build and a GPU");
+    throw InputError(what + " " + std::string(name) + ": needs a CUDA build and a GPU");
   return tier;
 }
 

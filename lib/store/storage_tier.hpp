@@ -1,6 +1,7 @@
 #pragma once
 // Where a table lives while it is looked up (docs/design.md §6).
 
+#include <string>
 #include <string_view>
 
 namespace pleshard {
@@ -10,7 +11,8 @@ enum class StorageTier { host, device, pinned, disk };
 [[nodiscard]] const char* to_string(StorageTier tier);
 // "host", "device", "pinned" or "disk"; throws InputError otherwise, or when device or
 // pinned is asked for in a build without CUDA or on a machine without a GPU.
-[[nodiscard]] StorageTier parse_storage_tier(std::string_view name);
+// `what` names the option in the message.
+[[nodiscard]] StorageTier parse_storage_tier(std::string_view name, const std::string& what = "--storage");
 
 // Whether this build has CUDA and this machine a GPU.
 [[nodiscard]] bool gpu_available();

@@ -1,5 +1,6 @@
 #include "store/tier_memory.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
         bytes += rows * gpu_row_pitch(layouts[d]);
         break;
       case StorageTier::disk:
-        bytes += static_cast<std::uint64_t>(layouts[d].rows) * layouts[d].scale_bytes();
+        bytes += rows * layouts[d].scale_bytes();
         break;
     }
   }
@@ -43,31 +44,85 @@ std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
   return tier_bytes(tier == StorageTier::disk ? tier : StorageTier::host, layouts, ranges);
 }
 
-void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
-                         const std::string& what, const std::string& remedy) {
-  if (tier == StorageTier::disk && bytes == 0) return;
-  (void)device_reserve;  // used only where CUDA is built
+namespace {
+
+// The ranks of my node that use the memory I use — my GPU's (known by its UUID: ranks may
+// see one GPU under different ordinals) or the node's host memory — and the sum of their
+// `bytes`; also how many ranks the node has.
+struct Sharing {
+  int ranks = 1;            // using my memory
+  std::uint64_t bytes = 0;  // theirs, summed
+  int node = 1;
+};
+
+Sharing sharing_of(MPI_Comm world, bool gpu, std::uint64_t bytes) {
   MPI_Comm node = MPI_COMM_NULL;
   PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_size(node, &ranks));
-  // Which memory this rank's tables go to: the node's host memory ({0, 0}) or a GPU, known
-  // by its UUID (ranks may see one GPU under different ordinals).
   std::array<std::uint64_t, 2> where{};
 #if PLESHARD_HAVE_CUDA
-  if (tier == StorageTier::device) where = kernels::device_uuid();
+  if (gpu) where = kernels::device_uuid();
+#else
+  (void)gpu;
 #endif
   const std::uint64_t mine[3] = {where[0], where[1], bytes};
   std::vector<std::uint64_t> all(3 * static_cast<std::size_t>(ranks));
   PLESHARD_MPI_CHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, node));
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
-  std::uint64_t needed = 0;
-  int sharing = 0;
+  Sharing s{0, 0, ranks};
   for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
     if (all[3 * r] == mine[0] && all[3 * r + 1] == mine[1]) {
-      needed += all[3 * r + 2];
-      ++sharing;
+      ++s.ranks;
+      s.bytes += all[3 * r + 2];
     }
+  return s;
+}
+
+std::uint64_t less(std::uint64_t bytes, std::uint64_t margin) { return bytes > margin ? bytes - margin : 0; }
+
+}  // namespace
+
+PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::uint64_t gpu_limit,
+                                   std::uint64_t workspace) {
+  const Sharing sharing = sharing_of(world, gpu, 0);
+  PlacementCapacity c;
+  c.gpu = gpu;
+  c.files = files;
+  std::uint64_t device = 0;
+#if PLESHARD_HAVE_CUDA
+  if (gpu) {
+    const kernels::DeviceMemory memory = kernels::device_memory();
+    const auto margin =
+        k_device_margin_bytes + static_cast<std::uint64_t>(k_device_margin_share * static_cast<double>(memory.total));
+    device = less(memory.free, margin) / static_cast<std::uint64_t>(sharing.ranks);
+    if (gpu_limit != 0) device = std::min(device, gpu_limit);
+    device = less(device, workspace);
+  }
+#else
+  (void)gpu_limit;
+  (void)workspace;
+#endif
+  const std::uint64_t available = available_host_bytes();
+  const auto host_margin =
+      std::max(k_host_margin_bytes, static_cast<std::uint64_t>(k_host_margin_share * static_cast<double>(available)));
+  // Unknown (neither /proc/meminfo nor a cgroup limit readable): not a limit here; the
+  // tiers' own checks and allocations still refuse what does not fit.
+  const std::uint64_t host = available == 0 ? std::uint64_t{1} << 62 : less(available, host_margin);
+  std::uint64_t limits[2] = {device, host / static_cast<std::uint64_t>(sharing.node)};
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, limits, 2, MPI_UINT64_T, MPI_MIN, world));
+  c.device_bytes = limits[0];
+  c.host_bytes = limits[1];
+  return c;
+}
+
+void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
+                         const std::string& what, const std::string& remedy) {
+  if (tier == StorageTier::disk && bytes == 0) return;
+  (void)device_reserve;  // used only where CUDA is built
+  const Sharing shared = sharing_of(world, tier == StorageTier::device, bytes);
+  const std::uint64_t needed = shared.bytes;
+  const int sharing = shared.ranks;
   const std::string who = std::to_string(sharing) + (sharing == 1 ? " rank" : " ranks");
   collective_try(world, [&] {
     if (tier == StorageTier::device) {

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "format/row_format.hpp"
+#include "store/auto_placement.hpp"
 #include "store/row_range.hpp"
 #include "store/storage_tier.hpp"
 
@@ -21,9 +22,8 @@ namespace pleshard {
 // 16 bytes.
 [[nodiscard]] std::size_t gpu_row_pitch(const TableLayout& layout);
 
-// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]`; for the disk tier, whose
-// every rank holds whole tables, the block-scaled tables' scales (disk_store.hpp) of every
-// row, in host memory.
+// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]`; for the disk tier the
+// block-scaled tables' scales of those rows (disk_store.hpp), in host memory.
 [[nodiscard]] std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
@@ -40,5 +40,20 @@ namespace pleshard {
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
                          std::uint64_t device_reserve = std::uint64_t{1} << 30, const std::string& what = "the tables",
                          const std::string& remedy = "");
+
+// The margins --placement auto keeps: of a GPU's memory, 1 GiB and 2% of its size (NCCL's
+// buffers, CUDA graphs, the runtime's own) beside each rank's step workspace; of a node's
+// host memory, 2 GiB and 5% of what is available.
+inline constexpr std::uint64_t k_device_margin_bytes = std::uint64_t{1} << 30;
+inline constexpr double k_device_margin_share = 0.02;
+inline constexpr std::uint64_t k_host_margin_bytes = std::uint64_t{2} << 30;
+inline constexpr double k_host_margin_share = 0.05;
+
+// Collective over `world`: what each rank may use for tables and caches (the smallest over
+// the ranks, so that every rank plans alike): its share of its GPU's free memory (at most
+// `gpu_limit` bytes where that is not 0) less the margin and `workspace` bytes, and its
+// share of its node's available host memory less the margin.
+[[nodiscard]] PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::uint64_t gpu_limit,
+                                                 std::uint64_t workspace);
 
 }  // namespace pleshard

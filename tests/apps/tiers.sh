@@ -4,7 +4,8 @@
 # on one rank (NCCL carries the exchange; also replayed from a CUDA graph) and on three
 # ranks sharing the GPU (host-staged MPI), pinned also behind a row cache. Tables made where
 # the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
-# give the same bytes as the checkpoint ckpt make wrote.
+# give the same bytes as the checkpoint ckpt make wrote. Tables split over two tiers
+# (--placement) and placed automatically give them too.
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -20,7 +21,9 @@ check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
   shift $(( $# < 5 ? $# : 5 ))
   local tables=(--checkpoint "$ckpt")
   case $name in synthetic_*) tables=(--checkpoint synthetic --config "$ckpt/config.json") ;; esac
-  "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" "${tables[@]}" --etp "$etp" --storage "$tier" "$@" \
+  local where=(--storage "$tier")  # a placement: auto, or a tier per table
+  case $tier in auto|*=*) where=(--placement "$tier") ;; esac
+  "$mpiexec" -n "$ranks" --oversubscribe "$app" "${job[@]}" "${tables[@]}" --etp "$etp" "${where[@]}" "$@" \
     --out "$work/$name.h5" >"$work/$name.log"
   "$equal" "$work/host.h5" "$work/$name.h5" 2 bfloat16 || { echo "FAIL: $name differs from the host tier"; exit 1; }
   if [ -n "$backend" ]; then
@@ -65,6 +68,19 @@ fi
 [ "$(grep -c "made for other tables" "$work/other.log")" -ge 1 ] || { echo "FAIL: refusal unclear"; cat "$work/other.log"; exit 1; }
 rm -rf "$other"
 check synthetic_host_2 2 2 host
+# Tables on two tiers (a disk table beside a host one holds its rank's rows, as the host one
+# does), a cache in front of the disk one only; and the automatic placement (host here).
+placed() {  # placed NAME PLACEMENT: the report names it
+  [ "$(field "$work/$1.log" placement)" = "$2" ] || { echo "FAIL: $1 placed otherwise"; cat "$work/$1.log"; exit 1; }
+}
+check mixed_host_disk_2 2 2 "0=host,1=disk"
+placed mixed_host_disk_2 "0=host,1=disk"
+check mixed_disk_host_3 3 1 "0=disk,1=host" "" --cache-rows 64
+placed mixed_disk_host_3 "0=disk,1=host"
+hits mixed_disk_host_3
+[ "$(field "$work/mixed_disk_host_3.log" cache.1.dynamic_rows)" = 0 ] || { echo "FAIL: a cache before the host tier"; exit 1; }
+check auto_2 2 2 auto
+[ "$(field "$work/auto_2.log" placement_auto)" = true ] || { echo "FAIL: auto not reported"; exit 1; }
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
   nccl=nccl
   [ "$(field "$work/probe.log" backend)" = nccl ] || nccl=mpi-staged  # a build without NCCL
@@ -83,6 +99,13 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   if [ "$nccl" = nccl ]; then check pinned_cache_graph_1 1 1 pinned nccl --cache-rows 200 --cuda-graph; fi
   check synthetic_device_1 1 1 device "$nccl"
   check synthetic_pinned_3 3 3 pinned mpi-staged
+  check mixed_device_pinned_1 1 1 "0=device,1=pinned" "$nccl"
+  placed mixed_device_pinned_1 "0=device,1=pinned"
+  check mixed_pinned_disk_3 3 3 "0=pinned,1=disk" mpi-staged --cache-rows 200
+  hits mixed_pinned_disk_3
+  if [ "$nccl" = nccl ]; then check mixed_graph_1 1 1 "0=pinned,1=device" nccl --cuda-graph; fi
+  check auto_device_1 1 1 auto "$nccl"
+  placed auto_device_1 device
 elif ! grep -q "needs a CUDA build and a GPU" "$work/probe.log"; then
   echo "FAIL: --storage device failed:"; cat "$work/probe.log"; exit 1
 fi

@@ -1,5 +1,6 @@
 // The batch job on every (TP, ETP) layout the world size allows and every storage tier this
-// machine has (host and disk always; device and pinned with a GPU, over NCCL where each
+// machine has, alone and with the tables split over two tiers (host and disk always; device
+// and pinned with a GPU, over NCCL where each
 // rank has a GPU of its own and over host-staged MPI where ranks share GPUs) gives embeddings bit-identical to a
 // single process hashing and looking up whole requests on the host, for every row format;
 // with uneven requests, fewer requests than DP ranks, chunked prefill and decode tails,
@@ -66,6 +67,29 @@ std::vector<StorageTier> tiers() {
     out.push_back(StorageTier::device);
     out.push_back(StorageTier::pinned);
   }
+  return out;
+}
+
+// A placement over tiers of one step: every table on `tier`, or (mixed) the tables taking
+// turns between it and a second tier — host beside disk, device beside pinned, pinned beside
+// disk — each table's rows then sharded over ETP as its first tier's are.
+struct Placed {
+  StorageTier tier;
+  bool mixed = false;
+};
+
+std::vector<Placed> placements() {
+  std::vector<Placed> out;
+  for (const StorageTier tier : tiers()) out.push_back({tier});
+  for (const StorageTier tier : tiers())
+    if (tier != StorageTier::disk) out.push_back({tier, true});
+  return out;
+}
+
+std::vector<StorageTier> mixed_tiers(StorageTier tier, int tables) {
+  const StorageTier second = tier == StorageTier::device ? StorageTier::pinned : StorageTier::disk;
+  std::vector<StorageTier> out;
+  for (int d = 0; d < tables; ++d) out.push_back(d % 2 == 0 ? tier : second);
   return out;
 }
 
@@ -146,10 +170,11 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         expected[c] = embed_batch(config, *serial, whole, dtype);
       }
     }
-    for (const StorageTier tier : tiers()) {
+    for (const Placed& placed : placements()) {
+      const StorageTier tier = placed.tier;
       CheckpointOptions ckpt_options;
       ckpt_options.comm = MPI_COMM_WORLD;
-      ckpt_options.collective_io = tier == StorageTier::host;
+      ckpt_options.collective_io = tier == StorageTier::host && !placed.mixed;
       // Collective HDF5 reads in bands of 4 KiB: several per rank, and as many on every rank
       // although the ranks' ranges differ.
       ckpt_options.read_band_bytes = 4096;
@@ -162,9 +187,12 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         const auto all_layouts = layouts(world);
         for (std::size_t l = 0; l < all_layouts.size(); ++l)
           for (const ExchangeStrategy strategy : strategies(tier)) {
+            // Mixed placements with the engine's own choice and the gather-reduce transport.
+            if (placed.mixed && strategy != ExchangeStrategy::automatic && strategy != ExchangeStrategy::gather_reduce)
+              continue;
             const Layout& layout = all_layouts[l];
-            SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + " tp " +
-                         std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
+            SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + (placed.mixed ? " mixed" : "") +
+                         " tp " + std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
                          std::to_string(count) + " exchange " + to_string(strategy));
             set_nodes_for(strategy, layout.etp);
             const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
@@ -174,6 +202,7 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
             options.schedule = {16, 2};
             options.dtype = dtype;
             options.storage = tier;
+            if (placed.mixed) options.placement = mixed_tiers(tier, config.num_ple_layers());
             options.part_tokens = 60;
             options.out = dir / "out.h5";
             const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
@@ -181,6 +210,10 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
             EXPECT_EQ(report.backend, expected_backend(tier, world));
             EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
             EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
+            if (placed.mixed) {
+              EXPECT_FALSE(report.placement.uniform());
+              EXPECT_EQ(report.placement.tiers, options.placement);
+            }
             if (rank == 0 && tier != StorageTier::disk && strategy == ExchangeStrategy::hierarchical &&
                 layout.etp >= 4 && layout.etp % 2 == 0) {
               // Both levels in use (rank 0's ETP group always has requests; others may have

@@ -23,9 +23,11 @@ TEST(TierMemory, BytesFollowEachTiersRowLayout) {
   EXPECT_EQ(tier_bytes(StorageTier::host, layouts, ranges), 200u * 90 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::pinned, layouts, ranges), 200u * 96 + 10u * 320);
   EXPECT_EQ(tier_bytes(StorageTier::device, layouts, ranges), 200u * 96 + 10u * 320);
-  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);               // every nvfp4 block scale
+  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, ranges), 200u * 10);                // the range's nvfp4 block scales
   EXPECT_EQ(load_bytes(StorageTier::pinned, layouts, ranges), 200u * 90 + 10u * 320);  // no padding
-  EXPECT_EQ(load_bytes(StorageTier::disk, layouts, ranges), 1000u * 10);
+  EXPECT_EQ(load_bytes(StorageTier::disk, layouts, ranges), 200u * 10);
+  const RowRange whole[] = {{0, 1000}, {0, 1000}};  // the disk tier alone: whole tables
+  EXPECT_EQ(tier_bytes(StorageTier::disk, layouts, whole), 1000u * 10);
 
   // FP8-E8M0: 256 code bytes + 8 scale bytes, and 160 + 5.
   const TableLayout e8m0{RowFormat::fp8_e8m0, 256, 2000};
@@ -36,7 +38,7 @@ TEST(TierMemory, BytesFollowEachTiersRowLayout) {
   const RowRange mixed_ranges[] = {{0, 100}, {10, 20}, {0, 1}};
   EXPECT_EQ(tier_bytes(StorageTier::host, mixed, mixed_ranges), 100u * 264 + 10u * 165 + 90u);
   EXPECT_EQ(tier_bytes(StorageTier::device, mixed, mixed_ranges), 100u * 272 + 10u * 176 + 96u);
-  EXPECT_EQ(tier_bytes(StorageTier::disk, mixed, mixed_ranges), 2000u * 8 + 500u * 5 + 1000u * 10);
+  EXPECT_EQ(tier_bytes(StorageTier::disk, mixed, mixed_ranges), 100u * 8 + 10u * 5 + 1u * 10);
   EXPECT_EQ(load_bytes(StorageTier::device, mixed, mixed_ranges), 100u * 264 + 10u * 165 + 90u);
 }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# After h200-build.sh (same build directory): tables where they fit best on one H200 machine.
+# - tests: placement parsing and planning, every layout with the tables split over two tiers
+#   (device beside pinned, pinned beside disk) against one process (test_layouts, 1 rank);
+# - qwen: Qwen3.8-Flash-Next's real FP8 table (51.2 GB, made in place) under
+#   `run --placement auto` on the corpus's second half: the device tier; then with
+#   --gpu-memory-limit 20 (GB): pinned, with the GPU memory left as a row cache filled from a
+#   profile of the corpus's first half; the plan and the cache's hits from the JSON report;
+# - v41: the whole DeepSeek-V4.1-Flash Engram (the real config: two tables of 384M rows,
+#   101.4 GB each as FP8 + E8M0, made in place; a synthetic token map) and the corpus folded
+#   into its vocabulary: `run --placement auto` with a cache profile of the folded first half,
+#   on the folded second half (one table on the device, the other pinned, the rest of HBM a
+#   cache in front of it), beside the same placement without the cache (the pinned table
+#   alone).
+#   [CORPUS=...] [PARTS="tests qwen v41"] jobs/device/h200-placement.sh
+# Results go to $OUT (default ./out): placement.txt, placement.jsonl.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+parts=${PARTS:-tests qwen v41}
+part() { [[ " $parts " == *" $1 "* ]]; }
+rc=0
+rm -f "$out/placement.txt" "$out/placement.jsonl"
+[ -f "$corpus" ] || { echo "FAILED: no corpus at $corpus (jobs/make_corpus.sh, or set CORPUS)"; exit 1; }
+half=$(( $(wc -l <"$corpus") / 2 ))
+head -n "$half" "$corpus" >/tmp/corpus-first.jsonl
+tail -n +"$(( half + 1 ))" "$corpus" >/tmp/corpus-second.jsonl
+# plan FILE: the last report's placement, plan and cache, in a line each.
+plan() {
+  python3 - "$out/placement.jsonl" <<'PY' | tee -a "$out/placement.txt"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if '"schema_version"' in l][-1]
+print(f"  placement {r['placement']} (auto {r['placement_auto']}), cache {r['cache_auto_bytes'] / 1e9:.2f} GB, "
+      f"{r['tokens_per_s']:.4g} tokens/s, load {r['table_load_s']:.1f} s, peak resident "
+      f"{r['table_load_peak_resident_bytes'] / 1e9:.1f} GB")
+for p in r["placement_plan"]:
+    print("  " + p["plan"])
+for c in r["cache"]:
+    lookups = max(1, c["lookups"])
+    if c["static_rows"] + c["dynamic_rows"]:
+        print(f"  cache table {c['ple_index']}: {c['static_rows']} static + {c['dynamic_rows']} dynamic rows, "
+              f"hit rate {(c['hits'] + c['repeats']) / lookups:.3f} ({c['hits']} hits of {lookups})")
+PY
+}
+
+if part tests; then
+  ctest --test-dir "$build" --output-on-failure -R "test_placement|test_layouts_np1$|python" \
+    >"$out/placement-tests.txt" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|Failed|Passed" "$out/placement-tests.txt" | tee -a "$out/placement.txt"
+fi
+
+if part qwen; then
+  fp8=/tmp/pleshard-qwen-fp8.json
+  qwen_as float8_e4m3fn "$fp8"
+  log placement "$app" profile --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-first.jsonl \
+    --out /tmp/qwen-first.profile.h5 --quiet
+  job=(run --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-second.jsonl --summary-only --quiet --json
+       --collective-timeout 300)
+  log placement "$app" "${job[@]}" --placement auto
+  plan
+  log placement "$app" "${job[@]}" --placement auto --gpu-memory-limit 20 --cache-profile /tmp/qwen-first.profile.h5
+  plan
+fi
+
+if part v41; then
+  data=/tmp/pleshard-v41
+  mkdir -p "$data"
+  cp jobs/models/deepseek-v4.1-flash/config.json "$data/config.json"
+  [ -f "$data/engram_token_map.npy" ] ||
+    log placement python3 jobs/engram_token_map.py --config "$data/config.json" --out "$data/engram_token_map.npy"
+  vocab_size=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vocab_size"])' "$data/config.json")
+  python3 jobs/fold_corpus.py --vocab-size "$vocab_size" </tmp/corpus-first.jsonl >"$data/first.jsonl"
+  python3 jobs/fold_corpus.py --vocab-size "$vocab_size" </tmp/corpus-second.jsonl >"$data/second.jsonl"
+  echo "corpus $corpus folded into vocab $vocab_size (halves)" | tee -a "$out/placement.txt"
+  log placement "$app" profile --checkpoint synthetic --config "$data/config.json" --requests "$data/first.jsonl" \
+    --out "$data/first.profile.h5" --quiet
+  job=(run --checkpoint synthetic --config "$data/config.json" --requests "$data/second.jsonl" --summary-only --quiet
+       --json --collective-timeout 600)
+  log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5"
+  plan
+  log placement "$app" "${job[@]}" --placement 0=device,1=pinned
+  plan
+fi
+[ $rc -eq 0 ] && echo "h200-placement: every part ran" || echo "h200-placement: FAILED (see above)"
+exit $rc

@@ -1,0 +1,40 @@
+#pragma once
+// The placement an engine's tables get: as EngineOptions give it, or planned
+// (store/auto_placement.hpp) from what every rank has, measured collectively, with the GPU
+// memory the tables leave as the row cache's size; said on rank 0 before anything loads.
+
+#include <cstdint>
+#include <span>
+
+#include <mpi.h>
+
+#include "engine/ple_engine.hpp"
+#include "profile/row_profile.hpp"
+
+namespace pleshard {
+
+struct PlacementInputs {
+  std::span<const TableLayout> layouts;
+  std::span<const RowRange> shards;  // each table's rows on this rank, sharded over ETP
+  std::span<const int> heads;        // each table's lookups per token (heads)
+  const RowProfile& profile;         // its tables' lookups, where given, say which table is hottest
+  bool gpu = false;                  // the engine's space is a GPU
+  bool files = true;                 // the checkpoint is in files (not synthetic)
+  std::uint64_t workspace = 0;       // an estimate of the step's GPU memory, per rank
+};
+
+struct PlacementChoice {
+  Placement placement;
+  PlacementReport report;
+};
+
+// Collective over `world` where the placement is automatic.
+[[nodiscard]] PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options,
+                                               const PlacementInputs& in);
+
+// A generous estimate of one rank's step memory on the GPU (the workspace, its output slots
+// and a store's staging), for the automatic placement's budget before those exist.
+[[nodiscard]] std::uint64_t step_memory_estimate(const EngineOptions& options, int layers, int heads,
+                                                 std::int64_t width, int slots);
+
+}  // namespace pleshard

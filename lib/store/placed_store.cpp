@@ -1,0 +1,53 @@
+#include "store/placed_store.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+PlacedStore::PlacedStore(std::vector<std::unique_ptr<RowStore>> parts, std::vector<int> holder)
+    : parts_(std::move(parts)), holder_(std::move(holder)) {
+  for (const auto& part : parts_)
+    if (part->layers() != static_cast<int>(holder_.size()))
+      throw SystemError("PlacedStore: a part spans " + std::to_string(part->layers()) + " layers, not " +
+                        std::to_string(holder_.size()));
+  for (std::size_t d = 0; d < holder_.size(); ++d) {
+    if (holder_[d] < 0 || holder_[d] >= static_cast<int>(parts_.size()))
+      throw SystemError("PlacedStore: layer " + std::to_string(d) + " has no part");
+    const RowStore& part = *parts_[static_cast<std::size_t>(holder_[d])];
+    layouts_.push_back(part.layout(static_cast<int>(d)));
+    ranges_.push_back(part.range(static_cast<int>(d)));
+  }
+  part_queries_.assign(parts_.size(), std::vector<RowQuery>(holder_.size()));
+  tasks_.resize(holder_.size());
+}
+
+bool PlacedStore::enqueues_only() const {
+  return std::all_of(parts_.begin(), parts_.end(), [](const auto& part) { return part->enqueues_only(); });
+}
+
+void PlacedStore::reserve(std::int64_t max_ids) {
+  for (const auto& part : parts_) part->reserve(max_ids);
+}
+
+void PlacedStore::submit(std::span<const RowQuery> queries) {
+  check_queries(queries);
+  for (std::size_t p = 0; p < parts_.size(); ++p) {
+    for (std::size_t d = 0; d < holder_.size(); ++d)
+      part_queries_[p][d] = holder_[d] == static_cast<int>(p) ? queries[d] : RowQuery{queries[d].ids, 0};
+    parts_[p]->submit(part_queries_[p]);
+  }
+}
+
+std::span<const kernels::DecodeTask> PlacedStore::wait() {
+  for (std::size_t p = 0; p < parts_.size(); ++p) {
+    const std::span<const kernels::DecodeTask> part = parts_[p]->wait();
+    for (std::size_t d = 0; d < holder_.size(); ++d)
+      if (holder_[d] == static_cast<int>(p)) tasks_[d] = part[d];
+  }
+  return tasks_;
+}
+
+}  // namespace pleshard

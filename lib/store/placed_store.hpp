@@ -1,0 +1,32 @@
+#pragma once
+// Tables on several tiers as one store (store/placement.hpp): each layer's lookups go to the
+// store of its table's tier, which holds none of the other tables' rows; every tier's fetch
+// is in flight together between submit() and wait(), and the step decodes every layer's rows
+// in one launch from wherever each tier leaves them, as from one store.
+
+#include <memory>
+#include <vector>
+
+#include "store/row_store.hpp"
+
+namespace pleshard {
+
+class PlacedStore final : public RowStore {
+ public:
+  // `parts[p]` spans every layer; layer d is held by parts[holder[d]], whose range for it is
+  // the layer's rows (the other parts' ranges for it are empty).
+  PlacedStore(std::vector<std::unique_ptr<RowStore>> parts, std::vector<int> holder);
+
+  [[nodiscard]] bool enqueues_only() const override;
+  void reserve(std::int64_t max_ids) override;
+  void submit(std::span<const RowQuery> queries) override;
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+
+ private:
+  std::vector<std::unique_ptr<RowStore>> parts_;
+  std::vector<int> holder_;
+  std::vector<std::vector<RowQuery>> part_queries_;  // per part: its layers' queries, none for the others
+  std::vector<kernels::DecodeTask> tasks_;
+};
+
+}  // namespace pleshard

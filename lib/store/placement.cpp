@@ -1,0 +1,93 @@
+#include "store/placement.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/error.hpp"
+
+namespace pleshard {
+
+bool Placement::uniform() const {
+  return std::adjacent_find(tiers.begin(), tiers.end(), std::not_equal_to<>()) == tiers.end();
+}
+
+bool Placement::uses(StorageTier tier) const { return std::find(tiers.begin(), tiers.end(), tier) != tiers.end(); }
+
+bool Placement::uses_gpu() const {
+  if (uses(StorageTier::device) || uses(StorageTier::pinned)) return true;
+  return !uses(StorageTier::host) && std::all_of(tiers.begin(), tiers.end(), tier_uses_gpu);
+}
+
+TierCapabilities Placement::capabilities() const {
+  TierCapabilities all{true, true, false, false, true};
+  for (const StorageTier tier : tiers) {
+    const TierCapabilities c = capabilities_of(tier);
+    all.whole_tables = all.whole_tables && c.whole_tables;
+    all.graph_capturable = all.graph_capturable && c.graph_capturable;
+    all.cacheable = all.cacheable || c.cacheable;
+    all.reads_files = all.reads_files || c.reads_files;
+    all.loads_collectively = all.loads_collectively && c.loads_collectively;
+  }
+  return all;
+}
+
+std::string Placement::describe() const {
+  if (tiers.empty()) return "";
+  if (uniform()) return to_string(tiers.front());
+  std::string text;
+  for (std::size_t d = 0; d < tiers.size(); ++d)
+    text += (d == 0 ? "" : ",") + std::to_string(d) + "=" + to_string(tiers[d]);
+  return text;
+}
+
+void check_placement(const Placement& placement) {
+  if (placement.uses(StorageTier::host) && (placement.uses(StorageTier::device) || placement.uses(StorageTier::pinned)))
+    throw InputError("--placement " + placement.describe() +
+                     ": the host tier decodes on the host and the device and pinned tiers on the GPU; one step "
+                     "decodes in one place (put the host tier's tables on pinned)");
+}
+
+std::vector<RowRange> ranges_on(const Placement& placement, StorageTier tier, std::span<const RowRange> ranges) {
+  std::vector<RowRange> on(ranges.begin(), ranges.end());
+  for (std::size_t d = 0; d < on.size(); ++d)
+    if (placement.tier(static_cast<int>(d)) != tier) on[d] = {0, 0};
+  return on;
+}
+
+Placement parse_placement(std::string_view text, int tables) {
+  const std::string option = "--placement " + std::string(text);
+  if (text.find('=') == std::string_view::npos)
+    return Placement::every(parse_storage_tier(text, "--placement"), tables);
+  Placement placement;
+  std::vector<bool> named(static_cast<std::size_t>(tables), false);
+  placement.tiers.resize(static_cast<std::size_t>(tables));
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, comma - at);
+    at = comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InputError(option + ": '" + std::string(item) + "' is not TABLE=TIER (say where each table lives)");
+    int table = -1;
+    const std::string_view index = item.substr(0, eq);
+    const auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), table);
+    if (error != std::errc() || end != index.data() + index.size() || table < 0)
+      throw InputError(option + ": '" + std::string(index) + "' is not a table's index (0, 1, ...)");
+    if (table >= tables)
+      throw InputError(option + ": table " + std::to_string(table) + " does not exist; the model has " +
+                       std::to_string(tables) + (tables == 1 ? " table" : " tables") + " (0 to " +
+                       std::to_string(tables - 1) + ")");
+    if (named[static_cast<std::size_t>(table)])
+      throw InputError(option + ": table " + std::to_string(table) + " is placed twice");
+    named[static_cast<std::size_t>(table)] = true;
+    placement.tiers[static_cast<std::size_t>(table)] =
+        parse_storage_tier(item.substr(eq + 1), "--placement: table " + std::to_string(table) + "'s tier");
+  }
+  for (int d = 0; d < tables; ++d)
+    if (!named[static_cast<std::size_t>(d)])
+      throw InputError(option + ": table " + std::to_string(d) + " is not placed; name every table once");
+  check_placement(placement);
+  return placement;
+}
+
+}  // namespace pleshard

@@ -156,6 +156,10 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         engine_options.max_tokens = most;
         engine_options.exchange = exchange;
         if (cached) engine_options.cache = o.cache;
+        if (tier_case.automatic) {  // its own cache, with the profile's hottest rows
+          engine_options.cache.profile = o.cache.profile;
+          engine_options.cache.static_share = o.cache.static_share;
+        }
         engine_options.disk_reads = o.disk_reads;
         PleEngine engine(comms, config, *checkpoint, engine_options);
         for (const std::int64_t tokens : o.tokens) {

@@ -326,9 +326,9 @@ void add_bench_command(CLI::App& app, Action& action) {
         for (const std::int64_t t : o->step.tokens)
           if (t < 1) throw InputError("bench step: --tokens must be >= 1, got " + std::to_string(t));
         const CacheOptions& cache = o->step.cache;
-        if (!cache.profile.empty() && !cache.enabled())
+        if (!cache.profile.empty() && !cache.enabled() && o->step.placement != "auto")
           throw InputError("--cache-profile " + cache.profile.string() +
-                           ": needs a cache (--cache-rows or --cache-gb)");
+                           ": needs a cache (--cache-rows or --cache-gb, or --placement auto)");
         if (cache.enabled() && o->step.placement.empty() &&
             std::none_of(o->step.tiers.begin(), o->step.tiers.end(),
                          [](StorageTier t) { return capabilities_of(t).cacheable; }))

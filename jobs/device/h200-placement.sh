@@ -11,12 +11,14 @@
 #   into its vocabulary: `run --placement auto` with a cache profile of the folded first half,
 #   on the folded second half (one table on the device, the other pinned, the rest of HBM a
 #   cache in front of it), beside the same placement without the cache (the pinned table
-#   alone).
-#   [CORPUS=...] [PARTS="tests qwen v41"] jobs/device/h200-placement.sh
+#   alone); bench step of that automatic placement at B = 1, 64, 1024;
+# - tiers: run's output from every tier and from tables split over two (run_tiers), and the
+#   placement refusals, against the host tier's.
+#   [CORPUS=...] [PARTS="tests qwen v41 tiers"] jobs/device/h200-placement.sh
 # Results go to $OUT (default ./out): placement.txt, placement.jsonl.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-parts=${PARTS:-tests qwen v41}
+parts=${PARTS:-tests qwen v41 tiers}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 rm -f "$out/placement.txt" "$out/placement.jsonl"
@@ -79,6 +81,12 @@ if part v41; then
   plan
   log placement "$app" "${job[@]}" --placement 0=device,1=pinned
   plan
+  log placement "$app" bench step --config "$data/config.json" --placement auto --cache-profile "$data/first.profile.h5" \
+    --requests "$data/second.jsonl" --tokens 1 64 1024 --min-seconds 0.5
+fi
+if part tiers; then
+  ctest --test-dir "$build" --output-on-failure -R "app_run_tiers|app_run_placement" >"$out/placement-tiers.txt" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|Failed|Passed|FAIL" "$out/placement-tiers.txt" | tee -a "$out/placement.txt"
 fi
 [ $rc -eq 0 ] && echo "h200-placement: every part ran" || echo "h200-placement: FAILED (see above)"
 exit $rc

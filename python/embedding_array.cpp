@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <pybind11/numpy.h>
@@ -16,11 +17,9 @@ using namespace pybind11::literals;
 namespace pleshard::python {
 
 EmbeddingArray::EmbeddingArray(std::shared_ptr<PythonEngine> engine, StepOutput step, int table)
-    : engine_(std::move(engine)),
-      memory_(engine_->engine().output_memory()),
-      step_(std::move(step)),
-      table_(table),
-      gpu_(engine_->engine().gpu()) {}
+    : engine_(std::move(engine)), step_(std::move(step)), table_(table) {
+  std::tie(memory_, gpu_) = engine_->output_memory();
+}
 
 void EmbeddingArray::check() const {
   if (!engine_->holds(step_)) throw SystemError(engine_->overwritten(step_));
@@ -209,7 +208,10 @@ numpy.from_dlpack), __cuda_array_interface__ on a GPU, and as a NumPy view on th
                ", shape=(" + std::to_string(v.rows) + ", " + std::to_string(v.width) +
                "), dtype=" + to_string(v.dtype) +
                ", device=" + (a.on_gpu() ? "cuda:" + std::to_string(a.gpu()) : "cpu") +
-               (a.valid() ? "" : ", overwritten") + ")";
+               (a.engine().closed() ? ", engine closed"
+                : a.valid()         ? ""
+                                    : ", overwritten") +
+               ")";
       });
 }
 

@@ -33,7 +33,7 @@ class EmbeddingArray {
   std::shared_ptr<const void> memory_;    // the slots' memory, beyond the engine's close()
   StepOutput step_;
   int table_;
-  int gpu_;  // the engine's CUDA device, or -1
+  int gpu_ = -1;  // the engine's CUDA device, or -1
 };
 
 // The Python class pleshard.Embeddings.

@@ -1,5 +1,10 @@
 #include "engine.hpp"
 
+#include <iomanip>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/error.hpp"
@@ -12,33 +17,17 @@ namespace pleshard::python {
 
 namespace {
 
-// The arguments every rank must pass alike: the layout and the engine's settings (`run` gets
-// them alike from one command line; Python ranks each pass their own). Paths may differ: a
-// node may keep its copy of a checkpoint elsewhere. An AgreedError on every rank naming the
-// first that differs, before anything is opened.
-void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
-  const EngineInputs& in = args.inputs;
-  const BatchJobOptions& job = args.job;
-  const std::vector<std::pair<const char*, std::string>> named = {
-      {"tp", std::to_string(in.tp)},
-      {"etp", std::to_string(in.etp)},
-      {"storage", in.storage},
-      {"placement", in.placement},
-      {"gpu_memory_limit", std::to_string(in.gpu_memory_limit_gb)},
-      {"exchange", in.exchange},
-      {"out_dtype", in.out_dtype},
-      {"cuda_graph", std::to_string(static_cast<int>(job.cuda_graph))},
-      {"output_slots", std::to_string(args.output_slots)},
-      {"step_tokens", std::to_string(job.schedule.step_tokens)},
-      {"collective_timeout", std::to_string(job.collective_timeout_s)},
-      {"cache_rows", std::to_string(job.cache.rows)},
-      {"cache_gb", std::to_string(job.cache.gb)},
-      {"cache_static", std::to_string(job.cache.static_share)},
-      {"cache_profile (given or not)", std::to_string(static_cast<int>(!job.cache.profile.empty()))},
-      {"disk_reads", std::to_string(static_cast<int>(job.disk_reads))},
-      {"layer_prefix", in.layer_prefix},
-      {"checkpoint (synthetic or a path)", std::to_string(static_cast<int>(in.checkpoint == k_synthetic_checkpoint))},
-  };
+// A double as every rank spells it exactly.
+std::string exact(double value) {
+  std::ostringstream text;
+  text << std::setprecision(17) << value;
+  return text.str();
+}
+
+// Collective over `comm`: an AgreedError on every rank naming the first of `named` whose
+// value differs between the ranks (compared as 64-bit digests).
+void require_same(MPI_Comm comm, const std::vector<std::pair<const char*, std::string>>& named,
+                  const std::string& remedy) {
   std::vector<std::uint64_t> lowest;
   for (const auto& [name, value] : named) lowest.push_back(Digest().add(std::string_view(value)).value());
   std::vector<std::uint64_t> highest = lowest;
@@ -48,10 +37,62 @@ void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
   std::exception_ptr failure;
   for (std::size_t i = 0; i < named.size() && !failure; ++i)
     if (lowest[i] != highest[i])
-      failure =
-          std::make_exception_ptr(InputError(std::string(named[i].first) + ": the ranks passed different values (" +
-                                             named[i].second + " here); every rank of an engine passes the same"));
+      failure = std::make_exception_ptr(
+          InputError(std::string(named[i].first) + ": the ranks passed different values; " + remedy));
   rethrow_agreed(comm, failure);
+}
+
+// The arguments every rank must pass alike: the layout and the engine's settings (`run` gets
+// them alike from one command line; Python ranks each pass their own). Paths may differ: a
+// node may keep its copy of a checkpoint elsewhere (what they hold is compared once read).
+// An AgreedError on every rank naming the first that differs, before anything is opened.
+void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
+  const EngineInputs& in = args.inputs;
+  const BatchJobOptions& job = args.job;
+  require_same(comm,
+               {
+                   {"tp", std::to_string(in.tp)},
+                   {"etp", std::to_string(in.etp)},
+                   {"storage", in.storage},
+                   {"placement", in.placement},
+                   {"gpu_memory_limit", exact(in.gpu_memory_limit_gb)},
+                   {"exchange", in.exchange},
+                   {"out_dtype", in.out_dtype},
+                   {"cuda_graph", std::to_string(static_cast<int>(job.cuda_graph))},
+                   {"output_slots", std::to_string(args.output_slots)},
+                   {"step_tokens", std::to_string(job.schedule.step_tokens)},
+                   {"collective_timeout", exact(job.collective_timeout_s)},
+                   {"cache_rows", std::to_string(job.cache.rows)},
+                   {"cache_gb", exact(job.cache.gb)},
+                   {"cache_static", exact(job.cache.static_share)},
+                   {"cache_profile (given or not)", std::to_string(static_cast<int>(!job.cache.profile.empty()))},
+                   {"disk_reads", std::to_string(static_cast<int>(job.disk_reads))},
+                   {"layer_prefix", in.layer_prefix},
+                   {"checkpoint (synthetic or a path)",
+                    std::to_string(static_cast<int>(in.checkpoint == k_synthetic_checkpoint))},
+               },
+               "every rank of an engine passes the same");
+}
+
+// What the ranks' configs, token maps and checkpoints hold: the same model on every rank.
+void require_same_model(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint) {
+  std::string tables;
+  for (const PleTableInfo& t : checkpoint.tables())
+    tables += std::string(to_string(t.layout.format)) + " " + std::to_string(t.layout.head_dim) + " " +
+              std::to_string(t.layout.rows) + " " + exact(static_cast<double>(t.global_scale)) + ";";
+  std::string map;
+  if (config.token_map != nullptr) {
+    const auto& ids = config.token_map->ids();
+    map = std::to_string(Digest()
+                             .add(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(ids.data()),
+                                                                ids.size() * sizeof(ids[0])))
+                             .value());
+  }
+  require_same(comm,
+               {{"config (its values)", to_json(config).dump()},
+                {"token_map (its ids)", map},
+                {"checkpoint (its tables' formats, widths and rows)", tables}},
+               "every rank of an engine serves the same model");
 }
 
 std::uint64_t digest_of(const TokenBatch& batch) {
@@ -73,13 +114,14 @@ PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
     config_ = setup.config;
     comms_ = std::make_unique<Communicators>(comm_, setup.topology);
     checkpoint_ = open_engine_checkpoint(*comms_, args.inputs, setup);
+    require_same_model(comm_, config_, *checkpoint_);
     EngineOptions options = engine_options(setup.job);
     options.output_slots = args.output_slots;
     args_.job = setup.job;
     // The engine refuses on every rank alike (its checks and memory fits are agreed inside).
     engine_ = std::make_unique<PleEngine>(*comms_, config_, *checkpoint_, options);
   } catch (...) {
-    close();
+    close_locked();
     throw;
   }
   track_open(this, [this] { close(); });
@@ -91,6 +133,11 @@ PythonEngine::~PythonEngine() {
 }
 
 void PythonEngine::close() {
+  const std::lock_guard lock(mutex_);
+  close_locked();
+}
+
+void PythonEngine::close_locked() {
   engine_.reset();
   checkpoint_.reset();
   comms_.reset();
@@ -103,6 +150,7 @@ PleEngine& PythonEngine::engine() const {
 }
 
 StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) {
+  const std::lock_guard lock(mutex_);
   PleEngine& engine = this->engine();
   const std::int64_t most = args_.job.schedule.step_tokens;
   std::exception_ptr failure;
@@ -141,12 +189,14 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
 }
 
 bool PythonEngine::holds(const StepOutput& out) const {
+  const std::lock_guard lock(mutex_);
   if (engine_ == nullptr) return false;
   const auto steps = static_cast<std::uint64_t>(engine_->stats().steps);
   return out.step + static_cast<std::uint64_t>(engine_->output_slots()) >= steps;
 }
 
 std::string PythonEngine::overwritten(const StepOutput& out) const {
+  const std::lock_guard lock(mutex_);
   if (engine_ == nullptr) return "the output of step " + std::to_string(out.step) + " is gone: its engine is closed";
   const int slots = engine_->output_slots();
   return "the output of step " + std::to_string(out.step) + " was overwritten by step " +
@@ -154,11 +204,23 @@ std::string PythonEngine::overwritten(const StepOutput& out) const {
          " keeps the last " + std::to_string(slots) + " steps' outputs): copy it sooner or raise output_slots";
 }
 
-void PythonEngine::share(const StepOutput& out, void* stream) { engine().share_with(out, stream); }
+void PythonEngine::share(const StepOutput& out, void* stream) {
+  const std::lock_guard lock(mutex_);
+  engine().share_with(out, stream);
+}
 
-void PythonEngine::wait() { engine().wait(); }
+std::pair<std::shared_ptr<const void>, int> PythonEngine::output_memory() const {
+  const std::lock_guard lock(mutex_);
+  return {engine().output_memory(), engine().gpu()};
+}
+
+void PythonEngine::wait() {
+  const std::lock_guard lock(mutex_);
+  engine().wait();
+}
 
 std::string PythonEngine::report_json() {
+  const std::lock_guard lock(mutex_);
   PleEngine& engine = this->engine();
   engine.wait();
   BatchJobReport report;

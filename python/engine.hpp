@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -24,6 +26,9 @@ struct EngineArguments {
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 
+// Python threads may call one engine at once (forward releases the GIL): every call takes
+// the engine's lock, so steps, reports and close() take turns and close() waits for a step
+// in flight.
 class PythonEngine {
  public:
   // Collective over `comm` (MPI and Kokkos running: ensure_runtime()); bad input is an
@@ -41,6 +46,9 @@ class PythonEngine {
   // "the output of step S ...": why `out` is not held any more.
   [[nodiscard]] std::string overwritten(const StepOutput& out) const;
   void share(const StepOutput& out, void* stream);
+  // The memory the outputs live in (kept by the arrays beyond close()) and the engine's GPU
+  // (-1 on the host); SystemError once closed.
+  [[nodiscard]] std::pair<std::shared_ptr<const void>, int> output_memory() const;
   void wait();
   // The run report as one JSON object (docs/report.md); collective over the engine's ranks.
   [[nodiscard]] std::string report_json();
@@ -54,6 +62,9 @@ class PythonEngine {
   [[nodiscard]] int world_size() const { return world_size_; }
 
  private:
+  void close_locked();
+
+  mutable std::mutex mutex_;
   EngineArguments args_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate of the caller's
   int world_size_ = 1;

@@ -24,33 +24,71 @@ namespace pleshard::python {
 
 namespace {
 
-// A path as str, bytes or os.PathLike; an empty one is refused as run's options refuse it
-// (an unset variable in a script).
+std::string type_name(const py::handle& value) { return py::str(py::type::of(value).attr("__name__")); }
+
+// Keyword `name` as T, or a ValueError naming it (read inside the ranks' agreement, so that
+// one rank's wrong type is an error on every rank, not a hang in the others).
+template <typename T>
+T keyword(const py::object& value, const char* name, const char* expected) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!PyBool_Check(value.ptr()))
+      throw InputError(std::string(name) + ": " + type_name(value) + "; expected " + expected);
+  }
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw InputError(std::string(name) + ": " + std::string(py::repr(value)) + " (" + type_name(value) +
+                     "); expected " + expected);
+  }
+}
+
+// A path as str, bytes or os.PathLike, its bytes as the file system has them (os.fsencode:
+// any bytes but NUL); an empty one is refused as run's options refuse it (an unset variable
+// in a script).
 std::string path_of(const py::object& path, const char* name) {
-  const std::string text = py::str(py::module_::import("os").attr("fsdecode")(path));
+  py::object bytes;
+  try {
+    bytes = py::module_::import("os").attr("fsencode")(path);
+  } catch (const py::error_already_set&) {
+    throw InputError(std::string(name) + ": " + type_name(path) + "; expected a path (str, bytes or os.PathLike)");
+  }
+  const std::string text = bytes.cast<std::string>();
   if (text.empty()) throw InputError(std::string(name) + ": empty path");
+  if (text.find('\0') != std::string::npos) throw InputError(std::string(name) + ": the path holds a NUL character");
   return text;
 }
 std::string optional_path(const py::object& path, const char* name) {
   return path.is_none() ? std::string() : path_of(path, name);
 }
+std::string optional_text(const py::object& value, const char* name) {
+  return value.is_none() ? std::string() : keyword<std::string>(value, name, "a str or None");
+}
 
 // An mpi4py communicator's MPI_Comm (through its Fortran handle, which needs no mpi4py
-// headers); None: the world.
+// headers); None: the world. Refused here, before any agreement: without a communicator
+// there are no ranks to agree with.
 MPI_Comm communicator(const py::object& comm) {
   if (comm.is_none()) return MPI_COMM_WORLD;
-  if (!py::hasattr(comm, "py2f"))
-    throw InputError("comm: " + std::string(py::str(py::type::of(comm).attr("__name__"))) +
-                     "; expected an mpi4py communicator or None");
-  return MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
+  py::object comm_type;
+  try {
+    comm_type = py::module_::import("mpi4py.MPI").attr("Comm");
+  } catch (const py::error_already_set&) {
+    throw InputError("comm: " + type_name(comm) + "; expected an mpi4py communicator or None");
+  }
+  if (!py::isinstance(comm, comm_type))
+    throw InputError("comm: " + type_name(comm) + "; expected an mpi4py communicator (MPI.Comm) or None");
+  const MPI_Comm handle = MPI_Comm_f2c(comm.attr("py2f")().cast<MPI_Fint>());
+  if (handle == MPI_COMM_NULL) throw InputError("comm: MPI.COMM_NULL; expected a communicator of ranks");
+  return handle;
 }
 
 std::shared_ptr<PythonEngine> make_engine(
     const py::object& checkpoint, const py::object& config, const py::object& storage, const py::object& placement,
-    double gpu_memory_limit, int tp, const py::object& etp, const std::string& exchange, bool cuda_graph,
-    const std::string& out_dtype, const py::object& comm, int output_slots, std::int64_t step_tokens,
-    const py::object& token_map, const py::object& layer_prefix, double collective_timeout, std::int64_t cache_rows,
-    double cache_gb, const py::object& cache_profile, double cache_static, const std::string& disk_reads) {
+    const py::object& gpu_memory_limit, const py::object& tp, const py::object& etp, const py::object& exchange,
+    const py::object& cuda_graph, const py::object& out_dtype, const py::object& comm, const py::object& output_slots,
+    const py::object& step_tokens, const py::object& token_map, const py::object& layer_prefix,
+    const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
+    const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
@@ -60,42 +98,49 @@ std::shared_ptr<PythonEngine> make_engine(
     args.inputs.checkpoint = path_of(checkpoint, "checkpoint");
     args.inputs.config = optional_path(config, "config");
     args.inputs.token_map = optional_path(token_map, "token_map");
-    args.inputs.tp = tp;
+    args.inputs.tp = keyword<int>(tp, "tp", "an int");
     if (!etp.is_none()) {
-      args.inputs.etp = etp.cast<int>();
+      args.inputs.etp = keyword<int>(etp, "etp", "an int or None");
       if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
     }
-    args.inputs.storage = storage.is_none() ? std::string() : storage.cast<std::string>();
-    args.inputs.placement = placement.is_none() ? std::string() : placement.cast<std::string>();
-    if (!(gpu_memory_limit == 0 || (gpu_memory_limit >= 0.001 && gpu_memory_limit <= 1e6)))
-      throw InputError("gpu_memory_limit " + std::to_string(gpu_memory_limit) +
+    args.inputs.storage = optional_text(storage, "storage");
+    args.inputs.placement = optional_text(placement, "placement");
+    const auto gpu_limit = keyword<double>(gpu_memory_limit, "gpu_memory_limit", "a number of GB");
+    if (!(gpu_limit == 0 || (gpu_limit >= 0.001 && gpu_limit <= 1e6)))
+      throw InputError("gpu_memory_limit " + std::to_string(gpu_limit) +
                        ": must be a number of GB from 0.001 to 1e6 (0: all that is free)");
-    args.inputs.gpu_memory_limit_gb = gpu_memory_limit;
-    args.inputs.exchange = exchange;
-    args.inputs.out_dtype = out_dtype;
-    args.inputs.layer_prefix = layer_prefix.is_none() ? std::string() : layer_prefix.cast<std::string>();
-    args.job.cuda_graph = cuda_graph;
-    args.job.schedule.step_tokens = step_tokens;
-    if (!(collective_timeout >= k_min_collective_timeout_s && collective_timeout <= k_max_collective_timeout_s))
-      throw InputError("collective_timeout " + std::to_string(collective_timeout) + ": must be from 1 to 1e7 seconds");
-    args.job.collective_timeout_s = collective_timeout;
+    args.inputs.gpu_memory_limit_gb = gpu_limit;
+    args.inputs.exchange = keyword<std::string>(exchange, "exchange", "a str");
+    args.inputs.out_dtype = keyword<std::string>(out_dtype, "out_dtype", "a str");
+    args.inputs.layer_prefix = optional_text(layer_prefix, "layer_prefix");
+    args.job.cuda_graph = keyword<bool>(cuda_graph, "cuda_graph", "True or False");
+    args.job.schedule.step_tokens = keyword<std::int64_t>(step_tokens, "step_tokens", "an int");
+    const auto timeout = keyword<double>(collective_timeout, "collective_timeout", "a number of seconds");
+    if (!(timeout >= k_min_collective_timeout_s && timeout <= k_max_collective_timeout_s))
+      throw InputError("collective_timeout " + std::to_string(timeout) + ": must be from 1 to 1e7 seconds");
+    args.job.collective_timeout_s = timeout;
     // As run's --cache-* and --disk-reads check them, named as the keywords.
-    if (cache_rows < 0) throw InputError("cache_rows " + std::to_string(cache_rows) + ": must be >= 0");
-    if (!std::isfinite(cache_gb) || cache_gb < 0 || cache_gb > 1e9)
-      throw InputError("cache_gb " + std::to_string(cache_gb) + ": must be a finite number of GB >= 0");
-    if (cache_rows > 0 && cache_gb > 0) throw InputError("cache_rows and cache_gb: give one of them");
-    if (!(cache_static >= 0 && cache_static <= 1))
-      throw InputError("cache_static " + std::to_string(cache_static) + ": must be a share from 0 to 1");
-    if (disk_reads != "cached" && disk_reads != "direct")
-      throw InputError("disk_reads '" + disk_reads + "': must be cached or direct");
-    args.job.cache.rows = cache_rows;
-    args.job.cache.gb = cache_gb;
+    const auto rows = keyword<std::int64_t>(cache_rows, "cache_rows", "an int");
+    const auto gb = keyword<double>(cache_gb, "cache_gb", "a number of GB");
+    const auto share = keyword<double>(cache_static, "cache_static", "a share from 0 to 1");
+    const auto reads = keyword<std::string>(disk_reads, "disk_reads", "a str");
+    if (rows < 0) throw InputError("cache_rows " + std::to_string(rows) + ": must be >= 0");
+    if (!std::isfinite(gb) || gb < 0 || gb > 1e9)
+      throw InputError("cache_gb " + std::to_string(gb) + ": must be a finite number of GB >= 0");
+    if (rows > 0 && gb > 0) throw InputError("cache_rows and cache_gb: give one of them");
+    if (!(share >= 0 && share <= 1))
+      throw InputError("cache_static " + std::to_string(share) + ": must be a share from 0 to 1");
+    if (reads != "cached" && reads != "direct")
+      throw InputError("disk_reads '" + reads + "': must be cached or direct");
+    args.job.cache.rows = rows;
+    args.job.cache.gb = gb;
     args.job.cache.profile = optional_path(cache_profile, "cache_profile");
-    args.job.cache.static_share = cache_static;
-    args.job.disk_reads = disk_reads == "direct" ? PageCache::bypass : PageCache::use;
-    args.output_slots = output_slots;
+    args.job.cache.static_share = share;
+    args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
+    args.output_slots = keyword<int>(output_slots, "output_slots", "an int");
   } catch (const py::error_already_set& e) {
-    failure = std::make_exception_ptr(InputError(e.what()));
+    const std::string what = e.what();
+    failure = std::make_exception_ptr(InputError(what.substr(0, what.find('\n'))));
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
@@ -213,11 +258,15 @@ steps it and reports it together.)")
             e.wait();
           },
           "Returns when the last step is done (a host wait)")
-      .def("close", &PythonEngine::close,
+      .def("close", &PythonEngine::close, py::call_guard<py::gil_scoped_release>(),
            "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
            "already taken from them (NumPy, DLPack) keep their memory and stay readable")
       .def("__enter__", [](const py::object& self) { return self; })
-      .def("__exit__", [](PythonEngine& e, const py::args&) { e.close(); })
+      .def("__exit__",
+           [](PythonEngine& e, const py::args&) {
+             py::gil_scoped_release release;  // waits for a step in flight, collective
+             e.close();
+           })
       .def_property_readonly("closed", &PythonEngine::closed)
       .def_property_readonly("num_tables", [](const PythonEngine& e) { return e.engine().num_layers(); })
       .def_property_readonly("embed_dim", [](const PythonEngine& e) { return e.config().ple_embed_dim; })

@@ -72,8 +72,12 @@ std::string dlpack_dtype(const DLDataType& t) {
 
 // Reads a capsule's tensor and releases it (the consumer owns a "dltensor" capsule).
 IntArray from_capsule(const py::capsule& capsule, const std::string& name, int ndim) {
-  if (std::strcmp(capsule.name(), k_dltensor) != 0)
-    throw InputError(name + ": a DLPack capsule already consumed (named \"" + std::string(capsule.name()) + "\")");
+  const char* label = PyCapsule_GetName(capsule.ptr());
+  if (label == nullptr || std::strcmp(label, k_dltensor) != 0)
+    throw InputError(name +
+                     (label == nullptr
+                          ? std::string(": a capsule without a name; expected a DLPack \"") + k_dltensor + "\" capsule"
+                          : ": a DLPack capsule already consumed (named \"" + std::string(label) + "\")"));
   auto* managed = capsule.get_pointer<DLManagedTensor>();
   PyCapsule_SetName(capsule.ptr(), k_used_dltensor);
   struct Release {
@@ -141,10 +145,13 @@ IntArray from_buffer(const py::handle& object, const std::string& name, int ndim
 IntArray from_list(const py::sequence& list, const std::string& name, int ndim) {
   IntArray out;
   const auto read = [&](const py::handle& item, const std::string& where) {
-    if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr()))
+    // Python's ints and what stands for one (NumPy's integer scalars: __index__), not bools.
+    if (PyBool_Check(item.ptr()) || PyFloat_Check(item.ptr()) || PyIndex_Check(item.ptr()) == 0)
       throw InputError(where + ": " + std::string(py::str(py::type::of(item).attr("__name__"))) + "; expected an int");
+    const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
+    if (!index) throw py::error_already_set();
     int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(item.ptr(), &overflow);
+    const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     if (overflow != 0) throw InputError(where + ": does not fit in 64 bits");
     out.values.push_back(value);
   };
@@ -170,9 +177,24 @@ IntArray from_list(const py::sequence& list, const std::string& name, int ndim) 
   return out;
 }
 
+IntArray read_any(const py::handle& object, const std::string& name, int ndim);
+
 }  // namespace
 
 IntArray read_int_array(const py::handle& object, const std::string& name, int ndim) {
+  // What the array's own methods raise (a tensor that needs its gradient, a CuPy array on
+  // another device) is bad input, named.
+  try {
+    return read_any(object, name, ndim);
+  } catch (const py::error_already_set& e) {
+    const std::string what = e.what();
+    throw InputError(name + ": " + what.substr(0, what.find('\n')));
+  }
+}
+
+namespace {
+
+IntArray read_any(const py::handle& object, const std::string& name, int ndim) {
   if (PyCapsule_CheckExact(object.ptr())) return from_capsule(py::reinterpret_borrow<py::capsule>(object), name, ndim);
   if (PyObject_CheckBuffer(object.ptr()) && !py::isinstance<py::str>(object) && !py::isinstance<py::bytes>(object))
     return from_buffer(object, name, ndim);
@@ -192,5 +214,7 @@ IntArray read_int_array(const py::handle& object, const std::string& name, int n
   throw InputError(name + ": " + std::string(py::str(py::type::of(object).attr("__name__"))) +
                    "; expected an integer array (NumPy, PyTorch, CuPy, a DLPack capsule, a buffer) or a list of ints");
 }
+
+}  // namespace
 
 }  // namespace pleshard::python

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/collective.hpp"
@@ -14,6 +16,12 @@ namespace pleshard {
 namespace {
 
 std::atomic<double> g_stall_limit{std::numeric_limits<double>::infinity()};
+std::mutex g_scopes_mutex;
+std::multiset<double> g_scopes;  // the limits of the scopes alive
+
+void set_shortest_limit() {
+  g_stall_limit.store(g_scopes.empty() ? std::numeric_limits<double>::infinity() : *g_scopes.begin());
+}
 
 // Polls before the wait starts to yield the core: a collective of a step usually completes
 // within microseconds, and ranks that share cores need theirs back when it does not.
@@ -24,6 +32,18 @@ constexpr int k_spin_polls = 2000;
 void set_stall_limit(double seconds) { g_stall_limit.store(seconds); }
 
 double stall_limit() { return g_stall_limit.load(); }
+
+StallLimitScope::StallLimitScope(double seconds) : seconds_(seconds) {
+  const std::lock_guard lock(g_scopes_mutex);
+  g_scopes.insert(seconds);
+  set_shortest_limit();
+}
+
+StallLimitScope::~StallLimitScope() {
+  const std::lock_guard lock(g_scopes_mutex);
+  g_scopes.erase(g_scopes.find(seconds_));
+  set_shortest_limit();
+}
 
 void wait_watched(MPI_Request& request, const std::string& what) {
   const double limit = stall_limit();

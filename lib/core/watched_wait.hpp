@@ -21,16 +21,18 @@ void set_stall_limit(double seconds);
 // limit the job ends on every rank (abort_job) with a message naming `what`.
 void wait_watched(MPI_Request& request, const std::string& what);
 
-// The limit set for a scope (a job's steps), and the one before it restored after.
+// A limit for a scope (an engine's life of steps). Engines of one process (Python makes
+// several, and closes them in any order) each hold one: the shortest of those alive holds,
+// and with none alive waits are unwatched again.
 class StallLimitScope {
  public:
-  explicit StallLimitScope(double seconds) : before_(stall_limit()) { set_stall_limit(seconds); }
-  ~StallLimitScope() { set_stall_limit(before_); }
+  explicit StallLimitScope(double seconds);
+  ~StallLimitScope();
   StallLimitScope(const StallLimitScope&) = delete;
   StallLimitScope& operator=(const StallLimitScope&) = delete;
 
  private:
-  double before_;
+  double seconds_;
 };
 
 }  // namespace pleshard

@@ -41,6 +41,12 @@ std::vector<Request> load_requests_h5(const std::filesystem::path& path) {
                            "] = " + std::to_string(static_cast<std::uint64_t>(values[i])) + " does not fit int64");
     return values;
   };
+  // A batch's contexts would be silently ignored here: a run's request is whole.
+  for (const char* batch_key : {"context", "contexts"})
+    if (H5Lexists(file.get(), batch_key, H5P_DEFAULT) > 0)
+      throw InputError(p + ": /" + batch_key +
+                       ": a run's request is whole, hashed from its first token; only /tokens, /query_start_loc "
+                       "and /request_ids are read");
   const std::vector<std::int64_t> tokens = read("tokens");
   const std::vector<std::int64_t> qsl = read("query_start_loc");
   if (qsl.empty() || qsl.front() != 0 || qsl.back() != static_cast<std::int64_t>(tokens.size()) ||

@@ -99,6 +99,15 @@ TEST_F(RequestFiles, RequestIdsAsH5pyWritesThem) {
   EXPECT_EQ(requests[1].id, "b");
 }
 
+// A batch's contexts are refused, not ignored: a run's requests are whole.
+TEST_F(RequestFiles, ABatchsContextsAreRefused) {
+  const auto path = h5("ctx.h5", H5T_STD_I64LE, {1, 2, 3}, H5T_STD_I64LE, {0, 1, 3});
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  write_1d(file, "context", H5T_STD_I64LE, H5T_NATIVE_DOUBLE, std::vector<double>{7, 8});
+  H5Fclose(file);
+  EXPECT_NE(refusal(path).find("ctx.h5: /context: a run's request is whole"), std::string::npos) << refusal(path);
+}
+
 TEST_F(RequestFiles, NoRequestsIsOneLine) {
   EXPECT_NE(refusal(h5("none.h5", H5T_STD_I64LE, {}, H5T_STD_I64LE, {0})).find("none.h5: holds no requests"),
             std::string::npos);

@@ -46,6 +46,7 @@ kinds = {
     "list": (tokens.tolist(), tuple(qsl.tolist())),
     "DLPack capsule": (tokens.__dlpack__(), qsl.astype(np.int32).__dlpack__()),
     "__dlpack__ object": (DLPackOnly(tokens), DLPackOnly(qsl)),
+    "list of NumPy ints": ([np.int64(t) for t in tokens], [np.int32(q) for q in qsl]),
 }
 try:
     import torch
@@ -84,6 +85,13 @@ refusals = [
 ]
 for fragment, t, q, c in refusals:
     expect_error(ValueError, fragment, engine.forward, t, q, c)
+# A capsule without a name (not DLPack's) is refused, not read.
+import ctypes
+
+ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+nameless = ctypes.pythonapi.PyCapsule_New(tokens.ctypes.data, None, None)
+expect_error(ValueError, "tokens: a capsule without a name", engine.forward, nameless, qsl)
 used = tokens.__dlpack__()
 engine.forward(used, qsl)
 expect_error(ValueError, "already consumed", engine.forward, used, qsl)
@@ -111,6 +119,18 @@ for fragment, kwargs in [
     ("collective_timeout -1.000000: must be from 1 to 1e7 seconds", {"collective_timeout": -1.0}),
     ("collective_timeout 0.000000: must be from 1 to 1e7 seconds", {"collective_timeout": 1e-300}),
     ("checkpoint: empty path", {"checkpoint": ""}),
+    ("checkpoint: NoneType; expected a path (str, bytes or os.PathLike)", {"checkpoint": None}),
+    ("checkpoint: the path holds a NUL character", {"checkpoint": checkpoint + "\0x"}),
+    ("tp: 'x' (str); expected an int", {"tp": "x"}),
+    ("etp: 1.5 (float); expected an int or None", {"etp": 1.5}),
+    ("output_slots: 1099511627776 (int); expected an int", {"output_slots": 1 << 40}),
+    ("step_tokens: 1.5 (float); expected an int", {"step_tokens": 1.5}),
+    ("cuda_graph: str; expected True or False", {"cuda_graph": "yes"}),
+    ("storage: 3 (int); expected a str or None", {"storage": 3}),
+    ("layer_prefix: 3 (int); expected a str or None", {"layer_prefix": 3}),
+    ("collective_timeout: 'x' (str); expected a number of seconds", {"collective_timeout": "x"}),
+    ("--storage host and --placement auto: give one", {"storage": "host", "placement": "auto"}),
+    ("--placement 0=host: table 1 is not placed", {"placement": "0=host"}),
     ("config: empty path", {"config": b""}),
     ("token_map: empty path", {"token_map": ""}),
     ("comm: str; expected an mpi4py communicator", {"comm": "world"}),

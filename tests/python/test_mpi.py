@@ -79,10 +79,32 @@ for keywords, fragment in [(dict(output_slots=0 if last else 2), "output_slots: 
                            (dict(storage="disk" if last else "host"), "storage: the ranks passed different values"),
                            (dict(cache_rows=-1 if last else 0), "cache_rows -1: must be >= 0"),
                            (dict(etp=0 if last else 1), "etp 0: must be >= 1"),
-                           (dict(checkpoint="" if last else checkpoint), "checkpoint: empty path")]:
+                           (dict(checkpoint="" if last else checkpoint), "checkpoint: empty path"),
+                           (dict(tp="x" if last else 1), "tp: 'x' (str); expected an int"),
+                           (dict(cuda_graph="yes" if last else False), "cuda_graph: str; expected True or False"),
+                           (dict(storage="disk", cache_static=0.5000000001 if last else 0.5),
+                            "cache_static: the ranks passed different values")]:
     arguments = dict(checkpoint=checkpoint, config=config_path, comm=world)
     arguments.update(keywords)
     expect_error(ValueError, fragment, pleshard.Engine, **arguments)
 if rank == 0:
     print(f"{ranks} ranks: one rank's oversized or differing batch and its differing keywords: a ValueError on every "
           "rank")
+
+# The same model on every rank: configs that differ (here in one value) are refused by what
+# they hold, whatever their paths.
+import os
+import tempfile
+
+with open(config_path) as f:
+    mine = json.load(f)
+if last:
+    mine["ngram_vocab_size_base"] += 2
+with tempfile.TemporaryDirectory() as scratch:
+    path = os.path.join(scratch, "config.json")
+    with open(path, "w") as f:
+        json.dump(mine, f)
+    expect_error(ValueError, "config (its values): the ranks passed different values; every rank of an engine serves "
+                 "the same model", pleshard.Engine, checkpoint="synthetic", config=path, comm=world)
+if rank == 0:
+    print(f"{ranks} ranks: a rank's other config is a ValueError on every rank")

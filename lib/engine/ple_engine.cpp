@@ -13,6 +13,7 @@
 #include "core/fault_plan.hpp"
 #include "core/host_memory.hpp"
 #include "core/log.hpp"
+#include "core/mpi_check.hpp"
 #include "core/watched_wait.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
@@ -46,6 +47,39 @@ std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, G
 #endif
   return make_host_space();
 }
+
+// The ranks of my node (a machine; PLESHARD_RANKS_PER_NODE's blocks where set) that hold
+// the same row ranges as I do — my ETP rank's — where the host tier's tables are shared.
+class HostShare {
+ public:
+  HostShare(const Communicators& comms, bool wanted) {
+    if (!wanted) return;
+    const Topology& t = comms.topology();
+    int per_node = 0;
+    try {
+      per_node = ranks_per_node_override();
+    } catch (const InputError&) {  // refused where the hierarchical exchange uses it
+    }
+    const int color = t.etp_rank() + t.etp * (per_node > 0 ? t.rank / per_node : 0);
+    PLESHARD_MPI_CHECK(MPI_Comm_split(comms.node(), color, t.rank, &comm_));
+    PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
+    PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  }
+  ~HostShare() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+  HostShare(const HostShare&) = delete;
+  HostShare& operator=(const HostShare&) = delete;
+
+  [[nodiscard]] MPI_Comm comm() const { return ranks_ > 1 ? comm_ : MPI_COMM_NULL; }
+  [[nodiscard]] int ranks() const { return ranks_; }
+  [[nodiscard]] bool reader() const { return rank_ == 0; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int ranks_ = 1;
+  int rank_ = 0;
+};
 
 int size_of(MPI_Comm comm) {
   int n = 1;
@@ -155,17 +189,22 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, gpus, strategy);
+  // One copy per node of the host tier's rows, shared by the ranks that hold the same ranges
+  // (counted, and read, by the first of them).
+  HostShare share(comms, options.share_tables && placement_.uses(StorageTier::host));
+  stats_.load.shared_ranks = share.ranks();
   stats_.load.bytes = 0;
   for (const StorageTier tier : {StorageTier::device, StorageTier::pinned, StorageTier::host, StorageTier::disk}) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
-    require_tier_memory(comms.world(), tier, tier_bytes(tier, layouts, on));
-    stats_.load.bytes += load_bytes(tier, layouts, on);
+    const bool counted = tier != StorageTier::host || share.reader();
+    require_tier_memory(comms.world(), tier, counted ? tier_bytes(tier, layouts, on) : 0);
+    stats_.load.bytes += counted ? load_bytes(tier, layouts, on) : 0;
   }
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
       options.cache.gb > 0 ? options.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
-  TableStores stores = make_table_stores({placement_, checkpoint, ranges, *space_, options.disk_reads,
+  TableStores stores = make_table_stores({placement_, checkpoint, ranges, *space_, options.disk_reads, share.comm(),
                                           options.cache.rows, cache_bytes_asked, &profile, options.cache.static_share});
   store_ = std::move(stores.store);
   caches_ = stores.caches;  // stores.caches and cache_rows stay for the memory check below

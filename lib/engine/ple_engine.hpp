@@ -71,6 +71,9 @@ struct EngineOptions {
   // sizes one.
   bool auto_placement = false;
   std::uint64_t gpu_memory_limit = 0;  // bytes per rank the automatic placement may use; 0: all free
+  // One copy per node of the host tier's rows, shared by the node's ranks that hold the same
+  // ranges (store/host_store.hpp); false: a copy per rank.
+  bool share_tables = true;
   // The most tokens of one DP rank in a step; every buffer is sized for it at construction.
   std::int64_t max_tokens = 8192;
   // Replay steps from CUDA graphs, one per bucket of slot sizes (powers of two up to
@@ -116,7 +119,8 @@ struct PlacementReport {
 // This rank's load of its rows into the tier, when the engine was made.
 struct TableLoad {
   double seconds = 0;
-  std::uint64_t bytes = 0;          // the rows' stored bytes, as the files hold them (0: disk tier)
+  std::uint64_t bytes = 0;          // the rows' stored bytes this rank read, as the files hold them (0: disk tier)
+  int shared_ranks = 1;             // the ranks of my node sharing my host-tier rows (1: none)
   std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
   double cache_fill_seconds = 0;    // the row cache's static part read from the slow tier, after it
 };

@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include <mpi.h>
+
 #include "ckpt/ple_checkpoint.hpp"
 #include "exec/step_space.hpp"
 #include "profile/row_profile.hpp"
@@ -23,6 +25,7 @@ struct TableStoreRequest {
   std::span<const RowRange> ranges;  // each table's rows on this rank
   StepSpace& space;
   PageCache disk_reads = PageCache::use;
+  MPI_Comm host_share = MPI_COMM_NULL;  // make_row_store's: one copy per node of the host tier's rows
   // The row cache over the cacheable tables: slots per rank or their bytes (one non-zero;
   // both 0: none), shared among them by rows held; the profile's hottest rows fill
   // `static_share` of each table's slots.

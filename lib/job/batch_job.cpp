@@ -116,6 +116,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.placement = options.placement;
   engine.auto_placement = options.auto_placement;
   engine.gpu_memory_limit = options.gpu_memory_limit;
+  engine.share_tables = options.share_tables;
   engine.max_tokens = options.schedule.step_tokens;
   engine.cuda_graphs = options.cuda_graph;
   engine.exchange = options.exchange;
@@ -140,6 +141,7 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.load_seconds = stats.load.seconds;
   report.load_bytes = static_cast<double>(stats.load.bytes);
   report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
+  report.shared_ranks = stats.load.shared_ranks;
   report.cache_fill_seconds = stats.load.cache_fill_seconds;
   report.traffic = engine.traffic();
   report.cache = engine.cache();
@@ -152,6 +154,7 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
   for (double& phase : report.times.phase) reduction.max(phase);
   reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
   reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
+  reduction.max(report.shared_ranks);
   reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
   ExchangeTraffic& t = report.traffic;
   reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);

@@ -43,6 +43,7 @@ struct BatchJobOptions {
   std::vector<StorageTier> placement;       // each table's tier (--placement D=T,...)
   bool auto_placement = false;              // --placement auto (EngineOptions::auto_placement)
   std::uint64_t gpu_memory_limit = 0;       // EngineOptions::gpu_memory_limit
+  bool share_tables = true;                 // EngineOptions::share_tables (--no-shared-tables)
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
   ExchangeStrategy exchange = ExchangeStrategy::automatic;  // EngineOptions::exchange
@@ -100,6 +101,7 @@ struct BatchJobReport {
   double load_seconds = 0;        // max over ranks: rows into the tier, before the first step
   double load_bytes = 0;          // rows the tier keeps, all ranks
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
+  double shared_ranks = 1;        // max over ranks: ranks of a node sharing one copy of host-tier rows
   double cache_fill_seconds = 0;  // max over ranks: the row cache's static part, after the load
   std::vector<CollectiveReport> collectives;
   std::vector<CacheReport> cache;  // per layer, summed over ranks; empty without a cache

@@ -1,13 +1,29 @@
 #include "store/host_store.hpp"
 
+#include "core/collective.hpp"
+#include "core/mpi_check.hpp"
+
 namespace pleshard {
 
-HostStore::HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges) {
+HostStore::HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, MPI_Comm share) {
+  int sharers = 1;
+  if (share != MPI_COMM_NULL) PLESHARD_MPI_CHECK(MPI_Comm_size(share, &sharers));
   for (std::size_t d = 0; d < ranges.size(); ++d) {
-    tables_.emplace_back(checkpoint, static_cast<int>(d), ranges[d]);
+    const int table = static_cast<int>(d);
+    if (sharers > 1 && ranges[d].size() > 0) {
+      const TableLayout& layout = checkpoint.table(table).layout;
+      auto segment = std::make_shared<const NodeSegment>(share, HostTable::bytes_for(layout, ranges[d]),
+                                                         "host tier: table " + std::to_string(d));
+      // A maker that cannot read its rows fails the group, not only itself.
+      collective_try(share, [&] { tables_.emplace_back(checkpoint.table_source(table), ranges[d], segment); });
+    } else {
+      tables_.emplace_back(checkpoint, table, ranges[d]);
+    }
     layouts_.push_back(tables_.back().layout());
     ranges_.push_back(ranges[d]);
   }
+  // The makers have read every table before any rank looks one up.
+  if (sharers > 1) PLESHARD_MPI_CHECK(MPI_Barrier(share));
   tasks_.resize(tables_.size());
 }
 

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include <mpi.h>
+
 #include "ckpt/ple_checkpoint.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store.hpp"
@@ -11,8 +13,11 @@ namespace pleshard {
 
 class HostStore final : public RowStore {
  public:
-  // ranges[d]: the rows of table d to hold.
-  HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges);
+  // ranges[d]: the rows of table d to hold. `share`: the ranks of my node that hold the same
+  // ranges (MPI_COMM_NULL, or a group of one: none), which then keep one copy of them in
+  // memory they share (core/node_segment.hpp), read by the group's first rank; collective
+  // over `share`.
+  HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, MPI_Comm share = MPI_COMM_NULL);
 
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }

@@ -8,14 +8,44 @@ namespace pleshard {
 HostTable::HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range)
     : HostTable(checkpoint.table_source(ple_index), range) {}
 
+namespace {
+
+void check_range(const TableLayout& layout, RowRange range) {
+  if (range.begin < 0 || range.end > layout.rows || range.begin > range.end)
+    throw InputError("row range [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
+                     ") outside the table's " + std::to_string(layout.rows) + " rows");
+}
+
+}  // namespace
+
+std::size_t HostTable::bytes_for(const TableLayout& layout, RowRange range) {
+  return static_cast<std::size_t>(range.size()) * (layout.row_bytes() + layout.scale_bytes());
+}
+
 HostTable::HostTable(const TableSource& source, RowRange range)
     : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale) {
-  if (range.begin < 0 || range.end > layout_.rows || range.begin > range.end)
-    throw InputError("row range [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
-                     ") outside the table's " + std::to_string(layout_.rows) + " rows");
-  rows_.resize(static_cast<std::size_t>(range.size()) * layout_.row_bytes());
-  scales_.resize(static_cast<std::size_t>(range.size()) * layout_.scale_bytes());
+  check_range(layout_, range);
+  own_.resize(bytes_for(layout_, range));
+  const std::size_t row_bytes = static_cast<std::size_t>(range.size()) * layout_.row_bytes();
+  rows_ = std::span(own_).first(row_bytes);
+  scales_ = std::span(own_).subspan(row_bytes);
   source.rows(range.begin, range.end, rows_, scales_);
+}
+
+HostTable::HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared)
+    : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale), shared_(std::move(shared)) {
+  check_range(layout_, range);
+  if (shared_->size() != bytes_for(layout_, range))
+    throw SystemError("HostTable: a shared segment of " + std::to_string(shared_->size()) + " bytes for " +
+                      std::to_string(bytes_for(layout_, range)));
+  const std::size_t row_bytes = static_cast<std::size_t>(range.size()) * layout_.row_bytes();
+  const std::span<std::uint8_t> all(shared_->data(), shared_->size());
+  rows_ = all.first(row_bytes);
+  scales_ = all.subspan(row_bytes);
+  if (shared_->maker())
+    source.rows(range.begin, range.end, rows_, scales_);
+  else
+    source.rows(range.begin, range.begin, {}, {});
 }
 
 kernels::TableView HostTable::view() const {

@@ -3,10 +3,12 @@
 // the range give zero rows.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/node_segment.hpp"
 #include "store/row_range.hpp"
 
 namespace pleshard {
@@ -17,6 +19,11 @@ class HostTable {
   HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range);
   // Takes rows [range.begin, range.end) of the table `source` produces.
   HostTable(const TableSource& source, RowRange range);
+  // The same rows in memory the ranks of a node share (store/host_store.hpp): the segment's
+  // maker reads them, the other ranks read an empty range (a collective read needs every
+  // rank) and use the maker's once it is done. `shared` holds bytes_for(layout, range).
+  HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared);
+  [[nodiscard]] static std::size_t bytes_for(const TableLayout& layout, RowRange range);
 
   [[nodiscard]] kernels::TableView view() const;
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
@@ -29,8 +36,10 @@ class HostTable {
   TableLayout layout_;
   RowRange range_;
   float global_scale_ = 1.0f;
-  std::vector<std::uint8_t> rows_;
-  std::vector<std::uint8_t> scales_;
+  std::vector<std::uint8_t> own_;              // rows, then block scales; or
+  std::shared_ptr<const NodeSegment> shared_;  // the node's copy of them
+  std::span<std::uint8_t> rows_;
+  std::span<std::uint8_t> scales_;
 };
 
 }  // namespace pleshard

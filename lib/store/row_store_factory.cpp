@@ -14,10 +14,11 @@
 namespace pleshard {
 
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
-                                         std::span<const RowRange> ranges, StepSpace& space, PageCache disk_reads) {
+                                         std::span<const RowRange> ranges, StepSpace& space, PageCache disk_reads,
+                                         MPI_Comm host_share) {
   switch (tier) {
     case StorageTier::host:
-      return std::make_unique<HostStore>(checkpoint, ranges);
+      return std::make_unique<HostStore>(checkpoint, ranges, host_share);
     case StorageTier::disk:
       return std::make_unique<DiskStore>(checkpoint, ranges, space, disk_reads);
     case StorageTier::device:

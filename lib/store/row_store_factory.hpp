@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+
+#include <mpi.h>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
@@ -16,9 +18,12 @@ namespace pleshard {
 // holds every row), in `space` (the host space for the host tier, a CUDA space for device
 // and pinned). The checkpoint must outlive a disk store, which reads through the page cache
 // or past it (`disk_reads`).
+// `host_share`: the ranks of my node holding the same ranges, which keep one copy of the
+// host tier's rows (HostStore); MPI_COMM_NULL: a copy per rank.
 [[nodiscard]] std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
                                                        std::span<const RowRange> ranges, StepSpace& space,
-                                                       PageCache disk_reads = PageCache::use);
+                                                       PageCache disk_reads = PageCache::use,
+                                                       MPI_Comm host_share = MPI_COMM_NULL);
 
 // The space a tier's steps run in on this process's current device.
 [[nodiscard]] std::unique_ptr<StepSpace> make_tier_space(StorageTier tier);

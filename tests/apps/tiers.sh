@@ -79,6 +79,22 @@ check mixed_disk_host_3 3 1 "0=disk,1=host" "" --cache-rows 64
 placed mixed_disk_host_3 "0=disk,1=host"
 hits mixed_disk_host_3
 [ "$(field "$work/mixed_disk_host_3.log" cache.1.dynamic_rows)" = 0 ] || { echo "FAIL: a cache before the host tier"; exit 1; }
+# One copy per node of the host tier's rows: the ranks holding the same rows share it (4
+# with --etp 1, pairs with --etp 2, pairs of the simulated nodes of 2 ranks), the same bytes
+# as a copy per rank; counted once in the report.
+shared() {  # shared NAME RANKS: the most ranks sharing one copy, as reported
+  [ "$(field "$work/$1.log" table_shared_ranks)" = "$2" ] || { echo "FAIL: $1 not shared by $2"; cat "$work/$1.log"; exit 1; }
+}
+check host_shared_4 4 1 host
+shared host_shared_4 4
+check host_own_4 4 1 host "" --no-shared-tables
+shared host_own_4 1
+[ "$(field "$work/host_own_4.log" table_load_bytes)" = "$(( 4 * $(field "$work/host_shared_4.log" table_load_bytes) ))" ] \
+  || { echo "FAIL: a shared copy not counted once"; exit 1; }
+check host_shared_etp_4 4 2 host
+shared host_shared_etp_4 2
+PLESHARD_RANKS_PER_NODE=2 check host_nodes_4 4 1 host
+shared host_nodes_4 2
 check auto_2 2 2 auto
 [ "$(field "$work/auto_2.log" placement_auto)" = true ] || { echo "FAIL: auto not reported"; exit 1; }
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then

@@ -32,8 +32,8 @@ namespace pleshard {
 
 namespace {
 
-// The host, or (on_gpu) this rank's GPU (chosen
-// collectively), with `gpus` telling whether every rank has one to itself.
+// This rank's GPU (chosen collectively, `gpus` telling whether every rank has one to itself)
+// where `on_gpu`, else the host.
 std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, GpuBinding& gpus) {
 #if PLESHARD_HAVE_CUDA
   if (on_gpu) {
@@ -131,10 +131,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     throw SystemError("the engine's placement names " + std::to_string(options.placement.size()) + " tables of " +
                       std::to_string(tables));
   GpuBinding gpus;
-  const bool on_gpu = options.auto_placement ? gpu_available()
-                                             : (options.placement.empty() ? Placement::every(options.tier, tables)
-                                                                          : Placement{options.placement})
-                                                   .uses_gpu();
+  // The step's space: the GPU where a table's tier decodes there (an automatic placement
+  // uses the GPU wherever there is one), else the host.
+  const bool on_gpu = options.auto_placement ? gpu_available() : asked_placement(options, tables).uses_gpu();
   space_ = make_space(comms, on_gpu, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
   if (space_->on_device()) {

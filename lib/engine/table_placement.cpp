@@ -8,12 +8,15 @@
 
 namespace pleshard {
 
+Placement asked_placement(const EngineOptions& options, int tables) {
+  return options.placement.empty() ? Placement::every(options.tier, tables) : Placement{options.placement};
+}
+
 PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options, const PlacementInputs& in) {
   const int tables = static_cast<int>(in.layouts.size());
   PlacementChoice choice;
   if (!options.auto_placement) {
-    choice.placement =
-        options.placement.empty() ? Placement::every(options.tier, tables) : Placement{options.placement};
+    choice.placement = asked_placement(options, tables);
     return choice;
   }
   std::vector<TableDemand> demands;

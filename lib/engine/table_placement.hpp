@@ -28,6 +28,9 @@ struct PlacementChoice {
   PlacementReport report;
 };
 
+// The placement EngineOptions give (not an automatic one): `placement`, or every table on `tier`.
+[[nodiscard]] Placement asked_placement(const EngineOptions& options, int tables);
+
 // Collective over `world` where the placement is automatic.
 [[nodiscard]] PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options,
                                                const PlacementInputs& in);

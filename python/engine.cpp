@@ -82,11 +82,7 @@ void require_same_model(MPI_Comm comm, const ModelConfig& config, const PleCheck
               std::to_string(t.layout.rows) + " " + exact(static_cast<double>(t.global_scale)) + ";";
   std::string map;
   if (config.token_map != nullptr) {
-    const auto& ids = config.token_map->ids();
-    map = std::to_string(Digest()
-                             .add(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(ids.data()),
-                                                                ids.size() * sizeof(ids[0])))
-                             .value());
+    map = std::to_string(Digest().add(config.token_map->ids()).value());
   }
   require_same(comm,
                {{"config (its values)", to_json(config).dump()},
@@ -96,10 +92,11 @@ void require_same_model(MPI_Comm comm, const ModelConfig& config, const PleCheck
 }
 
 std::uint64_t digest_of(const TokenBatch& batch) {
-  const auto bytes = [](const std::vector<std::int64_t>& v) {
-    return std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * sizeof(v[0]));
-  };
-  return Digest().add(bytes(batch.tokens)).add(bytes(batch.query_start_loc)).add(bytes(batch.context)).value();
+  return Digest()
+      .add(std::span<const std::int64_t>(batch.tokens))
+      .add(std::span<const std::int64_t>(batch.query_start_loc))
+      .add(std::span<const std::int64_t>(batch.context))
+      .value();
 }
 
 }  // namespace
@@ -168,7 +165,8 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
     // give each rank's share of other tokens' embeddings. Checked in one small all-reduce
     // over the TP group (every rank joins it, a failing one too), then every rank agrees.
     if (engine.topology().tp > 1) {
-      std::uint64_t seen[3] = {failure ? 0 : digest_of(batch), failure ? 0 : ~digest_of(batch), failure ? 0U : 1U};
+      const std::uint64_t digest = failure ? 0 : digest_of(batch);
+      std::uint64_t seen[3] = {digest, failure ? 0 : ~digest, failure ? 0U : 1U};
       PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp()));
       const bool all_made = seen[2] == 1;
       if (!failure && all_made && seen[0] != ~seen[1])

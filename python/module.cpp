@@ -14,6 +14,7 @@
 #include "core/version.hpp"
 #include "embedding_array.hpp"
 #include "engine.hpp"
+#include "python_names.hpp"
 #include "runtime.hpp"
 #include "token_arrays.hpp"
 
@@ -23,8 +24,6 @@ using namespace pybind11::literals;
 namespace pleshard::python {
 
 namespace {
-
-std::string type_name(const py::handle& value) { return py::str(py::type::of(value).attr("__name__")); }
 
 // Keyword `name` as T, or a ValueError naming it (read inside the ranks' agreement, so that
 // one rank's wrong type is an error on every rank, not a hang in the others).
@@ -139,8 +138,7 @@ std::shared_ptr<PythonEngine> make_engine(
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
     args.output_slots = keyword<int>(output_slots, "output_slots", "an int");
   } catch (const py::error_already_set& e) {
-    const std::string what = e.what();
-    failure = std::make_exception_ptr(InputError(what.substr(0, what.find('\n'))));
+    failure = std::make_exception_ptr(InputError(error_line(e)));
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
@@ -273,11 +271,7 @@ steps it and reports it together.)")
       .def_property_readonly("ngram_size", [](const PythonEngine& e) { return e.config().ngram_size; })
       .def_property_readonly("output_slots", [](const PythonEngine& e) { return e.engine().output_slots(); })
       .def_property_readonly("steps", [](const PythonEngine& e) { return e.engine().stats().steps; })
-      .def_property_readonly("storage",
-                             [](const PythonEngine& e) {
-                               const Placement& p = e.engine().placement();
-                               return p.uniform() ? p.describe() : std::string("mixed");
-                             })
+      .def_property_readonly("storage", [](const PythonEngine& e) { return e.engine().placement().storage(); })
       .def_property_readonly("placement", [](const PythonEngine& e) { return e.engine().placement().describe(); })
       .def_property_readonly("exchange", [](const PythonEngine& e) { return std::string(e.engine().exchange()); })
       .def_property_readonly("out_dtype",

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "dlpack.hpp"
 #include "exec/stream_order.hpp"
+#include "python_names.hpp"
 
 namespace py = pybind11;
 
@@ -147,7 +148,7 @@ IntArray from_list(const py::sequence& list, const std::string& name, int ndim) 
   const auto read = [&](const py::handle& item, const std::string& where) {
     // Python's ints and what stands for one (NumPy's integer scalars: __index__), not bools.
     if (PyBool_Check(item.ptr()) || PyFloat_Check(item.ptr()) || PyIndex_Check(item.ptr()) == 0)
-      throw InputError(where + ": " + std::string(py::str(py::type::of(item).attr("__name__"))) + "; expected an int");
+      throw InputError(where + ": " + type_name(item) + "; expected an int");
     const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
     if (!index) throw py::error_already_set();
     int overflow = 0;
@@ -187,8 +188,7 @@ IntArray read_int_array(const py::handle& object, const std::string& name, int n
   try {
     return read_any(object, name, ndim);
   } catch (const py::error_already_set& e) {
-    const std::string what = e.what();
-    throw InputError(name + ": " + what.substr(0, what.find('\n')));
+    throw InputError(name + ": " + error_line(e));
   }
 }
 
@@ -211,7 +211,7 @@ IntArray read_any(const py::handle& object, const std::string& name, int ndim) {
   }
   if (py::isinstance<py::list>(object) || py::isinstance<py::tuple>(object))
     return from_list(object.cast<py::sequence>(), name, ndim);
-  throw InputError(name + ": " + std::string(py::str(py::type::of(object).attr("__name__"))) +
+  throw InputError(name + ": " + type_name(object) +
                    "; expected an integer array (NumPy, PyTorch, CuPy, a DLPack capsule, a buffer) or a list of ints");
 }
 

@@ -32,6 +32,9 @@ class Digest {
   }
   Digest& add(std::uint64_t value) { return add({reinterpret_cast<const std::uint8_t*>(&value), sizeof value}); }
   Digest& add(std::string_view text) { return add({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}); }
+  Digest& add(std::span<const std::int64_t> values) {
+    return add({reinterpret_cast<const std::uint8_t*>(values.data()), values.size_bytes()});
+  }
 
   [[nodiscard]] std::uint64_t value() const {
     std::uint64_t h = kernels::splitmix64(length_);

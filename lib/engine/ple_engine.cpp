@@ -193,7 +193,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   HostShare share(comms, options.share_tables && placement_.uses(StorageTier::host));
   stats_.load.shared_ranks = share.ranks();
   stats_.load.bytes = 0;
-  for (const StorageTier tier : {StorageTier::device, StorageTier::pinned, StorageTier::host, StorageTier::disk}) {
+  for (const StorageTier tier : k_storage_tiers) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
     const bool counted = tier != StorageTier::host || share.reader();

@@ -28,9 +28,10 @@ TableStores make_table_stores(const TableStoreRequest& r) {
     }
     out.cache_rows = cache_rows_per_layer(r.cache_rows, r.cache_bytes, layouts, held);
   }
+  const bool profiled = r.profile != nullptr && !r.profile->tables.empty();
   std::vector<std::unique_ptr<RowStore>> parts;
   std::vector<int> holder(layers, -1);
-  for (const StorageTier tier : {StorageTier::device, StorageTier::pinned, StorageTier::host, StorageTier::disk}) {
+  for (const StorageTier tier : k_storage_tiers) {
     if (!placement.uses(tier)) continue;
     const std::vector<RowRange> ranges = ranges_on(placement, tier, r.ranges);
     std::unique_ptr<RowStore> part = make_row_store(tier, r.checkpoint, ranges, r.space, r.disk_reads, r.host_share);
@@ -39,7 +40,6 @@ TableStores make_table_stores(const TableStoreRequest& r) {
       for (std::size_t d = 0; d < layers; ++d) {
         if (placement.tier(static_cast<int>(d)) != tier) continue;
         caches[d].rows = out.cache_rows[d];
-        const bool profiled = r.profile != nullptr && !r.profile->tables.empty();
         if (profiled)
           caches[d].hot = hot_rows(r.profile->tables[d], ranges[d],
                                    static_cast<std::int64_t>(r.static_share * static_cast<double>(caches[d].rows)));

@@ -45,10 +45,10 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
       throw InputError("--cuda-graph needs --storage device or pinned, not host (no GPU here for --placement auto)");
     (void)choose_exchange(s.job.exchange, s.topology, false, s.job.cuda_graph);
   } else {
-    const Placement placement = !in.storage.empty() ? Placement::every(parse_storage_tier(in.storage), 1)
-                                                    : parse_placement(in.placement, s.config.num_ple_layers());
-    if (!in.storage.empty()) s.job.storage = placement.tier(0);
-    if (in.storage.empty()) s.job.placement = placement.tiers;
+    const int tables = s.config.num_ple_layers();
+    const Placement placement = !in.storage.empty() ? Placement::every(parse_storage_tier(in.storage), tables)
+                                                    : parse_placement(in.placement, tables);
+    s.job.placement = placement.tiers;
     const TierCapabilities can = placement.capabilities();
     if (s.job.cuda_graph && !can.graph_capturable)
       throw InputError("--cuda-graph needs --storage device or pinned, not " + asked);
@@ -67,9 +67,7 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
   // Only the host tier reads each rank's range in one collective call per table; the other
   // tiers open the files on their own, so no close or read of theirs waits for other ranks.
   // (An automatic placement is not known yet: its checkpoint reads independently.)
-  const Placement placement =
-      setup.job.placement.empty() ? Placement::every(setup.job.storage, 1) : Placement{setup.job.placement};
-  options.collective_io = !setup.job.auto_placement && placement.capabilities().loads_collectively;
+  options.collective_io = !setup.job.auto_placement && Placement{setup.job.placement}.capabilities().loads_collectively;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   return collective_try(comms.world(), [&] {
     if (in.checkpoint == k_synthetic_checkpoint)

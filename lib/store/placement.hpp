@@ -33,6 +33,8 @@ struct Placement {
   [[nodiscard]] TierCapabilities capabilities() const;
   // "device" where every table is on one tier, else "0=device,1=pinned".
   [[nodiscard]] std::string describe() const;
+  // The tier where every table is on one, else "mixed" (the report's `storage`).
+  [[nodiscard]] std::string storage() const { return uniform() ? describe() : "mixed"; }
 };
 
 // `--placement`: "D=TIER,..." naming each of `tables` tables once (D its ple index), or one

@@ -8,6 +8,10 @@ namespace pleshard {
 
 enum class StorageTier { host, device, pinned, disk };
 
+// Every tier, the fastest first.
+inline constexpr StorageTier k_storage_tiers[] = {StorageTier::device, StorageTier::pinned, StorageTier::host,
+                                                  StorageTier::disk};
+
 [[nodiscard]] const char* to_string(StorageTier tier);
 // "host", "device", "pinned" or "disk"; throws InputError otherwise, or when device or
 // pinned is asked for in a build without CUDA or on a machine without a GPU.

@@ -244,7 +244,7 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
   for (auto& id : beside_ids) id %= beside_rows;
   const std::vector<std::uint8_t> beside_expected =
       beside_rows == o.rows ? expected : expected_output(beside_source, beside_ids, o.out_dtype);
-  GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, uva_blocks_per_sm(o));
+  GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, MPI_COMM_NULL, uva_blocks_per_sm(o));
   GpuTable device(beside_source, {0, beside_rows}, StorageTier::device);
   const auto n = static_cast<std::int64_t>(ids.size());
   SpaceBuffer d_ids(*space);

@@ -72,9 +72,10 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Each table's tier: auto (the default: device, then pinned, then disk, as they fit; the GPU "
                   "memory left becomes a row cache), one tier, or D=TIER,... per table (0=device,1=pinned)")
       ->excludes(storage);
-  cmd->add_flag("--no-shared-tables{false}", in.job.share_tables,
-                "Each rank keeps its own copy of the host tier's rows (default: one copy per node, shared by the "
-                "ranks holding the same rows)");
+  cmd->add_flag(
+      "--no-shared-tables{false}", in.job.share_tables,
+      "Each rank keeps its own copy of the host and pinned tiers' rows (default: one copy per node, shared by the "
+      "ranks holding the same rows)");
   cmd->add_option("--gpu-memory-limit", in.gpu_memory_limit_gb,
                   "GB of each rank's GPU that --placement auto may use for tables and the cache (default: all free)")
       ->check(finite_in(0.001, 1e6, "a number of GB from 0.001 to 1e6"));

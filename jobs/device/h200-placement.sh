@@ -13,8 +13,12 @@
 #   cache in front of it), beside the same placement without the cache (the pinned table
 #   alone); bench step of that automatic placement at B = 1, 64, 1024;
 # - tiers: run's output from every tier and from tables split over two (run_tiers), and the
-#   placement refusals, against the host tier's.
-#   [CORPUS=...] [PARTS="tests qwen v41 tiers"] jobs/device/h200-placement.sh
+#   placement refusals, against the host tier's;
+# - shared: one copy per node of the pinned tier's rows: 4 ranks sharing the GPU, --etp 1,
+#   the quick-start model with and without --no-shared-tables, then Qwen's real FP8 table
+#   (51.2 GB, made in place) on the corpus's second half — four copies (205 GB) would not fit
+#   the machine; the node's memory as the ranks' summed PSS at its peak (jobs/peak_pss.py).
+#   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] jobs/device/h200-placement.sh
 # Results go to $OUT (default ./out): placement.txt, placement.jsonl.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -87,6 +91,38 @@ fi
 if part tiers; then
   ctest --test-dir "$build" --output-on-failure -R "app_run_tiers|app_run_placement" >"$out/placement-tiers.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed|FAIL" "$out/placement-tiers.txt" | tee -a "$out/placement.txt"
+fi
+if part shared; then
+  df -B1 /dev/shm | tee -a "$out/placement.txt"
+  # shared_run NAME ARGS...: 4 ranks, --etp 1, pinned; the report's sharing and the node's peak PSS.
+  shared_run() {
+    local name=$1; shift
+    echo "\$ mpirun -n 4 pleshard run --etp 1 --storage pinned $*" | tee -a "$out/placement.txt"
+    python3 jobs/peak_pss.py -- mpirun -n 4 --oversubscribe "$app" run --etp 1 --storage pinned --summary-only --quiet \
+      --json "$@" >"$out/$name.log" 2>&1 || { echo "FAILED: $name" | tee -a "$out/placement.txt"; tail -5 "$out/$name.log"; rc=1; }
+    grep '^{' "$out/$name.log" >>"$out/placement.jsonl"
+    python3 - "$out/$name.log" <<'PY' | tee -a "$out/placement.txt"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+peak = [l for l in lines if l.startswith("peak_pss_bytes")]
+r = [json.loads(l) for l in lines if l.startswith("{") and '"schema_version"' in l]
+if r:
+    r = r[-1]
+    print(f"  shared ranks {r['table_shared_ranks']}, load {r['table_load_bytes'] / 1e9:.3f} GB in "
+          f"{r['table_load_s']:.1f} s, {r['tokens_per_s']:.4g} tokens/s, node PSS peak "
+          f"{int(peak[-1].split()[1]) / 1e9:.2f} GB" if peak else "")
+else:
+    print("  " + " | ".join(l for l in lines if "error" in l)[:400])
+PY
+  }
+  example=(--checkpoint synthetic --config jobs/example/config.json --synthetic 3000)
+  shared_run shared-example "${example[@]}"
+  shared_run own-example "${example[@]}" --no-shared-tables
+  fp8=/tmp/pleshard-qwen-fp8.json
+  qwen_as float8_e4m3fn "$fp8"
+  shared_run shared-qwen --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-second.jsonl \
+    --collective-timeout 600
+  shared_run own-qwen --checkpoint synthetic --config "$fp8" --requests /tmp/corpus-second.jsonl --no-shared-tables
 fi
 [ $rc -eq 0 ] && echo "h200-placement: every part ran" || echo "h200-placement: FAILED (see above)"
 exit $rc

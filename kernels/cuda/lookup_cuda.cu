@@ -97,9 +97,43 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
   for (int k = 0; k < N; ++k) store_value_as<O>(out, first + k, values[k]);
 }
 
-// One warp per output row. Each lane loads chunks of the stored row (read-only path),
+// Rows a group of lanes holds in flight: each group issues the loads of all of them before it
+// decodes any, so a warp waits for memory once per k_rows_in_flight rows (a random gather is
+// bound by the bytes in flight, not by the lanes' arithmetic).
+constexpr int k_rows_in_flight = 2;
+
+// One chunk of a stored row of format F decoded with the shared decode core: values in
+// float32, `scale` the chunk's block scale byte where the format has them.
+template <RowFormat F, Tables T, int Bytes, int N>
+__device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t scale, float global_scale,
+                             const SharedTables<T>& tables, float (&values)[N]) {
+  if constexpr (block_scaling(F).scaled()) {
+    // The chunk's one block scale: (element * block scale) * global, as decode_value_as
+    // computes it, the product read from the table where the format has one.
+    if constexpr (tables_for(F) == Tables::products) {
+      const float* products = tables.products + (static_cast<unsigned>(scale) << 4);
+#pragma unroll
+      for (int k = 0; k < N; ++k) values[k] = products[(bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * global_scale;
+    } else {
+      const E4m3Table e4m3{tables.e4m3};
+      const float block_scale = block_scale_as<F>(scale, e4m3);
+#pragma unroll
+      for (int k = 0; k < N; ++k) values[k] = (block_element_as<F>(bytes, k, e4m3) * block_scale) * global_scale;
+    }
+  } else if constexpr (F == RowFormat::fp8) {
+    const E4m3Table e4m3{tables.e4m3};
+#pragma unroll
+    for (int k = 0; k < N; ++k) values[k] = decode_value_as<F>(bytes, nullptr, global_scale, k, e4m3);
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) values[k] = decode_value_as<F>(bytes, nullptr, global_scale, k);
+  }
+}
+
+// Groups of lanes per output row. Each lane loads chunks of the stored row (read-only path),
 // decodes them with the shared decode core and stores the values in 16-byte vectors; a
-// row's chunks are contiguous across the lanes, so loads and stores coalesce.
+// row's chunks are contiguous across the lanes, so loads and stores coalesce. Rows the view
+// does not hold are written as zeros.
 template <RowFormat F, OutDtype O, Tables T>
 __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>& tables) {
   const TableView table = task.rows;
@@ -109,6 +143,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
   constexpr int bytes = chunk_bytes<F>();
   const int chunks = row_bytes / bytes;
   constexpr int per_chunk = values_per_chunk<F>();
+  constexpr int block = block_scaling(F).scaled() ? block_scaling(F).block : 1;
   // Short rows (FP8, block-scaled) leave most lanes idle at one row per warp: a warp takes as many
   // rows as it has groups of `chunks` lanes.
   const int rows_per_warp = chunks < 32 ? 32 / chunks : 1;
@@ -117,51 +152,42 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
   const int group = lane / group_lanes;
   const int group_lane = lane - group * group_lanes;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block;
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * rows_per_warp;
   if (group >= rows_per_warp) return;  // lanes left over by the grouping; no barrier follows
-  for (std::int64_t i = warp * rows_per_warp + group; i < task.count; i += warps * rows_per_warp) {
-    const std::int64_t id = keys[i];
-    const std::int64_t base = i * dim;
-    if (!table.owns(id)) {
-      for (int j = group_lane; j < dim; j += group_lanes) store_value_as<O>(task.out, base + j, 0.0f);
-      continue;
+  // Group g takes rows g, g + groups, g + 2 groups, ...: k_rows_in_flight of them at a time.
+  for (std::int64_t first = warp * rows_per_warp + group; first < task.count; first += groups * k_rows_in_flight) {
+    const std::uint8_t* row[k_rows_in_flight];
+    const std::uint8_t* scales[k_rows_in_flight];
+#pragma unroll
+    for (int u = 0; u < k_rows_in_flight; ++u) {
+      const std::int64_t i = first + u * groups;
+      const std::int64_t id = i < task.count ? keys[i] : table.row_end;
+      const bool owned = table.owns(id);
+      const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
+      row[u] = owned ? table.row_at(local) : nullptr;
+      scales[u] = owned && block_scaling(F).scaled() ? table.scales_at(local) : nullptr;
     }
-    const auto local = static_cast<std::size_t>(id - table.row_begin);
-    const std::uint8_t* row = table.row_at(local);
-    const std::uint8_t* scales = block_scaling(F).scaled() ? table.scales_at(local) : nullptr;
     for (int c = group_lane; c < chunks; c += group_lanes) {
-      union {
+      union Chunk {
         ChunkVector<bytes> vector;
         std::uint8_t bytes[bytes];
-      } chunk;
-      chunk.vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row) + c);
-      float values[per_chunk];
-      if constexpr (block_scaling(F).scaled()) {
-        // The chunk's one block scale: (element * block scale) * global, as decode_value_as
-        // computes it, the product read from the table where the format has one.
-        const std::uint8_t scale = scales[c * per_chunk / block_scaling(F).block];
-        if constexpr (tables_for(F) == Tables::products) {
-          const float* products = tables.products + (static_cast<unsigned>(scale) << 4);
+      };
+      Chunk chunk[k_rows_in_flight];
+      std::uint8_t scale[k_rows_in_flight] = {};
 #pragma unroll
-          for (int k = 0; k < per_chunk; ++k)
-            values[k] = products[(chunk.bytes[k / 2] >> ((k & 1) * 4)) & 0xFu] * table.global_scale;
-        } else {
-          const E4m3Table e4m3{tables.e4m3};
-          const float block_scale = block_scale_as<F>(scale, e4m3);
-#pragma unroll
-          for (int k = 0; k < per_chunk; ++k)
-            values[k] = (block_element_as<F>(chunk.bytes, k, e4m3) * block_scale) * table.global_scale;
-        }
-      } else if constexpr (F == RowFormat::fp8) {
-        const E4m3Table e4m3{tables.e4m3};
-#pragma unroll
-        for (int k = 0; k < per_chunk; ++k)
-          values[k] = decode_value_as<F>(chunk.bytes, nullptr, table.global_scale, k, e4m3);
-      } else {
-#pragma unroll
-        for (int k = 0; k < per_chunk; ++k) values[k] = decode_value_as<F>(chunk.bytes, nullptr, table.global_scale, k);
+      for (int u = 0; u < k_rows_in_flight; ++u) {
+        if (row[u] == nullptr) continue;
+        chunk[u].vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row[u]) + c);
+        if constexpr (block_scaling(F).scaled()) scale[u] = scales[u][c * per_chunk / block];
       }
-      store_chunk<O>(task.out, base + c * per_chunk, values);
+#pragma unroll
+      for (int u = 0; u < k_rows_in_flight; ++u) {
+        const std::int64_t i = first + u * groups;
+        if (i >= task.count) break;
+        float values[per_chunk] = {};
+        if (row[u] != nullptr) decode_chunk<F, T>(chunk[u].bytes, scale[u], table.global_scale, tables, values);
+        store_chunk<O>(task.out, i * dim + c * per_chunk, values);
+      }
     }
   }
 }
@@ -202,12 +228,19 @@ __device__ void decode_task_if(const DecodeTask task, bool aligned, const Shared
     decode_task<F, O, T>(task, aligned, tables);
 }
 
-// Every warp takes its share of every task in turn, so a step's layers need no search for
-// which layer a row belongs to and stay balanced whatever their sizes. `Only` >= 0 compiles
-// the one format every task has (the usual step: one format for the whole model), so the
-// kernel takes no more registers than that format needs; -1 compiles them all.
+// One row of blocks per task (blockIdx.y): a step's layers run side by side, each row of a
+// step one chain of loads deep, and a warp needs no search for which layer a row belongs to.
+// Blocks past a shorter task's rows return at once. `Only` >= 0 compiles the one format every
+// task has (the usual step: one format for the whole model), so the kernel takes no more
+// registers than that format needs; -1 compiles them all.
 template <OutDtype O, Tables T, int Only>
 __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
+  // A copy in registers: the row loop then reads no kernel parameter through an index.
+  const DecodeTask task = step.tasks[blockIdx.y];
+  const bool aligned = step.aligned[blockIdx.y];
+  // A warp's first row is at least its index: a block past the task's rows has none (the
+  // test is the same for the whole block, before its barrier).
+  if (static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block >= task.count) return;
   __shared__ SharedTables<T> tables;
   if constexpr (T != Tables::none) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
@@ -219,30 +252,25 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   }
   if constexpr (T != Tables::none) __syncthreads();
   constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
-  for (int d = 0; d < step.count; ++d) {
-    // A copy in registers: the row loop then reads no kernel parameter through an index.
-    const DecodeTask task = step.tasks[d];
-    const bool aligned = step.aligned[d];
-    switch (task.rows.format) {
-      case RowFormat::f32:
-        decode_task_if<RowFormat::f32, O, T, compiled(RowFormat::f32)>(task, aligned, tables);
-        break;
-      case RowFormat::bf16:
-        decode_task_if<RowFormat::bf16, O, T, compiled(RowFormat::bf16)>(task, aligned, tables);
-        break;
-      case RowFormat::f16:
-        decode_task_if<RowFormat::f16, O, T, compiled(RowFormat::f16)>(task, aligned, tables);
-        break;
-      case RowFormat::fp8:
-        decode_task_if<RowFormat::fp8, O, T, compiled(RowFormat::fp8)>(task, aligned, tables);
-        break;
-      case RowFormat::nvfp4:
-        decode_task_if<RowFormat::nvfp4, O, T, compiled(RowFormat::nvfp4)>(task, aligned, tables);
-        break;
-      case RowFormat::fp8_e8m0:
-        decode_task_if<RowFormat::fp8_e8m0, O, T, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
-        break;
-    }
+  switch (task.rows.format) {
+    case RowFormat::f32:
+      decode_task_if<RowFormat::f32, O, T, compiled(RowFormat::f32)>(task, aligned, tables);
+      break;
+    case RowFormat::bf16:
+      decode_task_if<RowFormat::bf16, O, T, compiled(RowFormat::bf16)>(task, aligned, tables);
+      break;
+    case RowFormat::f16:
+      decode_task_if<RowFormat::f16, O, T, compiled(RowFormat::f16)>(task, aligned, tables);
+      break;
+    case RowFormat::fp8:
+      decode_task_if<RowFormat::fp8, O, T, compiled(RowFormat::fp8)>(task, aligned, tables);
+      break;
+    case RowFormat::nvfp4:
+      decode_task_if<RowFormat::nvfp4, O, T, compiled(RowFormat::nvfp4)>(task, aligned, tables);
+      break;
+    case RowFormat::fp8_e8m0:
+      decode_task_if<RowFormat::fp8_e8m0, O, T, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
+      break;
   }
 }
 
@@ -285,7 +313,8 @@ bool aligned_for(const TableView& t) {
 
 template <OutDtype O, Tables T, int Only>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
-  decode_step_kernel<O, T, Only><<<grid, k_warps_per_block * 32, 0, stream>>>(step);
+  const dim3 blocks(static_cast<unsigned>(grid), static_cast<unsigned>(step.count));
+  decode_step_kernel<O, T, Only><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
 }
 
 template <OutDtype O, RowFormat F>
@@ -368,10 +397,11 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     tables = std::max(tables, tables_for(task.rows.format));
   }
   if (step.count == 0) return;
-  // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
-  // and loop over rows: a few blocks per SM instead of one block per few rows.
-  int grid = grid_for(most);
-  if (tables == Tables::products) grid = std::min(grid, 8 * multiprocessors());
+  // Blocks for the longest task, each warp's groups holding k_rows_in_flight rows. With the
+  // product table, blocks fill 16 KB of shared memory first, so they stay resident and loop
+  // over rows: a few blocks per SM (for all tasks together) instead of one block per few rows.
+  int grid = grid_for((most + k_rows_in_flight - 1) / k_rows_in_flight);
+  if (tables == Tables::products) grid = std::min(grid, std::max(1, 8 * multiprocessors() / step.count));
   switch (dtype) {
     case OutDtype::f32:
       launch<OutDtype::f32>(step, tables, grid, stream);

@@ -39,6 +39,7 @@ FaultPlan fault_plan_from_environment() {
   plan.stall_rank = static_cast<int>(whole_number("PLESHARD_FAULT_STALL_RANK").value_or(0));
   plan.kill_after_parts = whole_number("PLESHARD_FAULT_KILL_AFTER_PARTS");
   plan.write_limit = whole_number("PLESHARD_FAULT_WRITE_LIMIT");
+  plan.kill_in_shared_load = whole_number("PLESHARD_FAULT_KILL_IN_SHARED_LOAD").value_or(0) != 0;
   return plan;
 }
 

@@ -20,6 +20,10 @@ struct FaultPlan {
   // A process's embedding writes past this many bytes fail as on a full disk
   // (PLESHARD_FAULT_WRITE_LIMIT).
   std::optional<std::uint64_t> write_limit;
+  // The maker of the node's shared copy of a table is killed (SIGKILL) once its group has
+  // mapped the segment, before it fills it: a rank killed during a shared load
+  // (PLESHARD_FAULT_KILL_IN_SHARED_LOAD=1).
+  bool kill_in_shared_load = false;
 };
 
 // The plan in force; none by default.

@@ -12,6 +12,7 @@
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
 
 namespace pleshard {
@@ -94,6 +95,7 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
     if (data_ != nullptr) ::munmap(data_, mapped_);
     throw;
   }
+  if (maker_ && fault_plan().kill_in_shared_load) ::raise(SIGKILL);
 }
 
 NodeSegment::~NodeSegment() {

@@ -49,7 +49,8 @@ std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, G
 }
 
 // The ranks of my node (a machine; PLESHARD_RANKS_PER_NODE's blocks where set) that hold
-// the same row ranges as I do — my ETP rank's — where the host tier's tables are shared.
+// the same row ranges as I do — my ETP rank's — where tables in host memory (the host and
+// pinned tiers) are shared.
 class HostShare {
  public:
   HostShare(const Communicators& comms, bool wanted) {
@@ -188,15 +189,15 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   const ExchangeStrategy strategy = choose_exchange(options.exchange, topology_, local, options.cuda_graphs);
   if (strategy == ExchangeStrategy::hierarchical) check_node_layout(comms);
   open_communicators(comms, gpus, strategy);
-  // One copy per node of the host tier's rows, shared by the ranks that hold the same ranges
-  // (counted, and read, by the first of them).
-  HostShare share(comms, options.share_tables && placement_.uses(StorageTier::host));
+  // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
+  // that hold the same ranges (counted, and read, by the first of them).
+  HostShare share(comms, options.share_tables && can.in_host_memory);
   stats_.load.shared_ranks = share.ranks();
   stats_.load.bytes = 0;
   for (const StorageTier tier : k_storage_tiers) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
-    const bool counted = tier != StorageTier::host || share.reader();
+    const bool counted = !capabilities_of(tier).in_host_memory || share.reader();
     require_tier_memory(comms.world(), tier, counted ? tier_bytes(tier, layouts, on) : 0);
     stats_.load.bytes += counted ? load_bytes(tier, layouts, on) : 0;
   }

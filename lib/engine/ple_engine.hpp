@@ -71,8 +71,8 @@ struct EngineOptions {
   // sizes one.
   bool auto_placement = false;
   std::uint64_t gpu_memory_limit = 0;  // bytes per rank the automatic placement may use; 0: all free
-  // One copy per node of the host tier's rows, shared by the node's ranks that hold the same
-  // ranges (store/host_store.hpp); false: a copy per rank.
+  // One copy per node of the host and pinned tiers' rows, shared by the node's ranks that hold
+  // the same ranges (store/host_store.hpp, store/gpu_table.hpp); false: a copy per rank.
   bool share_tables = true;
   // The most tokens of one DP rank in a step; every buffer is sized for it at construction.
   std::int64_t max_tokens = 8192;

@@ -1,16 +1,25 @@
 #include "store/gpu_store.hpp"
 
+#include "core/collective.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace pleshard {
 
 GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
-                   StepSpace& space, int uva_blocks_per_sm)
+                   StepSpace& space, MPI_Comm share, int uva_blocks_per_sm)
     : tier_(tier), stream_(stream_of(space)) {
   try {
+    const bool shared = tier == StorageTier::pinned && share != MPI_COMM_NULL;
     for (std::size_t d = 0; d < sources.size(); ++d) {
-      tables_.push_back(std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm));
+      if (shared && ranges[d].size() > 0) {
+        // A maker that cannot read its rows fails the group, not only itself; the group's
+        // agreement is also the point after which every rank may read them.
+        tables_.push_back(collective_try(
+            share, [&] { return std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm, share); }));
+      } else {
+        tables_.push_back(std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm));
+      }
       layouts_.push_back(tables_.back()->layout());
       ranges_.push_back(ranges[d]);
     }

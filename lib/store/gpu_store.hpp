@@ -19,9 +19,10 @@ namespace pleshard {
 class GpuStore final : public RowStore {
  public:
   // sources[d] and ranges[d]: table d and the rows of it to hold. `space` is a CUDA space;
-  // `tier` is device or pinned.
+  // `tier` is device or pinned. Pinned rows with a `share` group (ranks of one node holding
+  // the same ranges; collective over it) are held once by the node (GpuTable).
   GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier, StepSpace& space,
-           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
+           MPI_Comm share = MPI_COMM_NULL, int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
   ~GpuStore() override;
   GpuStore(const GpuStore&) = delete;
   GpuStore& operator=(const GpuStore&) = delete;

@@ -58,7 +58,7 @@ void read_band(const TableSource& source, const TableLayout& layout, RowRange b,
 
 }  // namespace
 
-GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, int uva_blocks_per_sm)
+GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, int uva_blocks_per_sm, MPI_Comm share)
     : layout_(source.info.layout),
       range_(range),
       tier_(tier),
@@ -85,11 +85,19 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     const bool in_place = source.past_cache && pitch_ == layout_.row_bytes() && !source.synthetic;
     std::size_t skew = in_place ? source.past_cache->file_offset(range.begin) % k_direct_block_bytes : 0;
     if (skew % 16 != 0) skew = 0;
-    pinned_ = std::make_unique<PinnedRows>(bytes, skew, "pinned tier: table " + std::to_string(source.info.ple_index));
+    std::string what = "pinned tier: table " + std::to_string(source.info.ple_index);
+    if (share != MPI_COMM_NULL) {
+      auto segment = std::make_shared<const NodeSegment>(share, PinnedRows::segment_bytes(bytes, skew), what);
+      pinned_ = std::make_unique<PinnedRows>(std::move(segment), bytes, skew, std::move(what));
+    } else {
+      pinned_ = std::make_unique<PinnedRows>(bytes, skew, std::move(what));
+    }
     rows_ = pinned_->data();
   }
   try {
-    if (source.synthetic) {
+    if (pinned_ && !pinned_->filled_here()) {
+      pinned_->lock_through(bytes);  // the group's first rank fills the pages locked here
+    } else if (source.synthetic) {
       make_synthetic(source.info.ple_index, source.synthetic->seed);
     } else {
       load(source);

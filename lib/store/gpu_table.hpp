@@ -26,9 +26,12 @@ class GpuTable {
   // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
-  // gathers run on at most `uva_blocks_per_sm` blocks per SM (0: no cap).
+  // gathers run on at most `uva_blocks_per_sm` blocks per SM (0: no cap). Pinned rows with
+  // a `share` group (ranks of one node holding the same range; collective over it) lie in
+  // one segment of the node, filled by the group's first rank and locked by each; the
+  // group must agree (collective_try) before any rank reads them.
   GpuTable(const TableSource& source, RowRange range, StorageTier tier,
-           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
+           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm, MPI_Comm share = MPI_COMM_NULL);
   ~GpuTable();
   GpuTable(const GpuTable&) = delete;
   GpuTable& operator=(const GpuTable&) = delete;

@@ -35,9 +35,27 @@ PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : 
   data_ = base_ + skew;
 }
 
+std::size_t PinnedRows::segment_bytes(std::size_t bytes, std::size_t skew) {
+  const std::size_t page = page_bytes();
+  return (skew % page + bytes + page - 1) / page * page;
+}
+
+PinnedRows::PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t bytes, std::size_t skew,
+                       std::string what)
+    : what_(std::move(what)), segment_(std::move(segment)), bytes_(bytes) {
+  skew %= page_bytes();
+  if (segment_->size() != segment_bytes(bytes, skew))
+    throw SystemError(what_ + ": a shared segment of " + std::to_string(segment_->size()) + " bytes for " +
+                      std::to_string(bytes) + " bytes of rows from byte " + std::to_string(skew));
+  if (bytes == 0) return;
+  base_ = segment_->data();  // a mapping starts on a page
+  mapped_ = segment_->size();
+  data_ = base_ + skew;
+}
+
 PinnedRows::~PinnedRows() {
   for (std::uint8_t* piece : pieces_) cudaHostUnregister(piece);
-  if (base_ != nullptr) ::munmap(base_, mapped_);
+  if (base_ != nullptr && !segment_) ::munmap(base_, mapped_);
 }
 
 void PinnedRows::lock_through(std::size_t end) {

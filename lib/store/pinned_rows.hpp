@@ -4,12 +4,17 @@
 // overlaps reading them rather than preceding it (cudaHostAlloc locks, zeroes and maps
 // every page before the first byte is read). The rows may start at an offset into their
 // first page, so that they lie at a file's alignment and a load reads them past the page
-// cache. Built only with CUDA.
+// cache. The memory is the process's own, or a node's segment shared by the ranks that hold
+// the same rows (one copy per node: each rank locks the segment's pages for its own GPU
+// context). Built only with CUDA.
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/node_segment.hpp"
 
 namespace pleshard {
 
@@ -18,6 +23,10 @@ class PinnedRows {
   // `bytes` of rows starting `skew` bytes (mod the page size) into their first page.
   // `what` names them in errors ("pinned tier: table 0").
   PinnedRows(std::size_t bytes, std::size_t skew, std::string what);
+  // `bytes` of rows in `segment` from byte `skew`; the segment spans whole pages
+  // (segment_bytes) so that every page the GPU maps lies within it.
+  PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t bytes, std::size_t skew, std::string what);
+  [[nodiscard]] static std::size_t segment_bytes(std::size_t bytes, std::size_t skew);
   ~PinnedRows();
   PinnedRows(const PinnedRows&) = delete;
   PinnedRows& operator=(const PinnedRows&) = delete;
@@ -30,9 +39,13 @@ class PinnedRows {
   // when the memory cannot be locked (ulimit -l, host memory).
   void lock_through(std::size_t end);
 
+  // Whether this rank fills the rows: its own, or a shared segment it made.
+  [[nodiscard]] bool filled_here() const { return !segment_ || segment_->maker(); }
+
  private:
   std::string what_;
-  std::uint8_t* base_ = nullptr;  // the mapping: whole pages around the rows
+  std::shared_ptr<const NodeSegment> segment_;  // the mapping's owner where shared
+  std::uint8_t* base_ = nullptr;                // the mapping: whole pages around the rows
   std::size_t mapped_ = 0;
   std::uint8_t* data_ = nullptr;
   std::size_t bytes_ = 0;

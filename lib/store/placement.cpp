@@ -19,7 +19,7 @@ bool Placement::uses_gpu() const {
 }
 
 TierCapabilities Placement::capabilities() const {
-  TierCapabilities all{true, true, false, false, true};
+  TierCapabilities all{true, true, false, false, true, false};
   for (const StorageTier tier : tiers) {
     const TierCapabilities c = capabilities_of(tier);
     all.whole_tables = all.whole_tables && c.whole_tables;
@@ -27,6 +27,7 @@ TierCapabilities Placement::capabilities() const {
     all.cacheable = all.cacheable || c.cacheable;
     all.reads_files = all.reads_files || c.reads_files;
     all.loads_collectively = all.loads_collectively && c.loads_collectively;
+    all.in_host_memory = all.in_host_memory || c.in_host_memory;
   }
   return all;
 }

@@ -28,7 +28,7 @@ struct Placement {
   // on disk where there is a GPU.
   [[nodiscard]] bool uses_gpu() const;
   // The tiers' capabilities combined: what every table's tier does (whole_tables,
-  // graph_capturable, loads_collectively), or any table's (cacheable, reads_files). Disk
+  // graph_capturable, loads_collectively), or any table's (cacheable, reads_files, in_host_memory). Disk
   // tables beside tables of another tier hold their rank's rows only, as those do.
   [[nodiscard]] TierCapabilities capabilities() const;
   // "device" where every table is on one tier, else "0=device,1=pinned".

@@ -26,7 +26,7 @@ std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& 
       break;
   }
 #if PLESHARD_HAVE_CUDA
-  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space);
+  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, host_share);
 #else
   (void)space;
   throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");

@@ -19,7 +19,8 @@ namespace pleshard {
 // and pinned). The checkpoint must outlive a disk store, which reads through the page cache
 // or past it (`disk_reads`).
 // `host_share`: the ranks of my node holding the same ranges, which keep one copy of the
-// host tier's rows (HostStore); MPI_COMM_NULL: a copy per rank.
+// rows the host and pinned tiers hold in host memory (HostStore, GpuStore); MPI_COMM_NULL:
+// a copy per rank.
 [[nodiscard]] std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
                                                        std::span<const RowRange> ranges, StepSpace& space,
                                                        PageCache disk_reads = PageCache::use,

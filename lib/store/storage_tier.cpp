@@ -42,11 +42,11 @@ bool tier_uses_gpu(StorageTier tier) {
 TierCapabilities capabilities_of(StorageTier tier) {
   switch (tier) {
     case StorageTier::host:
-      return {.loads_collectively = true};
+      return {.loads_collectively = true, .in_host_memory = true};
     case StorageTier::device:
       return {.graph_capturable = true};
     case StorageTier::pinned:
-      return {.graph_capturable = true, .cacheable = true};
+      return {.graph_capturable = true, .cacheable = true, .in_host_memory = true};
     case StorageTier::disk:
       return {.whole_tables = true, .cacheable = true, .reads_files = true};
   }

@@ -41,6 +41,9 @@ struct TierCapabilities {
   // Loads each rank's row range in one collective read per table; the other tiers open
   // the files on their own, so no read of theirs waits for other ranks.
   bool loads_collectively = false;
+  // Holds its rows in the node's host memory, so that the ranks of a node holding the same
+  // rows can keep one copy of them.
+  bool in_host_memory = false;
 };
 
 [[nodiscard]] TierCapabilities capabilities_of(StorageTier tier);

@@ -5,7 +5,8 @@
 # ranks sharing the GPU (host-staged MPI), pinned also behind a row cache. Tables made where
 # the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
 # give the same bytes as the checkpoint ckpt make wrote. Tables split over two tiers
-# (--placement) and placed automatically give them too.
+# (--placement) and placed automatically give them too, and so do tables in host memory
+# held once per node (host and pinned tiers) or once per rank.
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -85,12 +86,15 @@ hits mixed_disk_host_3
 shared() {  # shared NAME RANKS: the most ranks sharing one copy, as reported
   [ "$(field "$work/$1.log" table_shared_ranks)" = "$2" ] || { echo "FAIL: $1 not shared by $2"; cat "$work/$1.log"; exit 1; }
 }
-check host_shared_4 4 1 host
-shared host_shared_4 4
-check host_own_4 4 1 host "" --no-shared-tables
-shared host_own_4 1
-[ "$(field "$work/host_own_4.log" table_load_bytes)" = "$(( 4 * $(field "$work/host_shared_4.log" table_load_bytes) ))" ] \
-  || { echo "FAIL: a shared copy not counted once"; exit 1; }
+one_copy() {  # one_copy TIER: 4 ranks (--etp 1) share one copy, counted once; and each its own
+  check "$1_shared_4" 4 1 "$1"
+  shared "$1_shared_4" 4
+  check "$1_own_4" 4 1 "$1" "" --no-shared-tables
+  shared "$1_own_4" 1
+  [ "$(field "$work/$1_own_4.log" table_load_bytes)" = "$(( 4 * $(field "$work/$1_shared_4.log" table_load_bytes) ))" ] \
+    || { echo "FAIL: $1: a shared copy not counted once"; exit 1; }
+}
+one_copy host
 check host_shared_etp_4 4 2 host
 shared host_shared_etp_4 2
 PLESHARD_RANKS_PER_NODE=2 check host_nodes_4 4 1 host
@@ -115,6 +119,12 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   if [ "$nccl" = nccl ]; then check pinned_cache_graph_1 1 1 pinned nccl --cache-rows 200 --cuda-graph; fi
   check synthetic_device_1 1 1 device "$nccl"
   check synthetic_pinned_3 3 3 pinned mpi-staged
+  # One copy per node of the pinned tier's rows too, locked by each rank for the GPU (a
+  # synthetic table made on the GPU by one of them).
+  one_copy pinned
+  check synthetic_pinned_shared_4 4 1 pinned "" --cache-rows 64
+  shared synthetic_pinned_shared_4 4
+  hits synthetic_pinned_shared_4
   check mixed_device_pinned_1 1 1 "0=device,1=pinned" "$nccl"
   placed mixed_device_pinned_1 "0=device,1=pinned"
   check mixed_pinned_disk_3 3 3 "0=pinned,1=disk" mpi-staged --cache-rows 200

@@ -5,7 +5,8 @@
 //   mixed formats across layers, rows that do and do not split into aligned chunks, block
 //   scales (NVFP4, FP8-E8M0) in a plane of their own, after each row's codes padded to 16
 //   bytes, or packed right after them, owned and foreign keys, empty tasks,
-//   every output dtype, up to k_max_step_layers tasks in one launch;
+//   every output dtype, up to k_max_step_layers tasks in one launch, a task longer than one
+//   pass of the grid;
 // - the slot hash of every layer against the reference hashing of each slot's batch alone,
 //   (the spec's scalar reference), slots of several sizes with empty requests and padding;
 // the host kernels on one thread and spread over three.
@@ -194,6 +195,43 @@ TEST(StepKernels, FusedDecodeTakesAtMostTheStepLayers) {
   const auto space = make_tier_space(StorageTier::device);
   std::vector<kernels::DecodeTask> tasks(kernels::k_max_step_layers + 1);
   EXPECT_THROW(decode_step(*space, tasks, OutDtype::bf16), SystemError);
+}
+
+// A task longer than one pass of the capped grid (65,536 blocks of 8 warps, each warp's lanes
+// holding two rows of 256 values at a time), beside a short one: every row is decoded once,
+// wherever the grid-stride loop leaves it.
+TEST(StepKernels, FusedDecodeCoversTasksLongerThanTheGrid) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device (the host decode has no grid)";
+  const auto space = make_tier_space(StorageTier::device);
+  std::mt19937_64 rng(31337);
+  const RandomTable table(*space, rng, RowFormat::fp8_e8m0, 256, 4096, 100, ScalesAt::packed);
+  const std::vector<std::int64_t> counts = {(std::int64_t{1} << 20) + 4099, 3};
+  std::vector<std::vector<std::int64_t>> host_keys;
+  std::vector<SpaceBuffer> keys, outs;
+  std::vector<kernels::DecodeTask> tasks;
+  const std::size_t row_out = 256 * kernels::out_bytes(OutDtype::bf16);
+  for (const std::int64_t count : counts) {
+    std::vector<std::int64_t> k(static_cast<std::size_t>(count));
+    for (auto& key : k) key = static_cast<std::int64_t>(rng() % 4200);  // a few outside the rows
+    host_keys.push_back(k);
+    keys.emplace_back(*space);
+    keys.back().assign(std::span<const std::int64_t>(k));
+    outs.emplace_back(*space);
+    outs.back().reserve(static_cast<std::size_t>(count) * row_out);
+    space->fill_zero(outs.back().data(), outs.back().capacity());
+    tasks.push_back({table.view, keys.back().as<std::int64_t>(), count, outs.back().data()});
+  }
+  decode_step(*space, tasks, OutDtype::bf16);
+  for (std::size_t d = 0; d < tasks.size(); ++d) {
+    const auto got = outs[d].to_host<std::uint8_t>(host_keys[d].size() * row_out);
+    std::vector<std::uint8_t> expected(row_out);
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < host_keys[d].size(); ++i) {
+      kernels::decode_row(table.host_view, host_keys[d][i], OutDtype::bf16, expected.data(), 0);
+      wrong += std::memcmp(expected.data(), got.data() + i * row_out, row_out) != 0 ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0) << "task " << d << " of " << host_keys[d].size() << " rows";
+  }
 }
 
 TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {

@@ -73,6 +73,7 @@ struct StepTasks {
   DecodeTask tasks[k_max_step_layers];
   // Whether a task's rows split into the format's chunks at aligned addresses.
   bool aligned[k_max_step_layers] = {};
+  int in_flight = 1;  // rows a group of lanes holds in flight: 1 or 2
 };
 
 // Writes N consecutive output values with the widest stores their alignment allows.
@@ -97,10 +98,12 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
   for (int k = 0; k < N; ++k) store_value_as<O>(out, first + k, values[k]);
 }
 
-// Rows a group of lanes holds in flight: each group issues the loads of all of them before it
-// decodes any, so a warp waits for memory once per k_rows_in_flight rows (a random gather is
-// bound by the bytes in flight, not by the lanes' arithmetic).
-constexpr int k_rows_in_flight = 2;
+// Tasks of up to this many rows are decoded with two rows in flight per group of lanes (each
+// group issues the loads of both before it decodes either, so a warp waits for memory once
+// per two rows); longer ones with one, as more registers a thread cost resident warps there.
+// On the H200 (rows of 256 values): two in flight gave the lookup of 8,192 ids 19% more
+// rows/s, and at 1M ids 4-12% fewer (bf16, fp8, fp8_e8m0) than one.
+constexpr std::int64_t k_two_in_flight_max_rows = std::int64_t{1} << 19;
 
 // One chunk of a stored row of format F decoded with the shared decode core: values in
 // float32, `scale` the chunk's block scale byte where the format has them.
@@ -134,7 +137,7 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // decodes them with the shared decode core and stores the values in 16-byte vectors; a
 // row's chunks are contiguous across the lanes, so loads and stores coalesce. Rows the view
 // does not hold are written as zeros.
-template <RowFormat F, OutDtype O, Tables T>
+template <RowFormat F, OutDtype O, Tables T, int InFlight>
 __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>& tables) {
   const TableView table = task.rows;
   const std::int64_t* __restrict__ keys = task.keys;
@@ -154,12 +157,12 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * rows_per_warp;
   if (group >= rows_per_warp) return;  // lanes left over by the grouping; no barrier follows
-  // Group g takes rows g, g + groups, g + 2 groups, ...: k_rows_in_flight of them at a time.
-  for (std::int64_t first = warp * rows_per_warp + group; first < task.count; first += groups * k_rows_in_flight) {
-    const std::uint8_t* row[k_rows_in_flight];
-    const std::uint8_t* scales[k_rows_in_flight];
+  // Group g takes rows g, g + groups, g + 2 groups, ...: InFlight of them at a time.
+  for (std::int64_t first = warp * rows_per_warp + group; first < task.count; first += groups * InFlight) {
+    const std::uint8_t* row[InFlight];
+    const std::uint8_t* scales[InFlight];
 #pragma unroll
-    for (int u = 0; u < k_rows_in_flight; ++u) {
+    for (int u = 0; u < InFlight; ++u) {
       const std::int64_t i = first + u * groups;
       const std::int64_t id = i < task.count ? keys[i] : table.row_end;
       const bool owned = table.owns(id);
@@ -172,16 +175,16 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
         ChunkVector<bytes> vector;
         std::uint8_t bytes[bytes];
       };
-      Chunk chunk[k_rows_in_flight];
-      std::uint8_t scale[k_rows_in_flight] = {};
+      Chunk chunk[InFlight];
+      std::uint8_t scale[InFlight] = {};
 #pragma unroll
-      for (int u = 0; u < k_rows_in_flight; ++u) {
+      for (int u = 0; u < InFlight; ++u) {
         if (row[u] == nullptr) continue;
         chunk[u].vector = __ldg(reinterpret_cast<const ChunkVector<bytes>*>(row[u]) + c);
         if constexpr (block_scaling(F).scaled()) scale[u] = scales[u][c * per_chunk / block];
       }
 #pragma unroll
-      for (int u = 0; u < k_rows_in_flight; ++u) {
+      for (int u = 0; u < InFlight; ++u) {
         const std::int64_t i = first + u * groups;
         if (i >= task.count) break;
         float values[per_chunk] = {};
@@ -211,10 +214,10 @@ __device__ void decode_task_unaligned(const DecodeTask task) {
   }
 }
 
-template <RowFormat F, OutDtype O, Tables T>
+template <RowFormat F, OutDtype O, Tables T, int InFlight>
 __device__ void decode_task(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
   if (aligned) {
-    decode_task_aligned<F, O, T>(task, tables);
+    decode_task_aligned<F, O, T, InFlight>(task, tables);
   } else {
     decode_task_unaligned<F, O>(task);
   }
@@ -222,10 +225,10 @@ __device__ void decode_task(const DecodeTask task, bool aligned, const SharedTab
 
 // decode_task where the launch compiles format F and fills the tables it reads; nothing
 // otherwise (the host never hands such a launch a task of F).
-template <RowFormat F, OutDtype O, Tables T, bool Compiled>
+template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Compiled>
 __device__ void decode_task_if(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
   if constexpr (Compiled && static_cast<int>(T) >= static_cast<int>(tables_for(F)))
-    decode_task<F, O, T>(task, aligned, tables);
+    decode_task<F, O, T, InFlight>(task, aligned, tables);
 }
 
 // One row of blocks per task (blockIdx.y): a step's layers run side by side, each row of a
@@ -233,7 +236,7 @@ __device__ void decode_task_if(const DecodeTask task, bool aligned, const Shared
 // Blocks past a shorter task's rows return at once. `Only` >= 0 compiles the one format every
 // task has (the usual step: one format for the whole model), so the kernel takes no more
 // registers than that format needs; -1 compiles them all.
-template <OutDtype O, Tables T, int Only>
+template <OutDtype O, Tables T, int Only, int InFlight>
 __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
   // A copy in registers: the row loop then reads no kernel parameter through an index.
   const DecodeTask task = step.tasks[blockIdx.y];
@@ -254,22 +257,22 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
   switch (task.rows.format) {
     case RowFormat::f32:
-      decode_task_if<RowFormat::f32, O, T, compiled(RowFormat::f32)>(task, aligned, tables);
+      decode_task_if<RowFormat::f32, O, T, InFlight, compiled(RowFormat::f32)>(task, aligned, tables);
       break;
     case RowFormat::bf16:
-      decode_task_if<RowFormat::bf16, O, T, compiled(RowFormat::bf16)>(task, aligned, tables);
+      decode_task_if<RowFormat::bf16, O, T, InFlight, compiled(RowFormat::bf16)>(task, aligned, tables);
       break;
     case RowFormat::f16:
-      decode_task_if<RowFormat::f16, O, T, compiled(RowFormat::f16)>(task, aligned, tables);
+      decode_task_if<RowFormat::f16, O, T, InFlight, compiled(RowFormat::f16)>(task, aligned, tables);
       break;
     case RowFormat::fp8:
-      decode_task_if<RowFormat::fp8, O, T, compiled(RowFormat::fp8)>(task, aligned, tables);
+      decode_task_if<RowFormat::fp8, O, T, InFlight, compiled(RowFormat::fp8)>(task, aligned, tables);
       break;
     case RowFormat::nvfp4:
-      decode_task_if<RowFormat::nvfp4, O, T, compiled(RowFormat::nvfp4)>(task, aligned, tables);
+      decode_task_if<RowFormat::nvfp4, O, T, InFlight, compiled(RowFormat::nvfp4)>(task, aligned, tables);
       break;
     case RowFormat::fp8_e8m0:
-      decode_task_if<RowFormat::fp8_e8m0, O, T, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
+      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
       break;
   }
 }
@@ -314,7 +317,11 @@ bool aligned_for(const TableView& t) {
 template <OutDtype O, Tables T, int Only>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
   const dim3 blocks(static_cast<unsigned>(grid), static_cast<unsigned>(step.count));
-  decode_step_kernel<O, T, Only><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+  if (step.in_flight == 2) {
+    decode_step_kernel<O, T, Only, 2><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+  } else {
+    decode_step_kernel<O, T, Only, 1><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+  }
 }
 
 template <OutDtype O, RowFormat F>
@@ -397,10 +404,11 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
     tables = std::max(tables, tables_for(task.rows.format));
   }
   if (step.count == 0) return;
-  // Blocks for the longest task, each warp's groups holding k_rows_in_flight rows. With the
+  // Blocks for the longest task, each warp's groups holding step.in_flight rows. With the
   // product table, blocks fill 16 KB of shared memory first, so they stay resident and loop
   // over rows: a few blocks per SM (for all tasks together) instead of one block per few rows.
-  int grid = grid_for((most + k_rows_in_flight - 1) / k_rows_in_flight);
+  step.in_flight = most <= k_two_in_flight_max_rows ? 2 : 1;
+  int grid = grid_for((most + step.in_flight - 1) / step.in_flight);
   if (tables == Tables::products) grid = std::min(grid, std::max(1, 8 * multiprocessors() / step.count));
   switch (dtype) {
     case OutDtype::f32:

@@ -66,8 +66,12 @@ class HostShare {
     PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
     PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   }
-  ~HostShare() {
+  ~HostShare() { drop(); }
+  // No sharing after all (a placement that keeps no rows in host memory).
+  void drop() {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    ranks_ = 1;
+    rank_ = 0;
   }
   HostShare(const HostShare&) = delete;
   HostShare& operator=(const HostShare&) = delete;
@@ -163,10 +167,14 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   });
   const std::uint64_t step_memory =
       step_memory_estimate(options, tables, config.total_heads(), config.ple_embed_dim, topology_.edp());
+  // The ranks that would keep one copy per node of rows in host memory (host and pinned
+  // tiers): the node holds one copy per group, which the automatic placement counts.
+  HostShare share(comms, options.share_tables);
   PlacementChoice placed = collective_try(comms.world(), [&] {
-    return choose_placement(comms.world(), topology_.rank, options,
-                            {layouts, shards, heads, profile, space_->on_device(),
-                             checkpoint.kind() != CheckpointKind::synthetic && !options.cuda_graphs, step_memory});
+    return choose_placement(
+        comms.world(), topology_.rank, options,
+        {layouts, shards, heads, profile, space_->on_device(),
+         checkpoint.kind() != CheckpointKind::synthetic && !options.cuda_graphs, step_memory, share.ranks()});
   });
   placement_ = std::move(placed.placement);
   placement_report_ = std::move(placed.report);
@@ -191,7 +199,7 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
   open_communicators(comms, gpus, strategy);
   // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
   // that hold the same ranges (counted, and read, by the first of them).
-  HostShare share(comms, options.share_tables && can.in_host_memory);
+  if (!can.in_host_memory) share.drop();
   stats_.load.shared_ranks = share.ranks();
   stats_.load.bytes = 0;
   for (const StorageTier tier : k_storage_tiers) {

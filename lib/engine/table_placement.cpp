@@ -30,7 +30,7 @@ PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& 
                                 : static_cast<double>(in.heads[static_cast<std::size_t>(d)])});
   }
   const PlacementCapacity capacity =
-      measure_capacity(world, in.gpu, in.files, options.gpu_memory_limit, in.gpu ? in.workspace : 0);
+      measure_capacity(world, in.gpu, in.files, options.gpu_memory_limit, in.gpu ? in.workspace : 0, in.host_sharers);
   const PlacementPlan plan = plan_placement(demands, capacity);
   choice.placement = plan.placement;
   choice.report.automatic = true;

@@ -21,6 +21,7 @@ struct PlacementInputs {
   bool gpu = false;                  // the engine's space is a GPU
   bool files = true;                 // the checkpoint is in files (not synthetic)
   std::uint64_t workspace = 0;       // an estimate of the step's GPU memory, per rank
+  int host_sharers = 1;              // ranks of my node that would share one copy in host memory
 };
 
 struct PlacementChoice {

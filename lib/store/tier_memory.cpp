@@ -84,7 +84,7 @@ std::uint64_t less(std::uint64_t bytes, std::uint64_t margin) { return bytes > m
 }  // namespace
 
 PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::uint64_t gpu_limit,
-                                   std::uint64_t workspace) {
+                                   std::uint64_t workspace, int host_sharers) {
   const Sharing sharing = sharing_of(world, gpu, 0);
   PlacementCapacity c;
   c.gpu = gpu;
@@ -109,7 +109,8 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
   // Unknown (neither /proc/meminfo nor a cgroup limit readable): not a limit here; the
   // tiers' own checks and allocations still refuse what does not fit.
   const std::uint64_t host = available == 0 ? std::uint64_t{1} << 62 : less(available, host_margin);
-  std::uint64_t limits[2] = {device, host / static_cast<std::uint64_t>(sharing.node)};
+  const int copies = (sharing.node + std::max(1, host_sharers) - 1) / std::max(1, host_sharers);  // on my node
+  std::uint64_t limits[2] = {device, host / static_cast<std::uint64_t>(copies)};
   PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, limits, 2, MPI_UINT64_T, MPI_MIN, world));
   c.device_bytes = limits[0];
   c.host_bytes = limits[1];

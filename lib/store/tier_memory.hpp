@@ -52,8 +52,10 @@ inline constexpr double k_host_margin_share = 0.05;
 // Collective over `world`: what each rank may use for tables and caches (the smallest over
 // the ranks, so that every rank plans alike): its share of its GPU's free memory (at most
 // `gpu_limit` bytes where that is not 0) less the margin and `workspace` bytes, and its
-// share of its node's available host memory less the margin.
+// share of its node's available host memory less the margin: shared by the copies of the
+// node's rows, one per rank, or one per `host_sharers` ranks where that many ranks of a node
+// share one copy (the host and pinned tiers' one copy per node).
 [[nodiscard]] PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::uint64_t gpu_limit,
-                                                 std::uint64_t workspace);
+                                                 std::uint64_t workspace, int host_sharers = 1);
 
 }  // namespace pleshard

@@ -95,6 +95,14 @@ one_copy() {  # one_copy TIER: 4 ranks (--etp 1) share one copy, counted once; a
     || { echo "FAIL: $1: a shared copy not counted once"; exit 1; }
 }
 one_copy host
+# The automatic placement counts that one copy: its share of the node's host memory for 4
+# ranks holding the same rows is 4x what it is where each keeps its own (the GPU, where there
+# is one, kept too small for the tables: they go to pinned host memory).
+check auto_shared_4 4 1 auto "" --gpu-memory-limit 0.001
+check auto_own_4 4 1 auto "" --gpu-memory-limit 0.001 --no-shared-tables
+host_left() { field "$work/$1.log" placement_plan.0.plan | sed -n "s/.*host memory's \([0-9.]*\) GB.*/\1/p"; }
+python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not a > 3 * b)' "$(host_left auto_shared_4)" \
+  "$(host_left auto_own_4)" || { echo "FAIL: the shared copy not counted once by the plan"; cat "$work/auto_"*_4.log; exit 1; }
 check host_shared_etp_4 4 2 host
 shared host_shared_etp_4 2
 PLESHARD_RANKS_PER_NODE=2 check host_nodes_4 4 1 host

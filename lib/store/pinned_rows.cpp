@@ -20,9 +20,6 @@ namespace {
 
 std::size_t page_bytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
-// Transparent huge pages' size on x86-64 and arm64's 4 KiB-page kernels.
-constexpr std::size_t k_huge_page_bytes = std::size_t{2} << 20;
-
 }  // namespace
 
 PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : what_(std::move(what)), bytes_(bytes) {
@@ -30,17 +27,11 @@ PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : 
   const std::size_t page = page_bytes();
   skew %= page;
   mapped_ = (skew + bytes + page - 1) / page * page;
-  // On huge-page boundaries and advised to use them: a lookup reads rows at random, so 4 KiB
-  // pages would make nearly every row a miss of the translations the GPU caches.
-  owned_bytes_ = mapped_ + k_huge_page_bytes;
-  void* p = ::mmap(nullptr, owned_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     throw InputError(what_ + ": cannot map " + std::to_string(mapped_) + " bytes of host memory: " +
                      std::strerror(errno) + " (" + std::to_string(available_host_bytes()) + " available)");
-  owned_ = static_cast<std::uint8_t*>(p);
-  const auto at = reinterpret_cast<std::uintptr_t>(owned_);
-  base_ = owned_ + ((at + k_huge_page_bytes - 1) / k_huge_page_bytes * k_huge_page_bytes - at);
-  (void)::madvise(base_, mapped_, MADV_HUGEPAGE);  // a hint: kernels without THP ignore it
+  base_ = static_cast<std::uint8_t*>(p);
   data_ = base_ + skew;
 }
 
@@ -64,7 +55,7 @@ PinnedRows::PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t b
 
 PinnedRows::~PinnedRows() {
   for (std::uint8_t* piece : pieces_) cudaHostUnregister(piece);
-  if (owned_ != nullptr) ::munmap(owned_, owned_bytes_);
+  if (base_ != nullptr && !segment_) ::munmap(base_, mapped_);  // a shared segment unmaps itself
 }
 
 void PinnedRows::lock_through(std::size_t end) {

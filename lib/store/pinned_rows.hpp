@@ -2,11 +2,10 @@
 // The pinned tier's rows: host memory page-locked for the GPU's UVA reads band by band as a
 // load fills it, so that locking tens of GB of pages overlaps reading them rather than
 // preceding it (cudaHostAlloc locks, zeroes and maps every page before the first byte is
-// read). The memory is the process's own mapping (on transparent huge pages where the kernel
-// gives them), or a node's segment shared by the ranks that hold the same rows (one copy per
-// node: each rank locks the segment's pages for its own GPU context). The rows may start at
-// an offset into their first page, so that they lie at a file's alignment and a load reads
-// them past the page cache. Built only with CUDA.
+// read). The memory is the process's own mapping, or a node's segment shared by the ranks
+// that hold the same rows (one copy per node: each rank locks the segment's pages for its own
+// GPU context). The rows may start at an offset into their first page, so that they lie at a
+// file's alignment and a load reads them past the page cache. Built only with CUDA.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,9 +44,7 @@ class PinnedRows {
  private:
   std::string what_;
   std::shared_ptr<const NodeSegment> segment_;  // the mapping's owner where shared
-  std::uint8_t* owned_ = nullptr;               // this process's own mapping (not shared)
-  std::size_t owned_bytes_ = 0;
-  std::uint8_t* base_ = nullptr;  // whole pages around the rows, within the mapping
+  std::uint8_t* base_ = nullptr;                // the mapping: whole pages around the rows
   std::size_t mapped_ = 0;
   std::uint8_t* data_ = nullptr;
   std::size_t bytes_ = 0;

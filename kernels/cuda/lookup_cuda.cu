@@ -100,9 +100,10 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
 
 // Tasks of up to this many rows are decoded with two rows in flight per group of lanes (each
 // group issues the loads of both before it decodes either, so a warp waits for memory once
-// per two rows); longer ones with one, as more registers a thread cost resident warps there.
-// On the H200 (rows of 256 values): two in flight gave the lookup of 8,192 ids 19% more
-// rows/s, and at 1M ids 4-12% fewer (bf16, fp8, fp8_e8m0) than one.
+// per two rows); longer ones with one. On the H200 (rows of 256 values) two in flight gave
+// the lookup of 8,192 ids 19% more rows/s, and at 1M ids 4-12% fewer (bf16, fp8, fp8_e8m0)
+// than one: there the grid already keeps every SM full, and the second row's registers
+// leave fewer warps resident (the likely cause; not profiled).
 constexpr std::int64_t k_two_in_flight_max_rows = std::int64_t{1} << 19;
 
 // One chunk of a stored row of format F decoded with the shared decode core: values in
@@ -133,10 +134,11 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
   }
 }
 
-// Groups of lanes per output row. Each lane loads chunks of the stored row (read-only path),
-// decodes them with the shared decode core and stores the values in 16-byte vectors; a
-// row's chunks are contiguous across the lanes, so loads and stores coalesce. Rows the view
-// does not hold are written as zeros.
+// One group of lanes per output row (a warp, or several groups of a warp where rows are
+// short). Each lane loads chunks of the stored row (read-only path), decodes them with the
+// shared decode core and stores the values in 16-byte vectors; a row's chunks are
+// contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
+// are written as zeros.
 template <RowFormat F, OutDtype O, Tables T, int InFlight>
 __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>& tables) {
   const TableView table = task.rows;

@@ -19,13 +19,13 @@
 #   (51.2 GB, made in place) on the corpus's second half — four copies (205 GB) would not fit
 #   the machine; the node's memory as the ranks' summed PSS at its peak (jobs/peak_pss.py).
 #   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] jobs/device/h200-placement.sh
-# Results go to $OUT (default ./out): placement.txt, placement.jsonl.
+# Results go to $OUT (default ./out): placement.txt, placement.jsonl (and shared.log: the shared runs' output).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests qwen v41 tiers}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
-rm -f "$out/placement.txt" "$out/placement.jsonl"
+rm -f "$out/placement.txt" "$out/placement.jsonl" "$out/shared.log"
 [ -f "$corpus" ] || { echo "FAILED: no corpus at $corpus (jobs/make_corpus.sh, or set CORPUS)"; exit 1; }
 half=$(( $(wc -l <"$corpus") / 2 ))
 head -n "$half" "$corpus" >/tmp/corpus-first.jsonl
@@ -98,10 +98,12 @@ if part shared; then
   shared_run() {
     local name=$1; shift
     echo "\$ mpirun -n 4 pleshard run --etp 1 --storage pinned $*" | tee -a "$out/placement.txt"
+    local log=/tmp/pleshard-$name.log  # appended to $out/shared.log: few files come back from a device
     python3 jobs/peak_pss.py -- mpirun -n 4 --oversubscribe "$app" run --etp 1 --storage pinned --summary-only --quiet \
-      --json "$@" >"$out/$name.log" 2>&1 || { echo "FAILED: $name" | tee -a "$out/placement.txt"; tail -5 "$out/$name.log"; rc=1; }
-    grep '^{' "$out/$name.log" >>"$out/placement.jsonl"
-    python3 - "$out/$name.log" <<'PY' | tee -a "$out/placement.txt"
+      --json "$@" >"$log" 2>&1 || { echo "FAILED: $name" | tee -a "$out/placement.txt"; tail -5 "$log"; rc=1; }
+    { echo "== $name"; cat "$log"; } >>"$out/shared.log"
+    grep '^{' "$log" >>"$out/placement.jsonl"
+    python3 - "$log" <<'PY' | tee -a "$out/placement.txt"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 peak = [l for l in lines if l.startswith("peak_pss_bytes")]

@@ -100,10 +100,11 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
 
 // Tasks of up to this many rows are decoded with two rows in flight per group of lanes (each
 // group issues the loads of both before it decodes either, so a warp waits for memory once
-// per two rows); longer ones with one. On the H200 (rows of 256 values) two in flight gave
-// the lookup of 8,192 ids 19% more rows/s, and at 1M ids 4-12% fewer (bf16, fp8, fp8_e8m0)
-// than one: there the grid already keeps every SM full, and the second row's registers
-// leave fewer warps resident (the likely cause; not profiled).
+// per two rows); longer ones with one. On the H200 (rows of 256 values) the V4.1 steps were
+// measured with two (docs/performance.md); at 1M ids two gave 2-11% fewer rows/s than one,
+// each against the plain gather beside it (fp8_e8m0, bf16, fp8): there the grid already
+// keeps every SM full, and the second row's registers leave fewer warps resident (the likely
+// cause; not profiled). At 8,192 ids two were within 4% of one so compared.
 constexpr std::int64_t k_two_in_flight_max_rows = std::int64_t{1} << 19;
 
 // One chunk of a stored row of format F decoded with the shared decode core: values in

@@ -87,7 +87,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     if (skew % 16 != 0) skew = 0;
     std::string what = "pinned tier: table " + std::to_string(source.info.ple_index);
     if (share != MPI_COMM_NULL) {
-      auto segment = std::make_shared<const NodeSegment>(share, PinnedRows::segment_bytes(bytes, skew), what);
+      auto segment = std::make_shared<const NodeSegment>(share, PinnedRows::mapping_bytes(bytes, skew), what);
       pinned_ = std::make_unique<PinnedRows>(std::move(segment), bytes, skew, std::move(what));
     } else {
       pinned_ = std::make_unique<PinnedRows>(bytes, skew, std::move(what));

@@ -24,9 +24,8 @@ std::size_t page_bytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZ
 
 PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : what_(std::move(what)), bytes_(bytes) {
   if (bytes == 0) return;
-  const std::size_t page = page_bytes();
-  skew %= page;
-  mapped_ = (skew + bytes + page - 1) / page * page;
+  skew %= page_bytes();
+  mapped_ = mapping_bytes(bytes, skew);
   void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     throw InputError(what_ + ": cannot map " + std::to_string(mapped_) + " bytes of host memory: " +
@@ -35,7 +34,7 @@ PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : 
   data_ = base_ + skew;
 }
 
-std::size_t PinnedRows::segment_bytes(std::size_t bytes, std::size_t skew) {
+std::size_t PinnedRows::mapping_bytes(std::size_t bytes, std::size_t skew) {
   const std::size_t page = page_bytes();
   return (skew % page + bytes + page - 1) / page * page;
 }
@@ -44,7 +43,7 @@ PinnedRows::PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t b
                        std::string what)
     : what_(std::move(what)), segment_(std::move(segment)), bytes_(bytes) {
   skew %= page_bytes();
-  if (segment_->size() != segment_bytes(bytes, skew))
+  if (segment_->size() != mapping_bytes(bytes, skew))
     throw SystemError(what_ + ": a shared segment of " + std::to_string(segment_->size()) + " bytes for " +
                       std::to_string(bytes) + " bytes of rows from byte " + std::to_string(skew));
   if (bytes == 0) return;

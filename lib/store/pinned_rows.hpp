@@ -23,9 +23,11 @@ class PinnedRows {
   // `what` names them in errors ("pinned tier: table 0").
   PinnedRows(std::size_t bytes, std::size_t skew, std::string what);
   // `bytes` of rows in `segment` from byte `skew`; the segment spans whole pages
-  // (segment_bytes) so that every page the GPU maps lies within it.
+  // (mapping_bytes) so that every page the GPU maps lies within it.
   PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t bytes, std::size_t skew, std::string what);
-  [[nodiscard]] static std::size_t segment_bytes(std::size_t bytes, std::size_t skew);
+  // The whole pages that hold `bytes` of rows starting `skew` bytes (mod the page size) into
+  // the first: the mapping either constructor reads the rows from.
+  [[nodiscard]] static std::size_t mapping_bytes(std::size_t bytes, std::size_t skew);
   ~PinnedRows();
   PinnedRows(const PinnedRows&) = delete;
   PinnedRows& operator=(const PinnedRows&) = delete;

@@ -167,10 +167,13 @@ PLESHARD_HD inline std::int64_t request_of_token(const NgramBatchView& batch, st
   return lo;
 }
 
-// The H ids of flat token t, written to ids[0..H). Predecessors come from the request's
-// own tokens, then from its context row; NgramFill says which positions are blocked.
-PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t t,
-                                           std::int64_t* ids) {
+// Walks flat token t and its predecessors (shift k = 0, 1, ..., shifts - 1), mixing each one's
+// value into the n-gram hash, and calls visit(k, mix) after each: mix then covers the n-gram
+// of order k + 1. Predecessors come from the request's own tokens, then from its context
+// row; NgramFill says which positions are blocked. The one walk of every hashing entry.
+template <typename Visit>
+PLESHARD_HD inline void walk_ngram_mix(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t t,
+                                       int shifts, Visit&& visit) {
   const int n_max = params.ngram_size;
   const std::int64_t r = request_of_token(batch, t);
   const std::int64_t begin = batch.query_start_loc[r];
@@ -178,7 +181,7 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const 
 
   std::uint64_t mix = 0;
   bool blocked = false;
-  for (int k = 0; k < n_max; ++k) {
+  for (int k = 0; k < shifts; ++k) {
     const std::int64_t source = t - k;
     const std::int64_t token = source >= begin ? batch.tokens[source] : context[(n_max - 1) + (source - begin)];
     if (token == k_before_request || (k >= params.fill.block_from && token == params.fill.blocking_token))
@@ -187,15 +190,35 @@ PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const 
                                : params.token_map != nullptr ? params.token_map[token]
                                                              : token;
     mix ^= static_cast<std::uint64_t>(value) * static_cast<std::uint64_t>(params.multipliers[k]);
-    if (k == 0) continue;
-    // mix now covers the n-gram of order k + 1.
-    const std::int64_t signed_mix = static_cast<std::int64_t>(mix);
-    const int first_head = (k - 1) * params.heads_per_ngram;
-    for (int h = first_head; h < first_head + params.heads_per_ngram; ++h) {
-      ids[h] = floor_mod(signed_mix, static_cast<std::uint64_t>(params.head_sizes[h]), params.head_reciprocals[h]) +
-               params.head_offsets[h];
-    }
+    visit(k, mix);
   }
+}
+
+// Head h's id of an n-gram hash `mix`.
+PLESHARD_HD inline std::int64_t head_id(const NgramHashParams& params, int h, std::uint64_t mix) {
+  return floor_mod(static_cast<std::int64_t>(mix), static_cast<std::uint64_t>(params.head_sizes[h]),
+                   params.head_reciprocals[h]) +
+         params.head_offsets[h];
+}
+
+// The H ids of flat token t, written to ids[0..H): heads (k - 1) K .. k K - 1 hash the
+// n-gram of order k + 1.
+PLESHARD_HD inline void ngram_ids_of_token(const NgramHashParams& params, const NgramBatchView& batch, std::int64_t t,
+                                           std::int64_t* ids) {
+  walk_ngram_mix(params, batch, t, params.ngram_size, [&](int k, std::uint64_t mix) {
+    if (k == 0) return;
+    const int first_head = (k - 1) * params.heads_per_ngram;
+    for (int h = first_head; h < first_head + params.heads_per_ngram; ++h) ids[h] = head_id(params, h, mix);
+  });
+}
+
+// ids[h] of ngram_ids_of_token alone: the walk stops at head h's order (a kernel that
+// needs one id per thread, such as the decode that hashes its own keys).
+PLESHARD_HD inline std::int64_t ngram_id_of_token(const NgramHashParams& params, const NgramBatchView& batch,
+                                                  std::int64_t t, int h) {
+  std::uint64_t last = 0;
+  walk_ngram_mix(params, batch, t, h / params.heads_per_ngram + 2, [&](int, std::uint64_t mix) { last = mix; });
+  return head_id(params, h, last);
 }
 
 // A step's tokens in `slots` blocks of equal size, as the engine packs them: slot s holds
@@ -225,5 +248,24 @@ PLESHARD_HD inline void ngram_ids_of_slot_token(const NgramHashParams& params, c
   const std::int64_t s = t / batch.slot_tokens;
   ngram_ids_of_token(params, batch.slot(s), t - s * batch.slot_tokens, ids);
 }
+
+// Head h's id of token t of a slot batch.
+PLESHARD_HD inline std::int64_t ngram_id_of_slot_token(const NgramHashParams& params, const SlotBatchView& batch,
+                                                       std::int64_t t, int h) {
+  const std::int64_t s = t / batch.slot_tokens;
+  return ngram_id_of_token(params, batch.slot(s), t - s * batch.slot_tokens, h);
+}
+
+// A step's hashing handed to the kernel that consumes its ids: layer d's ids are those of
+// params[d] for the tokens of `batch`, entry i being token i / heads, head i % heads, and
+// their place is ids + d x batch.tokens() x heads. A decode that reads the tables in place
+// hashes its own keys from this instead of reading them from `ids`.
+struct StepHash {
+  const NgramHashParams* params = nullptr;  // one per layer, device-accessible
+  int layers = 0;
+  int heads = 0;
+  SlotBatchView batch;
+  std::int64_t* ids = nullptr;
+};
 
 }  // namespace pleshard::kernels

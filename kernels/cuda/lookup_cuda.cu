@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
+#include "kernels/cuda/ngram_ids_cuda.hpp"
 
 namespace pleshard::kernels {
 
@@ -73,8 +74,25 @@ struct StepTasks {
   DecodeTask tasks[k_max_step_layers];
   // Whether a task's rows split into the format's chunks at aligned addresses.
   bool aligned[k_max_step_layers] = {};
-  int in_flight = 1;  // rows a group of lanes holds in flight: 1 or 2
+  int layer[k_max_step_layers] = {};  // the step's layer of each task (tasks without rows are left out)
+  int in_flight = 1;                  // rows a group of lanes holds in flight: 1 or 2
+  StepHash hash;                      // where the launch hashes its keys (Hashed): the step's tokens
 };
+
+// Where a task's keys come from: memory (`keys`), or the step's tokens, hashed by each group
+// of lanes for its row (every lane computes the same id: no shuffle, and the loads of the
+// tokens hit the same lines).
+template <bool Hashed>
+__device__ std::int64_t key_of(const DecodeTask& task, const StepHash& hash, int layer, std::int64_t i) {
+  if constexpr (Hashed) {
+    const std::int64_t t = i / hash.heads;
+    return ngram_id_of_slot_token(hash.params[layer], hash.batch, t, static_cast<int>(i - t * hash.heads));
+  } else {
+    (void)hash;
+    (void)layer;
+    return task.keys[i];
+  }
+}
 
 // Writes N consecutive output values with the widest stores their alignment allows.
 template <OutDtype O, int N>
@@ -106,6 +124,14 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
 // keeps every SM full, and the second row's registers leave fewer warps resident (the likely
 // cause; not profiled). At 8,192 ids two were within 4% of one so compared.
 constexpr std::int64_t k_two_in_flight_max_rows = std::int64_t{1} << 19;
+
+// Steps of up to this many ids a layer hash their keys in the decode. Every group of lanes
+// walks its row's n-gram alone, where the hash kernel walks a token's once for all its
+// heads: H x (lanes a row) times the hashing, cheaper than a launch of its own only while a
+// step is short. On the H200, graph steps of V4.1's shape (2 layers x 24 heads, rows of 264
+// bytes, 32 lanes a row) with and without it in one run: 1 token 10.9 against 13.5 us,
+// 64 tokens 19.2 against 21.3, 1,024 tokens (24,576 ids a layer) 73.6 against 43.1.
+constexpr std::int64_t k_hashing_decode_max_ids = 4096;
 
 // One chunk of a stored row of format F decoded with the shared decode core: values in
 // float32, `scale` the chunk's block scale byte where the format has them.
@@ -140,10 +166,10 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // shared decode core and stores the values in 16-byte vectors; a row's chunks are
 // contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
 // are written as zeros.
-template <RowFormat F, OutDtype O, Tables T, int InFlight>
-__device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>& tables) {
+template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
+__device__ void decode_task_aligned(const DecodeTask task, const StepHash& hash, int layer,
+                                    const SharedTables<T>& tables) {
   const TableView table = task.rows;
-  const std::int64_t* __restrict__ keys = task.keys;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
   constexpr int bytes = chunk_bytes<F>();
@@ -167,7 +193,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const SharedTables<T>
 #pragma unroll
     for (int u = 0; u < InFlight; ++u) {
       const std::int64_t i = first + u * groups;
-      const std::int64_t id = i < task.count ? keys[i] : table.row_end;
+      const std::int64_t id = i < task.count ? key_of<Hashed>(task, hash, layer, i) : table.row_end;
       const bool owned = table.owns(id);
       const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
       row[u] = owned ? table.row_at(local) : nullptr;
@@ -217,10 +243,14 @@ __device__ void decode_task_unaligned(const DecodeTask task) {
   }
 }
 
-template <RowFormat F, OutDtype O, Tables T, int InFlight>
-__device__ void decode_task(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
-  if (aligned) {
-    decode_task_aligned<F, O, T, InFlight>(task, tables);
+// A hashing launch has only aligned tasks (hash_and_decode_step_cuda).
+template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
+__device__ void decode_task(const DecodeTask task, bool aligned, const StepHash& hash, int layer,
+                            const SharedTables<T>& tables) {
+  if constexpr (Hashed) {
+    decode_task_aligned<F, O, T, InFlight, true>(task, hash, layer, tables);
+  } else if (aligned) {
+    decode_task_aligned<F, O, T, InFlight, false>(task, hash, layer, tables);
   } else {
     decode_task_unaligned<F, O>(task);
   }
@@ -228,22 +258,25 @@ __device__ void decode_task(const DecodeTask task, bool aligned, const SharedTab
 
 // decode_task where the launch compiles format F and fills the tables it reads; nothing
 // otherwise (the host never hands such a launch a task of F).
-template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Compiled>
-__device__ void decode_task_if(const DecodeTask task, bool aligned, const SharedTables<T>& tables) {
+template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed, bool Compiled>
+__device__ void decode_task_if(const DecodeTask task, bool aligned, const StepHash& hash, int layer,
+                               const SharedTables<T>& tables) {
   if constexpr (Compiled && static_cast<int>(T) >= static_cast<int>(tables_for(F)))
-    decode_task<F, O, T, InFlight>(task, aligned, tables);
+    decode_task<F, O, T, InFlight, Hashed>(task, aligned, hash, layer, tables);
 }
 
 // One row of blocks per task (blockIdx.y): a step's layers run side by side, each row of a
 // step one chain of loads deep, and a warp needs no search for which layer a row belongs to.
 // Blocks past a shorter task's rows return at once. `Only` >= 0 compiles the one format every
 // task has (the usual step: one format for the whole model), so the kernel takes no more
-// registers than that format needs; -1 compiles them all.
-template <OutDtype O, Tables T, int Only, int InFlight>
+// registers than that format needs; -1 compiles them all. `Hashed` launches compute their
+// keys from the step's tokens (one format only).
+template <OutDtype O, Tables T, int Only, int InFlight, bool Hashed>
 __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
   // A copy in registers: the row loop then reads no kernel parameter through an index.
   const DecodeTask task = step.tasks[blockIdx.y];
   const bool aligned = step.aligned[blockIdx.y];
+  const int layer = step.layer[blockIdx.y];
   // A warp's first row is at least its index: a block past the task's rows has none (the
   // test is the same for the whole block, before its barrier).
   if (static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block >= task.count) return;
@@ -260,22 +293,28 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
   switch (task.rows.format) {
     case RowFormat::f32:
-      decode_task_if<RowFormat::f32, O, T, InFlight, compiled(RowFormat::f32)>(task, aligned, tables);
+      decode_task_if<RowFormat::f32, O, T, InFlight, Hashed, compiled(RowFormat::f32)>(task, aligned, step.hash, layer,
+                                                                                       tables);
       break;
     case RowFormat::bf16:
-      decode_task_if<RowFormat::bf16, O, T, InFlight, compiled(RowFormat::bf16)>(task, aligned, tables);
+      decode_task_if<RowFormat::bf16, O, T, InFlight, Hashed, compiled(RowFormat::bf16)>(task, aligned, step.hash,
+                                                                                         layer, tables);
       break;
     case RowFormat::f16:
-      decode_task_if<RowFormat::f16, O, T, InFlight, compiled(RowFormat::f16)>(task, aligned, tables);
+      decode_task_if<RowFormat::f16, O, T, InFlight, Hashed, compiled(RowFormat::f16)>(task, aligned, step.hash, layer,
+                                                                                       tables);
       break;
     case RowFormat::fp8:
-      decode_task_if<RowFormat::fp8, O, T, InFlight, compiled(RowFormat::fp8)>(task, aligned, tables);
+      decode_task_if<RowFormat::fp8, O, T, InFlight, Hashed, compiled(RowFormat::fp8)>(task, aligned, step.hash, layer,
+                                                                                       tables);
       break;
     case RowFormat::nvfp4:
-      decode_task_if<RowFormat::nvfp4, O, T, InFlight, compiled(RowFormat::nvfp4)>(task, aligned, tables);
+      decode_task_if<RowFormat::nvfp4, O, T, InFlight, Hashed, compiled(RowFormat::nvfp4)>(task, aligned, step.hash,
+                                                                                           layer, tables);
       break;
     case RowFormat::fp8_e8m0:
-      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, compiled(RowFormat::fp8_e8m0)>(task, aligned, tables);
+      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, Hashed, compiled(RowFormat::fp8_e8m0)>(
+          task, aligned, step.hash, layer, tables);
       break;
   }
 }
@@ -317,29 +356,36 @@ bool aligned_for(const TableView& t) {
   return false;
 }
 
-template <OutDtype O, Tables T, int Only>
+template <OutDtype O, Tables T, int Only, bool Hashed = false>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
   const dim3 blocks(static_cast<unsigned>(grid), static_cast<unsigned>(step.count));
   if (step.in_flight == 2) {
-    decode_step_kernel<O, T, Only, 2><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+    decode_step_kernel<O, T, Only, 2, Hashed><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
   } else {
-    decode_step_kernel<O, T, Only, 1><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+    decode_step_kernel<O, T, Only, 1, Hashed><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
   }
 }
 
 template <OutDtype O, RowFormat F>
-void launch_one(const StepTasks& step, int grid, cudaStream_t stream) {
-  launch<O, tables_for(F), static_cast<int>(F)>(step, grid, stream);
+void launch_one(const StepTasks& step, bool hashed, int grid, cudaStream_t stream) {
+  if (hashed) {
+    launch<O, tables_for(F), static_cast<int>(F), true>(step, grid, stream);
+  } else {
+    launch<O, tables_for(F), static_cast<int>(F)>(step, grid, stream);
+  }
 }
 
-// The instantiation for the tasks' formats: one format alone, or all of them with the
-// `tables` that cover them.
-template <OutDtype O>
-void launch(const StepTasks& step, Tables tables, int grid, cudaStream_t stream) {
-  bool one_format = true;
+bool one_format(const StepTasks& step) {
   for (int d = 1; d < step.count; ++d)
-    one_format = one_format && step.tasks[d].rows.format == step.tasks[0].rows.format;
-  if (!one_format) {
+    if (step.tasks[d].rows.format != step.tasks[0].rows.format) return false;
+  return true;
+}
+
+// The instantiation for the tasks' formats: one format alone (hashing its keys where asked),
+// or all of them with the `tables` that cover them.
+template <OutDtype O>
+void launch(const StepTasks& step, Tables tables, bool hashed, int grid, cudaStream_t stream) {
+  if (!one_format(step)) {
     switch (tables) {
       case Tables::none:
         launch<O, Tables::none, -1>(step, grid, stream);
@@ -355,22 +401,22 @@ void launch(const StepTasks& step, Tables tables, int grid, cudaStream_t stream)
   }
   switch (step.tasks[0].rows.format) {
     case RowFormat::f32:
-      launch_one<O, RowFormat::f32>(step, grid, stream);
+      launch_one<O, RowFormat::f32>(step, hashed, grid, stream);
       break;
     case RowFormat::bf16:
-      launch_one<O, RowFormat::bf16>(step, grid, stream);
+      launch_one<O, RowFormat::bf16>(step, hashed, grid, stream);
       break;
     case RowFormat::f16:
-      launch_one<O, RowFormat::f16>(step, grid, stream);
+      launch_one<O, RowFormat::f16>(step, hashed, grid, stream);
       break;
     case RowFormat::fp8:
-      launch_one<O, RowFormat::fp8>(step, grid, stream);
+      launch_one<O, RowFormat::fp8>(step, hashed, grid, stream);
       break;
     case RowFormat::nvfp4:
-      launch_one<O, RowFormat::nvfp4>(step, grid, stream);
+      launch_one<O, RowFormat::nvfp4>(step, hashed, grid, stream);
       break;
     case RowFormat::fp8_e8m0:
-      launch_one<O, RowFormat::fp8_e8m0>(step, grid, stream);
+      launch_one<O, RowFormat::fp8_e8m0>(step, hashed, grid, stream);
       break;
   }
 }
@@ -391,40 +437,75 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
 
 }  // namespace
 
-void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream) {
+namespace {
+
+// The step's tasks with rows, in one launch; `hash` where it hashes its own keys.
+void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHash* hash, cudaStream_t stream) {
   if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
     throw SystemError("decode_step_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
                       std::to_string(k_max_step_layers) + " per launch");
   StepTasks step;
   Tables tables = Tables::none;
   std::int64_t most = 0;
-  for (const DecodeTask& task : tasks) {
+  for (std::size_t layer = 0; layer < tasks.size(); ++layer) {
+    const DecodeTask& task = tasks[layer];
     if (task.count == 0) continue;
     const int d = step.count++;
     step.tasks[d] = task;
     step.aligned[d] = aligned_for(task.rows);
+    step.layer[d] = static_cast<int>(layer);
     most = std::max(most, task.count);
     tables = std::max(tables, tables_for(task.rows.format));
   }
   if (step.count == 0) return;
+  if (hash != nullptr) step.hash = *hash;
   // Blocks for the longest task, each warp's groups holding step.in_flight rows. With the
   // product table, blocks fill 16 KB of shared memory first, so they stay resident and loop
   // over rows: a few blocks per SM (for all tasks together) instead of one block per few rows.
   step.in_flight = most <= k_two_in_flight_max_rows ? 2 : 1;
   int grid = grid_for((most + step.in_flight - 1) / step.in_flight);
   if (tables == Tables::products) grid = std::min(grid, std::max(1, 8 * multiprocessors() / step.count));
+  const bool hashed = hash != nullptr;
   switch (dtype) {
     case OutDtype::f32:
-      launch<OutDtype::f32>(step, tables, grid, stream);
+      launch<OutDtype::f32>(step, tables, hashed, grid, stream);
       break;
     case OutDtype::bf16:
-      launch<OutDtype::bf16>(step, tables, grid, stream);
+      launch<OutDtype::bf16>(step, tables, hashed, grid, stream);
       break;
     case OutDtype::f16:
-      launch<OutDtype::f16>(step, tables, grid, stream);
+      launch<OutDtype::f16>(step, tables, hashed, grid, stream);
       break;
   }
   PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream) {
+  launch_step(tasks, dtype, nullptr, stream);
+}
+
+void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask> tasks, OutDtype dtype,
+                               cudaStream_t stream) {
+  if (tasks.size() != static_cast<std::size_t>(hash.layers))
+    throw SystemError("hash_and_decode_step_cuda: " + std::to_string(tasks.size()) + " tasks for " +
+                      std::to_string(hash.layers) + " layers");
+  const std::int64_t per_layer = hash.batch.tokens() * hash.heads;
+  bool fused = per_layer <= k_hashing_decode_max_ids;
+  for (std::size_t layer = 0; layer < tasks.size(); ++layer) {
+    const DecodeTask& task = tasks[layer];
+    if (task.keys != hash.ids + static_cast<std::int64_t>(layer) * per_layer || task.count != per_layer)
+      throw SystemError("hash_and_decode_step_cuda: layer " + std::to_string(layer) + "'s keys are not its ids");
+    if (task.count == 0) continue;
+    fused = fused && aligned_for(task.rows) && task.rows.format == tasks[0].rows.format;
+  }
+  if (fused) {
+    launch_step(tasks, dtype, &hash, stream);
+    return;
+  }
+  compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream);
+  launch_step(tasks, dtype, nullptr, stream);
 }
 
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/ngram_hash.hpp"
 #include "kernels/common/row_decode.hpp"
 
 namespace pleshard::kernels {
@@ -16,6 +17,12 @@ namespace pleshard::kernels {
 // Every task of a step (at most k_max_step_layers, any mix of formats) in one launch. The
 // tasks' rows, keys and outputs must be device-accessible (device or mapped pinned memory).
 void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStream_t stream);
+
+// decode_step_cuda for tasks whose keys are hash.ids (task d's at layer d's block): one
+// launch that hashes and decodes, where it can (tasks of one format, rows at aligned
+// addresses); else the hash kernel into hash.ids, then the decode.
+void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask> tasks, OutDtype dtype,
+                               cudaStream_t stream);
 
 // out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view: one task.
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,

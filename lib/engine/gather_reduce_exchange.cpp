@@ -59,7 +59,11 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
     step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
   }
   marks.mark(StepPhase::gather);
-  plan.hash(blocks, slots);
+  // Where the store reads the tables in place, the decode hashes its own keys: a launch
+  // fewer, and the ids are never written (the hash phase is then part of the decode's).
+  const kernels::StepHash hashing = plan.hashing(blocks, slots);
+  const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
+  if (!decode_hashes) plan.hash(blocks, slots);
   marks.mark(StepPhase::hash);
 
   // 2. The rows I own of every id; zeros for the rest.
@@ -69,7 +73,7 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
   auto* partial = partial_.at(ctx_.workspace, out_slot);
-  fetch_and_decode(ctx_, queries, partial, layer_bytes, marks);
+  fetch_and_decode(ctx_, queries, partial, layer_bytes, marks, decode_hashes ? &hashing : nullptr);
 
   // 3. Combine over the ETP group: every layer in one all-reduce, or each layer
   // reduce-scattered into the ranks' shares (then gathered over TP where my DP rank's TP

@@ -67,10 +67,15 @@ void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
 }
 
 void StepPlan::hash(const std::int64_t* blocks, int slots) {
+  const kernels::StepHash h = hashing(blocks, slots);
+  hash_step(space_, h.params, h.layers, h.heads, h.batch, h.ids);
+}
+
+kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {
   const kernels::SlotBatchView view{blocks, slots, slot_tokens_, shape_.context_width};
   hashed_tokens_ = view.tokens();
-  hash_step(space_, workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
-            workspace_.at<std::int64_t>(ids_));
+  return {workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
+          workspace_.at<std::int64_t>(ids_)};
 }
 
 void StepPlan::hash_mine_on_host(std::int64_t* ids) const {

@@ -52,6 +52,9 @@ class StepPlan {
   // Hashes `slots` blocks at `blocks` (my_block() for one, group_blocks() for the group):
   // every layer's ids for slots x slot_tokens() tokens.
   void hash(const std::int64_t* blocks, int slots);
+  // The same hashing, left to the kernel that consumes the ids (hash_and_decode_step):
+  // ids() and ids_per_layer() are as after hash(), the ids themselves not written yet.
+  [[nodiscard]] kernels::StepHash hashing(const std::int64_t* blocks, int slots);
   [[nodiscard]] const std::int64_t* ids(int layer) const;
   [[nodiscard]] std::int64_t ids_per_layer() const { return hashed_tokens_ * shape_.heads; }
 

@@ -43,6 +43,18 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
   kernels::decode_step_host(tasks, dtype);
 }
 
+void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::span<const kernels::DecodeTask> tasks,
+                          kernels::OutDtype dtype) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::hash_and_decode_step_cuda(hash, tasks, dtype, stream_of(space));
+    return;
+  }
+#endif
+  hash_step(space, hash.params, hash.layers, hash.heads, hash.batch, hash.ids);
+  decode_step(space, tasks, dtype);
+}
+
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) {
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {

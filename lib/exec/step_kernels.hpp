@@ -25,6 +25,12 @@ void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const
 // Every task of a step in one launch (tasks are described from the host).
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);
 
+// hash_step into hash.ids, then decode_step of tasks keyed by those ids (task d's keys at
+// layer d's block) — on the GPU in one launch where the tasks allow it: the decode hashes
+// each row's key itself, and the ids are not written.
+void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::span<const kernels::DecodeTask> tasks,
+                          kernels::OutDtype dtype);
+
 // The owner exchange's packing (kernels/common/row_pack.hpp): stored rows packed for peers.
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);
 

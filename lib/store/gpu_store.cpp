@@ -1,5 +1,7 @@
 #include "store/gpu_store.hpp"
 
+#include <algorithm>
+
 #include "core/collective.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -48,6 +50,11 @@ void GpuStore::release() noexcept {
 
 void GpuStore::reserve(std::int64_t max_ids) {
   for (const auto& table : tables_) table->reserve(max_ids);
+}
+
+bool GpuStore::reads_in_place(std::int64_t count) const {
+  return std::none_of(tables_.begin(), tables_.end(),
+                      [&](const auto& table) { return table->gathers_distinct(count); });
 }
 
 void GpuStore::submit(std::span<const RowQuery> queries) {

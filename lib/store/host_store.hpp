@@ -19,6 +19,7 @@ class HostStore final : public RowStore {
   // over `share`.
   HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, MPI_Comm share = MPI_COMM_NULL);
 
+  [[nodiscard]] bool reads_in_place(std::int64_t /*count*/) const override { return true; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
 

@@ -28,6 +28,10 @@ bool PlacedStore::enqueues_only() const {
   return std::all_of(parts_.begin(), parts_.end(), [](const auto& part) { return part->enqueues_only(); });
 }
 
+bool PlacedStore::reads_in_place(std::int64_t count) const {
+  return std::all_of(parts_.begin(), parts_.end(), [&](const auto& part) { return part->reads_in_place(count); });
+}
+
 void PlacedStore::reserve(std::int64_t max_ids) {
   for (const auto& part : parts_) part->reserve(max_ids);
 }

@@ -41,6 +41,13 @@ class RowStore {
   // Whether submit() and wait() only enqueue work on the space's stream (and streams it
   // forks from there): then a step that uses them can be captured in a CUDA graph.
   [[nodiscard]] virtual bool enqueues_only() const { return true; }
+  // Whether the lookups of a step of `count` ids a layer are the tables read in place, keyed
+  // by the queries' ids themselves, with nothing read before the decode: then the ids need
+  // not exist before the decode, which may hash them itself (hash_and_decode_step).
+  [[nodiscard]] virtual bool reads_in_place(std::int64_t count) const {
+    (void)count;
+    return false;
+  }
 
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
   // wait() returns.

@@ -284,6 +284,121 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
   }
 }
 
+// The decode that hashes its own keys (hash_and_decode_step) against the decode core on the
+// host, keyed by the ids of the host's slot hash: one launch where the step's tables share a
+// format and split into aligned chunks (FP8-E8M0 padded, BF16, NVFP4 with its products),
+// the hash kernel then the decode where they do not (mixed formats, BF16 rows of 20 values).
+TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
+  struct Layer {
+    RowFormat format;
+    int head_dim;
+    ScalesAt scales_at;
+  };
+  const std::vector<std::vector<Layer>> steps = {
+      {{RowFormat::fp8_e8m0, 256, ScalesAt::padded}, {RowFormat::fp8_e8m0, 256, ScalesAt::padded}},
+      {{RowFormat::bf16, 160, ScalesAt::plane}},
+      {{RowFormat::nvfp4, 64, ScalesAt::padded},
+       {RowFormat::nvfp4, 64, ScalesAt::padded},
+       {RowFormat::nvfp4, 64, ScalesAt::padded}},
+      {{RowFormat::fp8, 160, ScalesAt::plane}, {RowFormat::bf16, 160, ScalesAt::plane}},
+      {{RowFormat::bf16, 20, ScalesAt::plane}, {RowFormat::bf16, 20, ScalesAt::plane}},
+  };
+  const auto host = make_host_space();
+  for (const auto& [space, threads] : space_cases()) {
+    const KernelThreads kernel_threads(threads);
+    std::mt19937_64 rng(1414);
+    for (int model = 0; model < 12; ++model) {
+      ModelConfig config = random_config(rng);
+      const std::int64_t bases[] = {2, 3, 100};  // tables small enough to hold most ids
+      config.ngram_vocab_size_base = bases[rng() % 3];
+      const std::vector<Layer>& step = steps[static_cast<std::size_t>(model) % steps.size()];
+      const int layers = static_cast<int>(step.size());
+      const int heads = config.total_heads();
+      const int width = config.ngram_size - 1;
+      std::vector<kernels::NgramHashParams> params;
+      for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_table_spec(config, d)));
+      const int slots = 1 + static_cast<int>(rng() % 3);
+      std::vector<TokenBatch> batches;
+      std::int64_t slot_tokens = 1;
+      for (int s = 0; s < slots; ++s) {
+        batches.push_back(to_batch(config, random_requests(rng, config, 5, 16)));
+        slot_tokens = std::max(slot_tokens, batches.back().num_tokens());
+      }
+      const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
+      std::vector<std::int64_t> packed(block * static_cast<std::size_t>(slots));
+      for (int s = 0; s < slots; ++s)
+        pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
+                  std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
+      const std::size_t per_layer = static_cast<std::size_t>(slots * slot_tokens) * static_cast<std::size_t>(heads);
+      // The expected keys: the host's slot hash.
+      std::vector<std::int64_t> expected_ids(static_cast<std::size_t>(layers) * per_layer);
+      hash_step(*host, params.data(), layers, heads, {packed.data(), slots, slot_tokens, width}, expected_ids.data());
+
+      SpaceBuffer blocks(*space), space_params(*space), ids(*space);
+      blocks.assign(std::span<const std::int64_t>(packed));
+      space_params.assign(std::span<const kernels::NgramHashParams>(params));
+      ids.reserve(expected_ids.size() * 8);
+      const kernels::StepHash hash{space_params.as<kernels::NgramHashParams>(),
+                                   layers,
+                                   heads,
+                                   {blocks.as<std::int64_t>(), slots, slot_tokens, width},
+                                   ids.as<std::int64_t>()};
+      std::vector<std::unique_ptr<RandomTable>> tables;
+      std::vector<SpaceBuffer> outs;
+      std::vector<kernels::DecodeTask> tasks;
+      for (int d = 0; d < layers; ++d) {
+        const Layer& layer = step[static_cast<std::size_t>(d)];
+        // The table's upper three quarters: the first quarter's ids are foreign (zeros).
+        const std::int64_t rows = derive_table_spec(config, d).logical_rows;
+        tables.push_back(std::make_unique<RandomTable>(*space, rng, layer.format, layer.head_dim, rows - rows / 4,
+                                                       rows / 4, layer.scales_at));
+        outs.emplace_back(*space);
+        outs.back().reserve(per_layer * static_cast<std::size_t>(layer.head_dim) * 4);
+        tasks.push_back({tables.back()->view, hash.ids + static_cast<std::size_t>(d) * per_layer,
+                         static_cast<std::int64_t>(per_layer), outs.back().data()});
+      }
+      const OutDtype dtype = model % 2 == 0 ? OutDtype::bf16 : OutDtype::f32;
+      hash_and_decode_step(*space, hash, tasks, dtype);
+      for (int d = 0; d < layers; ++d) {
+        const int dim = step[static_cast<std::size_t>(d)].head_dim;
+        const std::size_t row_out = static_cast<std::size_t>(dim) * kernels::out_bytes(dtype);
+        const auto got = outs[static_cast<std::size_t>(d)].to_host<std::uint8_t>(per_layer * row_out);
+        std::vector<std::uint8_t> expected(row_out);
+        std::int64_t wrong = 0;
+        for (std::size_t i = 0; i < per_layer; ++i) {
+          kernels::decode_row(tables[static_cast<std::size_t>(d)]->host_view,
+                              expected_ids[static_cast<std::size_t>(d) * per_layer + i], dtype, expected.data(), 0);
+          wrong += std::memcmp(expected.data(), got.data() + i * row_out, row_out) != 0 ? 1 : 0;
+        }
+        EXPECT_EQ(wrong, 0) << "model " << model << " layer " << d << " of " << per_layer << " rows ("
+                            << to_string(step[static_cast<std::size_t>(d)].format) << ", " << dim << " values)"
+                            << (space->on_device() ? " cuda" : " host") << ", kernel threads " << threads;
+      }
+    }
+  }
+}
+
+// The one id of a head equals that head's entry of the token's ids (Qwen's fill rule and
+// Engram's), on the host; the GPU's use of it is the test above.
+TEST(StepKernels, OneHeadsIdIsItsEntryOfTheTokensIds) {
+  std::mt19937_64 rng(1732);
+  for (int model = 0; model < 50; ++model) {
+    const ModelConfig config = random_config(rng);
+    kernels::NgramHashParams params = make_hash_params(derive_table_spec(config, 0));
+    // Half the models block as Engram does: from the token itself, filled with another value.
+    if (model % 2 == 1) params.fill = {7, config.eos_token_id, 0};
+    const TokenBatch batch = to_batch(config, random_requests(rng, config, 6, 20));
+    const kernels::NgramBatchView view = batch.view();
+    std::vector<std::int64_t> all(static_cast<std::size_t>(params.total_heads()));
+    for (std::int64_t t = 0; t < batch.num_tokens(); ++t) {
+      kernels::ngram_ids_of_token(params, view, t, all.data());
+      for (int h = 0; h < params.total_heads(); ++h)
+        ASSERT_EQ(kernels::ngram_id_of_token(params, view, t, h), all[static_cast<std::size_t>(h)])
+            << "model " << model << " token " << t << " head " << h;
+    }
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -8,7 +8,7 @@
 
 #include <mpi.h>
 
-#include "engine/ple_engine.hpp"
+#include "engine/engine_options.hpp"
 #include "profile/row_profile.hpp"
 
 namespace pleshard {

@@ -1,0 +1,241 @@
+#include "engine/engine_session.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <mpi.h>
+
+#include "core/collective.hpp"
+#include "core/error.hpp"
+#include "core/host_memory.hpp"
+#include "core/log.hpp"
+#include "core/mpi_check.hpp"
+#include "dist/communicator_factory.hpp"
+#include "dist/gpu_binding.hpp"
+#include "engine/table_placement.hpp"
+#include "exec/stream_order.hpp"
+#include "profile/row_profile.hpp"
+#include "store/tier_memory.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_step_space.hpp"
+#endif
+
+namespace pleshard {
+
+namespace {
+
+// This rank's GPU (chosen collectively, `gpus` telling whether every rank has one to itself)
+// where `on_gpu`, else the host.
+std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, GpuBinding& gpus) {
+#if PLESHARD_HAVE_CUDA
+  if (on_gpu) {
+    gpus = bind_local_gpu(comms.world());
+    return make_cuda_space();
+  }
+#else
+  (void)comms;
+  (void)gpus;
+  (void)on_gpu;
+#endif
+  return make_host_space();
+}
+
+// The ranks of my node (a machine; PLESHARD_RANKS_PER_NODE's blocks where set) that hold
+// the same row ranges as I do — my ETP rank's — where tables in host memory (the host and
+// pinned tiers) are shared.
+class HostShare {
+ public:
+  HostShare(const Communicators& comms, bool wanted) {
+    if (!wanted) return;
+    const Topology& t = comms.topology();
+    int per_node = 0;
+    try {
+      per_node = ranks_per_node_override();
+    } catch (const InputError&) {  // refused where the hierarchical exchange uses it
+    }
+    const int color = t.etp_rank() + t.etp * (per_node > 0 ? t.rank / per_node : 0);
+    PLESHARD_MPI_CHECK(MPI_Comm_split(comms.node(), color, t.rank, &comm_));
+    PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
+    PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  }
+  ~HostShare() { drop(); }
+  // No sharing after all (a placement that keeps no rows in host memory).
+  void drop() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    ranks_ = 1;
+    rank_ = 0;
+  }
+  HostShare(const HostShare&) = delete;
+  HostShare& operator=(const HostShare&) = delete;
+
+  [[nodiscard]] MPI_Comm comm() const { return ranks_ > 1 ? comm_ : MPI_COMM_NULL; }
+  [[nodiscard]] int ranks() const { return ranks_; }
+  [[nodiscard]] bool reader() const { return rank_ == 0; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int ranks_ = 1;
+  int rank_ = 0;
+};
+
+int size_of(MPI_Comm comm) {
+  int n = 1;
+  MPI_Comm_size(comm, &n);
+  return n;
+}
+
+int rank_in(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// The hierarchical exchange needs each ETP group as node-major blocks of one size: agreed
+// over the world, before any table is loaded.
+void check_node_layout(const Communicators& comms) {
+  collective_try(comms.world(), [&] {
+    (void)ranks_per_node_override();  // a malformed override is refused here, with its value
+    const int per_node = size_of(comms.etp_node());
+    const int nodes = size_of(comms.etp_cross());
+    const Topology& t = comms.topology();
+    if (per_node * nodes != t.etp || t.etp_rank() != rank_in(comms.etp_cross()) * per_node + rank_in(comms.etp_node()))
+      throw InputError("--exchange hierarchical: ETP group " + std::to_string(t.etp_group()) +
+                       " is not node-major blocks of one size (" + std::to_string(per_node) +
+                       " of its ranks on world rank " + std::to_string(t.rank) +
+                       "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
+  });
+}
+
+}  // namespace
+
+EngineSession::EngineSession(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                             const EngineOptions& options)
+    : topology_(comms.topology()), options_(options), world_(comms.world()) {
+  if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
+  if (options.output_slots < 1 || options.output_slots > k_max_output_slots)
+    throw InputError("output_slots " + std::to_string(options.output_slots) + ": must be from 1 to " +
+                     std::to_string(k_max_output_slots));
+  if (!(options.collective_timeout_s >= k_min_collective_timeout_s &&
+        options.collective_timeout_s <= k_max_collective_timeout_s))
+    throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) + ": must be from " +
+                     std::to_string(static_cast<int>(k_min_collective_timeout_s)) + " to " +
+                     std::to_string(static_cast<int>(k_max_collective_timeout_s)) + " seconds");
+  if (!options.cache.profile.empty() && !options.cache.enabled() && !options.auto_placement)
+    throw InputError("--cache-profile " + options.cache.profile.string() +
+                     ": needs a cache (--cache-rows or --cache-gb)");
+  const int tables = static_cast<int>(checkpoint.tables().size());
+  if (!options.placement.empty() && static_cast<int>(options.placement.size()) != tables)
+    throw SystemError("the engine's placement names " + std::to_string(options.placement.size()) + " tables of " +
+                      std::to_string(tables));
+  GpuBinding gpus;
+  // The step's space: the GPU where a table's tier decodes there (an automatic placement
+  // uses the GPU wherever there is one), else the host.
+  const bool on_gpu = options.auto_placement ? gpu_available() : asked_placement(options, tables).uses_gpu();
+  space_ = make_space(comms, on_gpu, gpus);
+  space_->set_stall_timeout(options.collective_timeout_s);
+  if (space_->on_device()) gpu_ = current_gpu();
+  heads_ = config.total_heads();
+  context_width_ = config.ngram_size - 1;
+  token_map_entries_ = config.token_map != nullptr ? config.token_map->vocab_size() : 0;
+  width_ = config.ple_embed_dim;
+  std::vector<RowRange> shards;
+  std::vector<int> heads;
+  for (const auto& derived : derive_table_specs(config)) {
+    const PleTableInfo& info = checkpoint.table(derived.ple_index);
+    layouts_.push_back(info.layout);
+    specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
+    params_.push_back(make_hash_params(specs_.back()));
+    shards.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
+    heads.push_back(specs_.back().total_heads());
+  }
+  if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
+    throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
+                     std::to_string(kernels::k_max_step_layers));
+  // The profile's tables agree with the checkpoint's, on every rank, before anything is placed or loaded.
+  const RowProfile profile = collective_try(comms.world(), [&] {
+    return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
+  });
+  const std::uint64_t step_memory =
+      step_memory_estimate(options, tables, config.total_heads(), config.ple_embed_dim, topology_.edp());
+  // The ranks that would keep one copy per node of rows in host memory (host and pinned
+  // tiers): the node holds one copy per group, which the automatic placement counts.
+  HostShare share(comms, options.share_tables);
+  PlacementChoice placed = collective_try(comms.world(), [&] {
+    return choose_placement(
+        comms.world(), topology_.rank, options,
+        {layouts_, shards, heads, profile, space_->on_device(),
+         checkpoint.kind() != CheckpointKind::synthetic && !options.cuda_graphs, step_memory, share.ranks()});
+  });
+  placement_ = std::move(placed.placement);
+  placement_report_ = std::move(placed.report);
+  check_placement(placement_);
+  if (space_->on_device() != placement_.uses_gpu() && !placement_.uses(StorageTier::disk))
+    throw SystemError("the engine's space and its placement " + placement_.describe() + " disagree");
+  const TierCapabilities can = placement_.capabilities();
+  if (!can.loads_collectively && checkpoint.reads_collectively())
+    throw SystemError(checkpoint.path() + ": the placement " + placement_.describe() +
+                      " needs a checkpoint opened for independent reads");
+  if (options.cache.enabled() && !can.cacheable)
+    throw InputError("a row cache stands in front of the pinned or disk tier, not the " + placement_.describe() +
+                     " tier");
+  // Whole tables where every rank holds them (the disk tier alone), else my ETP rank's rows.
+  std::vector<RowRange> ranges = shards;
+  if (can.whole_tables)
+    for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts_[d].rows};
+  local_ = can.whole_tables;
+  strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
+  if (strategy_ == ExchangeStrategy::hierarchical) check_node_layout(comms);
+  node_ranks_ = size_of(comms.etp_node());
+  open_communicators(comms, gpus);
+  // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
+  // that hold the same ranges (counted, and read, by the first of them).
+  if (!can.in_host_memory) share.drop();
+  load_.shared_ranks = share.ranks();
+  load_.bytes = 0;
+  for (const StorageTier tier : k_storage_tiers) {
+    if (!placement_.uses(tier)) continue;
+    const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
+    const bool counted = !capabilities_of(tier).in_host_memory || share.reader();
+    require_tier_memory(comms.world(), tier, counted ? tier_bytes(tier, layouts_, on) : 0);
+    load_.bytes += counted ? load_bytes(tier, layouts_, on) : 0;
+  }
+  const double load_start = MPI_Wtime();
+  const double cache_bytes_asked =
+      options.cache.gb > 0 ? options.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
+  stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, options.disk_reads, share.comm(),
+                               options.cache.rows, cache_bytes_asked, &profile, options.cache.static_share});
+  load_.seconds = MPI_Wtime() - load_start;
+  load_.peak_resident = peak_resident_bytes();
+}
+
+EngineSession::~EngineSession() = default;
+
+std::uint64_t EngineSession::cache_bytes(std::int64_t max_ids) const {
+  return stores_.cached() ? pleshard::cache_bytes(stores_, layouts_, max_ids) : 0;
+}
+
+void EngineSession::open_communicators(const Communicators& comms, const GpuBinding& gpus) {
+  // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
+  // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
+  // rows). Groups of one rank need no communicator.
+  const bool whole_tables = placement_.capabilities().whole_tables;
+  const bool device_data = space_->on_device() && !whole_tables;
+  const bool nccl = backend_built(CollectiveBackend::nccl);
+  const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi
+                                    : gpus.own_gpu && nccl ? CollectiveBackend::nccl
+                                                           : CollectiveBackend::mpi_staged;
+  backend_ = whole_tables ? "none" : to_string(backend);
+  if (whole_tables) return;
+  // The engine's own agreement on a step's slot size, on the host.
+  if (size_of(comms.etp_dp()) > 1) control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
+  const std::vector<ExchangeGroup> groups = groups_for(strategy_, topology_);
+  groups_ = ExchangeGroups(comms, groups, backend, *space_);
+  if (backend != CollectiveBackend::mpi_staged || groups_.on_space().empty()) return;
+  backend_note_ = (gpus.own_gpu ? std::string("this build has no NCCL") : gpus.why) +
+                  "; collectives go over MPI through host copies";
+  // Said once per process, not once per engine (bench step makes many).
+  static bool said = false;
+  if (topology_.rank == 0 && !std::exchange(said, true)) log_warning(backend_note_);
+}
+
+}  // namespace pleshard

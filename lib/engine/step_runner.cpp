@@ -1,0 +1,229 @@
+#include "engine/step_runner.hpp"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <mpi.h>
+
+#include "core/collective.hpp"
+#include "core/error.hpp"
+#include "core/fault_plan.hpp"
+#include "exec/stream_order.hpp"
+#include "store/tier_memory.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/fault.hpp"
+#endif
+
+namespace pleshard {
+
+StepRunner::StepRunner(EngineSession& session) : session_(session), options_(session.options()) {
+  if (session.space()->on_device()) consumer_fence_ = std::make_unique<StreamFence>();
+  consumers_.resize(static_cast<std::size_t>(options_.output_slots));
+  stats_.load = session.load();
+  // Reduce-scattered slots split into TP whole shares.
+  const Topology& topology = session.topology();
+  if (session.strategy() == ExchangeStrategy::reduce_scatter && !topology.sequence_parallel())
+    slot_multiple_ = topology.tp;
+  StepSpace& space = *session.space();
+  PlanShape shape;
+  shape.layers = static_cast<int>(session.specs().size());
+  shape.heads = session.heads();
+  shape.context_width = session.context_width();
+  shape.slots = session.local() ? 1 : topology.edp();
+  shape.max_slot_tokens = padded_slot(options_.max_tokens);
+  shape.token_map_entries = session.token_map_entries();
+  workspace_ = std::make_shared<Workspace>(space);
+  plan_ = std::make_unique<StepPlan>(space, *workspace_, shape);
+  const ExchangeContext context{space,
+                                *workspace_,
+                                *plan_,
+                                session.store(),
+                                topology,
+                                session.groups().view(),
+                                options_.dtype,
+                                session.width(),
+                                session.node_ranks(),
+                                options_.output_slots};
+  exchange_ = make_exchange(session.strategy(), session.local(), context);
+  graphs_ = std::make_unique<StepGraphs>(space, *exchange_, session.groups(),
+                                         static_cast<std::int64_t>(shape.heads) * shape.layers);
+  // What the step takes grows with --step-tokens, the cache with its size: both checked
+  // against the space's memory before they are allocated.
+  const StorageTier space_memory = space.on_device() ? StorageTier::device : StorageTier::host;
+  require_tier_memory(session.world(), space_memory, workspace_->bytes(), 0, "the step workspaces",
+                      "a smaller --step-tokens");
+  workspace_->allocate();
+  plan_->upload(session.hash_params());
+  const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());
+  if (caches != 0)
+    require_tier_memory(session.world(), space_memory, caches, 0, "the row caches",
+                        "a smaller --cache-rows or --cache-gb");
+  const double fill_start = MPI_Wtime();
+  session.store().reserve(exchange_->max_query_ids());  // a cache's static part filled here
+  if (caches != 0) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
+  for (auto& m : marks_) m = std::make_unique<StepMarks>(space);
+}
+
+StepRunner::~StepRunner() {
+  // Work still queued on the space's stream may use the buffers about to be freed.
+  try {
+    session_.space()->synchronize();
+  } catch (...) {
+  }
+}
+
+void StepRunner::use_cuda_graphs(bool on) {
+  if (on) {
+    const Placement& placement = session_.placement();
+    if (!placement.capabilities().graph_capturable)
+      throw InputError("CUDA graphs need the device or pinned tier, not " + placement.describe());
+    if (!session_.groups().on_space().empty() && std::string(session_.backend()) != "nccl")
+      throw InputError(std::string("CUDA graphs need NCCL with one GPU per rank; collectives here go over ") +
+                       session_.backend());
+    if (session_.groups().get(ExchangeGroup::tp) != nullptr && session_.topology().sequence_parallel())
+      throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
+    if (!exchange_->capturable())
+      throw InputError(std::string("CUDA graphs cannot capture the ") + exchange_->name() +
+                       " exchange's steps (it sizes its messages on the host each step); use --exchange "
+                       "gather-reduce or reduce-scatter");
+#if !PLESHARD_HAVE_CUDA
+    throw InputError("CUDA graphs need a CUDA build");
+#endif
+  }
+  cuda_graphs_ = on;
+}
+
+std::shared_ptr<const void> StepRunner::output_memory() const {
+  // Members destroyed in reverse: the workspace before the space it was allocated in.
+  struct Memory {
+    std::shared_ptr<StepSpace> space;
+    std::shared_ptr<Workspace> workspace;
+  };
+  return std::make_shared<const Memory>(Memory{session_.space(), workspace_});
+}
+
+std::int64_t StepRunner::slot_tokens(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  const int slots = plan_->shape().slots;
+  std::int64_t most = batch.num_tokens();
+  if (slots > 1 && group_tokens.empty()) {
+    session_.control()->all_reduce(&most, 1, Element::i64, ReduceOp::max);
+  } else if (slots > 1) {
+    if (group_tokens.size() != static_cast<std::size_t>(slots) ||
+        group_tokens[static_cast<std::size_t>(session_.topology().etp_dp_rank())] != batch.num_tokens())
+      throw SystemError("forward: group_tokens must give the " + std::to_string(slots) +
+                        " DP ranks' token counts, this rank's included");
+    most = *std::max_element(group_tokens.begin(), group_tokens.end());
+  }
+  if (most > options_.max_tokens)
+    throw InputError("a step of " + std::to_string(most) + " tokens per DP rank exceeds the engine's " +
+                     std::to_string(options_.max_tokens));
+  most = std::max<std::int64_t>(1, most);
+  return padded_slot(most);
+}
+
+std::int64_t StepRunner::bucket_for(std::int64_t tokens) const {
+  std::int64_t bucket = 1;
+  while (bucket < tokens) bucket *= 2;
+  const std::int64_t fitted = std::min(bucket, plan_->shape().max_slot_tokens);
+  return padded_slot(fitted);
+}
+
+StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  StepMarks& marks = *marks_[next_step_ % 2];
+  wait_until(marks.done());  // the step before the last: its buffers are reused now
+  const std::int64_t slot = slot_tokens(batch, group_tokens);
+  const std::int64_t tokens = batch.num_tokens();
+  StepOutput out;
+  StepSpace& space = *session_.space();
+  out.on_device = space.on_device();
+  out.stream = space.stream();
+  out.step = next_step_;
+  out.slot = static_cast<int>(next_step_ % static_cast<std::uint64_t>(options_.output_slots));
+  // The consumers of the output slot this step writes have enqueued their reads by now.
+  for (void* consumer : std::exchange(consumers_[static_cast<std::size_t>(out.slot)], {}))
+    consumer_fence_->order(space.stream(), consumer);
+  if (cuda_graphs_) {
+    const std::int64_t bucket = bucket_for(slot);
+    marks.begin(false);
+    plan_->load(batch, bucket);
+    out.layers = graphs_->launch(bucket, out.slot, tokens);
+    stats_.graph_replays = graphs_->replays();
+    stats_.graphs_captured = graphs_->captured();
+  } else {
+    marks.begin(true);
+    inject_stall();
+    plan_->load(batch, slot);
+    marks.mark(StepPhase::load);
+    exchange_->run(tokens, out.slot, marks, out.layers);
+  }
+  marks.end();
+  out.ready = marks.done().native();
+  ++next_step_;
+  ++stats_.steps;
+  return out;
+}
+
+void StepRunner::inject_stall() {
+  const FaultPlan& faults = fault_plan();
+  if (!faults.stall_step || *faults.stall_step != static_cast<std::uint64_t>(stats_.steps) ||
+      session_.topology().rank != faults.stall_rank)
+    return;
+#if PLESHARD_HAVE_CUDA
+  if (session_.space()->on_device()) kernels::stall_stream_cuda(stream_of(*session_.space()));
+#endif
+}
+
+void StepRunner::wait() {
+  if (next_step_ > 0) wait_until(marks_[(next_step_ - 1) % 2]->done());
+}
+
+void StepRunner::wait_for(void* event) {
+#if PLESHARD_HAVE_CUDA
+  if (event != nullptr && session_.space()->on_device())
+    PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_of(*session_.space()), static_cast<cudaEvent_t>(event), 0));
+#else
+  (void)event;
+#endif
+}
+
+void StepRunner::share_with(const StepOutput& out, void* stream) {
+  if (!session_.space()->on_device()) return;
+  if (out.slot < 0 || out.slot >= options_.output_slots ||
+      out.step + static_cast<std::uint64_t>(options_.output_slots) < next_step_)
+    throw SystemError("share_with: the output of step " + std::to_string(out.step) + " has been overwritten");
+  stream_wait_event(stream, out.ready);
+  auto& consumers = consumers_[static_cast<std::size_t>(out.slot)];
+  if (std::find(consumers.begin(), consumers.end(), stream) == consumers.end()) consumers.push_back(stream);
+}
+
+void StepRunner::wait_until(const SpaceEvent& done) {
+  const double t0 = MPI_Wtime();
+  const std::vector<Communicator*> comms = session_.groups().on_space();
+  while (!done.done()) {
+    for (Communicator* c : comms) c->check();
+    if (MPI_Wtime() - t0 > options_.collective_timeout_s) {
+      // The stream will not drain: unwinding would block in every wait and free below.
+      for (Communicator* c : comms) c->abort();
+      abort_job("a step made no progress in " + std::to_string(static_cast<int>(options_.collective_timeout_s)) +
+                " s (a stalled GPU, or a peer rank stalled or failed); collectives aborted");
+    }
+    std::this_thread::yield();
+  }
+  settle();
+}
+
+void StepRunner::settle() {
+  // In step order, as far as the stream has got.
+  for (std::uint64_t step = next_step_ >= 2 ? next_step_ - 2 : 0; step < next_step_; ++step) {
+    StepMarks& marks = *marks_[step % 2];
+    if (!marks.done().done()) break;
+    if (const auto seconds = marks.settle(stats_.times)) stats_.step_seconds.push_back(*seconds);
+  }
+  for (Communicator* c : session_.groups().on_space()) c->settle();
+}
+
+}  // namespace pleshard

@@ -43,7 +43,8 @@ struct StepBenchOptions {
   OutDtype dtype = OutDtype::bf16;
   double min_seconds = 0.5;
   int min_steps = 20;
-  int distinct_steps = 64;  // steps cycled through, so ids vary from step to step
+  // Steps cycled through, so ids vary from step to step (each is run once to warm up).
+  int distinct_steps = 64;
   // A row cache: the pinned and disk tiers run without it and with it, side by side (the
   // steps cycle, so hit rates are those of a stream seen again; `pleshard run` streams).
   CacheOptions cache;

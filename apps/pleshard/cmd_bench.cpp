@@ -303,6 +303,11 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
+  step->add_option("--distinct-steps", o->step.distinct_steps,
+                   "Steps of the token stream cycled through: rows a small step reads may stay in caches "
+                   "(the GPU's L2, a row cache) from one cycle to the next unless the cycle is long")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   add_token_map_option(*step, o->token_map);
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);

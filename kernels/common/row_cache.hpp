@@ -23,6 +23,7 @@
 #include "kernels/common/ngram_hash.hpp"
 #include "kernels/common/row_decode.hpp"
 #include "kernels/common/row_pack.hpp"
+#include "kernels/common/row_plan.hpp"
 
 namespace pleshard::kernels {
 
@@ -56,15 +57,7 @@ struct CacheView {
 
 // The slot holding id, or -1; a dynamic hit stamps its way with `step`.
 [[nodiscard]] PLESHARD_HD inline std::int64_t probe_cache(const CacheView& cache, std::int64_t id, std::uint64_t step) {
-  std::int64_t lo = 0, hi = cache.hot_count;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (cache.hot[mid] < id) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const std::int64_t lo = lower_bound_of(cache.hot, cache.hot_count, id);
   if (lo < cache.hot_count && cache.hot[lo] == id) return lo;
   if (cache.sets == 0) return -1;
   const std::int64_t base = cache_set(id, cache.sets) * k_cache_ways;

@@ -1,11 +1,12 @@
 #pragma once
 // Each distinct row of a lookup read once, for tables behind a slow link (pinned host memory
-// over PCIe): sort the ids, gather the distinct rows in address order into a packed device
-// block, and key every id to its row there; the step's fused decode then reads the block
-// (one decode core for every tier). Every stage is a kernel or a CUB call on the stream
-// with scratch sized up front, so it can be captured in a CUDA graph. The gather over the slow link runs on a capped
-// grid: PCIe is saturated by far fewer warps than a full GPU holds, and the SMs left free
-// run other work (decoding, the device tier, the exchange) beside it.
+// over PCIe): the lookup's row plan (kernels/cuda/row_plan_cuda.hpp: its distinct ids in
+// address order, every id keyed to one of them), then the distinct rows gathered into a
+// packed device block in that order; the step's fused decode reads the block with the
+// plan's keys (one decode core for every tier). Every stage is a kernel or a CUB call on
+// the stream with scratch sized up front, so it can be captured in a CUDA graph. The gather over the slow link runs on
+// a capped grid: PCIe is saturated by far fewer warps than a full GPU holds, and the SMs left free run other work
+// (decoding, the device tier, the exchange) beside it.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/common/row_decode.hpp"
+#include "kernels/cuda/row_plan_cuda.hpp"
 
 namespace pleshard::kernels {
 
@@ -20,10 +22,6 @@ namespace pleshard::kernels {
 // 1M ids, one block per SM cost the pinned lookup 2% (bf16) to 6% (nvfp4) and hid 74-87% of
 // device lookups running beside it, against 2-7% uncapped (docs/performance.md).
 inline constexpr int k_uva_gather_blocks_per_sm = 1;
-
-// Rows a gathered table may span, exclusive: rows are keyed by 32-bit offsets, one key kept
-// for "not in the table".
-inline constexpr std::int64_t k_max_distinct_rows = 0xFFFFFFFFll;
 
 class DistinctRows {
  public:
@@ -33,7 +31,7 @@ class DistinctRows {
   DistinctRows(const DistinctRows&) = delete;
   DistinctRows& operator=(const DistinctRows&) = delete;
 
-  // Scratch for up to `max_ids` ids in tables of `table`'s format and width.
+  // Scratch for up to `max_ids` ids of `table` (its format, width and rows).
   void reserve(const TableView& table, std::int64_t max_ids);
   // The rows `ids` name that `table` holds, each read once into a packed block: a task that
   // decodes them (keys index the block; -1 where `table` holds no row) with out and count
@@ -50,21 +48,13 @@ class DistinctRows {
 
   int gather_blocks_per_sm_;
   int gather_max_blocks_ = 1 << 16;  // set by reserve from the device's SMs
+  DeviceRowPlan plan_;
   std::int64_t capacity_ = 0;
   std::size_t row_bytes_ = 0;
   std::size_t scale_bytes_ = 0;
-  std::size_t temp_bytes_ = 0;
-  void* memory_ = nullptr;  // one allocation, carved below
-  std::uint32_t* keys_ = nullptr;
-  std::uint32_t* sorted_keys_ = nullptr;
-  std::uint32_t* positions_ = nullptr;
-  std::uint32_t* sorted_positions_ = nullptr;
-  std::uint32_t* runs_ = nullptr;      // inclusive count of distinct keys up to each sorted id
-  std::uint32_t* distinct_ = nullptr;  // distinct local rows, ascending
-  std::int64_t* remapped_ = nullptr;   // each id's row in the staging table, -1 for none
+  void* memory_ = nullptr;  // the packed block: rows, then block scales
   std::uint8_t* staged_rows_ = nullptr;
   std::uint8_t* staged_scales_ = nullptr;
-  void* temp_ = nullptr;  // CUB's
 };
 
 }  // namespace pleshard::kernels

@@ -157,7 +157,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
     l.to_gateway.resize(per_node * nodes);
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m)
-        l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = l.requests.per_owner[m * per_node + g];
+        l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = l.requests.rows.of_owner(m * per_node + g);
     l.gateway_totals = row_sums(l.to_gateway, per_node, nodes);
   }
   const std::vector<std::int64_t> each(per_node, static_cast<std::int64_t>(layers * nodes));
@@ -172,14 +172,14 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
     const auto width = static_cast<std::size_t>(l.id_bytes);
     if (per_node == 1) {  // the flat form: my requests are my gateway's
       l.sent_ids = l.requests.local_ids;
-      l.to_owner = l.requests.per_owner;
+      l.to_owner.resize(nodes);
+      for (std::size_t m = 0; m < nodes; ++m) l.to_owner[m] = l.requests.rows.of_owner(m);
     } else {
       l.from_sources.resize(per_node * nodes);
       for (std::size_t s = 0; s < per_node; ++s)
         for (std::size_t m = 0; m < nodes; ++m) l.from_sources[s * nodes + m] = received[(s * layers + d) * nodes + m];
       // My ids by gateway, then node.
-      std::vector<std::int64_t> first(l.requests.per_owner.size() + 1, 0);
-      for (std::size_t o = 0; o < l.requests.per_owner.size(); ++o) first[o + 1] = first[o] + l.requests.per_owner[o];
+      const std::vector<std::int64_t>& first = l.requests.rows.owners;
       std::vector<std::uint8_t> by_gateway;
       by_gateway.reserve(l.requests.local_ids.size());
       for (std::size_t g = 0; g < per_node; ++g)
@@ -208,7 +208,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
       l.sent_ids.clear();
       for (std::size_t m = 0; m < nodes; ++m) {
         plan_owner_requests(per_owner_ids[m], whole, l.id_bytes, l.merged[m]);
-        l.to_owner[m] = l.merged[m].distinct;
+        l.to_owner[m] = l.merged[m].rows.count();
         l.sent_ids.insert(l.sent_ids.end(), l.merged[m].local_ids.begin(), l.merged[m].local_ids.end());
       }
     }
@@ -284,7 +284,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
       for (std::size_t s = 0; s < per_node; ++s)
         for (std::size_t m = 0; m < nodes; ++m)
           for (std::int64_t k = 0; k < l.from_sources[s * nodes + m]; ++k)
-            expand[count++] = node_first[m] + l.merged[m].keys[static_cast<std::size_t>(cursor[m]++)];
+            expand[count++] = node_first[m] + l.merged[m].rows.keys[static_cast<std::size_t>(cursor[m]++)];
       const std::int64_t* keys = expand;
       if (ctx_.space.on_device()) {
         auto* device_keys = ctx_.workspace.at<std::int64_t>(l.expanded);
@@ -317,7 +317,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
     Layer& l = layers_[d];
     // Distinct ids come by owner (node m, local g); gateway g's rows start at the sum of
     // the earlier gateways' and hold node after node.
-    std::vector<std::int64_t> place(static_cast<std::size_t>(l.requests.distinct));
+    std::vector<std::int64_t> place(static_cast<std::size_t>(l.requests.rows.count()));
     std::vector<std::int64_t> next(per_node, 0);  // per gateway: where its next node's rows start
     for (std::size_t g = 1; g < per_node; ++g) next[g] = next[g - 1] + l.gateway_totals[g - 1];
     std::int64_t distinct = 0;
@@ -327,14 +327,14 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
           place[static_cast<std::size_t>(distinct++)] = next[g] + k;
         next[g] += l.to_gateway[g * nodes + m];
       }
-    l.keys.resize(l.requests.keys.size());
+    l.keys.resize(l.requests.rows.keys.size());
     for (std::size_t i = 0; i < l.keys.size(); ++i)
-      l.keys[i] = l.requests.keys[i] < 0 ? -1 : place[static_cast<std::size_t>(l.requests.keys[i])];
+      l.keys[i] = l.requests.rows.keys[i] < 0 ? -1 : place[static_cast<std::size_t>(l.requests.rows.keys[i])];
     auto* keys = ctx_.workspace.at<std::int64_t>(l.keys_region);
     ctx_.space.copy_from_host(keys, l.keys.data(), l.keys.size() * sizeof(std::int64_t));
     const auto* rows = ctx_.workspace.at<std::uint8_t>(per_node > 1 ? l.received_rows : l.gateway_rows);
     auto* out = l.out.at(ctx_.workspace, out_slot);
-    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, l.requests.distinct), keys, n, out};
+    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, l.requests.rows.count()), keys, n, out};
     views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }
   decode_step(ctx_.space, tasks, ctx_.dtype);

@@ -1,24 +1,21 @@
 #pragma once
-// One layer's lookups of a step under the owner exchange, planned on the host: my ids
-// deduplicated in ascending order — which groups them by owner, since each ETP rank owns
-// one contiguous range — the owner-local indexes sent to each owner in the narrowest width
-// that holds one, and every id's key into the rows that come back (which arrive in the same
-// order).
+// One layer's lookups of a step under the owner exchange, planned on the host: the layer's
+// row plan against the owners' ranges (kernels/host/row_plan_host.hpp: my distinct ids in
+// ascending order — so grouped by owner — and every id's key into them, which is its row
+// among the rows that come back, in the same order), and the distinct ids as owner-local
+// indexes in the narrowest width that holds one, as they are sent.
 
 #include <cstdint>
 #include <span>
-#include <utility>
 #include <vector>
+
+#include "kernels/host/row_plan_host.hpp"
 
 namespace pleshard {
 
 struct OwnerRequests {
-  std::vector<std::int64_t> per_owner;  // distinct ids asked of each owner
-  std::int64_t distinct = 0;            // their sum
+  kernels::HostRowPlan rows;
   std::vector<std::uint8_t> local_ids;  // the distinct ids as owner-local indexes, `width` bytes each
-  std::vector<std::int64_t> keys;       // per id: its row among the distinct ones; -1 outside the table
-  std::vector<std::pair<std::int64_t, std::uint32_t>> order;  // scratch: (id, position), sorted
-  std::vector<std::pair<std::int64_t, std::uint32_t>> scratch;
 };
 
 // `bounds`: E + 1 ascending row boundaries, owner o holding rows [bounds[o], bounds[o + 1]).

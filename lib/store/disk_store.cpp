@@ -63,14 +63,11 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     const auto n = static_cast<std::size_t>(queries[d].count);
     s.host_ids.resize(n);
     space_.copy_to_host(s.host_ids.data(), queries[d].ids, n * sizeof(std::int64_t));
-    s.distinct.clear();
-    for (const std::int64_t id : s.host_ids)
-      if (id >= range.begin && id < range.end) s.distinct.push_back(id);
-    std::sort(s.distinct.begin(), s.distinct.end());
-    s.distinct.erase(std::unique(s.distinct.begin(), s.distinct.end()), s.distinct.end());
-    s.host_rows.resize(s.distinct.size() * layout.row_bytes());
+    const std::int64_t bounds[2] = {range.begin, range.end};
+    kernels::plan_rows(s.host_ids, bounds, s.plan);
+    s.host_rows.resize(s.plan.distinct.size() * layout.row_bytes());
     // Codes only: the scales are in memory.
-    sets_.push_back({static_cast<int>(d), s.distinct, s.host_rows, {}, queries[d].bulk});
+    sets_.push_back({static_cast<int>(d), s.plan.distinct, s.host_rows, {}, queries[d].bulk});
   }
   const auto read = [this] {
     try {
@@ -111,25 +108,21 @@ void DiskStore::stage_keys(int layer, const RowQuery& query) {
   Staging& s = layers_[static_cast<std::size_t>(layer)];
   const PleTableInfo& info = checkpoint_.table(layer);
   const std::size_t scale_bytes = info.layout.scale_bytes();
-  s.host_scales.resize(s.distinct.size() * scale_bytes);
-  for (std::size_t r = 0; scale_bytes != 0 && r < s.distinct.size(); ++r)
+  const std::vector<std::int64_t>& distinct = s.plan.distinct;
+  s.host_scales.resize(distinct.size() * scale_bytes);
+  for (std::size_t r = 0; scale_bytes != 0 && r < distinct.size(); ++r)
     std::memcpy(
         s.host_scales.data() + r * scale_bytes,
         s.table_scales.data() +
-            static_cast<std::size_t>(s.distinct[r] - ranges_[static_cast<std::size_t>(layer)].begin) * scale_bytes,
+            static_cast<std::size_t>(distinct[r] - ranges_[static_cast<std::size_t>(layer)].begin) * scale_bytes,
         scale_bytes);
-  // Ids become positions among the distinct rows; ids outside the range stay outside.
-  for (std::int64_t& id : s.host_ids) {
-    const auto at = std::lower_bound(s.distinct.begin(), s.distinct.end(), id);
-    id = (at != s.distinct.end() && *at == id) ? at - s.distinct.begin() : -1;
-  }
   // Copies from pageable memory: the host vectors have been read when these return.
-  s.keys.assign(std::span<const std::int64_t>(s.host_ids));
+  s.keys.assign(std::span<const std::int64_t>(s.plan.keys));
   s.scales.assign(std::span<const std::uint8_t>(s.host_scales));
   const kernels::TableView packed{info.layout.format,
                                   info.layout.head_dim,
                                   0,
-                                  static_cast<std::int64_t>(s.distinct.size()),
+                                  static_cast<std::int64_t>(distinct.size()),
                                   nullptr,  // the rows, once wait() has staged them
                                   scale_bytes == 0 ? nullptr : s.scales.data(),
                                   info.global_scale};

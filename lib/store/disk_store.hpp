@@ -20,6 +20,7 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "core/worker.hpp"
 #include "exec/step_space.hpp"
+#include "kernels/host/row_plan_host.hpp"
 #include "store/row_store.hpp"
 
 namespace pleshard {
@@ -46,7 +47,7 @@ class DiskStore final : public RowStore {
 
   // Rows read for the layer by the last submit (its distinct ids inside the table).
   [[nodiscard]] std::int64_t rows_read(int layer) const {
-    return static_cast<std::int64_t>(layers_.at(static_cast<std::size_t>(layer)).distinct.size());
+    return static_cast<std::int64_t>(layers_.at(static_cast<std::size_t>(layer)).plan.distinct.size());
   }
 
  private:
@@ -54,7 +55,7 @@ class DiskStore final : public RowStore {
   struct Staging {
     explicit Staging(StepSpace& space) : keys(space), rows(space), scales(space) {}
     std::vector<std::int64_t> host_ids;
-    std::vector<std::int64_t> distinct;
+    kernels::HostRowPlan plan;  // of host_ids against the range: the distinct rows read, each id's key
     std::vector<std::uint8_t> host_rows;
     std::vector<std::uint8_t> host_scales;
     SpaceBuffer keys;                        // each id's position among the distinct rows, -1 outside the table

@@ -1,0 +1,28 @@
+#pragma once
+// A layer's row plan (kernels/common/row_plan.hpp) made on the host: for the stores and
+// strategies whose lookups are on the host (the disk tier, the owner exchange's planning).
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace pleshard::kernels {
+
+struct HostRowPlan {
+  std::vector<std::int64_t> distinct;  // ascending, inside the bounds
+  std::vector<std::int64_t> keys;      // per lookup: its position in `distinct`, -1 outside the bounds
+  std::vector<std::int64_t> owners;    // E + 1: where each owner's distinct ids start, then their count
+
+  [[nodiscard]] std::int64_t count() const { return static_cast<std::int64_t>(distinct.size()); }
+  [[nodiscard]] std::int64_t of_owner(std::size_t o) const { return owners[o + 1] - owners[o]; }
+
+  // scratch: (id, lookup) pairs, sorted
+  std::vector<std::pair<std::int64_t, std::uint32_t>> order, scratch;
+};
+
+// Plans `ids` against the owners' `bounds` (at least two, ascending) into `out`, whose
+// buffers are reused from plan to plan. At most 2^32 ids.
+void plan_rows(std::span<const std::int64_t> ids, std::span<const std::int64_t> bounds, HostRowPlan& out);
+
+}  // namespace pleshard::kernels

@@ -48,7 +48,8 @@ struct StepBenchOptions {
   // A row cache: the pinned and disk tiers run without it and with it, side by side (the
   // steps cycle, so hit rates are those of a stream seen again; `pleshard run` streams).
   CacheOptions cache;
-  PageCache disk_reads = PageCache::use;  // EngineOptions::disk_reads
+  PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
+  std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
 };
 
 struct StepBenchResult {

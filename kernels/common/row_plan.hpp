@@ -34,4 +34,21 @@ PLESHARD_HD inline std::int64_t lower_bound_of(const T* sorted, std::int64_t cou
   return lo;
 }
 
+// The first index of `sorted[0, count)` greater than `value`: the owner of a distinct id's
+// position, by the owners' starts.
+template <typename T, typename V>
+PLESHARD_HD inline std::int64_t upper_bound_of(const T* sorted, std::int64_t count, V value) {
+  std::int64_t lo = 0;
+  std::int64_t hi = count;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (value < sorted[mid]) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
 }  // namespace pleshard::kernels

@@ -14,4 +14,9 @@ namespace pleshard::kernels {
 // Every task's packed rows (at most k_max_step_layers tasks), one launch per task.
 void pack_rows_cuda(std::span<const PackTask> tasks, cudaStream_t stream);
 
+// out[i] = first + the owner-local index i of `width` bytes at `ids`, for i < count: the ids
+// peers asked of this rank, as its store's queries.
+void widen_local_ids_cuda(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first, std::int64_t* out,
+                          cudaStream_t stream);
+
 }  // namespace pleshard::kernels

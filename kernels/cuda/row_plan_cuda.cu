@@ -9,6 +9,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "core/error.hpp"
+#include "kernels/common/row_pack.hpp"
 #include "kernels/common/row_plan.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
@@ -63,6 +64,17 @@ __global__ void owner_starts(const std::uint32_t* __restrict__ sorted, const std
   for (int o = static_cast<int>(threadIdx.x); o <= owner_count; o += static_cast<int>(blockDim.x))
     owners[o] =
         o == owner_count ? count : lower_bound_of(distinct, count, static_cast<std::uint32_t>(bounds[o] - bounds[0]));
+}
+
+// Distinct id j belongs to the last owner whose ids start at or before j.
+__global__ void narrow_local_ids(const std::uint32_t* __restrict__ distinct, std::int64_t count,
+                                 const std::int64_t* __restrict__ owners, const std::int64_t* __restrict__ bounds,
+                                 int owner_count, int width, std::uint8_t* __restrict__ out) {
+  for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; j < count;
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t o = upper_bound_of(owners, owner_count, j) - 1;
+    narrow_local_id(out, width, j, static_cast<std::uint64_t>(bounds[0] + distinct[j] - bounds[o]));
+  }
 }
 
 std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -153,6 +165,13 @@ void DeviceRowPlan::plan(const std::int64_t* ids, std::int64_t n, cudaStream_t s
     PLESHARD_CUDA_CHECK_LAUNCH();
   }
   owner_starts<<<1, k_threads, 0, stream>>>(sorted_offsets_, runs_, n, none, distinct_, bounds_, owner_count_, owners_);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+void DeviceRowPlan::write_local_ids(int width, std::int64_t count, std::uint8_t* out, cudaStream_t stream) const {
+  if (count == 0) return;
+  narrow_local_ids<<<blocks_for(count), k_threads, 0, stream>>>(distinct_, count, owners_, bounds_, owner_count_, width,
+                                                                out);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

@@ -34,6 +34,11 @@ class DeviceRowPlan {
   // The plan of ids[0, n) (device memory, n at most the reserved count), on the stream.
   void plan(const std::int64_t* ids, std::int64_t n, cudaStream_t stream);
 
+  // The last plan's `count` distinct ids (its owners' starts' last, known on the host) as
+  // owner-local indexes of `width` bytes (kernels/common/row_pack.hpp) into `out` (device
+  // memory), in their order — owner by owner — on the stream: what the owner exchange sends.
+  void write_local_ids(int width, std::int64_t count, std::uint8_t* out, cudaStream_t stream) const;
+
   // Device memory, valid once the stream has run plan() and until the next plan():
   [[nodiscard]] const std::uint32_t* distinct() const { return distinct_; }  // offsets from first(), ascending
   [[nodiscard]] const std::int64_t* keys() const { return keys_; }           // -1 outside the bounds

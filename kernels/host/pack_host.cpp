@@ -18,4 +18,11 @@ void pack_rows_host(std::span<const PackTask> tasks) {
   Space().fence();
 }
 
+void widen_local_ids_host(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
+                          std::int64_t* out) {
+  Kokkos::parallel_for("pleshard::widen_local_ids", Range(0, count),
+                       [=](std::int64_t i) { out[i] = widen_local_id(ids, width, i, first); });
+  Space().fence();
+}
+
 }  // namespace pleshard::kernels

@@ -12,4 +12,8 @@ namespace pleshard::kernels {
 // Every task's packed rows; returns when they are written.
 void pack_rows_host(std::span<const PackTask> tasks);
 
+// out[i] = first + the owner-local index i of `width` bytes at `ids`, for i < count.
+void widen_local_ids_host(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
+                          std::int64_t* out);
+
 }  // namespace pleshard::kernels

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "kernels/common/row_pack.hpp"
 #include "kernels/common/row_plan.hpp"
 
 namespace pleshard::kernels {
@@ -53,6 +54,13 @@ void plan_rows(std::span<const std::int64_t> ids, std::span<const std::int64_t> 
   out.owners.resize(bounds.size());
   for (std::size_t o = 0; o < bounds.size(); ++o)
     out.owners[o] = o + 1 == bounds.size() ? out.count() : lower_bound_of(out.distinct.data(), out.count(), bounds[o]);
+}
+
+void write_local_ids(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width, std::uint8_t* out) {
+  for (std::size_t o = 0; o + 1 < bounds.size(); ++o)
+    for (std::int64_t j = plan.owners[o]; j < plan.owners[o + 1]; ++j)
+      narrow_local_id(out, width, j,
+                      static_cast<std::uint64_t>(plan.distinct[static_cast<std::size_t>(j)] - bounds[o]));
 }
 
 }  // namespace pleshard::kernels

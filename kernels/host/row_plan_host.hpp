@@ -25,4 +25,8 @@ struct HostRowPlan {
 // buffers are reused from plan to plan. At most 2^32 ids.
 void plan_rows(std::span<const std::int64_t> ids, std::span<const std::int64_t> bounds, HostRowPlan& out);
 
+// The plan's distinct ids, owner by owner, as owner-local indexes of `width` bytes
+// (kernels/common/row_pack.hpp) into `out`: what the owner exchange sends.
+void write_local_ids(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width, std::uint8_t* out);
+
 }  // namespace pleshard::kernels

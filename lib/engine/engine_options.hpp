@@ -39,6 +39,11 @@ inline constexpr int k_max_output_slots = 64;
 // a second a busy node's ordinary step would end the job.
 inline constexpr double k_min_collective_timeout_s = 1;
 inline constexpr double k_max_collective_timeout_s = 1e7;
+// Ids a layer from which the owner exchange's flat form hashes and plans a step on the GPU
+// (EngineOptions::owner_gpu_plan_from). Measured with 4 ranks sharing one H200
+// (docs/performance.md), p50 of a step planned on the host against on the GPU: 1.53 / 2.82 ms
+// at 1,024 ids a layer, 4.18 / 4.97 at 32,768, 8.30 / 7.29 at 65,536, 19.8 / 16.2 at 131,072.
+inline constexpr std::int64_t k_owner_gpu_plan_from = std::int64_t{1} << 16;
 
 struct EngineOptions {
   OutDtype dtype = OutDtype::bf16;
@@ -72,6 +77,10 @@ struct EngineOptions {
   // each slot is a copy of the step's output buffers (in a CUDA graph's bucket, a graph
   // per slot).
   int output_slots = 1;
+  // Steps of at least this many ids a layer are hashed and planned on the GPU by the owner
+  // exchange, where there is one, and only each owner's count waits for the stream; smaller
+  // ones on the host from the batch, with no wait (0: every step on the GPU).
+  std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;
 };
 
 // One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`

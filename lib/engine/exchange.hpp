@@ -79,9 +79,10 @@ struct ExchangeContext {
   Topology topology;
   ExchangeComms comms;
   OutDtype dtype;
-  std::int64_t width;    // ple_embed_dim: values per token and layer
-  int node_ranks = 1;    // my ETP group's ranks on my node (Communicators::etp_node)
-  int output_slots = 1;  // EngineOptions::output_slots
+  std::int64_t width;                    // ple_embed_dim: values per token and layer
+  int node_ranks = 1;                    // my ETP group's ranks on my node (Communicators::etp_node)
+  int output_slots = 1;                  // EngineOptions::output_slots
+  std::int64_t owner_gpu_plan_from = 0;  // EngineOptions::owner_gpu_plan_from
 };
 
 // A region of a step's workspace held `count` times over: a step writes copy

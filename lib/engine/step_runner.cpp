@@ -47,7 +47,8 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
                                 options_.dtype,
                                 session.width(),
                                 session.node_ranks(),
-                                options_.output_slots};
+                                options_.output_slots,
+                                options_.owner_gpu_plan_from};
   exchange_ = make_exchange(session.strategy(), session.local(), context);
   graphs_ = std::make_unique<StepGraphs>(space, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);

@@ -66,6 +66,18 @@ void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) 
   kernels::pack_rows_host(tasks);
 }
 
+void widen_local_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
+                          std::int64_t* out) {
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    kernels::widen_local_ids_cuda(ids, width, count, first, out, stream_of(space));
+    return;
+  }
+#endif
+  (void)space;
+  kernels::widen_local_ids_host(ids, width, count, first, out);
+}
+
 void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks) {
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {

@@ -34,6 +34,11 @@ void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::
 // The owner exchange's packing (kernels/common/row_pack.hpp): stored rows packed for peers.
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);
 
+// The owner exchange's ids asked of this rank (owner-local indexes of `width` bytes, in the
+// space) as global ids from `first` into `out` (in the space): its store's queries.
+void widen_local_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
+                          std::int64_t* out);
+
 // The row cache's probe and fill of every layer (kernels/common/row_cache.hpp).
 void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks);
 void fill_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks);

@@ -54,10 +54,11 @@ struct BatchJobOptions {
   // or how synthetic requests were made, and the SHA-256 of the file's bytes.
   std::string requests_source;
   std::string requests_sha256;
-  std::int64_t part_tokens = 1 << 16;     // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;      // EngineOptions::collective_timeout_s
-  CacheOptions cache;                     // EngineOptions::cache
-  PageCache disk_reads = PageCache::use;  // EngineOptions::disk_reads
+  std::int64_t part_tokens = 1 << 16;                        // tokens per output part (resume granularity)
+  double collective_timeout_s = 600;                         // EngineOptions::collective_timeout_s
+  CacheOptions cache;                                        // EngineOptions::cache
+  PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
+  std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };

@@ -1,0 +1,87 @@
+#include "exec/step_row_plans.hpp"
+
+#include <numeric>
+
+#include "core/error.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/row_plan_cuda.hpp"
+#endif
+
+namespace pleshard {
+
+StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids)
+    : space_(space), bounds_(bounds), host_(bounds.size()), counts_(bounds.size()) {
+  for (const auto& b : bounds_)
+    if (b.size() < 2 || b.size() != bounds_.front().size())
+      throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
+#if PLESHARD_HAVE_CUDA
+  if (space.on_device()) {
+    for (const auto& b : bounds_) {
+      device_.push_back(std::make_unique<kernels::DeviceRowPlan>());
+      device_.back()->reserve(b, max_ids);
+    }
+    const std::size_t starts = bounds_.empty() ? 1 : bounds_.size() * bounds_.front().size();
+    starts_ = std::make_unique<HostBuffer>(space, starts * sizeof(std::int64_t));
+  }
+#else
+  (void)max_ids;
+#endif
+}
+
+StepRowPlans::~StepRowPlans() = default;
+
+void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_t n) {
+  if (!space_.on_device()) {  // the host space's memory is the host's
+    plan_on_host(layer, {ids, static_cast<std::size_t>(n)});
+    return;
+  }
+#if PLESHARD_HAVE_CUDA
+  const auto d = static_cast<std::size_t>(layer);
+  on_host_ = false;
+  device_.at(d)->plan(ids, n, stream_of(space_));
+  const std::size_t owners = bounds_[d].size();
+  space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, device_[d]->owners(),
+                            owners * sizeof(std::int64_t));
+#endif
+}
+
+void StepRowPlans::plan_on_host(int layer, std::span<const std::int64_t> ids) {
+  on_host_ = true;
+  const auto d = static_cast<std::size_t>(layer);
+  kernels::plan_rows(ids, bounds_.at(d), host_.at(d));
+}
+
+const std::vector<std::vector<std::int64_t>>& StepRowPlans::owner_counts() {
+  if (!on_host_) space_.synchronize();  // the owners' starts have been copied down
+  for (std::size_t d = 0; d < bounds_.size(); ++d) {
+    const std::size_t owners = bounds_[d].size() - 1;
+    const std::int64_t* starts = on_host_ ? host_[d].owners.data() : starts_->as<std::int64_t>() + d * (owners + 1);
+    counts_[d].resize(owners);
+    for (std::size_t o = 0; o < owners; ++o) counts_[d][o] = starts[o + 1] - starts[o];
+  }
+  return counts_;
+}
+
+const std::int64_t* StepRowPlans::keys(int layer) const {
+  const auto d = static_cast<std::size_t>(layer);
+#if PLESHARD_HAVE_CUDA
+  if (!on_host_) return device_.at(d)->keys();
+#endif
+  return host_.at(d).keys.data();
+}
+
+void StepRowPlans::write_local_ids(int layer, int width, std::uint8_t* out) {
+  const auto d = static_cast<std::size_t>(layer);
+#if PLESHARD_HAVE_CUDA
+  if (!on_host_) {
+    const std::vector<std::int64_t>& counts = counts_.at(d);
+    device_[d]->write_local_ids(width, std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), out,
+                                stream_of(space_));
+    return;
+  }
+#endif
+  kernels::write_local_ids(host_.at(d), bounds_.at(d), width, out);
+}
+
+}  // namespace pleshard

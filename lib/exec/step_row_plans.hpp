@@ -1,0 +1,58 @@
+#pragma once
+// A step's row plans (kernels/common/row_plan.hpp), one per layer, made where the caller's ids
+// are: in the step space (on the GPU by DeviceRowPlan, on the stream, where there is one) or
+// on the host (plan_rows). A plan's keys and distinct ids stay where it was made; only each
+// owner's count has to reach the host, which sizes the messages by them — for a plan on the
+// GPU, one wait for the stream a step.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/step_space.hpp"
+#include "kernels/host/row_plan_host.hpp"
+
+namespace pleshard {
+
+namespace kernels {
+class DeviceRowPlan;
+}
+
+class StepRowPlans {
+ public:
+  // Per layer, its owners' bounds (E + 1 ascending, the same E for every layer); up to
+  // `max_ids` lookups a layer. On the GPU the bounds span fewer than 2^32 - 1 rows.
+  StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids);
+  ~StepRowPlans();
+  StepRowPlans(const StepRowPlans&) = delete;
+  StepRowPlans& operator=(const StepRowPlans&) = delete;
+
+  // Plans the layer's lookups ids[0, n) in the space (ids there), on the space's stream.
+  void plan_in_space(int layer, const std::int64_t* ids, std::int64_t n);
+  // Plans the layer's lookups on the host (ids there).
+  void plan_on_host(int layer, std::span<const std::int64_t> ids);
+  // Whether the last plans were made on the host (always so on the host space).
+  [[nodiscard]] bool on_host() const { return on_host_; }
+
+  // How many of each layer's distinct ids each owner holds, [layer][owner], for the plans
+  // made since the last call: waits for the space where they were made on the GPU.
+  [[nodiscard]] const std::vector<std::vector<std::int64_t>>& owner_counts();
+  // Per lookup of the layer, its position among the distinct ids (-1 outside the bounds),
+  // where the plan was made.
+  [[nodiscard]] const std::int64_t* keys(int layer) const;
+  // The layer's distinct ids, owner by owner, as owner-local indexes of `width` bytes into
+  // `out`, where the plan was made; after owner_counts().
+  void write_local_ids(int layer, int width, std::uint8_t* out);
+
+ private:
+  StepSpace& space_;
+  bool on_host_ = true;
+  std::vector<std::vector<std::int64_t>> bounds_;
+  std::vector<kernels::HostRowPlan> host_;
+  std::vector<std::unique_ptr<kernels::DeviceRowPlan>> device_;  // where the space is a GPU's
+  std::unique_ptr<HostBuffer> starts_;                           // the GPU plans' owners' starts, copied down
+  std::vector<std::vector<std::int64_t>> counts_;
+};
+
+}  // namespace pleshard

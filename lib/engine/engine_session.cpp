@@ -106,11 +106,8 @@ void check_node_layout(const Communicators& comms) {
   });
 }
 
-}  // namespace
-
-EngineSession::EngineSession(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
-                             const EngineOptions& options)
-    : topology_(comms.topology()), options_(options), world_(comms.world()) {
+// Options no placement or table can make right: one line each.
+void check_engine_options(const EngineOptions& options, int tables) {
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
   if (options.output_slots < 1 || options.output_slots > k_max_output_slots)
     throw InputError("output_slots " + std::to_string(options.output_slots) + ": must be from 1 to " +
@@ -123,10 +120,18 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   if (!options.cache.profile.empty() && !options.cache.enabled() && !options.auto_placement)
     throw InputError("--cache-profile " + options.cache.profile.string() +
                      ": needs a cache (--cache-rows or --cache-gb)");
-  const int tables = static_cast<int>(checkpoint.tables().size());
   if (!options.placement.empty() && static_cast<int>(options.placement.size()) != tables)
     throw SystemError("the engine's placement names " + std::to_string(options.placement.size()) + " tables of " +
                       std::to_string(tables));
+}
+
+}  // namespace
+
+EngineSession::EngineSession(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                             const EngineOptions& options)
+    : topology_(comms.topology()), options_(options), world_(comms.world()) {
+  const int tables = static_cast<int>(checkpoint.tables().size());
+  check_engine_options(options, tables);
   GpuBinding gpus;
   // The step's space: the GPU where a table's tier decodes there (an automatic placement
   // uses the GPU wherever there is one), else the host.
@@ -134,51 +139,17 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   space_ = make_space(comms, on_gpu, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
   if (space_->on_device()) gpu_ = current_gpu();
-  heads_ = config.total_heads();
-  context_width_ = config.ngram_size - 1;
-  token_map_entries_ = config.token_map != nullptr ? config.token_map->vocab_size() : 0;
-  width_ = config.ple_embed_dim;
-  std::vector<RowRange> shards;
-  std::vector<int> heads;
-  for (const auto& derived : derive_table_specs(config)) {
-    const PleTableInfo& info = checkpoint.table(derived.ple_index);
-    layouts_.push_back(info.layout);
-    specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
-    params_.push_back(make_hash_params(specs_.back()));
-    shards.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
-    heads.push_back(specs_.back().total_heads());
-  }
-  if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
-    throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
-                     std::to_string(kernels::k_max_step_layers));
+  const std::vector<RowRange> shards = read_table_specs(config, checkpoint);
   // The profile's tables agree with the checkpoint's, on every rank, before anything is placed or loaded.
   const RowProfile profile = collective_try(comms.world(), [&] {
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
-  const std::uint64_t step_memory =
-      step_memory_estimate(options, tables, config.total_heads(), config.ple_embed_dim, topology_.edp());
   // The ranks that would keep one copy per node of rows in host memory (host and pinned
   // tiers): the node holds one copy per group, which the automatic placement counts.
   HostShare share(comms, options.share_tables);
-  PlacementChoice placed = collective_try(comms.world(), [&] {
-    return choose_placement(
-        comms.world(), topology_.rank, options,
-        {layouts_, shards, heads, profile, space_->on_device(),
-         checkpoint.kind() != CheckpointKind::synthetic && !options.cuda_graphs, step_memory, share.ranks()});
-  });
-  placement_ = std::move(placed.placement);
-  placement_report_ = std::move(placed.report);
-  check_placement(placement_);
-  if (space_->on_device() != placement_.uses_gpu() && !placement_.uses(StorageTier::disk))
-    throw SystemError("the engine's space and its placement " + placement_.describe() + " disagree");
-  const TierCapabilities can = placement_.capabilities();
-  if (!can.loads_collectively && checkpoint.reads_collectively())
-    throw SystemError(checkpoint.path() + ": the placement " + placement_.describe() +
-                      " needs a checkpoint opened for independent reads");
-  if (options.cache.enabled() && !can.cacheable)
-    throw InputError("a row cache stands in front of the pinned or disk tier, not the " + placement_.describe() +
-                     " tier");
+  place_tables(checkpoint, shards, profile, share.ranks());
   // Whole tables where every rank holds them (the disk tier alone), else my ETP rank's rows.
+  const TierCapabilities can = placement_.capabilities();
   std::vector<RowRange> ranges = shards;
   if (can.whole_tables)
     for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts_[d].rows};
@@ -190,20 +161,70 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
   // that hold the same ranges (counted, and read, by the first of them).
   if (!can.in_host_memory) share.drop();
-  load_.shared_ranks = share.ranks();
+  load_tables(checkpoint, ranges, profile, {share.comm(), share.reader(), share.ranks()});
+}
+
+std::vector<RowRange> EngineSession::read_table_specs(const ModelConfig& config, const PleCheckpoint& checkpoint) {
+  heads_ = config.total_heads();
+  context_width_ = config.ngram_size - 1;
+  token_map_entries_ = config.token_map != nullptr ? config.token_map->vocab_size() : 0;
+  width_ = config.ple_embed_dim;
+  std::vector<RowRange> shards;
+  for (const auto& derived : derive_table_specs(config)) {
+    const PleTableInfo& info = checkpoint.table(derived.ple_index);
+    layouts_.push_back(info.layout);
+    specs_.push_back(hashing_spec(derived, info, checkpoint.path()));
+    params_.push_back(make_hash_params(specs_.back()));
+    shards.push_back(balanced_range(info.layout.rows, topology_.etp, topology_.etp_rank()));
+  }
+  if (specs_.size() > static_cast<std::size_t>(kernels::k_max_step_layers))
+    throw InputError(config.source + ": " + std::to_string(specs_.size()) + " PLE layers; a step decodes at most " +
+                     std::to_string(kernels::k_max_step_layers));
+  return shards;
+}
+
+void EngineSession::place_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& shards,
+                                 const RowProfile& profile, int share_ranks) {
+  std::vector<int> heads;
+  for (const TableSpec& spec : specs_) heads.push_back(spec.total_heads());
+  const std::uint64_t step_memory =
+      step_memory_estimate(options_, static_cast<int>(checkpoint.tables().size()), heads_, width_, topology_.edp());
+  PlacementChoice placed = collective_try(world_, [&] {
+    return choose_placement(
+        world_, topology_.rank, options_,
+        {layouts_, shards, heads, profile, space_->on_device(),
+         checkpoint.kind() != CheckpointKind::synthetic && !options_.cuda_graphs, step_memory, share_ranks});
+  });
+  placement_ = std::move(placed.placement);
+  placement_report_ = std::move(placed.report);
+  check_placement(placement_);
+  if (space_->on_device() != placement_.uses_gpu() && !placement_.uses(StorageTier::disk))
+    throw SystemError("the engine's space and its placement " + placement_.describe() + " disagree");
+  const TierCapabilities can = placement_.capabilities();
+  if (!can.loads_collectively && checkpoint.reads_collectively())
+    throw SystemError(checkpoint.path() + ": the placement " + placement_.describe() +
+                      " needs a checkpoint opened for independent reads");
+  if (options_.cache.enabled() && !can.cacheable)
+    throw InputError("a row cache stands in front of the pinned or disk tier, not the " + placement_.describe() +
+                     " tier");
+}
+
+void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& ranges,
+                                const RowProfile& profile, const SharedRows& share) {
+  load_.shared_ranks = share.ranks;
   load_.bytes = 0;
   for (const StorageTier tier : k_storage_tiers) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
-    const bool counted = !capabilities_of(tier).in_host_memory || share.reader();
-    require_tier_memory(comms.world(), tier, counted ? tier_bytes(tier, layouts_, on) : 0);
+    const bool counted = !capabilities_of(tier).in_host_memory || share.reader;
+    require_tier_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
     load_.bytes += counted ? load_bytes(tier, layouts_, on) : 0;
   }
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
-      options.cache.gb > 0 ? options.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
-  stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, options.disk_reads, share.comm(),
-                               options.cache.rows, cache_bytes_asked, &profile, options.cache.static_share});
+      options_.cache.gb > 0 ? options_.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
+  stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, options_.disk_reads, share.comm,
+                               options_.cache.rows, cache_bytes_asked, &profile, options_.cache.static_share});
   load_.seconds = MPI_Wtime() - load_start;
   load_.peak_resident = peak_resident_bytes();
 }

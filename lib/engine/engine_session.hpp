@@ -26,6 +26,7 @@
 namespace pleshard {
 
 struct GpuBinding;
+struct RowProfile;
 
 class EngineSession {
  public:
@@ -75,7 +76,26 @@ class EngineSession {
   [[nodiscard]] const TableLoad& load() const { return load_; }
 
  private:
+  // The ranks of my node that keep one copy of the rows in host memory I hold (the host and
+  // pinned tiers): their communicator (null alone), whether I read the copy, how many share it.
+  struct SharedRows {
+    MPI_Comm comm = MPI_COMM_NULL;
+    bool reader = true;
+    int ranks = 1;
+  };
+
+  // The construction's steps, in order. Every table's hashing spec and layout from the config
+  // and checkpoint; my ETP rank's balanced row range of each, returned.
+  std::vector<RowRange> read_table_specs(const ModelConfig& config, const PleCheckpoint& checkpoint);
+  // Each table's tier, as asked or planned from every rank's memory (collective), and the
+  // checks that the placement, checkpoint and cache agree.
+  void place_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& shards, const RowProfile& profile,
+                    int share_ranks);
   void open_communicators(const Communicators& comms, const GpuBinding& gpus);
+  // The stores of `ranges` on their tiers, after the check that each tier's memory holds them
+  // (collective), the load timed.
+  void load_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& ranges, const RowProfile& profile,
+                   const SharedRows& share);
 
   Topology topology_;
   EngineOptions options_;

@@ -10,6 +10,12 @@
 
 namespace pleshard {
 
+struct StepRowPlans::DevicePlans {
+#if PLESHARD_HAVE_CUDA
+  std::vector<std::unique_ptr<kernels::DeviceRowPlan>> layers;
+#endif
+};
+
 StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids)
     : space_(space), bounds_(bounds), host_(bounds.size()), counts_(bounds.size()) {
   for (const auto& b : bounds_)
@@ -17,9 +23,10 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
       throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {
+    device_ = std::make_unique<DevicePlans>();
     for (const auto& b : bounds_) {
-      device_.push_back(std::make_unique<kernels::DeviceRowPlan>());
-      device_.back()->reserve(b, max_ids);
+      device_->layers.push_back(std::make_unique<kernels::DeviceRowPlan>());
+      device_->layers.back()->reserve(b, max_ids);
     }
     const std::size_t starts = bounds_.empty() ? 1 : bounds_.size() * bounds_.front().size();
     starts_ = std::make_unique<HostBuffer>(space, starts * sizeof(std::int64_t));
@@ -39,10 +46,10 @@ void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_
 #if PLESHARD_HAVE_CUDA
   const auto d = static_cast<std::size_t>(layer);
   on_host_ = false;
-  device_.at(d)->plan(ids, n, stream_of(space_));
+  kernels::DeviceRowPlan& plan = *device_->layers.at(d);
+  plan.plan(ids, n, stream_of(space_));
   const std::size_t owners = bounds_[d].size();
-  space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, device_[d]->owners(),
-                            owners * sizeof(std::int64_t));
+  space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, plan.owners(), owners * sizeof(std::int64_t));
 #endif
 }
 
@@ -66,7 +73,7 @@ const std::vector<std::vector<std::int64_t>>& StepRowPlans::owner_counts() {
 const std::int64_t* StepRowPlans::keys(int layer) const {
   const auto d = static_cast<std::size_t>(layer);
 #if PLESHARD_HAVE_CUDA
-  if (!on_host_) return device_.at(d)->keys();
+  if (!on_host_) return device_->layers.at(d)->keys();
 #endif
   return host_.at(d).keys.data();
 }
@@ -76,8 +83,8 @@ void StepRowPlans::write_local_ids(int layer, int width, std::uint8_t* out) {
 #if PLESHARD_HAVE_CUDA
   if (!on_host_) {
     const std::vector<std::int64_t>& counts = counts_.at(d);
-    device_[d]->write_local_ids(width, std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), out,
-                                stream_of(space_));
+    device_->layers.at(d)->write_local_ids(width, std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), out,
+                                           stream_of(space_));
     return;
   }
 #endif

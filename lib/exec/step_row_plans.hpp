@@ -15,10 +15,6 @@
 
 namespace pleshard {
 
-namespace kernels {
-class DeviceRowPlan;
-}
-
 class StepRowPlans {
  public:
   // Per layer, its owners' bounds (E + 1 ascending, the same E for every layer); up to
@@ -50,8 +46,9 @@ class StepRowPlans {
   bool on_host_ = true;
   std::vector<std::vector<std::int64_t>> bounds_;
   std::vector<kernels::HostRowPlan> host_;
-  std::vector<std::unique_ptr<kernels::DeviceRowPlan>> device_;  // where the space is a GPU's
-  std::unique_ptr<HostBuffer> starts_;                           // the GPU plans' owners' starts, copied down
+  struct DevicePlans;                    // a GPU build's: a DeviceRowPlan per layer
+  std::unique_ptr<DevicePlans> device_;  // where the space is a GPU's
+  std::unique_ptr<HostBuffer> starts_;   // the GPU plans' owners' starts, copied down
   std::vector<std::vector<std::int64_t>> counts_;
 };
 

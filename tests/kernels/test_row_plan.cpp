@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "core/error.hpp"
 #include "kernels/host/row_plan_host.hpp"
 #include "store/row_range.hpp"
 #if PLESHARD_HAVE_CUDA

@@ -183,7 +183,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
 }
 
 bool OwnerExchange::plans_in_space(std::int64_t ids_per_layer) const {
-  return ctx_.space.on_device() && ids_per_layer >= ctx_.owner_gpu_plan_from;
+  return row_plans_->plans_on_gpu() && ids_per_layer >= ctx_.owner_gpu_plan_from;
 }
 
 void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {

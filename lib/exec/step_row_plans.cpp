@@ -1,5 +1,6 @@
 #include "exec/step_row_plans.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -22,7 +23,11 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
     if (b.size() < 2 || b.size() != bounds_.front().size())
       throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
 #if PLESHARD_HAVE_CUDA
-  if (space.on_device()) {
+  // The GPU keys rows by 32-bit offsets: tables wider than that are planned on the host.
+  const bool keyable = std::all_of(bounds_.begin(), bounds_.end(), [](const std::vector<std::int64_t>& b) {
+    return b.back() - b.front() < kernels::k_max_distinct_rows;
+  });
+  if (space.on_device() && keyable) {
     device_ = std::make_unique<DevicePlans>();
     for (const auto& b : bounds_) {
       device_->layers.push_back(std::make_unique<kernels::DeviceRowPlan>());
@@ -38,11 +43,14 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
 
 StepRowPlans::~StepRowPlans() = default;
 
+bool StepRowPlans::plans_on_gpu() const { return device_ != nullptr; }
+
 void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_t n) {
   if (!space_.on_device()) {  // the host space's memory is the host's
     plan_on_host(layer, {ids, static_cast<std::size_t>(n)});
     return;
   }
+  if (!plans_on_gpu()) throw SystemError("StepRowPlans: these tables are planned on the host");
 #if PLESHARD_HAVE_CUDA
   const auto d = static_cast<std::size_t>(layer);
   on_host_ = false;

@@ -18,13 +18,17 @@ namespace pleshard {
 class StepRowPlans {
  public:
   // Per layer, its owners' bounds (E + 1 ascending, the same E for every layer); up to
-  // `max_ids` lookups a layer. On the GPU the bounds span fewer than 2^32 - 1 rows.
+  // `max_ids` lookups a layer.
   StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids);
   ~StepRowPlans();
   StepRowPlans(const StepRowPlans&) = delete;
   StepRowPlans& operator=(const StepRowPlans&) = delete;
 
-  // Plans the layer's lookups ids[0, n) in the space (ids there), on the space's stream.
+  // Whether plan_in_space plans on the GPU: the space is a GPU's and every layer's bounds
+  // span fewer than 2^32 - 1 rows.
+  [[nodiscard]] bool plans_on_gpu() const;
+  // Plans the layer's lookups ids[0, n) in the space (ids there), on the space's stream: on
+  // the GPU where plans_on_gpu(), else on the host space.
   void plan_in_space(int layer, const std::int64_t* ids, std::int64_t n);
   // Plans the layer's lookups on the host (ids there).
   void plan_on_host(int layer, std::span<const std::int64_t> ids);

@@ -145,7 +145,19 @@ std::int64_t OwnerExchange::asked_of_me(const Layer& l) const {
   return total;
 }
 
-const std::int64_t* OwnerExchange::receive_ids_on_host(Layer& l, std::size_t layer, int upload) {
+RowRange OwnerExchange::my_slice(std::int64_t tokens) const {
+  const Topology& t = ctx_.topology;
+  return t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
+}
+
+std::span<const std::int64_t> OwnerExchange::my_host_ids(std::size_t layer, RowRange slice) const {
+  const std::int64_t heads = ctx_.plan.shape().heads;
+  return {host_ids_->as<std::int64_t>() +
+              (static_cast<std::int64_t>(layer) * ctx_.plan.slot_tokens() + slice.begin) * heads,
+          static_cast<std::size_t>(slice.size() * heads)};
+}
+
+RowQuery OwnerExchange::receive_ids_on_host(Layer& l, std::size_t layer, int upload) {
   const auto width = static_cast<std::size_t>(l.id_bytes);
   const std::int64_t total = asked_of_me(l);
   l.served_ids.resize(static_cast<std::size_t>(total) * width);
@@ -156,7 +168,7 @@ const std::int64_t* OwnerExchange::receive_ids_on_host(Layer& l, std::size_t lay
     host_query[i] = kernels::widen_local_id(l.served_ids.data(), l.id_bytes, i, first);
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
   ctx_.space.copy_from_host(query, host_query, static_cast<std::size_t>(total) * sizeof(std::int64_t));
-  return query;
+  return {query, total};
 }
 
 std::span<const kernels::DecodeTask> OwnerExchange::serve(std::span<const RowQuery> queries, StepMarks& marks) {
@@ -190,7 +202,6 @@ void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks
   StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_.size();
   const int heads = plan.shape().heads;
-  const Topology& t = ctx_.topology;
   const auto owners = static_cast<std::size_t>(cross_.size);
   const auto me = static_cast<std::size_t>(cross_.rank);
   ExchangeTraffic step{1, tokens};
@@ -204,10 +215,9 @@ void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks
   // distinct ids, grouped by owner, and each id's key among them. Hashed and planned in the
   // space for large steps; on the host from the batch it packed for small ones, where the
   // host's work is less than a wait for the stream.
-  const RowRange slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
+  const RowRange slice = my_slice(tokens);
   const std::int64_t n = slice.size() * heads;
   const bool in_space = plans_in_space(n);
-  const std::int64_t first = slice.begin * heads;
   if (in_space) {
     plan.hash(plan.my_block(), 1);
   } else {
@@ -217,11 +227,9 @@ void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks
   step.ids = n * static_cast<std::int64_t>(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     if (in_space) {
-      row_plans_->plan_in_space(static_cast<int>(d), plan.ids(static_cast<int>(d)) + first, n);
+      row_plans_->plan_in_space(static_cast<int>(d), plan.ids(static_cast<int>(d)) + slice.begin * heads, n);
     } else {
-      const std::int64_t* hashed =
-          host_ids_->as<std::int64_t>() + static_cast<std::int64_t>(d) * plan.slot_tokens() * heads;
-      row_plans_->plan_on_host(static_cast<int>(d), {hashed + first, static_cast<std::size_t>(n)});
+      row_plans_->plan_on_host(static_cast<int>(d), my_host_ids(d, slice));
     }
   }
 
@@ -246,22 +254,20 @@ void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks
     l.to_owner = counts[d];
     l.from_gateways.resize(owners);
     for (std::size_t m = 0; m < owners; ++m) l.from_gateways[m] = received[m * layers + d];
-    const std::int64_t total = asked_of_me(l);
-    const std::int64_t* query = nullptr;
     if (in_space) {
+      const std::int64_t total = asked_of_me(l);
       auto* mine = ctx_.workspace.at<std::uint8_t>(l.ids_out);
       auto* asked = ctx_.workspace.at<std::uint8_t>(l.ids_in);
       auto* widened = ctx_.workspace.at<std::int64_t>(l.query);
       row_plans_->write_local_ids(static_cast<int>(d), l.id_bytes, mine);
       all_to_all(cross_.data, true, mine, l.to_owner, asked, l.from_gateways, width);
       widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, l.bounds[me], widened);
-      query = widened;
+      queries[d] = {widened, total};
     } else {
       l.sent_ids.resize(static_cast<std::size_t>(sum(l.to_owner)) * width);
       row_plans_->write_local_ids(static_cast<int>(d), l.id_bytes, l.sent_ids.data());
-      query = receive_ids_on_host(l, d, upload);
+      queries[d] = receive_ids_on_host(l, d, upload);
     }
-    queries[d] = {query, total};
     for (std::size_t m = 0; m < owners; ++m)
       if (m != me) count_cross_traffic(l, m, m / node_ranks_ != me / node_ranks_, step);
   }
@@ -299,7 +305,6 @@ void OwnerExchange::run_two_levels(std::int64_t tokens, int out_slot, StepMarks&
   StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_.size();
   const int heads = plan.shape().heads;
-  const Topology& t = ctx_.topology;
   const auto per_node = static_cast<std::size_t>(node_.size);  // P
   const auto nodes = static_cast<std::size_t>(cross_.size);    // N
   const auto local = static_cast<std::size_t>(node_.rank);
@@ -312,16 +317,10 @@ void OwnerExchange::run_two_levels(std::int64_t tokens, int out_slot, StepMarks&
   };
 
   // 1. My tokens' ids of every layer, hashed on the host where they are planned.
-  const RowRange slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
+  const RowRange slice = my_slice(tokens);
   const std::int64_t n = slice.size() * heads;
-  auto* hashed = host_ids_->as<std::int64_t>();
-  plan.hash_mine_on_host(hashed);
+  plan.hash_mine_on_host(host_ids_->as<std::int64_t>());
   marks.mark(StepPhase::hash);
-  const auto my_ids = [&](std::size_t d) {
-    return std::span<const std::int64_t>(
-        hashed + (static_cast<std::int64_t>(d) * plan.slot_tokens() + slice.begin) * heads,
-        static_cast<std::size_t>(n));
-  };
   step.ids = n * static_cast<std::int64_t>(layers);
 
   // 2. Level 1 (several ranks per node): my ids for the owners of local index g on every
@@ -329,7 +328,7 @@ void OwnerExchange::run_two_levels(std::int64_t tokens, int out_slot, StepMarks&
   std::vector<std::int64_t> sizes(per_node * layers * nodes), received(sizes.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    plan_owner_requests(my_ids(d), l.bounds, l.id_bytes, l.requests);
+    plan_owner_requests(my_host_ids(d, slice), l.bounds, l.id_bytes, l.requests);
     l.to_gateway.resize(per_node * nodes);
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m)
@@ -392,7 +391,7 @@ void OwnerExchange::run_two_levels(std::int64_t tokens, int out_slot, StepMarks&
     Layer& l = layers_[d];
     l.from_gateways.resize(nodes);
     for (std::size_t m = 0; m < nodes; ++m) l.from_gateways[m] = received2[m * layers + d];
-    queries[d] = {receive_ids_on_host(l, d, upload), asked_of_me(l)};
+    queries[d] = receive_ids_on_host(l, d, upload);
     for (std::size_t m = 0; m < nodes; ++m)
       if (m != my_node) count_cross_traffic(l, m, true, step);  // level 2 crosses nodes
   }

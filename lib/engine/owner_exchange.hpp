@@ -75,10 +75,14 @@ class OwnerExchange final : public Exchange {
   void count_cross_traffic(const Layer& l, std::size_t peer, bool between_nodes, ExchangeTraffic& step) const;
   // The ids peers ask of me for the layer, checked against what the step was sized for.
   [[nodiscard]] std::int64_t asked_of_me(const Layer& l) const;
+  // My tokens of a step of `tokens`: my sequence slice under SP, else all of them.
+  [[nodiscard]] RowRange my_slice(std::int64_t tokens) const;
+  // The layer's ids of my slice, as StepPlan::hash_mine_on_host left them in host_ids_.
+  [[nodiscard]] std::span<const std::int64_t> my_host_ids(std::size_t layer, RowRange slice) const;
   // The layer's ids to their owners over MPI on the host (l.sent_ids, by l.to_owner) and the
   // ids asked of me from there (l.from_gateways of them), widened and copied into the space:
   // my store's query.
-  const std::int64_t* receive_ids_on_host(Layer& l, std::size_t layer, int upload);
+  RowQuery receive_ids_on_host(Layer& l, std::size_t layer, int upload);
   // My store's rows of `queries`, packed as stored and sent back over the cross level (to
   // l.gateway_rows); the store's tasks, for packing again at a gateway.
   std::span<const kernels::DecodeTask> serve(std::span<const RowQuery> queries, StepMarks& marks);

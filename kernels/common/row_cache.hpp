@@ -29,6 +29,20 @@ namespace pleshard::kernels {
 
 inline constexpr int k_cache_ways = 8;
 
+// Entries of an open-addressing table of up to n keys (a step's missed rows): a power of
+// two, at least twice n.
+[[nodiscard]] PLESHARD_HD inline std::int64_t open_entries(std::int64_t n) {
+  std::int64_t entries = 2;
+  while (entries < 2 * n) entries *= 2;
+  return entries;
+}
+
+// The entry where a search for `key` in a table of `entries` (a power of two) starts; it
+// goes on to the next entry, wrapping, until it finds the key or a free entry.
+[[nodiscard]] PLESHARD_HD inline std::int64_t first_entry(std::uint64_t key, std::int64_t entries) {
+  return static_cast<std::int64_t>(splitmix64(key) & static_cast<std::uint64_t>(entries - 1));
+}
+
 struct CacheView {
   std::int64_t first = 0, end = 0;    // the rows the cache stands in front of: [first, end)
   const std::int64_t* hot = nullptr;  // static part: ascending ids, its slots in that order
@@ -111,8 +125,7 @@ PLESHARD_HD Probe probe_lookup(const CacheTask& task, std::int64_t i, std::uint6
   }
   const CacheView& c = task.cache;
   const auto key = static_cast<std::uint64_t>(id) + 1;
-  for (std::int64_t e = static_cast<std::int64_t>(splitmix64(key) & static_cast<std::uint64_t>(c.step_entries - 1));;
-       e = (e + 1) & (c.step_entries - 1)) {
+  for (std::int64_t e = first_entry(key, c.step_entries);; e = (e + 1) & (c.step_entries - 1)) {
     const std::uint64_t held = atomics.swap_key(c.step_keys + e, 0, key);
     if (held == 0) {  // the step's first miss of the row
       c.step_owners[e] = i;

@@ -18,27 +18,42 @@ namespace pleshard::kernels {
   return stored_row_bytes(format, head_dim) + scale_row_bytes(format, head_dim);
 }
 
+// n bytes to copy from src to dst, or n zeros to write where src is null.
+struct ByteSpan {
+  std::uint8_t* dst = nullptr;
+  const std::uint8_t* src = nullptr;
+  std::size_t n = 0;
+};
+
+// Moves one or two spans: the host's plain copy here, or a GPU warp's wide loads, both
+// spans' in flight together (kernels/cuda/warp_bytes.cuh).
+struct HostBytes {
+  PLESHARD_HD void operator()(ByteSpan a, ByteSpan b = {}) const {
+    move(a);
+    move(b);
+  }
+  PLESHARD_HD static void move(const ByteSpan& s) {
+    if (s.src == nullptr) {
+      for (std::size_t i = 0; i < s.n; ++i) s.dst[i] = 0;
+    } else {
+      for (std::size_t i = 0; i < s.n; ++i) s.dst[i] = s.src[i];
+    }
+  }
+};
+
 // The packed row of `key` in `table` (its codes, then its scales) at `out`; zeros where
-// the table does not hold it. Byte `lane`, then every `lanes`-th: a GPU warp copies a row
-// together, each load of the warp one run of consecutive bytes (one transaction over PCIe
-// where the table is pinned host memory, where a thread per row made one per byte).
-PLESHARD_HD inline void pack_stored_row(const TableView& table, std::int64_t key, std::uint8_t* out, int lane = 0,
-                                        int lanes = 1) {
+// the table does not hold it. `bytes` moves them (HostBytes, or a GPU warp's copy).
+template <typename Bytes>
+PLESHARD_HD void pack_stored_row(const TableView& table, std::int64_t key, std::uint8_t* out, const Bytes& bytes) {
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
   const std::size_t scale_bytes = scale_row_bytes(table.format, table.head_dim);
-  const auto first = static_cast<std::size_t>(lane);
-  const auto stride = static_cast<std::size_t>(lanes);
   if (!table.owns(key)) {
-    for (std::size_t b = first; b < row_bytes + scale_bytes; b += stride) out[b] = 0;
+    bytes({out, nullptr, row_bytes + scale_bytes});
     return;
   }
   const auto local = static_cast<std::size_t>(key - table.row_begin);
-  const std::uint8_t* row = table.row_at(local);
-  for (std::size_t b = first; b < row_bytes; b += stride) out[b] = row[b];
-  if (scale_bytes != 0) {
-    const std::uint8_t* scales = table.scales_at(local);
-    for (std::size_t b = first; b < scale_bytes; b += stride) out[row_bytes + b] = scales[b];
-  }
+  bytes({out, table.row_at(local), row_bytes},
+        {out + row_bytes, scale_bytes != 0 ? table.scales_at(local) : nullptr, scale_bytes});
 }
 
 // A view of `count` packed rows at `packed` with the table's format and scale.

@@ -30,4 +30,12 @@ std::array<std::uint64_t, 2> device_uuid() {
   return words;
 }
 
+int multiprocessors() {
+  int device = 0;
+  int sms = 0;
+  PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
+  PLESHARD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 }  // namespace pleshard::kernels

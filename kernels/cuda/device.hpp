@@ -28,6 +28,9 @@ struct DeviceMemory {
 // CUDA_VISIBLE_DEVICES gives it.
 [[nodiscard]] std::array<std::uint64_t, 2> device_uuid();
 
+// The current device's streaming multiprocessors: how many blocks fill it.
+[[nodiscard]] int multiprocessors();
+
 // Owns `size` elements of device memory; move-only.
 template <typename T>
 class DeviceBuffer {

@@ -2,6 +2,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 
@@ -322,14 +323,6 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
 int grid_for(std::int64_t rows) {
   const std::int64_t blocks = (rows + k_warps_per_block - 1) / k_warps_per_block;
   return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
-}
-
-int multiprocessors() {
-  int device = 0;
-  int sms = 0;
-  PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
-  PLESHARD_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
 }
 
 template <RowFormat F>

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 
 namespace pleshard::kernels {
@@ -17,6 +18,9 @@ struct BatchIds {
   __device__ void operator()(int /*layer*/, std::int64_t t, std::int64_t* ids) const {
     ngram_ids_of_token(params, batch, t, ids);
   }
+  __device__ std::int64_t operator()(int /*layer*/, std::int64_t t, int h) const {
+    return ngram_id_of_token(params, batch, t, h);
+  }
 };
 
 // Every layer of a slot batch; the layers' parameters live in device memory.
@@ -25,6 +29,9 @@ struct StepIds {
   SlotBatchView batch;
   __device__ void operator()(int layer, std::int64_t t, std::int64_t* ids) const {
     ngram_ids_of_slot_token(params[layer], batch, t, ids);
+  }
+  __device__ std::int64_t operator()(int layer, std::int64_t t, int h) const {
+    return ngram_id_of_slot_token(params[layer], batch, t, h);
   }
 };
 
@@ -53,6 +60,22 @@ __global__ void __launch_bounds__(k_max_threads)
   }
 }
 
+// One thread per id (token, head), writing in order: for steps of too few tokens to fill
+// the GPU a thread per token (a 64-token step would be one block a layer, each thread
+// hashing its token's heads one after the other). Each thread walks its head's n-gram.
+template <typename Source>
+__global__ void __launch_bounds__(k_max_threads)
+    ngram_id_kernel(const __grid_constant__ Source source, std::int64_t num_tokens, int heads,
+                    std::int64_t* __restrict__ ids) {
+  const std::int64_t count = num_tokens * heads;
+  std::int64_t* out = ids + static_cast<std::int64_t>(blockIdx.y) * count;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t t = i / heads;
+    out[i] = source(static_cast<int>(blockIdx.y), t, static_cast<int>(i - t * heads));
+  }
+}
+
 template <typename Source>
 void launch(const Source& source, std::int64_t num_tokens, int heads, int layers, std::int64_t* ids,
             cudaStream_t stream) {
@@ -62,6 +85,14 @@ void launch(const Source& source, std::int64_t num_tokens, int heads, int layers
   // As many tokens per block as the staging area holds, in whole warps.
   const int threads = std::clamp(k_staging_bytes / bytes_per_token / 32 * 32, 32, k_max_threads);
   const std::int64_t blocks = (num_tokens + threads - 1) / threads;
+  if (blocks * layers < multiprocessors()) {
+    const std::int64_t id_blocks =
+        std::min<std::int64_t>((num_tokens * heads + k_max_threads - 1) / k_max_threads, 1 << 16);
+    ngram_id_kernel<<<dim3(static_cast<unsigned>(id_blocks), static_cast<unsigned>(layers)), k_max_threads, 0,
+                      stream>>>(source, num_tokens, heads, ids);
+    PLESHARD_CUDA_CHECK_LAUNCH();
+    return;
+  }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(layers));
   ngram_ids_kernel<<<grid, threads, static_cast<std::size_t>(threads * bytes_per_token), stream>>>(source, num_tokens,
                                                                                                    heads, ids);

@@ -1,8 +1,11 @@
 #include "kernels/cuda/pack_cuda.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/warp_bytes.cuh"
 
 namespace pleshard::kernels {
 
@@ -16,14 +19,22 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n * k_warp + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-// A warp per row: a packed row is a few hundred bytes, read by the warp as runs of
-// consecutive bytes (from pinned host memory, a transaction per run rather than per byte).
-__global__ void pack_rows(PackTask task, std::size_t pitch) {
-  const int lane = static_cast<int>(threadIdx.x % k_warp);
+// The tasks of one launch, by value (a row of blocks each, blockIdx.y).
+struct PackTasks {
+  int count = 0;
+  PackTask tasks[k_max_step_layers];
+};
+
+// A warp per row: a packed row is a few hundred bytes, read by the warp in wide words (from
+// pinned host memory, one or two round trips over PCIe).
+__global__ void pack_rows(const __grid_constant__ PackTasks step) {
+  const PackTask task = step.tasks[blockIdx.y];
+  const std::size_t pitch = packed_row_bytes(task.table.format, task.table.head_dim);
+  const WarpBytes bytes{static_cast<int>(threadIdx.x % k_warp)};
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / k_warp);
   for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / k_warp; i < task.count;
        i += warps)
-    pack_stored_row(task.table, task.keys[i], task.out + static_cast<std::size_t>(i) * pitch, lane, k_warp);
+    pack_stored_row(task.table, task.keys[i], task.out + static_cast<std::size_t>(i) * pitch, bytes);
 }
 
 __global__ void widen_local_ids(const std::uint8_t* __restrict__ ids, int width, std::int64_t count, std::int64_t first,
@@ -36,12 +47,20 @@ __global__ void widen_local_ids(const std::uint8_t* __restrict__ ids, int width,
 }  // namespace
 
 void pack_rows_cuda(std::span<const PackTask> tasks, cudaStream_t stream) {
+  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
+    throw SystemError("pack_rows_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
+                      std::to_string(k_max_step_layers) + " per launch");
+  PackTasks step;
+  std::int64_t most = 0;
   for (const PackTask& task : tasks) {
     if (task.count == 0) continue;
-    pack_rows<<<blocks_for(task.count), k_threads, 0, stream>>>(
-        task, packed_row_bytes(task.table.format, task.table.head_dim));
-    PLESHARD_CUDA_CHECK_LAUNCH();
+    step.tasks[step.count++] = task;
+    most = std::max(most, task.count);
   }
+  if (step.count == 0) return;
+  pack_rows<<<dim3(static_cast<unsigned>(blocks_for(most)), static_cast<unsigned>(step.count)), k_threads, 0, stream>>>(
+      step);
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 void widen_local_ids_cuda(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first, std::int64_t* out,

@@ -11,7 +11,7 @@
 
 namespace pleshard::kernels {
 
-// Every task's packed rows (at most k_max_step_layers tasks), one launch per task.
+// Every task's packed rows (at most k_max_step_layers tasks) in one launch.
 void pack_rows_cuda(std::span<const PackTask> tasks, cudaStream_t stream);
 
 // out[i] = first + the owner-local index i of `width` bytes at `ids`, for i < count: the ids

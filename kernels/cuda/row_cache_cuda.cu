@@ -1,8 +1,11 @@
 #include "kernels/cuda/row_cache_cuda.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/warp_bytes.cuh"
 
 namespace pleshard::kernels {
 
@@ -16,9 +19,21 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-int warp_blocks_for(std::int64_t n) { return blocks_for(n * k_warp); }
+// A step's layers in one launch each for the clock, the probe and the fill: a row of blocks
+// per layer (blockIdx.y), so that the layers' reads of the slow tier are in flight together.
+struct CacheSteps {
+  int count = 0;
+  CacheTask tasks[k_max_step_layers];
+};
 
-__global__ void advance(std::int64_t* counters) { ++counters[2]; }
+// The step's table of misses cleared and its clock advanced, every layer of the launch.
+__global__ void begin_step(const __grid_constant__ CacheSteps step) {
+  const CacheTask& task = step.tasks[blockIdx.y];
+  if (blockIdx.x == 0 && threadIdx.x == 0) ++task.counters[2];
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < task.cache.step_entries;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    task.cache.step_keys[e] = 0;
+}
 
 struct StepKeys {
   __device__ std::uint64_t swap_key(std::uint64_t* p, std::uint64_t expected, std::uint64_t desired) const {
@@ -26,8 +41,11 @@ struct StepKeys {
   }
 };
 
-__global__ void probe(CacheTask task) {
-  const std::uint64_t step = cache_step(task);
+__global__ void probe(const __grid_constant__ CacheSteps step) {
+  const CacheTask& task = step.tasks[blockIdx.y];
+  // The same test for the whole block, before its barrier.
+  if (static_cast<std::int64_t>(blockIdx.x) * blockDim.x >= task.count) return;
+  const std::uint64_t clock = cache_step(task);
   __shared__ unsigned long long counts[3];  // misses, hits, repeats
   if (threadIdx.x < 3) counts[threadIdx.x] = 0;
   __syncthreads();
@@ -35,7 +53,7 @@ __global__ void probe(CacheTask task) {
   StepKeys atomics;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < task.count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const Probe p = probe_lookup(task, i, step, atomics);
+    const Probe p = probe_lookup(task, i, clock, atomics);
     if (p != Probe::outside) ++mine[static_cast<int>(p)];
   }
   for (int k = 0; k < 3; ++k)
@@ -49,12 +67,14 @@ __global__ void probe(CacheTask task) {
 }
 
 // A warp per lookup: lane 0 keys it and admits it, the warp copies its row.
-__global__ void fill(CacheTask task) {
-  const std::uint64_t step = cache_step(task);
+__global__ void fill(const __grid_constant__ CacheSteps step) {
+  const CacheTask& task = step.tasks[blockIdx.y];
+  const std::uint64_t clock = cache_step(task);
   const auto claim = [&](std::int64_t way, std::uint64_t seen) {
-    return atomicCAS(reinterpret_cast<unsigned long long*>(task.cache.stamps + way), seen, step) == seen;
+    return atomicCAS(reinterpret_cast<unsigned long long*>(task.cache.stamps + way), seen, clock) == seen;
   };
   const int lane = static_cast<int>(threadIdx.x % k_warp);
+  const WarpBytes bytes{lane};
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / k_warp);
   for (std::int64_t i = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / k_warp; i < task.count;
        i += warps) {
@@ -62,36 +82,53 @@ __global__ void fill(CacheTask task) {
     staging = __shfl_sync(k_all_lanes, staging, 0);
     if (staging < 0) continue;
     std::uint8_t* row = task.cache.slot(staging);
-    pack_stored_row(task.fetched.rows, task.fetched.keys[i], row, lane, k_warp);
+    pack_stored_row(task.fetched.rows, task.fetched.keys[i], row, bytes);
     __syncwarp();  // the row in staging, seen by the whole warp
-    std::int64_t way = lane == 0 ? admit_miss(task, i, step, claim) : 0;
+    std::int64_t way = lane == 0 ? admit_miss(task, i, clock, claim) : 0;
     way = __shfl_sync(k_all_lanes, way, 0);
     if (way < 0) continue;
-    std::uint8_t* to = task.cache.slot(way);
-    for (std::size_t b = lane; b < task.cache.pitch; b += k_warp) to[b] = row[b];
+    bytes({task.cache.slot(way), row, task.cache.pitch});
   }
+}
+
+// The tasks in launches of at most k_max_step_layers, `most` the longest count of each.
+template <typename Launch>
+void in_launches(std::span<const CacheTask> tasks, Launch&& launch) {
+  for (std::size_t first = 0; first < tasks.size(); first += k_max_step_layers) {
+    CacheSteps step;
+    std::int64_t most = 0;
+    for (std::size_t d = first; d < std::min(tasks.size(), first + k_max_step_layers); ++d) {
+      step.tasks[step.count++] = tasks[d];
+      most = std::max(most, tasks[d].count);
+    }
+    launch(step, most);
+  }
+}
+
+dim3 grid(int blocks, const CacheSteps& step) {
+  return {static_cast<unsigned>(blocks), static_cast<unsigned>(step.count)};
 }
 
 }  // namespace
 
 void probe_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
-  for (const CacheTask& task : tasks) {
-    advance<<<1, 1, 0, stream>>>(task.counters);
+  in_launches(tasks, [&](const CacheSteps& step, std::int64_t most) {
+    std::int64_t entries = 0;
+    for (int d = 0; d < step.count; ++d) entries = std::max(entries, step.tasks[d].cache.step_entries);
+    begin_step<<<grid(blocks_for(entries), step), k_threads, 0, stream>>>(step);
     PLESHARD_CUDA_CHECK_LAUNCH();
-    PLESHARD_CUDA_CHECK(cudaMemsetAsync(
-        task.cache.step_keys, 0, static_cast<std::size_t>(task.cache.step_entries) * sizeof(std::uint64_t), stream));
-    if (task.count == 0) continue;
-    probe<<<blocks_for(task.count), k_threads, 0, stream>>>(task);
+    if (most == 0) return;
+    probe<<<grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
     PLESHARD_CUDA_CHECK_LAUNCH();
-  }
+  });
 }
 
 void fill_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
-  for (const CacheTask& task : tasks) {
-    if (task.count == 0) continue;
-    fill<<<warp_blocks_for(task.count), k_threads, 0, stream>>>(task);
+  in_launches(tasks, [&](const CacheSteps& step, std::int64_t most) {
+    if (most == 0) return;
+    fill<<<grid(blocks_for(most * k_warp), step), k_threads, 0, stream>>>(step);
     PLESHARD_CUDA_CHECK_LAUNCH();
-  }
+  });
 }
 
 }  // namespace pleshard::kernels

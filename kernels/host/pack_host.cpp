@@ -12,8 +12,9 @@ using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
 void pack_rows_host(std::span<const PackTask> tasks) {
   for (const PackTask& task : tasks) {
     const std::size_t pitch = packed_row_bytes(task.table.format, task.table.head_dim);
-    Kokkos::parallel_for("pleshard::pack_rows", Range(0, task.count),
-                         [=](std::int64_t i) { pack_stored_row(task.table, task.keys[i], task.out + i * pitch); });
+    Kokkos::parallel_for("pleshard::pack_rows", Range(0, task.count), [=](std::int64_t i) {
+      pack_stored_row(task.table, task.keys[i], task.out + i * pitch, HostBytes{});
+    });
   }
   Space().fence();
 }

@@ -38,9 +38,9 @@ void fill_cache_host(std::span<const CacheTask> tasks) {
       const std::int64_t staging = take_miss(task, i);
       if (staging < 0) continue;
       std::uint8_t* row = task.cache.slot(staging);
-      pack_stored_row(task.fetched.rows, task.fetched.keys[i], row);
+      pack_stored_row(task.fetched.rows, task.fetched.keys[i], row, HostBytes{});
       const std::int64_t way = admit_miss(task, i, step, claim);
-      if (way >= 0) std::copy_n(row, task.cache.pitch, task.cache.slot(way));
+      if (way >= 0) HostBytes{}({task.cache.slot(way), row, task.cache.pitch});
     }
   }
 }

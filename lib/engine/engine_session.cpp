@@ -232,7 +232,7 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
 EngineSession::~EngineSession() = default;
 
 std::uint64_t EngineSession::cache_bytes(std::int64_t max_ids) const {
-  return stores_.cached() ? pleshard::cache_bytes(stores_, layouts_, max_ids) : 0;
+  return stores_.cached() ? pleshard::cache_bytes(stores_, max_ids) : 0;
 }
 
 void EngineSession::open_communicators(const Communicators& comms, const GpuBinding& gpus) {

@@ -58,17 +58,13 @@ TableStores make_table_stores(const TableStoreRequest& r) {
   return out;
 }
 
-std::uint64_t cache_bytes(const TableStores& stores, std::span<const TableLayout> layouts, std::int64_t max_ids) {
+std::uint64_t cache_bytes(const TableStores& stores, std::int64_t max_ids) {
   std::uint64_t bytes = 0;
   std::vector<const CachedStore*> seen;
-  for (std::size_t d = 0; d < stores.caches.size(); ++d) {
-    const CachedStore* cache = stores.caches[d];
+  for (const CachedStore* cache : stores.caches) {
     if (cache == nullptr || std::find(seen.begin(), seen.end(), cache) != seen.end()) continue;
     seen.push_back(cache);
-    std::vector<std::int64_t> rows(stores.caches.size(), 0);
-    for (std::size_t e = 0; e < rows.size(); ++e)
-      if (stores.caches[e] == cache) rows[e] = stores.cache_rows[e];
-    bytes += CachedStore::bytes_for(layouts, rows, max_ids);
+    bytes += cache->bytes(max_ids);
   }
   return bytes;
 }

@@ -47,7 +47,6 @@ struct TableStores {
 [[nodiscard]] TableStores make_table_stores(const TableStoreRequest& request);
 
 // The bytes every cache of `stores` and its staging take for steps of `max_ids` ids.
-[[nodiscard]] std::uint64_t cache_bytes(const TableStores& stores, std::span<const TableLayout> layouts,
-                                        std::int64_t max_ids);
+[[nodiscard]] std::uint64_t cache_bytes(const TableStores& stores, std::int64_t max_ids);
 
 }  // namespace pleshard

@@ -24,8 +24,7 @@ double simulate(const std::vector<std::int64_t>& ids, std::int64_t table_rows, s
   std::vector<std::int64_t> tags(static_cast<std::size_t>(sets * kernels::k_cache_ways), -1);
   std::vector<std::uint64_t> stamps(tags.size(), 0);
   std::vector<std::int64_t> keys(static_cast<std::size_t>(step)), misses(keys.size());
-  std::int64_t entries = 2;
-  while (entries < 2 * step) entries *= 2;
+  const std::int64_t entries = kernels::open_entries(step);
   std::vector<std::uint64_t> step_keys(static_cast<std::size_t>(entries));
   std::vector<std::int64_t> step_owners(step_keys.size());
   std::int64_t counters[4] = {0, 0, 0, 0};

@@ -14,13 +14,6 @@ namespace {
 
 std::size_t pitch_of(const TableLayout& layout) { return kernels::packed_row_bytes(layout.format, layout.head_dim); }
 
-// Entries of the table of a step's missed rows: a power of two, at least twice its lookups.
-std::int64_t step_entries_for(std::int64_t max_ids) {
-  std::int64_t entries = 2;
-  while (entries < 2 * max_ids) entries *= 2;
-  return entries;
-}
-
 constexpr std::size_t k_counters = 4;  // kernels::CacheTask::counters
 
 }  // namespace
@@ -42,15 +35,17 @@ std::vector<std::int64_t> cache_rows_per_layer(std::int64_t rows, double bytes, 
   return out;
 }
 
-std::uint64_t CachedStore::bytes_for(std::span<const TableLayout> layouts, std::span<const std::int64_t> slots,
-                                     std::int64_t max_ids) {
+std::uint64_t CachedStore::bytes(std::int64_t max_ids) const {
+  const auto ids = static_cast<std::uint64_t>(max_ids);
+  const auto step_entries = static_cast<std::uint64_t>(kernels::open_entries(max_ids));
   std::uint64_t bytes = 0;
-  for (std::size_t d = 0; d < slots.size(); ++d) {
-    const auto rows = static_cast<std::uint64_t>(slots[d]);
-    const auto ids = static_cast<std::uint64_t>(max_ids);
-    bytes += (rows + ids) * pitch_of(layouts[d]) + rows * (sizeof(std::int64_t) + sizeof(std::uint64_t)) +
-             ids * 2 * sizeof(std::int64_t) + static_cast<std::uint64_t>(step_entries_for(max_ids)) * 16 +
-             k_counters * sizeof(std::int64_t);
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    const LayerCache& plan = layers_[d].plan;
+    const auto rows = static_cast<std::uint64_t>(plan.rows);
+    const auto hot = static_cast<std::uint64_t>(plan.hot.size());
+    bytes += (rows + ids) * pitch_of(layouts_[d]) + (rows - hot) * (sizeof(std::int64_t) + sizeof(std::uint64_t)) +
+             hot * sizeof(std::int64_t) + ids * 2 * sizeof(std::int64_t) +
+             step_entries * (sizeof(std::uint64_t) + sizeof(std::int64_t)) + k_counters * sizeof(std::int64_t);
   }
   return bytes;
 }
@@ -112,7 +107,7 @@ void CachedStore::reserve(std::int64_t max_ids) {
       l.counters.reserve(k_counters * sizeof(std::int64_t));
       space_.fill_zero(l.counters.data(), k_counters * sizeof(std::int64_t));
     }
-    l.step_entries = step_entries_for(max_ids);
+    l.step_entries = kernels::open_entries(max_ids);
     l.step_keys.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::uint64_t));
     l.step_owners.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::int64_t));
     l.slots.reserve((l.plan.hot.size() + ways + ids) * pitch_of(layouts_[d]));
@@ -154,6 +149,9 @@ void CachedStore::submit(std::span<const RowQuery> queries) {
     tasks_[d] = {
         view(d), q.ids, q.count, l.keys.as<std::int64_t>(), l.misses.as<std::int64_t>(), l.counters.as<std::int64_t>(),
         {}};
+    // The step's table of misses sized for its lookups (within the one reserved): clearing
+    // it each step then costs what the step does, not the largest step's.
+    tasks_[d].cache.step_entries = kernels::open_entries(q.count);
     missed_[d] = {l.misses.as<std::int64_t>(), q.count};
   }
   probe_cache_step(space_, tasks_);

@@ -54,9 +54,8 @@ class CachedStore final : public RowStore {
   [[nodiscard]] CacheCounts counts(int layer) const;
   [[nodiscard]] std::int64_t static_rows(int layer) const;
   [[nodiscard]] std::int64_t dynamic_rows(int layer) const;
-  // Bytes of caches of `rows[d]` slots and their staging for steps of `max_ids` ids.
-  [[nodiscard]] static std::uint64_t bytes_for(std::span<const TableLayout> layouts, std::span<const std::int64_t> rows,
-                                               std::int64_t max_ids);
+  // Bytes the caches and their staging take once reserved for steps of `max_ids` ids.
+  [[nodiscard]] std::uint64_t bytes(std::int64_t max_ids) const;
 
  private:
   struct Layer {

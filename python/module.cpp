@@ -87,13 +87,22 @@ std::shared_ptr<PythonEngine> make_engine(
     const py::object& cuda_graph, const py::object& out_dtype, const py::object& comm, const py::object& output_slots,
     const py::object& step_tokens, const py::object& token_map, const py::object& layer_prefix,
     const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
-    const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads) {
+    const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads,
+    const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
   args.comm = mpi;
   std::exception_ptr failure;
   try {
+    // Taken here rather than refused by Python on one rank, where the others would wait in
+    // their agreement.
+    if (!unknown.empty()) {
+      std::string names;
+      for (const auto& item : unknown) names += (names.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
+      throw InputError("Engine: unknown keyword " + names + " (the keywords are pleshard run's options, named with _)");
+    }
+    if (checkpoint.is_none()) throw InputError("checkpoint: required (a path, or \"synthetic\" with config)");
     args.inputs.checkpoint = path_of(checkpoint, "checkpoint");
     args.inputs.config = optional_path(config, "config");
     args.inputs.token_map = optional_path(token_map, "token_map");
@@ -230,12 +239,12 @@ PYBIND11_MODULE(pleshard, m) {
 ranks: the keywords are `pleshard run`'s options, with its defaults and refusals.
 Collective over `comm` (an mpi4py communicator; None: MPI_COMM_WORLD): every rank makes it,
 steps it and reports it together.)")
-      .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a, "config"_a = py::none(), "storage"_a = py::none(),
-           "placement"_a = py::none(), "gpu_memory_limit"_a = 0.0, "tp"_a = 1, "etp"_a = py::none(),
-           "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16", "comm"_a = py::none(),
-           "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(), "layer_prefix"_a = py::none(),
-           "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0, "cache_profile"_a = py::none(),
-           "cache_static"_a = 0.5, "disk_reads"_a = "cached")
+      .def(py::init(&make_engine), py::kw_only(), "checkpoint"_a = py::none(), "config"_a = py::none(),
+           "storage"_a = py::none(), "placement"_a = py::none(), "gpu_memory_limit"_a = 0.0, "tp"_a = 1,
+           "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
+           "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
+           "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
+           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(

@@ -43,4 +43,12 @@ void add_disk_reads_option(CLI::App& cmd, PageCache& reads) {
       ->default_str("cached");
 }
 
+void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids) {
+  cmd.add_option("--owner-gpu-plan-from", ids,
+                 "Ids a layer from which the owner exchange hashes and plans a step on the GPU (only each "
+                 "owner's count waits for the stream); smaller steps on the host (0: every step on the GPU)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+}
+
 }  // namespace pleshard::app

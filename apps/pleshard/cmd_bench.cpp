@@ -308,11 +308,7 @@ void add_bench_command(CLI::App& app, Action& action) {
                    "(the GPU's L2, a row cache) from one cycle to the next unless the cycle is long")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  step->add_option("--owner-gpu-plan-from", o->step.owner_gpu_plan_from,
-                   "Ids a layer from which the owner exchange hashes and plans a step on the GPU (only each "
-                   "owner's count waits for the stream); smaller steps on the host (0: every step on the GPU)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
-      ->capture_default_str();
+  add_owner_gpu_plan_option(*step, o->step.owner_gpu_plan_from);
   add_token_map_option(*step, o->token_map);
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);

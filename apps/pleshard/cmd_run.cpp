@@ -88,6 +88,7 @@ void add_run_command(CLI::App& app, Action& action) {
          "and no CUDA graph is asked for, else gather-reduce)")
       ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
       ->capture_default_str();
+  add_owner_gpu_plan_option(*cmd, in.job.owner_gpu_plan_from);
   cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")
       ->check(step_tokens_option())
       ->capture_default_str();
@@ -109,7 +110,7 @@ void add_run_command(CLI::App& app, Action& action) {
   add_token_map_option(*cmd, in.token_map);
   add_cache_options(*cmd, in.job.cache);
   add_disk_reads_option(*cmd, in.job.disk_reads);
-  cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines, nor the automatic placement's (the report has it)");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line (docs/report.md)");
   cmd->callback([&action, o, synthetic, requests, out, summary] {
     if (requests->count() == 0 && synthetic->count() == 0) throw CLI::RequiredError("--requests or --synthetic");

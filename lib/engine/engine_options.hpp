@@ -54,6 +54,9 @@ struct EngineOptions {
   // GPU memory they leave to a row cache in front of those not on the device, unless `cache`
   // sizes one.
   bool auto_placement = false;
+  // Rank 0 logs the automatic placement's choice to stderr as it makes it (the run report
+  // holds it either way).
+  bool log_placement = true;
   std::uint64_t gpu_memory_limit = 0;  // bytes per rank the automatic placement may use; 0: all free
   // One copy per node of the host and pinned tiers' rows, shared by the node's ranks that hold
   // the same ranges (store/host_store.hpp, store/gpu_table.hpp); false: a copy per rank.

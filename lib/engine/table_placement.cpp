@@ -37,7 +37,7 @@ PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& 
   choice.report.lines = plan.lines(demands);
   // The cache's slots; its staging and probe tables take the rest of what is left.
   if (!options.cache.enabled()) choice.report.cache_bytes = plan.cache_bytes / 20 * 19;
-  if (rank == 0) {
+  if (rank == 0 && options.log_placement) {
     for (const std::string& line : choice.report.lines) log_info("placement auto: " + line);
     if (choice.report.cache_bytes > 0)
       log_info("placement auto: row cache of " + std::to_string(choice.report.cache_bytes) +

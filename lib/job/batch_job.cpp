@@ -115,6 +115,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.tier = options.storage;
   engine.placement = options.placement;
   engine.auto_placement = options.auto_placement;
+  engine.log_placement = static_cast<bool>(options.progress);  // a quiet job logs neither
   engine.gpu_memory_limit = options.gpu_memory_limit;
   engine.share_tables = options.share_tables;
   engine.max_tokens = options.schedule.step_tokens;

@@ -80,6 +80,8 @@ for keywords, fragment in [(dict(output_slots=0 if last else 2), "output_slots: 
                            (dict(cache_rows=-1 if last else 0), "cache_rows -1: must be >= 0"),
                            (dict(etp=0 if last else 1), "etp 0: must be >= 1"),
                            (dict(checkpoint="" if last else checkpoint), "checkpoint: empty path"),
+                           (dict(checkpoint=None if last else checkpoint), "checkpoint: required"),
+                           (dict(cahce_gb=1) if last else {}, "Engine: unknown keyword cahce_gb"),
                            (dict(tp="x" if last else 1), "tp: 'x' (str); expected an int"),
                            (dict(cuda_graph="yes" if last else False), "cuda_graph: str; expected True or False"),
                            (dict(storage="disk", cache_static=0.5000000001 if last else 0.5),

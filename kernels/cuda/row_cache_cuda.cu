@@ -91,18 +91,19 @@ __global__ void fill(const __grid_constant__ CacheSteps step) {
   }
 }
 
-// The tasks in launches of at most k_max_step_layers, `most` the longest count of each.
-template <typename Launch>
-void in_launches(std::span<const CacheTask> tasks, Launch&& launch) {
-  for (std::size_t first = 0; first < tasks.size(); first += k_max_step_layers) {
-    CacheSteps step;
-    std::int64_t most = 0;
-    for (std::size_t d = first; d < std::min(tasks.size(), first + k_max_step_layers); ++d) {
-      step.tasks[step.count++] = tasks[d];
-      most = std::max(most, tasks[d].count);
-    }
-    launch(step, most);
+// The tasks as one launch's (at most k_max_step_layers, as the decode's and the packing's),
+// and the longest count among them.
+CacheSteps steps_of(std::span<const CacheTask> tasks, std::int64_t& most) {
+  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
+    throw SystemError("row cache: " + std::to_string(tasks.size()) + " layers, at most " +
+                      std::to_string(k_max_step_layers) + " per launch");
+  CacheSteps step;
+  most = 0;
+  for (const CacheTask& task : tasks) {
+    step.tasks[step.count++] = task;
+    most = std::max(most, task.count);
   }
+  return step;
 }
 
 dim3 grid(int blocks, const CacheSteps& step) {
@@ -112,23 +113,24 @@ dim3 grid(int blocks, const CacheSteps& step) {
 }  // namespace
 
 void probe_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
-  in_launches(tasks, [&](const CacheSteps& step, std::int64_t most) {
-    std::int64_t entries = 0;
-    for (int d = 0; d < step.count; ++d) entries = std::max(entries, step.tasks[d].cache.step_entries);
-    begin_step<<<grid(blocks_for(entries), step), k_threads, 0, stream>>>(step);
-    PLESHARD_CUDA_CHECK_LAUNCH();
-    if (most == 0) return;
-    probe<<<grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
-    PLESHARD_CUDA_CHECK_LAUNCH();
-  });
+  std::int64_t most = 0;
+  const CacheSteps step = steps_of(tasks, most);
+  if (step.count == 0) return;
+  std::int64_t entries = 0;
+  for (int d = 0; d < step.count; ++d) entries = std::max(entries, step.tasks[d].cache.step_entries);
+  begin_step<<<grid(blocks_for(entries), step), k_threads, 0, stream>>>(step);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+  if (most == 0) return;
+  probe<<<grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 void fill_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
-  in_launches(tasks, [&](const CacheSteps& step, std::int64_t most) {
-    if (most == 0) return;
-    fill<<<grid(blocks_for(most * k_warp), step), k_threads, 0, stream>>>(step);
-    PLESHARD_CUDA_CHECK_LAUNCH();
-  });
+  std::int64_t most = 0;
+  const CacheSteps step = steps_of(tasks, most);
+  if (most == 0) return;
+  fill<<<grid(blocks_for(most * k_warp), step), k_threads, 0, stream>>>(step);
+  PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace pleshard::kernels

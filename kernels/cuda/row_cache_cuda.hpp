@@ -11,9 +11,11 @@
 
 namespace pleshard::kernels {
 
-// Every task's step advanced, then its probe: keys, misses and counters.
+// Every task's step advanced, then its probe: keys, misses and counters (at most
+// k_max_step_layers tasks: one launch for their clocks, one for their probes).
 void probe_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream);
-// Every task's fill, once its misses are fetched (ordered after the fetch on `stream`).
+// Every task's fill, once its misses are fetched (ordered after the fetch on `stream`), in
+// one launch.
 void fill_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream);
 
 }  // namespace pleshard::kernels

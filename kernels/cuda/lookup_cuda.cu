@@ -16,10 +16,18 @@ constexpr int k_warps_per_block = 8;
 // within one block (NVFP4: one block of 16 values, so a lane decodes one block scale and holds
 // 16 values, not 32: fewer registers, more rows in flight) and packed rows (codes, then
 // head_dim/32 E8M0 scales: 264 bytes for 256 values) still split into aligned chunks.
+__host__ __device__ constexpr int chunk_bytes(RowFormat format) { return block_scaling(format).scaled() ? 8 : 16; }
+
 template <RowFormat F>
 constexpr int chunk_bytes() {
-  return block_scaling(F).scaled() ? 8 : 16;
+  return chunk_bytes(F);
 }
+
+// Short rows (FP8, block-scaled) would leave most lanes idle at one row per warp: a warp
+// takes as many rows as it has groups of `chunks` lanes. The launch sizes its grid by the
+// same numbers the kernel groups its lanes by.
+__host__ __device__ constexpr int rows_per_warp(int chunks) { return chunks < 32 ? 32 / chunks : 1; }
+__host__ __device__ constexpr int group_lanes(int chunks) { return chunks < 32 ? chunks : 32; }
 
 // Values in one chunk of a stored row: fixed by the format, so the decode loop unrolls and
 // the chunk stays in registers.
@@ -80,17 +88,60 @@ struct StepTasks {
   StepHash hash;                      // where the launch hashes its keys (Hashed): the step's tokens
 };
 
+// A hashing launch's tasks hold at most this many ids each: see hash_and_decode_step_cuda.
+constexpr std::int64_t k_hashing_decode_max_ids = 4096;
+// And the shared memory its block copies its layer's hashing into (below) at most this much:
+// with the NVFP4 products (17 KB) within the 48 KB a block has without opting in.
+constexpr std::size_t k_max_staged_bytes = 16 * 1024;
+
+// What a hashing launch's block hashes from: its layer's parameters and the step's slot
+// blocks, copied into shared memory once, with every thread's loads side by side, so that
+// a group's walk (the binary search for its token's request, the tokens, the context, the
+// head's modulus) is a chain of shared loads instead of dependent global ones.
+struct LayerHash {
+  const NgramHashParams* params = nullptr;
+  SlotBatchView batch;
+  int heads = 0;
+};
+
+static_assert(sizeof(NgramHashParams) % sizeof(std::uint64_t) == 0 && alignof(NgramHashParams) <= 8,
+              "the parameters copy as 8-byte words");
+
+std::size_t staged_bytes(const StepHash& hash) {
+  return sizeof(NgramHashParams) +
+         static_cast<std::size_t>(hash.batch.slots) *
+             static_cast<std::size_t>(SlotBatchView::block_size(hash.batch.slot_tokens, hash.batch.context_width)) *
+             sizeof(std::int64_t);
+}
+
+__device__ void copy_words(std::uint64_t* to, const std::uint64_t* from, std::int64_t words) {
+  for (std::int64_t w = threadIdx.x; w < words; w += blockDim.x) to[w] = __ldg(from + w);
+}
+
+// Copies layer `layer`'s hashing into `staged` (staged_bytes(hash)); the caller's barrier
+// publishes it.
+__device__ LayerHash stage_layer_hash(const StepHash& hash, int layer, std::uint64_t* staged) {
+  constexpr std::int64_t param_words = sizeof(NgramHashParams) / sizeof(std::uint64_t);
+  copy_words(staged, reinterpret_cast<const std::uint64_t*>(hash.params + layer), param_words);
+  std::uint64_t* blocks = staged + param_words;
+  copy_words(blocks, reinterpret_cast<const std::uint64_t*>(hash.batch.blocks),
+             hash.batch.slots * SlotBatchView::block_size(hash.batch.slot_tokens, hash.batch.context_width));
+  SlotBatchView batch = hash.batch;
+  batch.blocks = reinterpret_cast<const std::int64_t*>(blocks);
+  return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads};
+}
+
 // Where a task's keys come from: memory (`keys`), or the step's tokens, hashed by each group
 // of lanes for its row (every lane computes the same id: no shuffle, and the loads of the
 // tokens hit the same lines).
 template <bool Hashed>
-__device__ std::int64_t key_of(const DecodeTask& task, const StepHash& hash, int layer, std::int64_t i) {
+__device__ std::int64_t key_of(const DecodeTask& task, const LayerHash& hash, std::int64_t i) {
   if constexpr (Hashed) {
-    const std::int64_t t = i / hash.heads;
-    return ngram_id_of_slot_token(hash.params[layer], hash.batch, t, static_cast<int>(i - t * hash.heads));
+    const int entry = static_cast<int>(i);  // i < k_hashing_decode_max_ids: 32-bit division
+    const int t = entry / hash.heads;
+    return ngram_id_of_slot_token(*hash.params, hash.batch, t, entry - t * hash.heads);
   } else {
     (void)hash;
-    (void)layer;
     return task.keys[i];
   }
 }
@@ -123,16 +174,18 @@ __device__ void store_chunk(void* out, std::int64_t first, const float (&values)
 // measured with two (docs/performance.md); at 1M ids two gave 2-11% fewer rows/s than one,
 // each against the plain gather beside it (fp8_e8m0, bf16, fp8): there the grid already
 // keeps every SM full, and the second row's registers leave fewer warps resident (the likely
-// cause; not profiled). At 8,192 ids two were within 4% of one so compared.
+// cause; not profiled). At 8,192 ids two were within 4% of one so compared. Launches that
+// hash their keys hold one: a group's second row is a second n-gram walk before its loads,
+// and with the grid sized by the rows a block takes (grid_for), Qwen's FP8 rows (three
+// groups a warp) at B = 64 took 20.1-22.7 us a graph step with two against 12.8 with one.
 constexpr std::int64_t k_two_in_flight_max_rows = std::int64_t{1} << 19;
 
-// Steps of up to this many ids a layer hash their keys in the decode. Every group of lanes
-// walks its row's n-gram alone, where the hash kernel walks a token's once for all its
-// heads: H x (lanes a row) times the hashing, cheaper than a launch of its own only while a
-// step is short. On the H200, graph steps of V4.1's shape (2 layers x 24 heads, rows of 264
-// bytes, 32 lanes a row) with and without it in one run: 1 token 10.9 against 13.5 us,
+// Steps of up to k_hashing_decode_max_ids ids a layer hash their keys in the decode. Every
+// group of lanes walks its row's n-gram alone, where the hash kernel walks a token's once for
+// all its heads: H x (lanes a row) times the hashing, cheaper than a launch of its own only
+// while a step is short. On the H200, graph steps of V4.1's shape (2 layers x 24 heads, rows
+// of 264 bytes, 32 lanes a row) with and without it in one run: 1 token 10.9 against 13.5 us,
 // 64 tokens 19.2 against 21.3, 1,024 tokens (24,576 ids a layer) 73.6 against 43.1.
-constexpr std::int64_t k_hashing_decode_max_ids = 4096;
 
 // One chunk of a stored row of format F decoded with the shared decode core: values in
 // float32, `scale` the chunk's block scale byte where the format has them.
@@ -168,8 +221,7 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
 // are written as zeros.
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
-__device__ void decode_task_aligned(const DecodeTask task, const StepHash& hash, int layer,
-                                    const SharedTables<T>& tables) {
+__device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash, const SharedTables<T>& tables) {
   const TableView table = task.rows;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
@@ -177,30 +229,28 @@ __device__ void decode_task_aligned(const DecodeTask task, const StepHash& hash,
   const int chunks = row_bytes / bytes;
   constexpr int per_chunk = values_per_chunk<F>();
   constexpr int block = block_scaling(F).scaled() ? block_scaling(F).block : 1;
-  // Short rows (FP8, block-scaled) leave most lanes idle at one row per warp: a warp takes as many
-  // rows as it has groups of `chunks` lanes.
-  const int rows_per_warp = chunks < 32 ? 32 / chunks : 1;
-  const int group_lanes = chunks < 32 ? chunks : 32;
+  const int warp_rows = rows_per_warp(chunks);
+  const int lanes = group_lanes(chunks);
   const int lane = threadIdx.x & 31;
-  const int group = lane / group_lanes;
-  const int group_lane = lane - group * group_lanes;
+  const int group = lane / lanes;
+  const int group_lane = lane - group * lanes;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
-  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * rows_per_warp;
-  if (group >= rows_per_warp) return;  // lanes left over by the grouping; no barrier follows
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * warp_rows;
+  if (group >= warp_rows) return;  // lanes left over by the grouping; no barrier follows
   // Group g takes rows g, g + groups, g + 2 groups, ...: InFlight of them at a time.
-  for (std::int64_t first = warp * rows_per_warp + group; first < task.count; first += groups * InFlight) {
+  for (std::int64_t first = warp * warp_rows + group; first < task.count; first += groups * InFlight) {
     const std::uint8_t* row[InFlight];
     const std::uint8_t* scales[InFlight];
 #pragma unroll
     for (int u = 0; u < InFlight; ++u) {
       const std::int64_t i = first + u * groups;
-      const std::int64_t id = i < task.count ? key_of<Hashed>(task, hash, layer, i) : table.row_end;
+      const std::int64_t id = i < task.count ? key_of<Hashed>(task, hash, i) : table.row_end;
       const bool owned = table.owns(id);
       const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
       row[u] = owned ? table.row_at(local) : nullptr;
       scales[u] = owned && block_scaling(F).scaled() ? table.scales_at(local) : nullptr;
     }
-    for (int c = group_lane; c < chunks; c += group_lanes) {
+    for (int c = group_lane; c < chunks; c += lanes) {
       union Chunk {
         ChunkVector<bytes> vector;
         std::uint8_t bytes[bytes];
@@ -246,12 +296,11 @@ __device__ void decode_task_unaligned(const DecodeTask task) {
 
 // A hashing launch has only aligned tasks (hash_and_decode_step_cuda).
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
-__device__ void decode_task(const DecodeTask task, bool aligned, const StepHash& hash, int layer,
-                            const SharedTables<T>& tables) {
+__device__ void decode_task(const DecodeTask task, bool aligned, const LayerHash& hash, const SharedTables<T>& tables) {
   if constexpr (Hashed) {
-    decode_task_aligned<F, O, T, InFlight, true>(task, hash, layer, tables);
+    decode_task_aligned<F, O, T, InFlight, true>(task, hash, tables);
   } else if (aligned) {
-    decode_task_aligned<F, O, T, InFlight, false>(task, hash, layer, tables);
+    decode_task_aligned<F, O, T, InFlight, false>(task, hash, tables);
   } else {
     decode_task_unaligned<F, O>(task);
   }
@@ -260,10 +309,10 @@ __device__ void decode_task(const DecodeTask task, bool aligned, const StepHash&
 // decode_task where the launch compiles format F and fills the tables it reads; nothing
 // otherwise (the host never hands such a launch a task of F).
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed, bool Compiled>
-__device__ void decode_task_if(const DecodeTask task, bool aligned, const StepHash& hash, int layer,
+__device__ void decode_task_if(const DecodeTask task, bool aligned, const LayerHash& hash,
                                const SharedTables<T>& tables) {
   if constexpr (Compiled && static_cast<int>(T) >= static_cast<int>(tables_for(F)))
-    decode_task<F, O, T, InFlight, Hashed>(task, aligned, hash, layer, tables);
+    decode_task<F, O, T, InFlight, Hashed>(task, aligned, hash, tables);
 }
 
 // One row of blocks per task (blockIdx.y): a step's layers run side by side, each row of a
@@ -271,17 +320,20 @@ __device__ void decode_task_if(const DecodeTask task, bool aligned, const StepHa
 // Blocks past a shorter task's rows return at once. `Only` >= 0 compiles the one format every
 // task has (the usual step: one format for the whole model), so the kernel takes no more
 // registers than that format needs; -1 compiles them all. `Hashed` launches compute their
-// keys from the step's tokens (one format only).
+// keys from the step's tokens (one format only), staged in dynamic shared memory
+// (staged_bytes).
 template <OutDtype O, Tables T, int Only, int InFlight, bool Hashed>
 __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
   // A copy in registers: the row loop then reads no kernel parameter through an index.
   const DecodeTask task = step.tasks[blockIdx.y];
   const bool aligned = step.aligned[blockIdx.y];
-  const int layer = step.layer[blockIdx.y];
   // A warp's first row is at least its index: a block past the task's rows has none (the
   // test is the same for the whole block, before its barrier).
   if (static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block >= task.count) return;
   __shared__ SharedTables<T> tables;
+  extern __shared__ std::uint64_t staged[];
+  LayerHash hash;
+  if constexpr (Hashed) hash = stage_layer_hash(step.hash, step.layer[blockIdx.y], staged);
   if constexpr (T != Tables::none) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
   }
@@ -290,38 +342,48 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
       tables.products[e] =
           decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
   }
-  if constexpr (T != Tables::none) __syncthreads();
+  if constexpr (T != Tables::none || Hashed) __syncthreads();
   constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
   switch (task.rows.format) {
     case RowFormat::f32:
-      decode_task_if<RowFormat::f32, O, T, InFlight, Hashed, compiled(RowFormat::f32)>(task, aligned, step.hash, layer,
-                                                                                       tables);
+      decode_task_if<RowFormat::f32, O, T, InFlight, Hashed, compiled(RowFormat::f32)>(task, aligned, hash, tables);
       break;
     case RowFormat::bf16:
-      decode_task_if<RowFormat::bf16, O, T, InFlight, Hashed, compiled(RowFormat::bf16)>(task, aligned, step.hash,
-                                                                                         layer, tables);
+      decode_task_if<RowFormat::bf16, O, T, InFlight, Hashed, compiled(RowFormat::bf16)>(task, aligned, hash, tables);
       break;
     case RowFormat::f16:
-      decode_task_if<RowFormat::f16, O, T, InFlight, Hashed, compiled(RowFormat::f16)>(task, aligned, step.hash, layer,
-                                                                                       tables);
+      decode_task_if<RowFormat::f16, O, T, InFlight, Hashed, compiled(RowFormat::f16)>(task, aligned, hash, tables);
       break;
     case RowFormat::fp8:
-      decode_task_if<RowFormat::fp8, O, T, InFlight, Hashed, compiled(RowFormat::fp8)>(task, aligned, step.hash, layer,
-                                                                                       tables);
+      decode_task_if<RowFormat::fp8, O, T, InFlight, Hashed, compiled(RowFormat::fp8)>(task, aligned, hash, tables);
       break;
     case RowFormat::nvfp4:
-      decode_task_if<RowFormat::nvfp4, O, T, InFlight, Hashed, compiled(RowFormat::nvfp4)>(task, aligned, step.hash,
-                                                                                           layer, tables);
+      decode_task_if<RowFormat::nvfp4, O, T, InFlight, Hashed, compiled(RowFormat::nvfp4)>(task, aligned, hash, tables);
       break;
     case RowFormat::fp8_e8m0:
-      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, Hashed, compiled(RowFormat::fp8_e8m0)>(
-          task, aligned, step.hash, layer, tables);
+      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, Hashed, compiled(RowFormat::fp8_e8m0)>(task, aligned, hash,
+                                                                                                 tables);
       break;
   }
 }
 
 int grid_for(std::int64_t rows) {
   const std::int64_t blocks = (rows + k_warps_per_block - 1) / k_warps_per_block;
+  return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
+}
+
+// Blocks for the step's longest task: an aligned task's block takes k_warps_per_block x
+// rows_per_warp groups of lanes at once, each with step.in_flight rows; an unaligned task's a
+// row a warp.
+int grid_for(const StepTasks& step) {
+  std::int64_t blocks = 1;
+  for (int d = 0; d < step.count; ++d) {
+    const TableView& rows = step.tasks[d].rows;
+    const int chunks = static_cast<int>(stored_row_bytes(rows.format, rows.head_dim)) / chunk_bytes(rows.format);
+    const std::int64_t per_block =
+        step.aligned[d] ? std::int64_t{k_warps_per_block} * rows_per_warp(chunks) * step.in_flight : k_warps_per_block;
+    blocks = std::max(blocks, (step.tasks[d].count + per_block - 1) / per_block);
+  }
   return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
 }
 
@@ -352,10 +414,11 @@ bool aligned_for(const TableView& t) {
 template <OutDtype O, Tables T, int Only, bool Hashed = false>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
   const dim3 blocks(static_cast<unsigned>(grid), static_cast<unsigned>(step.count));
+  const std::size_t shared = Hashed ? staged_bytes(step.hash) : 0;
   if (step.in_flight == 2) {
-    decode_step_kernel<O, T, Only, 2, Hashed><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+    decode_step_kernel<O, T, Only, 2, Hashed><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
   } else {
-    decode_step_kernel<O, T, Only, 1, Hashed><<<blocks, k_warps_per_block * 32, 0, stream>>>(step);
+    decode_step_kernel<O, T, Only, 1, Hashed><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
   }
 }
 
@@ -452,11 +515,11 @@ void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHa
   }
   if (step.count == 0) return;
   if (hash != nullptr) step.hash = *hash;
-  // Blocks for the longest task, each warp's groups holding step.in_flight rows. With the
-  // product table, blocks fill 16 KB of shared memory first, so they stay resident and loop
-  // over rows: a few blocks per SM (for all tasks together) instead of one block per few rows.
-  step.in_flight = most <= k_two_in_flight_max_rows ? 2 : 1;
-  int grid = grid_for((most + step.in_flight - 1) / step.in_flight);
+  // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
+  // and loop over rows: a few blocks per SM (for all tasks together) instead of one block per
+  // few rows.
+  step.in_flight = hash == nullptr && most <= k_two_in_flight_max_rows ? 2 : 1;
+  int grid = grid_for(step);
   if (tables == Tables::products) grid = std::min(grid, std::max(1, 8 * multiprocessors() / step.count));
   const bool hashed = hash != nullptr;
   switch (dtype) {
@@ -485,7 +548,7 @@ void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask>
     throw SystemError("hash_and_decode_step_cuda: " + std::to_string(tasks.size()) + " tasks for " +
                       std::to_string(hash.layers) + " layers");
   const std::int64_t per_layer = hash.batch.tokens() * hash.heads;
-  bool fused = per_layer <= k_hashing_decode_max_ids;
+  bool fused = per_layer <= k_hashing_decode_max_ids && staged_bytes(hash) <= k_max_staged_bytes;
   for (std::size_t layer = 0; layer < tasks.size(); ++layer) {
     const DecodeTask& task = tasks[layer];
     if (task.keys != hash.ids + static_cast<std::int64_t>(layer) * per_layer || task.count != per_layer)

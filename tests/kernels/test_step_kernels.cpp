@@ -287,7 +287,8 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
 // The decode that hashes its own keys (hash_and_decode_step) against the decode core on the
 // host, keyed by the ids of the host's slot hash: one launch where the step's tables share a
 // format and split into aligned chunks (FP8-E8M0 padded, BF16, NVFP4 with its products),
-// the hash kernel then the decode where they do not (mixed formats, BF16 rows of 20 values).
+// the hash kernel then the decode where they do not (mixed formats, BF16 rows of 20 values)
+// or where the step is too long for the decode to hash.
 TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
   struct Layer {
     RowFormat format;
@@ -318,10 +319,13 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       std::vector<kernels::NgramHashParams> params;
       for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_table_spec(config, d)));
       const int slots = 1 + static_cast<int>(rng() % 3);
+      // Short slots, then long ones: steps hashed by the decode from its shared-memory copy of
+      // the slot blocks, and steps whose ids or slot blocks are too many for it (hashed first).
+      const bool long_slots = model >= 6;
       std::vector<TokenBatch> batches;
       std::int64_t slot_tokens = 1;
       for (int s = 0; s < slots; ++s) {
-        batches.push_back(to_batch(config, random_requests(rng, config, 5, 16)));
+        batches.push_back(to_batch(config, random_requests(rng, config, long_slots ? 24 : 5, long_slots ? 48 : 16)));
         slot_tokens = std::max(slot_tokens, batches.back().num_tokens());
       }
       const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));

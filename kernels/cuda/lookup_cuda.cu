@@ -18,11 +18,6 @@ constexpr int k_warps_per_block = 8;
 // head_dim/32 E8M0 scales: 264 bytes for 256 values) still split into aligned chunks.
 __host__ __device__ constexpr int chunk_bytes(RowFormat format) { return block_scaling(format).scaled() ? 8 : 16; }
 
-template <RowFormat F>
-constexpr int chunk_bytes() {
-  return chunk_bytes(F);
-}
-
 // Short rows (FP8, block-scaled) would leave most lanes idle at one row per warp: a warp
 // takes as many rows as it has groups of `chunks` lanes. The launch sizes its grid by the
 // same numbers the kernel groups its lanes by.
@@ -34,9 +29,9 @@ __host__ __device__ constexpr int group_lanes(int chunks) { return chunks < 32 ?
 template <RowFormat F>
 constexpr int values_per_chunk() {
   constexpr auto pair_bytes = static_cast<int>(stored_row_bytes(F, 2));
-  static_assert(!block_scaling(F).scaled() || block_scaling(F).block % (chunk_bytes<F>() * 2 / pair_bytes) == 0,
+  static_assert(!block_scaling(F).scaled() || block_scaling(F).block % (chunk_bytes(F) * 2 / pair_bytes) == 0,
                 "a chunk lies within one block");
-  return chunk_bytes<F>() * 2 / pair_bytes;
+  return chunk_bytes(F) * 2 / pair_bytes;
 }
 
 template <int Bytes>
@@ -225,7 +220,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
   const TableView table = task.rows;
   const int dim = table.head_dim;
   const int row_bytes = static_cast<int>(stored_row_bytes(F, dim));
-  constexpr int bytes = chunk_bytes<F>();
+  constexpr int bytes = chunk_bytes(F);
   const int chunks = row_bytes / bytes;
   constexpr int per_chunk = values_per_chunk<F>();
   constexpr int block = block_scaling(F).scaled() ? block_scaling(F).block : 1;
@@ -387,28 +382,10 @@ int grid_for(const StepTasks& step) {
   return static_cast<int>(std::min<std::int64_t>(blocks, 1 << 16));
 }
 
-template <RowFormat F>
 bool aligned_for(const TableView& t) {
-  return stored_row_bytes(F, t.head_dim) % chunk_bytes<F>() == 0 && t.row_stride() % chunk_bytes<F>() == 0 &&
-         reinterpret_cast<std::uintptr_t>(t.rows) % chunk_bytes<F>() == 0;
-}
-
-bool aligned_for(const TableView& t) {
-  switch (t.format) {
-    case RowFormat::f32:
-      return aligned_for<RowFormat::f32>(t);
-    case RowFormat::bf16:
-      return aligned_for<RowFormat::bf16>(t);
-    case RowFormat::f16:
-      return aligned_for<RowFormat::f16>(t);
-    case RowFormat::fp8:
-      return aligned_for<RowFormat::fp8>(t);
-    case RowFormat::nvfp4:
-      return aligned_for<RowFormat::nvfp4>(t);
-    case RowFormat::fp8_e8m0:
-      return aligned_for<RowFormat::fp8_e8m0>(t);
-  }
-  return false;
+  const int bytes = chunk_bytes(t.format);
+  return stored_row_bytes(t.format, t.head_dim) % bytes == 0 && t.row_stride() % bytes == 0 &&
+         reinterpret_cast<std::uintptr_t>(t.rows) % bytes == 0;
 }
 
 template <OutDtype O, Tables T, int Only, bool Hashed = false>

@@ -21,15 +21,16 @@ struct StepGraphs::Graph {
   ExchangeTraffic traffic;
 };
 
-StepGraphs::StepGraphs(StepSpace& space, Exchange& exchange, const ExchangeGroups& groups, std::int64_t ids_per_token)
-    : space_(space), exchange_(exchange), groups_(groups), ids_per_token_(ids_per_token) {}
+StepGraphs::StepGraphs(StepSpace& space, StepPlan& plan, Exchange& exchange, const ExchangeGroups& groups,
+                       std::int64_t ids_per_token)
+    : space_(space), plan_(plan), exchange_(exchange), groups_(groups), ids_per_token_(ids_per_token) {}
 
 StepGraphs::~StepGraphs() = default;
 
 std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot, std::int64_t tokens) {
   Graph& g = graph_for(bucket, out_slot, tokens);
 #if PLESHARD_HAVE_CUDA
-  g.graph->launch(stream_of(space_));
+  g.graph->launch(stream_of(space_), plan_.packed());
 #endif
   for (auto& [comm, calls] : g.collectives)
     for (const auto& [name, bytes] : calls) comm->count(name, bytes);
@@ -54,8 +55,10 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   StepMarks unmarked(space_);
   unmarked.begin(false);
   const ExchangeTraffic before = exchange_.traffic();
-  g->graph =
-      std::make_unique<CudaGraph>(stream_of(space_), [&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
+  g->graph = std::make_unique<CudaGraph>(stream_of(space_), [&] {
+    plan_.copy_in();
+    exchange_.run(tokens, out_slot, unmarked, g->views);
+  });
   g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture
   exchange_.restore_traffic(before);
   for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());

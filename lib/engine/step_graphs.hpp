@@ -1,8 +1,9 @@
 #pragma once
 // The CUDA graphs of a job's steps: one per bucket of slot sizes and output slot, captured
-// at the bucket's first step (the capture runs nothing) and replayed after. A replay moves
-// what its captured run did, so the exchange's traffic and each communicator's calls are
-// counted again at every replay.
+// at the bucket's first step (the capture runs nothing) and replayed after. A graph begins
+// with the copy of the packed batch into the space, pointed at each launch at the pinned
+// buffer the step was packed in. A replay moves what its captured run did, so the
+// exchange's traffic and each communicator's calls are counted again at every replay.
 
 #include <cstdint>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "engine/exchange.hpp"
 #include "engine/exchange_groups.hpp"
+#include "engine/step_plan.hpp"
 #include "exec/step_space.hpp"
 
 namespace pleshard {
@@ -20,12 +22,13 @@ class StepGraphs {
  public:
   // `ids_per_token`: the ids a token has over every layer (heads x layers), for the traffic
   // a replay counts.
-  StepGraphs(StepSpace& space, Exchange& exchange, const ExchangeGroups& groups, std::int64_t ids_per_token);
+  StepGraphs(StepSpace& space, StepPlan& plan, Exchange& exchange, const ExchangeGroups& groups,
+             std::int64_t ids_per_token);
   ~StepGraphs();
   StepGraphs(const StepGraphs&) = delete;
   StepGraphs& operator=(const StepGraphs&) = delete;
 
-  // Enqueues the step of `bucket` tokens a slot (the plan loaded for it) writing output slot
+  // Enqueues the step of `bucket` tokens a slot (the plan packed for it) writing output slot
   // `out_slot`, captured first where it is new; its views, of `tokens` rows each.
   [[nodiscard]] std::vector<EmbeddingView> launch(std::int64_t bucket, int out_slot, std::int64_t tokens);
 
@@ -37,6 +40,7 @@ class StepGraphs {
   Graph& graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens);
 
   StepSpace& space_;
+  StepPlan& plan_;
   Exchange& exchange_;
   const ExchangeGroups& groups_;
   std::int64_t ids_per_token_;

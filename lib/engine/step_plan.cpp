@@ -54,16 +54,23 @@ std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_to
 std::int64_t* StepPlan::my_block() const { return workspace_.at<std::int64_t>(my_block_); }
 std::int64_t* StepPlan::group_blocks() const { return workspace_.at<std::int64_t>(group_blocks_); }
 
-void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
+void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens) {
   if (slot_tokens < 1 || slot_tokens > shape_.max_slot_tokens)
     throw InputError("a step of " + std::to_string(slot_tokens) + " tokens per DP rank exceeds the engine's " +
                      std::to_string(shape_.max_slot_tokens));
   slot_tokens_ = slot_tokens;
   HostBuffer& host = packed_[next_packed_];
   next_packed_ ^= 1;
-  const std::size_t entries = block_entries(shape_, slot_tokens);
-  pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), entries});
-  space_.copy_from_host(my_block(), host.data(), entries * sizeof(std::int64_t));
+  pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
+}
+
+const void* StepPlan::packed() const { return packed_[next_packed_ ^ 1].data(); }
+
+void StepPlan::copy_in() { space_.copy_from_pinned(my_block(), packed(), block_bytes()); }
+
+void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
+  pack(batch, slot_tokens);
+  copy_in();
 }
 
 void StepPlan::hash(const std::int64_t* blocks, int slots) {
@@ -79,9 +86,8 @@ kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {
 }
 
 void StepPlan::hash_mine_on_host(std::int64_t* ids) const {
-  const HostBuffer& host = packed_[next_packed_ ^ 1];  // the one the last load() packed
   hash_step_on_host(host_params_.data(), shape_.layers,
-                    {host.as<std::int64_t>(), 1, slot_tokens_, shape_.context_width}, ids);
+                    {static_cast<const std::int64_t*>(packed()), 1, slot_tokens_, shape_.context_width}, ids);
 }
 
 const std::int64_t* StepPlan::ids(int layer) const {

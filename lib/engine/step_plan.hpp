@@ -41,9 +41,16 @@ class StepPlan {
   [[nodiscard]] std::int64_t slot_tokens() const { return slot_tokens_; }
   [[nodiscard]] std::size_t block_bytes() const;  // one slot's packed batch at slot_tokens()
 
-  // Packs my DP rank's batch as a slot of `slot_tokens` tokens and copies it into the space
-  // (my_block()). The host copy alternates between two pinned buffers: the step before the
-  // last must have passed the copy (the engine keeps at most two steps in flight).
+  // Packs my DP rank's batch as a slot of `slot_tokens` tokens into a pinned buffer of the
+  // space; the buffers alternate, so the step before the last must have passed its copy_in
+  // (the engine keeps at most two steps in flight).
+  void pack(const TokenBatch& batch, std::int64_t slot_tokens);
+  // Enqueues the copy of what pack() packed into the space (my_block()), as the GPU's own
+  // loads (StepSpace::copy_from_pinned): a CUDA graph that captured it is pointed at
+  // packed() at each launch.
+  void copy_in();
+  [[nodiscard]] const void* packed() const;
+  // pack() then copy_in().
   void load(const TokenBatch& batch, std::int64_t slot_tokens);
   [[nodiscard]] std::int64_t* my_block() const;
   // Room for every slot's block, in slot order (the group's all-gather lands here).
@@ -58,7 +65,7 @@ class StepPlan {
   [[nodiscard]] const std::int64_t* ids(int layer) const;
   [[nodiscard]] std::int64_t ids_per_layer() const { return hashed_tokens_ * shape_.heads; }
 
-  // My block's ids of every layer hashed on the host from the host copy load() packed, into
+  // My block's ids of every layer hashed on the host from the host copy pack() packed, into
   // host memory laid out as hash()'s: for an exchange that plans on the host, which then
   // need not wait for ids hashed in the space (one stream round trip per step saved; the
   // host hashes a prefill step of 8192 tokens x 16 heads in well under a millisecond).

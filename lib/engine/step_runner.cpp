@@ -50,7 +50,7 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
                                 options_.output_slots,
                                 options_.owner_gpu_plan_from};
   exchange_ = make_exchange(session.strategy(), session.local(), context);
-  graphs_ = std::make_unique<StepGraphs>(space, *exchange_, session.groups(),
+  graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);
   // What the step takes grows with --step-tokens, the cache with its size: both checked
   // against the space's memory before they are allocated.
@@ -150,7 +150,7 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   if (cuda_graphs_) {
     const std::int64_t bucket = bucket_for(slot);
     marks.begin(false);
-    plan_->load(batch, bucket);
+    plan_->pack(batch, bucket);  // the graph copies it in
     out.layers = graphs_->launch(bucket, out.slot, tokens);
     stats_.graph_replays = graphs_->replays();
     stats_.graphs_captured = graphs_->captured();

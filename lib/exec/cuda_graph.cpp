@@ -1,5 +1,6 @@
 #include "exec/cuda_graph.hpp"
 
+#include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace pleshard {
@@ -16,6 +17,12 @@ CudaGraph::CudaGraph(cudaStream_t stream, const std::function<void()>& work) {
     throw;
   }
   PLESHARD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph_));
+  try {
+    pull_ = kernels::find_pull(graph_);
+  } catch (...) {
+    cudaGraphDestroy(graph_);
+    throw;
+  }
   const cudaError_t rc = cudaGraphInstantiate(&exec_, graph_, 0);
   if (rc != cudaSuccess) {
     cudaGraphDestroy(graph_);
@@ -28,6 +35,12 @@ CudaGraph::~CudaGraph() {
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
 }
 
-void CudaGraph::launch(cudaStream_t stream) { PLESHARD_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+void CudaGraph::launch(cudaStream_t stream, const void* pulled_from) {
+  if (pull_) {
+    if (pulled_from == nullptr) throw SystemError("CudaGraph: a graph that pulls from pinned memory needs its buffer");
+    kernels::retarget_pull(*pull_, exec_, pulled_from);
+  }
+  PLESHARD_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
+}
 
 }  // namespace pleshard

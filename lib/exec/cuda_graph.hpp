@@ -3,8 +3,11 @@
 // with CUDA.
 
 #include <functional>
+#include <optional>
 
 #include <cuda_runtime_api.h>
+
+#include "kernels/cuda/pinned_pull.hpp"
 
 namespace pleshard {
 
@@ -17,11 +20,15 @@ class CudaGraph {
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
 
-  void launch(cudaStream_t stream);
+  // Where the work pulled bytes from pinned memory (StepSpace::copy_from_pinned), this
+  // launch pulls them from `pulled_from` instead of the buffer captured: the graph serves
+  // every buffer of that size. A graph with a pull needs the buffer named (SystemError).
+  void launch(cudaStream_t stream, const void* pulled_from = nullptr);
 
  private:
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+  std::optional<kernels::CapturedPull> pull_;
 };
 
 }  // namespace pleshard

@@ -6,6 +6,7 @@
 
 #include "core/collective.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/pinned_pull.hpp"
 
 namespace pleshard {
 
@@ -44,6 +45,13 @@ class CudaSpace final : public StepSpace {
   }
   void copy_from_host(void* dst, const void* host, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, native()));
+  }
+  void copy_from_pinned(void* dst, const void* pinned, std::size_t bytes) override {
+    if (kernels::pullable(dst, pinned, bytes)) {
+      kernels::pull_pinned_cuda(dst, pinned, bytes, native());
+    } else {
+      copy_from_host(dst, pinned, bytes);
+    }
   }
   void copy_to_host_async(void* host, const void* src, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, native()));

@@ -34,6 +34,13 @@ class StepSpace {
   virtual void fill_zero(void* p, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes) = 0;
+  // From host memory of allocate_host, read when the stream gets there (untouched until
+  // then). A GPU pulls whole 8-byte words with its own loads (kernels/cuda/pinned_pull.hpp:
+  // one round trip, where the copy engine takes microseconds more past 1 KB), and a CUDA
+  // graph that captured the pull can be pointed at another buffer at each launch.
+  virtual void copy_from_pinned(void* dst, const void* pinned, std::size_t bytes) {
+    copy_from_host(dst, pinned, bytes);
+  }
   // `host` holds the bytes once the stream has passed this point.
   virtual void copy_to_host_async(void* host, const void* src, std::size_t bytes) = 0;
   // Returns when the stream has passed everything enqueued. A GPU that makes no progress

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/common/host_device.hpp"
+#include "kernels/common/padded_block.hpp"
 
 namespace pleshard::kernels {
 
@@ -234,6 +235,23 @@ struct SlotBatchView {
 
   [[nodiscard]] PLESHARD_HD static constexpr std::int64_t block_size(std::int64_t slot_tokens, int context_width) {
     return slot_tokens + (slot_tokens + 2) + (slot_tokens + 1) * context_width;
+  }
+  // One slot's block holding `tokens` tokens in `requests` non-empty requests, as runs of
+  // data and padding: the tokens then zeros, the boundaries of the requests and of the
+  // padding request's start then slot_tokens (empty requests), the requests' contexts then
+  // zeros (the padding request's and the empty ones').
+  [[nodiscard]] PLESHARD_HD static constexpr PaddedBlock layout(std::int64_t slot_tokens, int context_width,
+                                                                std::int64_t tokens, std::int64_t requests) {
+    PaddedBlock b;
+    b.runs = 3;
+    b.words[0] = slot_tokens;
+    b.used[0] = tokens;
+    b.words[1] = slot_tokens + 2;
+    b.used[1] = requests + 1;
+    b.fill[1] = slot_tokens;
+    b.words[2] = (slot_tokens + 1) * context_width;
+    b.used[2] = requests * context_width;
+    return b;
   }
   [[nodiscard]] PLESHARD_HD std::int64_t tokens() const { return slots * slot_tokens; }
   [[nodiscard]] PLESHARD_HD NgramBatchView slot(std::int64_t s) const {

@@ -1,6 +1,7 @@
 #include "kernels/cuda/pinned_pull.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -15,28 +16,38 @@ constexpr std::size_t k_word = sizeof(std::uint64_t);
 
 // A word a thread: a warp's loads coalesce into a few requests over PCIe, and every block's
 // are in flight at once, so the copy is one round trip for the sizes a step's batch has.
-__global__ void pull_words(const std::uint64_t* __restrict__ src, std::uint64_t* __restrict__ dst, std::int64_t words) {
-  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (i < words) dst[i] = src[i];
+// Padding is written from the block's description, never read.
+__global__ void pull_words(const std::uint64_t* __restrict__ src, std::uint64_t* __restrict__ dst,
+                           const PaddedBlock block) {
+  std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  std::int64_t start = 0;
+  for (int r = 0; r < block.runs; ++r) {
+    if (i - start < block.words[r]) {
+      dst[i] = i - start < block.used[r] ? src[i] : static_cast<std::uint64_t>(block.fill[r]);
+      return;
+    }
+    start += block.words[r];
+  }
 }
 
-unsigned blocks_for(std::int64_t words) {
-  return static_cast<unsigned>(std::max<std::int64_t>(1, (words + k_threads - 1) / k_threads));
+void check_block(const PaddedBlock& block, const char* who) {
+  if (!block.valid()) throw SystemError(std::string(who) + ": a block of malformed runs");
 }
 
 }  // namespace
 
-bool pullable(const void* dst, const void* pinned, std::size_t bytes) {
-  return reinterpret_cast<std::uintptr_t>(dst) % k_word == 0 &&
-         reinterpret_cast<std::uintptr_t>(pinned) % k_word == 0 && bytes % k_word == 0;
+bool pullable(const void* dst, const void* pinned) {
+  return reinterpret_cast<std::uintptr_t>(dst) % k_word == 0 && reinterpret_cast<std::uintptr_t>(pinned) % k_word == 0;
 }
 
-void pull_pinned_cuda(void* dst, const void* pinned, std::size_t bytes, cudaStream_t stream) {
-  if (!pullable(dst, pinned, bytes)) throw SystemError("pull_pinned_cuda: addresses or size not in 8-byte words");
-  const auto words = static_cast<std::int64_t>(bytes / k_word);
+void pull_pinned_cuda(void* dst, const void* pinned, const PaddedBlock& block, cudaStream_t stream) {
+  if (!pullable(dst, pinned)) throw SystemError("pull_pinned_cuda: addresses not in 8-byte words");
+  check_block(block, "pull_pinned_cuda");
+  const std::int64_t words = block.total_words();
   if (words == 0) return;
-  pull_words<<<blocks_for(words), k_threads, 0, stream>>>(static_cast<const std::uint64_t*>(pinned),
-                                                          static_cast<std::uint64_t*>(dst), words);
+  const auto blocks = static_cast<unsigned>((words + k_threads - 1) / k_threads);
+  pull_words<<<blocks, k_threads, 0, stream>>>(static_cast<const std::uint64_t*>(pinned),
+                                               static_cast<std::uint64_t*>(dst), block);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
@@ -59,20 +70,23 @@ std::optional<CapturedPull> find_pull(cudaGraph_t graph) {
     if (params.func != stub && params.func != static_cast<const void*>(handle)) continue;
     if (found)
       throw SystemError("a CUDA graph with two pulls from pinned memory: which one a launch points is unknown");
-    // The arguments as the graph holds them: (src, dst, words).
+    // The arguments as the graph holds them: (src, dst, block).
     found = CapturedPull{node, params, *static_cast<std::uint64_t**>(params.kernelParams[1]),
-                         *static_cast<std::int64_t*>(params.kernelParams[2])};
+                         static_cast<const PaddedBlock*>(params.kernelParams[2])->total_words()};
   }
   return found;
 }
 
-void retarget_pull(const CapturedPull& pull, cudaGraphExec_t exec, const void* pinned) {
-  if (!pullable(pull.dst, pinned, static_cast<std::size_t>(pull.words) * k_word))
-    throw SystemError("retarget_pull: the source is not in 8-byte words");
+void retarget_pull(const CapturedPull& pull, cudaGraphExec_t exec, const void* pinned, const PaddedBlock& block) {
+  check_block(block, "retarget_pull");
+  if (!pullable(pull.dst, pinned)) throw SystemError("retarget_pull: the source is not in 8-byte words");
+  if (block.total_words() != pull.words)
+    throw SystemError("retarget_pull: a block of " + std::to_string(block.total_words()) + " words for a graph of " +
+                      std::to_string(pull.words));
   const auto* src = static_cast<const std::uint64_t*>(pinned);
   std::uint64_t* dst = pull.dst;
-  std::int64_t words = pull.words;
-  void* args[] = {&src, &dst, &words};
+  PaddedBlock runs = block;
+  void* args[] = {&src, &dst, &runs};
   cudaKernelNodeParams params = pull.params;
   params.kernelParams = args;
   params.extra = nullptr;

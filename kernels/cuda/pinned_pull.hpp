@@ -3,8 +3,9 @@
 // takes several microseconds longer for a copy of more than 1 KB than for a short one (on
 // the H200 machine: 6 µs more at 2 KB, docs/performance.md), which a short step's latency
 // feels whole; a kernel reading the pinned buffer through UVA takes one round trip over
-// PCIe. In a CUDA graph the pull is a kernel node whose source is pointed at the step's
-// buffer before each launch, so one graph serves every buffer. Built only with CUDA.
+// PCIe, and reads only the data of a padded block (kernels/common/padded_block.hpp), writing
+// its padding itself. In a CUDA graph the pull is a kernel node whose source and runs are
+// set before each launch, so one graph serves every buffer. Built only with CUDA.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,17 +13,19 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/padded_block.hpp"
+
 namespace pleshard::kernels {
 
-// Whether pull_pinned_cuda takes this copy: both addresses and the size in whole 8-byte
-// words (the batch's entries are).
-[[nodiscard]] bool pullable(const void* dst, const void* pinned, std::size_t bytes);
+// Whether pull_pinned_cuda takes a copy between these addresses: both in whole 8-byte words.
+[[nodiscard]] bool pullable(const void* dst, const void* pinned);
 
-// Copies `bytes` (pullable) from pinned host memory to GPU memory, ordered on `stream`.
-void pull_pinned_cuda(void* dst, const void* pinned, std::size_t bytes, cudaStream_t stream);
+// Copies `block` (pullable addresses, a valid block) from pinned host memory to GPU memory,
+// ordered on `stream`: each run's data read, its padding written.
+void pull_pinned_cuda(void* dst, const void* pinned, const PaddedBlock& block, cudaStream_t stream);
 
 // A pull captured in a graph: its node and what a relaunch keeps (the destination, the
-// launch's shape).
+// launch's shape, the block's length).
 struct CapturedPull {
   cudaGraphNode_t node = nullptr;
   cudaKernelNodeParams params{};
@@ -33,8 +36,9 @@ struct CapturedPull {
 // The graph's one pull, if it has one; a graph with more is refused (SystemError).
 [[nodiscard]] std::optional<CapturedPull> find_pull(cudaGraph_t graph);
 
-// Points the pull of `exec` (instantiated from the graph find_pull searched) at `pinned`
-// for its next launches (launches already enqueued keep their source).
-void retarget_pull(const CapturedPull& pull, cudaGraphExec_t exec, const void* pinned);
+// Points the pull of `exec` (instantiated from the graph find_pull searched) at `pinned`,
+// a block of the captured length laid out as `block`, for its next launches (launches
+// already enqueued keep theirs).
+void retarget_pull(const CapturedPull& pull, cudaGraphExec_t exec, const void* pinned, const PaddedBlock& block);
 
 }  // namespace pleshard::kernels

@@ -30,7 +30,7 @@ StepGraphs::~StepGraphs() = default;
 std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot, std::int64_t tokens) {
   Graph& g = graph_for(bucket, out_slot, tokens);
 #if PLESHARD_HAVE_CUDA
-  g.graph->launch(stream_of(space_), plan_.packed());
+  g.graph->launch(stream_of(space_), plan_.packed(), plan_.packed_layout());
 #endif
   for (auto& [comm, calls] : g.collectives)
     for (const auto& [name, bytes] : calls) comm->count(name, bytes);

@@ -61,12 +61,12 @@ void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens) {
   slot_tokens_ = slot_tokens;
   HostBuffer& host = packed_[next_packed_];
   next_packed_ ^= 1;
-  pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
+  packed_layout_ = pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
 }
 
 const void* StepPlan::packed() const { return packed_[next_packed_ ^ 1].data(); }
 
-void StepPlan::copy_in() { space_.copy_from_pinned(my_block(), packed(), block_bytes()); }
+void StepPlan::copy_in() { space_.copy_from_pinned(my_block(), packed(), packed_layout_); }
 
 void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
   pack(batch, slot_tokens);

@@ -49,7 +49,9 @@ class StepPlan {
   // loads (StepSpace::copy_from_pinned): a CUDA graph that captured it is pointed at
   // packed() at each launch.
   void copy_in();
+  // The buffer pack() filled, and its runs of data and padding.
   [[nodiscard]] const void* packed() const;
+  [[nodiscard]] const kernels::PaddedBlock& packed_layout() const { return packed_layout_; }
   // pack() then copy_in().
   void load(const TokenBatch& batch, std::int64_t slot_tokens);
   [[nodiscard]] std::int64_t* my_block() const;
@@ -83,6 +85,7 @@ class StepPlan {
   std::vector<kernels::NgramHashParams> host_params_;
   HostBuffer packed_[2];
   int next_packed_ = 0;
+  kernels::PaddedBlock packed_layout_;
   std::int64_t slot_tokens_ = 0;
   std::int64_t hashed_tokens_ = 0;
 };

@@ -35,10 +35,10 @@ CudaGraph::~CudaGraph() {
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
 }
 
-void CudaGraph::launch(cudaStream_t stream, const void* pulled_from) {
+void CudaGraph::launch(cudaStream_t stream, const void* pulled_from, const kernels::PaddedBlock& pulled) {
   if (pull_) {
     if (pulled_from == nullptr) throw SystemError("CudaGraph: a graph that pulls from pinned memory needs its buffer");
-    kernels::retarget_pull(*pull_, exec_, pulled_from);
+    kernels::retarget_pull(*pull_, exec_, pulled_from, pulled);
   }
   PLESHARD_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }

@@ -20,10 +20,11 @@ class CudaGraph {
   CudaGraph(const CudaGraph&) = delete;
   CudaGraph& operator=(const CudaGraph&) = delete;
 
-  // Where the work pulled bytes from pinned memory (StepSpace::copy_from_pinned), this
-  // launch pulls them from `pulled_from` instead of the buffer captured: the graph serves
-  // every buffer of that size. A graph with a pull needs the buffer named (SystemError).
-  void launch(cudaStream_t stream, const void* pulled_from = nullptr);
+  // Where the work pulled a block from pinned memory (StepSpace::copy_from_pinned), this
+  // launch pulls `pulled` (of the captured length, its own runs of data and padding) from
+  // `pulled_from` instead: the graph serves every buffer. A graph with a pull needs the
+  // buffer named (SystemError).
+  void launch(cudaStream_t stream, const void* pulled_from = nullptr, const kernels::PaddedBlock& pulled = {});
 
  private:
   cudaGraph_t graph_ = nullptr;

@@ -46,11 +46,11 @@ class CudaSpace final : public StepSpace {
   void copy_from_host(void* dst, const void* host, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, native()));
   }
-  void copy_from_pinned(void* dst, const void* pinned, std::size_t bytes) override {
-    if (kernels::pullable(dst, pinned, bytes)) {
-      kernels::pull_pinned_cuda(dst, pinned, bytes, native());
+  void copy_from_pinned(void* dst, const void* pinned, const kernels::PaddedBlock& block) override {
+    if (kernels::pullable(dst, pinned)) {
+      kernels::pull_pinned_cuda(dst, pinned, block, native());
     } else {
-      copy_from_host(dst, pinned, bytes);
+      StepSpace::copy_from_pinned(dst, pinned, block);
     }
   }
   void copy_to_host_async(void* host, const void* src, std::size_t bytes) override {

@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "kernels/common/padded_block.hpp"
+
 namespace pleshard {
 
 class StepSpace {
@@ -35,11 +37,13 @@ class StepSpace {
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes) = 0;
   // From host memory of allocate_host, read when the stream gets there (untouched until
-  // then). A GPU pulls whole 8-byte words with its own loads (kernels/cuda/pinned_pull.hpp:
-  // one round trip, where the copy engine takes microseconds more past 1 KB), and a CUDA
-  // graph that captured the pull can be pointed at another buffer at each launch.
-  virtual void copy_from_pinned(void* dst, const void* pinned, std::size_t bytes) {
-    copy_from_host(dst, pinned, bytes);
+  // then): `block`'s words, padding included (the source holds it too). A GPU pulls them
+  // with its own loads where the addresses are 8-byte words (kernels/cuda/pinned_pull.hpp:
+  // one round trip, where the copy engine takes microseconds more past 1 KB), reading only
+  // the data and writing the padding; a CUDA graph that captured the pull is pointed at
+  // another buffer at each launch.
+  virtual void copy_from_pinned(void* dst, const void* pinned, const kernels::PaddedBlock& block) {
+    copy_from_host(dst, pinned, static_cast<std::size_t>(block.total_words()) * sizeof(std::uint64_t));
   }
   // `host` holds the bytes once the stream has passed this point.
   virtual void copy_to_host_async(void* host, const void* src, std::size_t bytes) = 0;

@@ -38,30 +38,43 @@ void advance_context(std::span<std::int64_t> context, std::span<const std::int64
             context.end() - static_cast<std::ptrdiff_t>(take));
 }
 
-void pack_slot(const TokenBatch& batch, std::int64_t slot_tokens, std::span<std::int64_t> block) {
+kernels::PaddedBlock pack_slot(const TokenBatch& batch, std::int64_t slot_tokens, std::span<std::int64_t> block) {
   const auto t = static_cast<std::size_t>(slot_tokens);
   const auto width = static_cast<std::size_t>(batch.context_width);
   const auto size = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, batch.context_width));
   if (batch.num_tokens() > slot_tokens || block.size() < size)
     throw SystemError("pack_slot: a batch of " + std::to_string(batch.num_tokens()) +
                       " tokens does not fit a slot of " + std::to_string(slot_tokens));
-  std::fill(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(size), 0);
-  std::copy(batch.tokens.begin(), batch.tokens.end(), block.begin());
   // Empty requests hash nothing and are left out, so a slot never holds more requests than
   // tokens; the request after the last holds the padding tokens, any after it are empty.
+  std::int64_t kept = 0;
+  for (std::int64_t r = 0; r < batch.num_requests(); ++r)
+    if (batch.query_start_loc[static_cast<std::size_t>(r) + 1] != batch.query_start_loc[static_cast<std::size_t>(r)])
+      ++kept;
+  const kernels::PaddedBlock layout =
+      kernels::SlotBatchView::layout(slot_tokens, batch.context_width, batch.num_tokens(), kept);
+  std::size_t at = 0;
+  for (int r = 0; r < layout.runs; ++r) {
+    const auto words = static_cast<std::size_t>(layout.words[r]);
+    const auto used = static_cast<std::size_t>(layout.used[r]);
+    std::fill(block.begin() + static_cast<std::ptrdiff_t>(at + used),
+              block.begin() + static_cast<std::ptrdiff_t>(at + words), layout.fill[r]);
+    at += words;
+  }
+  std::copy(batch.tokens.begin(), batch.tokens.end(), block.begin());
   const std::span<std::int64_t> bounds = block.subspan(t, t + 2);
   const std::span<std::int64_t> contexts = block.subspan(2 * t + 2, (t + 1) * width);
-  std::size_t kept = 0;
+  std::size_t k = 0;
   for (std::int64_t r = 0; r < batch.num_requests(); ++r) {
     const auto begin = batch.query_start_loc[static_cast<std::size_t>(r)];
     if (batch.query_start_loc[static_cast<std::size_t>(r) + 1] == begin) continue;
-    bounds[kept] = begin;
+    bounds[k] = begin;
     std::copy_n(batch.context.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * width), width,
-                contexts.begin() + static_cast<std::ptrdiff_t>(kept * width));
-    ++kept;
+                contexts.begin() + static_cast<std::ptrdiff_t>(k * width));
+    ++k;
   }
-  bounds[kept] = batch.num_tokens();
-  std::fill(bounds.begin() + static_cast<std::ptrdiff_t>(kept) + 1, bounds.end(), slot_tokens);
+  bounds[k] = batch.num_tokens();  // the padding request's start
+  return layout;
 }
 
 void validate_batch(const TokenBatch& batch, const std::string& source) {

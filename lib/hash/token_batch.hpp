@@ -43,8 +43,9 @@ void advance_context(std::span<std::int64_t> context, std::span<const std::int64
 // Packs `batch` as one slot of a SlotBatchView of `slot_tokens` tokens (at least its own)
 // into `block` (SlotBatchView::block_size entries): its tokens and non-empty requests, then
 // a padding request holding the remaining zero tokens, then empty requests, with zero
-// contexts for both.
-void pack_slot(const TokenBatch& batch, std::int64_t slot_tokens, std::span<std::int64_t> block);
+// contexts for both. Returns the block's runs of data and padding
+// (SlotBatchView::layout), which a copy of it need not read past.
+kernels::PaddedBlock pack_slot(const TokenBatch& batch, std::int64_t slot_tokens, std::span<std::int64_t> block);
 
 // Throws InputError naming `source` if the layout is inconsistent.
 void validate_batch(const TokenBatch& batch, const std::string& source);

@@ -108,6 +108,49 @@ TEST(NgramIds, EmptyBatchGivesNoRows) {
   EXPECT_TRUE(compute_ngram_ids(derive_table_spec(config, 0), batch).empty());
 }
 
+// A packed slot is its layout's data and padding: a copy that reads only each run's data
+// and writes the run's fill for the rest (the GPU's pull) gives the whole block.
+TEST(PackSlot, IsItsLayoutsDataAndPadding) {
+  std::mt19937_64 rng(20261204);
+  for (int model = 0; model < 40; ++model) {
+    const ModelConfig config = random_config(rng);
+    for (int b = 0; b < 10; ++b) {
+      TokenBatch batch(config.ngram_size);
+      const auto requests = static_cast<int>(rng() % 6);
+      for (int r = 0; r < requests; ++r) {
+        std::vector<std::int64_t> tokens(rng() % 3 == 0 ? 0 : rng() % 9);  // empty ones too
+        for (auto& t : tokens) t = random_token(rng, config);
+        std::vector<std::int64_t> context(static_cast<std::size_t>(config.ngram_size - 1));
+        for (auto& t : context) t = random_token(rng, config);
+        batch.add_request(tokens, context);
+      }
+      for (const std::int64_t slot :
+           {std::max<std::int64_t>(1, batch.num_tokens()), batch.num_tokens() + 1, 2 * batch.num_tokens() + 5}) {
+        const auto size = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot, batch.context_width));
+        std::vector<std::int64_t> packed(size, 0x5A5A5A5A5A5A5A5Aull);
+        const kernels::PaddedBlock layout = pack_slot(batch, slot, packed);
+        ASSERT_TRUE(layout.valid());
+        ASSERT_EQ(layout.total_words(), static_cast<std::int64_t>(size));
+        std::vector<std::int64_t> pulled(size);
+        std::size_t at = 0;
+        for (int r = 0; r < layout.runs; ++r) {
+          for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at)
+            pulled[at] = w < layout.used[r] ? packed[at] : layout.fill[r];
+        }
+        ASSERT_EQ(pulled, packed) << "model " << model << ", batch " << b << ", slot " << slot;
+        // The data is the batch's: its tokens, and one boundary per non-empty request and the padding's.
+        std::int64_t kept = 0;
+        for (std::int64_t r = 0; r < batch.num_requests(); ++r)
+          kept += batch.query_start_loc[static_cast<std::size_t>(r) + 1] !=
+                  batch.query_start_loc[static_cast<std::size_t>(r)];
+        EXPECT_EQ(layout.used[0], batch.num_tokens());
+        EXPECT_EQ(layout.used[1], kept + 1);
+        EXPECT_EQ(layout.used[2], kept * batch.context_width);
+      }
+    }
+  }
+}
+
 TEST(AdvanceContext, KeepsTheLastTokens) {
   std::vector<std::int64_t> context{1, 2, 3};
   advance_context(context, std::vector<std::int64_t>{4});

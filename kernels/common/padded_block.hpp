@@ -1,0 +1,50 @@
+#pragma once
+// A block of 8-byte words laid out as consecutive runs, each `used` words of data and then
+// padding of one value: what a copy of the block must read, and what it can write without
+// reading. A step's packed batch is mostly padding (its slot has room for as many requests
+// as tokens), so the GPU's pull of it reads the data over PCIe and writes the padding
+// itself (kernels/cuda/pinned_pull.hpp).
+
+#include <cstdint>
+
+#include "kernels/common/host_device.hpp"
+
+namespace pleshard::kernels {
+
+inline constexpr int k_max_padded_runs = 3;
+
+struct PaddedBlock {
+  int runs = 0;
+  std::int64_t words[k_max_padded_runs] = {};  // each run's length
+  std::int64_t used[k_max_padded_runs] = {};   // its data, from the run's start
+  std::int64_t fill[k_max_padded_runs] = {};   // the value of the rest
+
+  // A block that is data throughout.
+  [[nodiscard]] PLESHARD_HD static constexpr PaddedBlock dense(std::int64_t words) {
+    PaddedBlock b;
+    b.runs = 1;
+    b.words[0] = words;
+    b.used[0] = words;
+    return b;
+  }
+
+  [[nodiscard]] PLESHARD_HD constexpr std::int64_t total_words() const {
+    std::int64_t total = 0;
+    for (int r = 0; r < runs; ++r) total += words[r];
+    return total;
+  }
+  [[nodiscard]] PLESHARD_HD constexpr std::int64_t used_words() const {
+    std::int64_t total = 0;
+    for (int r = 0; r < runs; ++r) total += used[r];
+    return total;
+  }
+  // Whether the runs are well formed (at most k_max_padded_runs, data within each).
+  [[nodiscard]] PLESHARD_HD constexpr bool valid() const {
+    if (runs < 1 || runs > k_max_padded_runs) return false;
+    for (int r = 0; r < runs; ++r)
+      if (words[r] < 0 || used[r] < 0 || used[r] > words[r]) return false;
+    return true;
+  }
+};
+
+}  // namespace pleshard::kernels

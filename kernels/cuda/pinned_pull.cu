@@ -66,13 +66,20 @@ std::optional<CapturedPull> find_pull(cudaGraph_t graph) {
     PLESHARD_CUDA_CHECK(cudaGraphNodeGetType(node, &type));
     if (type != cudaGraphNodeTypeKernel) continue;
     cudaKernelNodeParams params{};
-    PLESHARD_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
+    if (cudaGraphKernelNodeGetParams(node, &params) != cudaSuccess) {
+      // A kernel this runtime cannot describe (another library's, launched through the
+      // driver: NCCL's in a step's graph) is not the pull; the error is not sticky.
+      (void)cudaGetLastError();
+      continue;
+    }
     if (params.func != stub && params.func != static_cast<const void*>(handle)) continue;
     if (found)
       throw SystemError("a CUDA graph with two pulls from pinned memory: which one a launch points is unknown");
-    // The arguments as the graph holds them: (src, dst, block).
+    // The arguments as the graph holds them: (src, dst, block); a relaunch passes its own.
     found = CapturedPull{node, params, *static_cast<std::uint64_t**>(params.kernelParams[1]),
                          static_cast<const PaddedBlock*>(params.kernelParams[2])->total_words()};
+    found->params.kernelParams = nullptr;
+    found->params.extra = nullptr;
   }
   return found;
 }
@@ -89,7 +96,6 @@ void retarget_pull(const CapturedPull& pull, cudaGraphExec_t exec, const void* p
   void* args[] = {&src, &dst, &runs};
   cudaKernelNodeParams params = pull.params;
   params.kernelParams = args;
-  params.extra = nullptr;
   PLESHARD_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, pull.node, &params));
 }
 

@@ -25,7 +25,8 @@ namespace pleshard::kernels {
 void pull_pinned_cuda(void* dst, const void* pinned, const PaddedBlock& block, cudaStream_t stream);
 
 // A pull captured in a graph: its node and what a relaunch keeps (the destination, the
-// launch's shape, the block's length).
+// launch's shape, the block's length). The graph machinery is here, beside the kernel, so
+// that the kernel's arguments are known in one file.
 struct CapturedPull {
   cudaGraphNode_t node = nullptr;
   cudaKernelNodeParams params{};

@@ -54,22 +54,22 @@ std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_to
 std::int64_t* StepPlan::my_block() const { return workspace_.at<std::int64_t>(my_block_); }
 std::int64_t* StepPlan::group_blocks() const { return workspace_.at<std::int64_t>(group_blocks_); }
 
-void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens) {
+void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step) {
   if (slot_tokens < 1 || slot_tokens > shape_.max_slot_tokens)
     throw InputError("a step of " + std::to_string(slot_tokens) + " tokens per DP rank exceeds the engine's " +
                      std::to_string(shape_.max_slot_tokens));
   slot_tokens_ = slot_tokens;
-  HostBuffer& host = packed_[next_packed_];
-  next_packed_ ^= 1;
+  packed_index_ = static_cast<int>(step % 2);
+  HostBuffer& host = packed_[packed_index_];
   packed_layout_ = pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
 }
 
-const void* StepPlan::packed() const { return packed_[next_packed_ ^ 1].data(); }
+const void* StepPlan::packed() const { return packed_[packed_index_].data(); }
 
 void StepPlan::copy_in() { space_.copy_from_pinned(my_block(), packed(), packed_layout_); }
 
-void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens) {
-  pack(batch, slot_tokens);
+void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step) {
+  pack(batch, slot_tokens, step);
   copy_in();
 }
 

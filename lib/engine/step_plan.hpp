@@ -41,10 +41,10 @@ class StepPlan {
   [[nodiscard]] std::int64_t slot_tokens() const { return slot_tokens_; }
   [[nodiscard]] std::size_t block_bytes() const;  // one slot's packed batch at slot_tokens()
 
-  // Packs my DP rank's batch as a slot of `slot_tokens` tokens into a pinned buffer of the
-  // space; the buffers alternate, so the step before the last must have passed its copy_in
-  // (the engine keeps at most two steps in flight).
-  void pack(const TokenBatch& batch, std::int64_t slot_tokens);
+  // Packs my DP rank's batch as a slot of `slot_tokens` tokens into the pinned buffer of
+  // `step` (the buffers alternate by step, so the step before the last must have passed its
+  // copy_in: the engine keeps at most two steps in flight).
+  void pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step);
   // Enqueues the copy of what pack() packed into the space (my_block()), as the GPU's own
   // loads (StepSpace::copy_from_pinned): a CUDA graph that captured it is pointed at
   // packed() at each launch.
@@ -53,7 +53,7 @@ class StepPlan {
   [[nodiscard]] const void* packed() const;
   [[nodiscard]] const kernels::PaddedBlock& packed_layout() const { return packed_layout_; }
   // pack() then copy_in().
-  void load(const TokenBatch& batch, std::int64_t slot_tokens);
+  void load(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step);
   [[nodiscard]] std::int64_t* my_block() const;
   // Room for every slot's block, in slot order (the group's all-gather lands here).
   [[nodiscard]] std::int64_t* group_blocks() const;
@@ -84,7 +84,7 @@ class StepPlan {
   Workspace::Region ids_;
   std::vector<kernels::NgramHashParams> host_params_;
   HostBuffer packed_[2];
-  int next_packed_ = 0;
+  int packed_index_ = 0;  // the buffer the last pack() filled
   kernels::PaddedBlock packed_layout_;
   std::int64_t slot_tokens_ = 0;
   std::int64_t hashed_tokens_ = 0;

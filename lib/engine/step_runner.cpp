@@ -150,14 +150,14 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   if (cuda_graphs_) {
     const std::int64_t bucket = bucket_for(slot);
     marks.begin(false);
-    plan_->pack(batch, bucket);  // the graph copies it in
+    plan_->pack(batch, bucket, next_step_);  // the graph copies it in
     out.layers = graphs_->launch(bucket, out.slot, tokens);
     stats_.graph_replays = graphs_->replays();
     stats_.graphs_captured = graphs_->captured();
   } else {
     marks.begin(true);
     inject_stall();
-    plan_->load(batch, slot);
+    plan_->load(batch, slot, next_step_);
     marks.mark(StepPhase::load);
     exchange_->run(tokens, out.slot, marks, out.layers);
   }

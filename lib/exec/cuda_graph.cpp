@@ -39,6 +39,9 @@ void CudaGraph::launch(cudaStream_t stream, const void* pulled_from, const kerne
   if (pull_) {
     if (pulled_from == nullptr) throw SystemError("CudaGraph: a graph that pulls from pinned memory needs its buffer");
     kernels::retarget_pull(*pull_, exec_, pulled_from, pulled);
+  } else if (pulled_from != nullptr) {
+    // It would replay whatever its capture read (an empty block: no pull captured).
+    throw SystemError("CudaGraph: a buffer to pull from for a graph that captured no pull");
   }
   PLESHARD_CUDA_CHECK(cudaGraphLaunch(exec_, stream));
 }

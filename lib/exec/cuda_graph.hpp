@@ -23,7 +23,7 @@ class CudaGraph {
   // Where the work pulled a block from pinned memory (StepSpace::copy_from_pinned), this
   // launch pulls `pulled` (of the captured length, its own runs of data and padding) from
   // `pulled_from` instead: the graph serves every buffer. A graph with a pull needs the
-  // buffer named (SystemError).
+  // buffer named, one without refuses one (SystemError).
   void launch(cudaStream_t stream, const void* pulled_from = nullptr, const kernels::PaddedBlock& pulled = {});
 
  private:

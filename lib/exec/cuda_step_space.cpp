@@ -49,9 +49,14 @@ class CudaSpace final : public StepSpace {
   void copy_from_pinned(void* dst, const void* pinned, const kernels::PaddedBlock& block) override {
     if (kernels::pullable(dst, pinned)) {
       kernels::pull_pinned_cuda(dst, pinned, block, native());
-    } else {
-      StepSpace::copy_from_pinned(dst, pinned, block);
+      return;
     }
+    // A graph replays a copy engine's copy from the buffer it captured, whatever it is given.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(native(), &capturing));
+    if (capturing != cudaStreamCaptureStatusNone)
+      throw SystemError("copy_from_pinned: a CUDA graph can copy only 8-byte words from pinned memory");
+    StepSpace::copy_from_pinned(dst, pinned, block);
   }
   void copy_to_host_async(void* host, const void* src, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, native()));

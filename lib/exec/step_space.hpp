@@ -36,12 +36,9 @@ class StepSpace {
   virtual void fill_zero(void* p, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes) = 0;
-  // From host memory of allocate_host, read when the stream gets there (untouched until
-  // then): `block`'s words, padding included (the source holds it too). A GPU pulls them
-  // with its own loads where the addresses are 8-byte words (kernels/cuda/pinned_pull.hpp:
-  // one round trip, where the copy engine takes microseconds more past 1 KB), reading only
-  // the data and writing the padding; a CUDA graph that captured the pull is pointed at
-  // another buffer at each launch.
+  // From host memory of allocate_host, read when the stream gets there: `block`'s words,
+  // its padding held by the source too. A GPU reads only the data, with its own loads
+  // (kernels/cuda/pinned_pull.hpp; a CUDA graph's pull is pointed at a buffer per launch).
   virtual void copy_from_pinned(void* dst, const void* pinned, const kernels::PaddedBlock& block) {
     copy_from_host(dst, pinned, static_cast<std::size_t>(block.total_words()) * sizeof(std::uint64_t));
   }

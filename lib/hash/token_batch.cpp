@@ -47,33 +47,30 @@ kernels::PaddedBlock pack_slot(const TokenBatch& batch, std::int64_t slot_tokens
                       " tokens does not fit a slot of " + std::to_string(slot_tokens));
   // Empty requests hash nothing and are left out, so a slot never holds more requests than
   // tokens; the request after the last holds the padding tokens, any after it are empty.
-  std::int64_t kept = 0;
-  for (std::int64_t r = 0; r < batch.num_requests(); ++r)
-    if (batch.query_start_loc[static_cast<std::size_t>(r) + 1] != batch.query_start_loc[static_cast<std::size_t>(r)])
-      ++kept;
-  const kernels::PaddedBlock layout =
-      kernels::SlotBatchView::layout(slot_tokens, batch.context_width, batch.num_tokens(), kept);
-  std::size_t at = 0;
-  for (int r = 0; r < layout.runs; ++r) {
-    const auto words = static_cast<std::size_t>(layout.words[r]);
-    const auto used = static_cast<std::size_t>(layout.used[r]);
-    std::fill(block.begin() + static_cast<std::ptrdiff_t>(at + used),
-              block.begin() + static_cast<std::ptrdiff_t>(at + words), layout.fill[r]);
-    at += words;
-  }
   std::copy(batch.tokens.begin(), batch.tokens.end(), block.begin());
   const std::span<std::int64_t> bounds = block.subspan(t, t + 2);
   const std::span<std::int64_t> contexts = block.subspan(2 * t + 2, (t + 1) * width);
-  std::size_t k = 0;
+  std::size_t kept = 0;
   for (std::int64_t r = 0; r < batch.num_requests(); ++r) {
     const auto begin = batch.query_start_loc[static_cast<std::size_t>(r)];
     if (batch.query_start_loc[static_cast<std::size_t>(r) + 1] == begin) continue;
-    bounds[k] = begin;
+    bounds[kept] = begin;
     std::copy_n(batch.context.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * width), width,
-                contexts.begin() + static_cast<std::ptrdiff_t>(k * width));
-    ++k;
+                contexts.begin() + static_cast<std::ptrdiff_t>(kept * width));
+    ++kept;
   }
-  bounds[k] = batch.num_tokens();  // the padding request's start
+  bounds[kept] = batch.num_tokens();  // the padding request's start
+  // The rest of each run is padding, as the layout says (a copy that reads only the data
+  // writes the same).
+  const kernels::PaddedBlock layout = kernels::SlotBatchView::layout(
+      slot_tokens, batch.context_width, batch.num_tokens(), static_cast<std::int64_t>(kept));
+  std::size_t at = 0;
+  for (int r = 0; r < layout.runs; ++r) {
+    std::fill(block.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(layout.used[r])),
+              block.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(layout.words[r])),
+              layout.fill[r]);
+    at += static_cast<std::size_t>(layout.words[r]);
+  }
   return layout;
 }
 

@@ -138,14 +138,24 @@ TEST(PackSlot, IsItsLayoutsDataAndPadding) {
             pulled[at] = w < layout.used[r] ? packed[at] : layout.fill[r];
         }
         ASSERT_EQ(pulled, packed) << "model " << model << ", batch " << b << ", slot " << slot;
-        // The data is the batch's: its tokens, and one boundary per non-empty request and the padding's.
-        std::int64_t kept = 0;
-        for (std::int64_t r = 0; r < batch.num_requests(); ++r)
-          kept += batch.query_start_loc[static_cast<std::size_t>(r) + 1] !=
-                  batch.query_start_loc[static_cast<std::size_t>(r)];
-        EXPECT_EQ(layout.used[0], batch.num_tokens());
-        EXPECT_EQ(layout.used[1], kept + 1);
-        EXPECT_EQ(layout.used[2], kept * batch.context_width);
+        // The block itself, written out from the batch: its tokens then zeros; the starts
+        // of its non-empty requests, the padding request's start, then the slot's end; their
+        // contexts then zeros.
+        std::vector<std::int64_t> expected(batch.tokens);
+        expected.resize(static_cast<std::size_t>(slot), 0);
+        std::vector<std::int64_t> contexts;
+        for (std::int64_t r = 0; r < batch.num_requests(); ++r) {
+          const auto begin = batch.query_start_loc[static_cast<std::size_t>(r)];
+          if (batch.query_start_loc[static_cast<std::size_t>(r) + 1] == begin) continue;
+          expected.push_back(begin);
+          for (int k = 0; k < batch.context_width; ++k)
+            contexts.push_back(batch.context[static_cast<std::size_t>(r * batch.context_width + k)]);
+        }
+        expected.push_back(batch.num_tokens());
+        expected.resize(static_cast<std::size_t>(2 * slot + 2), slot);
+        expected.insert(expected.end(), contexts.begin(), contexts.end());
+        expected.resize(size, 0);
+        ASSERT_EQ(packed, expected) << "model " << model << ", batch " << b << ", slot " << slot;
       }
     }
   }

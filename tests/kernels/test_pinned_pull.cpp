@@ -14,6 +14,7 @@
 #include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "hash/random_batches.hpp"
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/pinned_pull.hpp"
 
@@ -46,7 +47,7 @@ class PinnedPull : public ::testing::Test {
         source[at] = data || padded_source ? expected[at] : 0xDEADBEEFDEADBEEFull;
       }
     std::memcpy(pinned.data() + offset, source.data(), bytes);
-    space_->fill_zero(device, bytes + offset + 1);
+    poison(device, bytes + offset + 1);
     space_->copy_from_pinned(static_cast<std::uint8_t*>(device) + offset, pinned.data() + offset, block);
     std::vector<std::uint8_t> got(bytes + offset + 1);
     space_->copy_to_host(got.data(), device, got.size());
@@ -54,8 +55,13 @@ class PinnedPull : public ::testing::Test {
     std::vector<std::uint64_t> words_got(words);
     std::memcpy(words_got.data(), got.data() + offset, bytes);
     EXPECT_EQ(words_got, expected) << words << " words at offset " << offset;
-    EXPECT_EQ(got.back(), 0) << "the byte after the copy was written (" << words << " words)";
-    for (std::size_t i = 0; i < offset; ++i) EXPECT_EQ(got[i], 0) << "byte " << i << " before the copy was written";
+    EXPECT_EQ(got.back(), 0xFF) << "the byte after the copy was written (" << words << " words)";
+    for (std::size_t i = 0; i < offset; ++i) EXPECT_EQ(got[i], 0xFF) << "byte " << i << " before the copy was written";
+  }
+
+  // Bytes no copy writes: a pull that skipped zero padding would leave them.
+  void poison(void* device, std::size_t bytes) {
+    PLESHARD_CUDA_CHECK(cudaMemsetAsync(device, 0xFF, bytes, stream_of(*space_)));
   }
 
   std::unique_ptr<StepSpace> space_;
@@ -111,6 +117,7 @@ TEST_F(PinnedPull, CopiesAPackedSlot) {
   const kernels::PaddedBlock layout = pack_slot(batch, slot, {pinned.as<std::int64_t>(), entries});
   std::vector<std::int64_t> expected(pinned.as<std::int64_t>(), pinned.as<std::int64_t>() + entries);
   void* device = space_->allocate(entries * sizeof(std::int64_t));
+  poison(device, entries * sizeof(std::int64_t));
   space_->copy_from_pinned(device, pinned.data(), layout);
   std::vector<std::int64_t> got(entries);
   space_->copy_to_host(got.data(), device, entries * sizeof(std::int64_t));
@@ -163,6 +170,23 @@ TEST_F(PinnedPull, GraphReadsTheBufferEachLaunchNames) {
   EXPECT_EQ(first_got[7], 1000003u + 7);
   EXPECT_EQ(second_got[7], 2 * 1000003u + 7);
   for (void* p : {pulled, kept, second}) space_->deallocate(p);
+}
+
+TEST_F(PinnedPull, GraphsThatWouldReplayAStaleBufferAreRefused) {
+  HostBuffer pinned(*space_, 64);
+  void* device = space_->allocate(64);
+  // The copy engine's copy would replay from the captured buffer.
+  EXPECT_THROW(CudaGraph(stream_of(*space_),
+                         [&] {
+                           space_->copy_from_pinned(static_cast<std::uint8_t*>(device) + 4, pinned.data(),
+                                                    kernels::PaddedBlock::dense(7));
+                         }),
+               SystemError);
+  // A graph without a pull is given a buffer to pull from.
+  CudaGraph empty(stream_of(*space_), [&] { space_->fill_zero(device, 64); });
+  EXPECT_THROW(empty.launch(stream_of(*space_), pinned.data(), kernels::PaddedBlock::dense(0)), SystemError);
+  space_->synchronize();
+  space_->deallocate(device);
 }
 
 TEST_F(PinnedPull, GraphWithTwoPullsIsRefused) {

@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 
@@ -72,15 +73,13 @@ struct E4m3Table {
   __device__ float operator()(std::uint8_t b) const { return values[b]; }
 };
 
-// The tasks of one launch, passed by value (a few hundred bytes of kernel parameters).
-struct StepTasks {
-  int count = 0;
-  DecodeTask tasks[k_max_step_layers];
+// The tasks of one launch, passed by value (a few hundred bytes of kernel parameters); a
+// task's index is its layer in the step (tasks without rows are left out).
+struct StepTasks : LaunchTasks<DecodeTask> {
   // Whether a task's rows split into the format's chunks at aligned addresses.
   bool aligned[k_max_step_layers] = {};
-  int layer[k_max_step_layers] = {};  // the step's layer of each task (tasks without rows are left out)
-  int in_flight = 1;                  // rows a group of lanes holds in flight: 1 or 2
-  StepHash hash;                      // where the launch hashes its keys (Hashed): the step's tokens
+  int in_flight = 1;  // rows a group of lanes holds in flight: 1 or 2
+  StepHash hash;      // where the launch hashes its keys (Hashed): the step's tokens
 };
 
 // A hashing launch's tasks hold at most this many ids each: see hash_and_decode_step_cuda.
@@ -328,7 +327,7 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   __shared__ SharedTables<T> tables;
   extern __shared__ std::uint64_t staged[];
   LayerHash hash;
-  if constexpr (Hashed) hash = stage_layer_hash(step.hash, step.layer[blockIdx.y], staged);
+  if constexpr (Hashed) hash = stage_layer_hash(step.hash, step.index[blockIdx.y], staged);
   if constexpr (T != Tables::none) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
   }
@@ -390,7 +389,7 @@ bool aligned_for(const TableView& t) {
 
 template <OutDtype O, Tables T, int Only, bool Hashed = false>
 void launch(const StepTasks& step, int grid, cudaStream_t stream) {
-  const dim3 blocks(static_cast<unsigned>(grid), static_cast<unsigned>(step.count));
+  const dim3 blocks = launch_grid(grid, step);
   const std::size_t shared = Hashed ? staged_bytes(step.hash) : 0;
   if (step.in_flight == 2) {
     decode_step_kernel<O, T, Only, 2, Hashed><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
@@ -474,23 +473,15 @@ namespace {
 
 // The step's tasks with rows, in one launch; `hash` where it hashes its own keys.
 void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHash* hash, cudaStream_t stream) {
-  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
-    throw SystemError("decode_step_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
-                      std::to_string(k_max_step_layers) + " per launch");
-  StepTasks step;
-  Tables tables = Tables::none;
   std::int64_t most = 0;
-  for (std::size_t layer = 0; layer < tasks.size(); ++layer) {
-    const DecodeTask& task = tasks[layer];
-    if (task.count == 0) continue;
-    const int d = step.count++;
-    step.tasks[d] = task;
-    step.aligned[d] = aligned_for(task.rows);
-    step.layer[d] = static_cast<int>(layer);
-    most = std::max(most, task.count);
-    tables = std::max(tables, tables_for(task.rows.format));
-  }
+  StepTasks step;
+  static_cast<LaunchTasks<DecodeTask>&>(step) = launch_tasks(tasks, "decode_step_cuda", most);
   if (step.count == 0) return;
+  Tables tables = Tables::none;
+  for (int d = 0; d < step.count; ++d) {
+    step.aligned[d] = aligned_for(step.tasks[d].rows);
+    tables = std::max(tables, tables_for(step.tasks[d].rows.format));
+  }
   if (hash != nullptr) step.hash = *hash;
   // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
   // and loop over rows: a few blocks per SM (for all tasks together) instead of one block per

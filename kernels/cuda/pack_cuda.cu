@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/warp_bytes.cuh"
 
 namespace pleshard::kernels {
@@ -19,15 +20,9 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n * k_warp + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-// The tasks of one launch, by value (a row of blocks each, blockIdx.y).
-struct PackTasks {
-  int count = 0;
-  PackTask tasks[k_max_step_layers];
-};
-
 // A warp per row: a packed row is a few hundred bytes, read by the warp in wide words (from
 // pinned host memory, one or two round trips over PCIe).
-__global__ void pack_rows(const __grid_constant__ PackTasks step) {
+__global__ void pack_rows(const __grid_constant__ LaunchTasks<PackTask> step) {
   const PackTask task = step.tasks[blockIdx.y];
   const std::size_t pitch = packed_row_bytes(task.table.format, task.table.head_dim);
   const WarpBytes bytes{static_cast<int>(threadIdx.x % k_warp)};
@@ -47,19 +42,10 @@ __global__ void widen_local_ids(const std::uint8_t* __restrict__ ids, int width,
 }  // namespace
 
 void pack_rows_cuda(std::span<const PackTask> tasks, cudaStream_t stream) {
-  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
-    throw SystemError("pack_rows_cuda: " + std::to_string(tasks.size()) + " tasks, at most " +
-                      std::to_string(k_max_step_layers) + " per launch");
-  PackTasks step;
   std::int64_t most = 0;
-  for (const PackTask& task : tasks) {
-    if (task.count == 0) continue;
-    step.tasks[step.count++] = task;
-    most = std::max(most, task.count);
-  }
+  const LaunchTasks<PackTask> step = launch_tasks(tasks, "pack_rows_cuda", most);
   if (step.count == 0) return;
-  pack_rows<<<dim3(static_cast<unsigned>(blocks_for(most)), static_cast<unsigned>(step.count)), k_threads, 0, stream>>>(
-      step);
+  pack_rows<<<launch_grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/warp_bytes.cuh"
 
 namespace pleshard::kernels {
@@ -19,12 +20,10 @@ int blocks_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + k_threads - 1) / k_threads, 1, 1 << 16));
 }
 
-// A step's layers in one launch each for the clock, the probe and the fill: a row of blocks
-// per layer (blockIdx.y), so that the layers' reads of the slow tier are in flight together.
-struct CacheSteps {
-  int count = 0;
-  CacheTask tasks[k_max_step_layers];
-};
+// A step's layers in one launch each for the clock, the probe and the fill, so that the
+// layers' reads of the slow tier are in flight together; every layer's clock advances, with
+// lookups or without.
+using CacheSteps = LaunchTasks<CacheTask>;
 
 // The step's table of misses cleared and its clock advanced, every layer of the launch.
 __global__ void begin_step(const __grid_constant__ CacheSteps step) {
@@ -91,45 +90,26 @@ __global__ void fill(const __grid_constant__ CacheSteps step) {
   }
 }
 
-// The tasks as one launch's (at most k_max_step_layers, as the decode's and the packing's),
-// and the longest count among them.
-CacheSteps steps_of(std::span<const CacheTask> tasks, std::int64_t& most) {
-  if (tasks.size() > static_cast<std::size_t>(k_max_step_layers))
-    throw SystemError("row cache: " + std::to_string(tasks.size()) + " layers, at most " +
-                      std::to_string(k_max_step_layers) + " per launch");
-  CacheSteps step;
-  most = 0;
-  for (const CacheTask& task : tasks) {
-    step.tasks[step.count++] = task;
-    most = std::max(most, task.count);
-  }
-  return step;
-}
-
-dim3 grid(int blocks, const CacheSteps& step) {
-  return {static_cast<unsigned>(blocks), static_cast<unsigned>(step.count)};
-}
-
 }  // namespace
 
 void probe_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
   std::int64_t most = 0;
-  const CacheSteps step = steps_of(tasks, most);
+  const CacheSteps step = launch_tasks(tasks, "row cache", most, true);
   if (step.count == 0) return;
   std::int64_t entries = 0;
   for (int d = 0; d < step.count; ++d) entries = std::max(entries, step.tasks[d].cache.step_entries);
-  begin_step<<<grid(blocks_for(entries), step), k_threads, 0, stream>>>(step);
+  begin_step<<<launch_grid(blocks_for(entries), step), k_threads, 0, stream>>>(step);
   PLESHARD_CUDA_CHECK_LAUNCH();
   if (most == 0) return;
-  probe<<<grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
+  probe<<<launch_grid(blocks_for(most), step), k_threads, 0, stream>>>(step);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
 void fill_cache_cuda(std::span<const CacheTask> tasks, cudaStream_t stream) {
   std::int64_t most = 0;
-  const CacheSteps step = steps_of(tasks, most);
+  const CacheSteps step = launch_tasks(tasks, "row cache", most, true);
   if (most == 0) return;
-  fill<<<grid(blocks_for(most * k_warp), step), k_threads, 0, stream>>>(step);
+  fill<<<launch_grid(blocks_for(most * k_warp), step), k_threads, 0, stream>>>(step);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

@@ -33,11 +33,6 @@ struct PaddedBlock {
     for (int r = 0; r < runs; ++r) total += words[r];
     return total;
   }
-  [[nodiscard]] PLESHARD_HD constexpr std::int64_t used_words() const {
-    std::int64_t total = 0;
-    for (int r = 0; r < runs; ++r) total += used[r];
-    return total;
-  }
   // Whether the runs are well formed (at most k_max_padded_runs, data within each).
   [[nodiscard]] PLESHARD_HD constexpr bool valid() const {
     if (runs < 1 || runs > k_max_padded_runs) return false;

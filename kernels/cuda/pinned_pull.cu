@@ -1,6 +1,5 @@
 #include "kernels/cuda/pinned_pull.hpp"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,7 @@ constexpr std::size_t k_word = sizeof(std::uint64_t);
 // Padding is written from the block's description, never read.
 __global__ void pull_words(const std::uint64_t* __restrict__ src, std::uint64_t* __restrict__ dst,
                            const PaddedBlock block) {
-  std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   std::int64_t start = 0;
   for (int r = 0; r < block.runs; ++r) {
     if (i - start < block.words[r]) {

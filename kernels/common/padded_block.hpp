@@ -33,6 +33,16 @@ struct PaddedBlock {
     for (int r = 0; r < runs; ++r) total += words[r];
     return total;
   }
+  // Word i of the block (0 <= i < total_words()) whose data lies in `data` at the block's
+  // offsets: its data, or its run's padding, which is never read.
+  [[nodiscard]] PLESHARD_HD constexpr std::uint64_t word(const std::uint64_t* data, std::int64_t i) const {
+    std::int64_t start = 0;
+    for (int r = 0; r < runs; ++r) {
+      if (i - start < words[r]) return i - start < used[r] ? data[i] : static_cast<std::uint64_t>(fill[r]);
+      start += words[r];
+    }
+    return 0;
+  }
   // Whether the runs are well formed (at most k_max_padded_runs, data within each).
   [[nodiscard]] PLESHARD_HD constexpr bool valid() const {
     if (runs < 1 || runs > k_max_padded_runs) return false;
@@ -40,6 +50,13 @@ struct PaddedBlock {
       if (words[r] < 0 || used[r] < 0 || used[r] > words[r]) return false;
     return true;
   }
+};
+
+// A slot's block still in pinned host memory, for the launch that reads it to carry or copy
+// itself (hash_and_decode_step); empty (no words) where the block is in the step space.
+struct PinnedBlock {
+  const std::int64_t* words = nullptr;
+  PaddedBlock layout;
 };
 
 }  // namespace pleshard::kernels

@@ -6,6 +6,7 @@
 #include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
+#include "kernels/cuda/pinned_pull.hpp"
 
 namespace pleshard::kernels {
 
@@ -82,6 +83,26 @@ struct StepTasks : LaunchTasks<DecodeTask> {
   StepHash hash;      // where the launch hashes its keys (Hashed): the step's tokens
 };
 
+// The parameters of a hashing launch that carries the step's one slot block itself, where
+// it is still in pinned host memory (PinnedBlock) and fits: the block reaches the GPU with
+// the launch instead of by a pull of its own, a launch fewer (on the H200, eager steps of 1
+// and 64 tokens 2-6 us shorter: docs/performance.md). Only outside CUDA graphs: a graph's
+// decode node set to another block before each launch made replays slower and bimodal there
+// (p50 8.5-12.8 us against 8.8-9.4 with the pull), so captured steps keep their pull. The
+// whole stays within the 4 KB of parameters every CUDA 12 toolkit takes.
+constexpr std::size_t k_max_launch_parameters = 4096;
+
+struct CarriedTasks : StepTasks {
+  static constexpr std::size_t capacity =
+      (k_max_launch_parameters - sizeof(StepTasks) - sizeof(std::int64_t)) / sizeof(std::uint64_t);
+  std::int64_t words = 0;  // of block, which holds the slot's block as the pull would leave it
+  std::uint64_t block[capacity];
+};
+static_assert(sizeof(CarriedTasks) <= k_max_launch_parameters, "a launch's parameters fit in 4 KB");
+
+template <bool Carried>
+using KernelTasks = std::conditional_t<Carried, CarriedTasks, StepTasks>;
+
 // A hashing launch's tasks hold at most this many ids each: see hash_and_decode_step_cuda.
 constexpr std::int64_t k_hashing_decode_max_ids = 4096;
 // And the shared memory its block copies its layer's hashing into (below) at most this much:
@@ -112,14 +133,21 @@ __device__ void copy_words(std::uint64_t* to, const std::uint64_t* from, std::in
   for (std::int64_t w = threadIdx.x; w < words; w += blockDim.x) to[w] = __ldg(from + w);
 }
 
-// Copies layer `layer`'s hashing into `staged` (staged_bytes(hash)); the caller's barrier
-// publishes it.
-__device__ LayerHash stage_layer_hash(const StepHash& hash, int layer, std::uint64_t* staged) {
+// Copies layer `layer`'s hashing into `staged` (staged_bytes(hash)), the slot blocks from the
+// launch's parameters where it carries them; the caller's barrier publishes it.
+template <bool Carried>
+__device__ LayerHash stage_layer_hash(const KernelTasks<Carried>& step, int layer, std::uint64_t* staged) {
+  const StepHash& hash = step.hash;
   constexpr std::int64_t param_words = sizeof(NgramHashParams) / sizeof(std::uint64_t);
   copy_words(staged, reinterpret_cast<const std::uint64_t*>(hash.params + layer), param_words);
   std::uint64_t* blocks = staged + param_words;
-  copy_words(blocks, reinterpret_cast<const std::uint64_t*>(hash.batch.blocks),
-             hash.batch.slots * SlotBatchView::block_size(hash.batch.slot_tokens, hash.batch.context_width));
+  if constexpr (Carried) {
+    // Parameter space, not global memory: plain loads.
+    for (std::int64_t w = threadIdx.x; w < step.words; w += blockDim.x) blocks[w] = step.block[w];
+  } else {
+    copy_words(blocks, reinterpret_cast<const std::uint64_t*>(hash.batch.blocks),
+               hash.batch.slots * SlotBatchView::block_size(hash.batch.slot_tokens, hash.batch.context_width));
+  }
   SlotBatchView batch = hash.batch;
   batch.blocks = reinterpret_cast<const std::int64_t*>(blocks);
   return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads};
@@ -315,9 +343,10 @@ __device__ void decode_task_if(const DecodeTask task, bool aligned, const LayerH
 // task has (the usual step: one format for the whole model), so the kernel takes no more
 // registers than that format needs; -1 compiles them all. `Hashed` launches compute their
 // keys from the step's tokens (one format only), staged in dynamic shared memory
-// (staged_bytes).
-template <OutDtype O, Tables T, int Only, int InFlight, bool Hashed>
-__global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(const __grid_constant__ StepTasks step) {
+// (staged_bytes), from the launch's parameters where it carries them (`Carried`).
+template <OutDtype O, Tables T, int Only, int InFlight, bool Hashed, bool Carried = false>
+__global__ void __launch_bounds__(k_warps_per_block * 32)
+    decode_step_kernel(const __grid_constant__ KernelTasks<Carried> step) {
   // A copy in registers: the row loop then reads no kernel parameter through an index.
   const DecodeTask task = step.tasks[blockIdx.y];
   const bool aligned = step.aligned[blockIdx.y];
@@ -327,7 +356,7 @@ __global__ void __launch_bounds__(k_warps_per_block * 32) decode_step_kernel(con
   __shared__ SharedTables<T> tables;
   extern __shared__ std::uint64_t staged[];
   LayerHash hash;
-  if constexpr (Hashed) hash = stage_layer_hash(step.hash, step.index[blockIdx.y], staged);
+  if constexpr (Hashed) hash = stage_layer_hash<Carried>(step, step.index[blockIdx.y], staged);
   if constexpr (T != Tables::none) {
     for (int b = threadIdx.x; b < 256; b += blockDim.x) tables.e4m3[b] = decode_e4m3(static_cast<std::uint8_t>(b));
   }
@@ -387,19 +416,28 @@ bool aligned_for(const TableView& t) {
          reinterpret_cast<std::uintptr_t>(t.rows) % bytes == 0;
 }
 
+// A hashing launch holds one row a group (k_two_in_flight_max_rows says why), and takes the
+// slot block in its parameters where `step` carries one.
 template <OutDtype O, Tables T, int Only, bool Hashed = false>
-void launch(const StepTasks& step, int grid, cudaStream_t stream) {
+void launch(const CarriedTasks& step, int grid, cudaStream_t stream) {
   const dim3 blocks = launch_grid(grid, step);
-  const std::size_t shared = Hashed ? staged_bytes(step.hash) : 0;
-  if (step.in_flight == 2) {
-    decode_step_kernel<O, T, Only, 2, Hashed><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
+  const StepTasks& tasks = step;
+  if constexpr (Hashed) {
+    const std::size_t shared = staged_bytes(step.hash);
+    if (step.words > 0) {
+      decode_step_kernel<O, T, Only, 1, true, true><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
+    } else {
+      decode_step_kernel<O, T, Only, 1, true><<<blocks, k_warps_per_block * 32, shared, stream>>>(tasks);
+    }
+  } else if (step.in_flight == 2) {
+    decode_step_kernel<O, T, Only, 2, false><<<blocks, k_warps_per_block * 32, 0, stream>>>(tasks);
   } else {
-    decode_step_kernel<O, T, Only, 1, Hashed><<<blocks, k_warps_per_block * 32, shared, stream>>>(step);
+    decode_step_kernel<O, T, Only, 1, false><<<blocks, k_warps_per_block * 32, 0, stream>>>(tasks);
   }
 }
 
 template <OutDtype O, RowFormat F>
-void launch_one(const StepTasks& step, bool hashed, int grid, cudaStream_t stream) {
+void launch_one(const CarriedTasks& step, bool hashed, int grid, cudaStream_t stream) {
   if (hashed) {
     launch<O, tables_for(F), static_cast<int>(F), true>(step, grid, stream);
   } else {
@@ -416,7 +454,7 @@ bool one_format(const StepTasks& step) {
 // The instantiation for the tasks' formats: one format alone (hashing its keys where asked),
 // or all of them with the `tables` that cover them.
 template <OutDtype O>
-void launch(const StepTasks& step, Tables tables, bool hashed, int grid, cudaStream_t stream) {
+void launch(const CarriedTasks& step, Tables tables, bool hashed, int grid, cudaStream_t stream) {
   if (!one_format(step)) {
     switch (tables) {
       case Tables::none:
@@ -471,10 +509,39 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
 
 namespace {
 
-// The step's tasks with rows, in one launch; `hash` where it hashes its own keys.
-void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHash* hash, cudaStream_t stream) {
+// Where a hashing's block is still in pinned memory, copies it to batch.blocks, for the
+// launches that read it from GPU memory.
+void pull_block(const StepHash& hash, const PinnedBlock& pinned, cudaStream_t stream) {
+  if (pinned.words == nullptr) return;
+  pull_pinned_cuda(const_cast<std::int64_t*>(hash.batch.blocks), pinned.words, pinned.layout, stream);
+}
+
+// Writes the block `pinned` holds, laid out as `layout`, into the launch's parameters, as the
+// pull would leave it in GPU memory; false, nothing written, where it does not fit or the
+// launch is being captured in a graph (CarriedTasks says why).
+bool carry_block(CarriedTasks& step, const PinnedBlock& pinned, cudaStream_t stream) {
+  const SlotBatchView& batch = step.hash.batch;
+  const PaddedBlock& layout = pinned.layout;
+  if (!layout.valid() || batch.slots != 1 ||
+      layout.total_words() != SlotBatchView::block_size(batch.slot_tokens, batch.context_width))
+    throw SystemError("decode_step_cuda: a pinned block that is not the step's one slot");
+  const std::int64_t words = layout.total_words();
+  if (words > static_cast<std::int64_t>(CarriedTasks::capacity)) return false;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone) return false;
+  const auto* data = reinterpret_cast<const std::uint64_t*>(pinned.words);
+  for (std::int64_t w = 0; w < words; ++w) step.block[w] = layout.word(data, w);
+  step.words = words;
+  return true;
+}
+
+// The step's tasks with rows, in one launch; `hash` where it hashes its own keys (from
+// `pinned` where the block is still there).
+void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHash* hash, cudaStream_t stream,
+                 const PinnedBlock& pinned = {}) {
   std::int64_t most = 0;
-  StepTasks step;
+  CarriedTasks step;
   static_cast<LaunchTasks<DecodeTask>&>(step) = launch_tasks(tasks, "decode_step_cuda", most);
   if (step.count == 0) return;
   Tables tables = Tables::none;
@@ -482,7 +549,10 @@ void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHa
     step.aligned[d] = aligned_for(step.tasks[d].rows);
     tables = std::max(tables, tables_for(step.tasks[d].rows.format));
   }
-  if (hash != nullptr) step.hash = *hash;
+  if (hash != nullptr) {
+    step.hash = *hash;
+    if (pinned.words != nullptr && !carry_block(step, pinned, stream)) pull_block(*hash, pinned, stream);
+  }
   // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
   // and loop over rows: a few blocks per SM (for all tasks together) instead of one block per
   // few rows.
@@ -511,7 +581,7 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
 }
 
 void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask> tasks, OutDtype dtype,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, const PinnedBlock& pinned) {
   if (tasks.size() != static_cast<std::size_t>(hash.layers))
     throw SystemError("hash_and_decode_step_cuda: " + std::to_string(tasks.size()) + " tasks for " +
                       std::to_string(hash.layers) + " layers");
@@ -525,9 +595,10 @@ void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask>
     fused = fused && aligned_for(task.rows) && task.rows.format == tasks[0].rows.format;
   }
   if (fused) {
-    launch_step(tasks, dtype, &hash, stream);
+    launch_step(tasks, dtype, &hash, stream, pinned);
     return;
   }
+  pull_block(hash, pinned, stream);
   compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream);
   launch_step(tasks, dtype, nullptr, stream);
 }

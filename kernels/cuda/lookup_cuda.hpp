@@ -20,9 +20,11 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
 
 // decode_step_cuda for tasks whose keys are hash.ids (task d's at layer d's block): one
 // launch that hashes and decodes, where it can (tasks of one format, rows at aligned
-// addresses); else the hash kernel into hash.ids, then the decode.
+// addresses); else the hash kernel into hash.ids, then the decode. A one-slot step's block
+// still in pinned memory (`pinned`) goes in that launch's parameters where it fits and the
+// stream is not being captured, else is pulled to hash.batch.blocks first.
 void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask> tasks, OutDtype dtype,
-                               cudaStream_t stream);
+                               cudaStream_t stream, const PinnedBlock& pinned = {});
 
 // out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view: one task.
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,

@@ -19,14 +19,7 @@ constexpr std::size_t k_word = sizeof(std::uint64_t);
 __global__ void pull_words(const std::uint64_t* __restrict__ src, std::uint64_t* __restrict__ dst,
                            const PaddedBlock block) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  std::int64_t start = 0;
-  for (int r = 0; r < block.runs; ++r) {
-    if (i - start < block.words[r]) {
-      dst[i] = i - start < block.used[r] ? src[i] : static_cast<std::uint64_t>(block.fill[r]);
-      return;
-    }
-    start += block.words[r];
-  }
+  if (i < block.total_words()) dst[i] = block.word(src, i);
 }
 
 void check_block(const PaddedBlock& block, const char* who) {

@@ -49,21 +49,22 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   step.ids = tokens * plan.shape().heads * static_cast<std::int64_t>(layers);
 
   // 1. The ETP group's batches, one slot per DP rank, then every layer's ids.
-  const std::int64_t* blocks = plan.my_block();
-  if (ctx_.comms.etp_dp != nullptr) {
+  const bool gathers_slots = ctx_.comms.etp_dp != nullptr;
+  if (gathers_slots) {
     const std::size_t bytes = plan.block_bytes();
     ctx_.comms.etp_dp->all_gather(
-        {reinterpret_cast<const std::uint8_t*>(plan.my_block()), bytes},
+        {reinterpret_cast<const std::uint8_t*>(plan.my_block_in_space()), bytes},
         {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
-    blocks = plan.group_blocks();
     step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
   }
   marks.mark(StepPhase::gather);
   // Where the store reads the tables in place, the decode hashes its own keys: a launch
-  // fewer, and the ids are never written (the hash phase is then part of the decode's).
-  const kernels::StepHash hashing = plan.hashing(blocks, slots);
+  // fewer, and the ids are never written (the hash phase is then part of the decode's). A
+  // slot of my own is left in pinned memory for that decode, which carries it in its
+  // parameters where it can (another launch saved).
+  const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
   const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
-  if (!decode_hashes) plan.hash(blocks, slots);
+  if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash);
 
   // 2. The rows I own of every id; zeros for the rest.
@@ -73,7 +74,8 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
   auto* partial = partial_.at(ctx_.workspace, out_slot);
-  fetch_and_decode(ctx_, queries, partial, layer_bytes, marks, decode_hashes ? &hashing : nullptr);
+  fetch_and_decode(ctx_, queries, partial, layer_bytes, marks, decode_hashes ? &hashing : nullptr,
+                   gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned());
 
   // 3. Combine over the ETP group: every layer in one all-reduce, or each layer
   // reduce-scattered into the ranks' shares (then gathered over TP where my DP rank's TP

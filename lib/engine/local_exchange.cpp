@@ -20,7 +20,7 @@ void LocalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
   StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_of(ctx_);
   const int heads = plan.shape().heads;
-  plan.hash(plan.my_block(), 1);
+  plan.hash(plan.my_block_in_space(), 1);
   marks.mark(StepPhase::hash);
   const Topology& t = ctx_.topology;
   const RowRange slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};

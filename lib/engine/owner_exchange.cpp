@@ -219,7 +219,7 @@ void OwnerExchange::run_flat(std::int64_t tokens, int out_slot, StepMarks& marks
   const std::int64_t n = slice.size() * heads;
   const bool in_space = plans_in_space(n);
   if (in_space) {
-    plan.hash(plan.my_block(), 1);
+    plan.hash(plan.my_block_in_space(), 1);
   } else {
     plan.hash_mine_on_host(host_ids_->as<std::int64_t>());
   }

@@ -55,8 +55,10 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   StepMarks unmarked(space_);
   unmarked.begin(false);
   const ExchangeTraffic before = exchange_.traffic();
+  // The graph pulls the batch first, whoever reads it: a block carried in a launch's
+  // parameters would be the captured step's at every replay.
   g->graph = std::make_unique<CudaGraph>(stream_of(space_), [&] {
-    plan_.copy_in();
+    (void)plan_.my_block_in_space();
     exchange_.run(tokens, out_slot, unmarked, g->views);
   });
   g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture

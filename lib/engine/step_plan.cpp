@@ -52,6 +52,17 @@ void StepPlan::upload(std::span<const kernels::NgramHashParams> params) {
 std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_tokens_) * sizeof(std::int64_t); }
 
 std::int64_t* StepPlan::my_block() const { return workspace_.at<std::int64_t>(my_block_); }
+
+std::int64_t* StepPlan::my_block_in_space() {
+  if (!in_space_) space_.copy_from_pinned(my_block(), packed(), packed_layout_);
+  in_space_ = true;
+  return my_block();
+}
+
+kernels::PinnedBlock StepPlan::my_block_in_pinned() const {
+  if (in_space_) return {};
+  return {static_cast<const std::int64_t*>(packed()), packed_layout_};
+}
 std::int64_t* StepPlan::group_blocks() const { return workspace_.at<std::int64_t>(group_blocks_); }
 
 void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step) {
@@ -62,16 +73,10 @@ void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint
   packed_index_ = static_cast<int>(step % 2);
   HostBuffer& host = packed_[packed_index_];
   packed_layout_ = pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
+  in_space_ = false;
 }
 
 const void* StepPlan::packed() const { return packed_[packed_index_].data(); }
-
-void StepPlan::copy_in() { space_.copy_from_pinned(my_block(), packed(), packed_layout_); }
-
-void StepPlan::load(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step) {
-  pack(batch, slot_tokens, step);
-  copy_in();
-}
 
 void StepPlan::hash(const std::int64_t* blocks, int slots) {
   const kernels::StepHash h = hashing(blocks, slots);
@@ -81,8 +86,13 @@ void StepPlan::hash(const std::int64_t* blocks, int slots) {
 kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {
   const kernels::SlotBatchView view{blocks, slots, slot_tokens_, shape_.context_width};
   hashed_tokens_ = view.tokens();
-  return {workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
-          workspace_.at<std::int64_t>(ids_)};
+  kernels::StepHash h;
+  h.params = workspace_.at<kernels::NgramHashParams>(params_);
+  h.layers = shape_.layers;
+  h.heads = shape_.heads;
+  h.batch = view;
+  h.ids = workspace_.at<std::int64_t>(ids_);
+  return h;
 }
 
 void StepPlan::hash_mine_on_host(std::int64_t* ids) const {

@@ -42,19 +42,23 @@ class StepPlan {
   [[nodiscard]] std::size_t block_bytes() const;  // one slot's packed batch at slot_tokens()
 
   // Packs my DP rank's batch as a slot of `slot_tokens` tokens into the pinned buffer of
-  // `step` (the buffers alternate by step, so the step before the last must have passed its
-  // copy_in: the engine keeps at most two steps in flight).
+  // `step` (the buffers alternate by step, so the step before the last must have read its
+  // block: the engine keeps at most two steps in flight). Nothing is enqueued: the step's
+  // work reads the block where it needs it (my_block_in_space, my_block_in_pinned).
   void pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step);
-  // Enqueues the copy of what pack() packed into the space (my_block()), as the GPU's own
-  // loads (StepSpace::copy_from_pinned): a CUDA graph that captured it is pointed at
-  // packed() at each launch.
-  void copy_in();
-  // The buffer pack() filled, and its runs of data and padding.
+  // The buffer pack() filled, and its runs of data and padding: a CUDA graph that read it is
+  // pointed there at each launch.
   [[nodiscard]] const void* packed() const;
   [[nodiscard]] const kernels::PaddedBlock& packed_layout() const { return packed_layout_; }
-  // pack() then copy_in().
-  void load(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step);
+  // My block in the space, its copy from packed() enqueued by the step's first call (on the
+  // GPU its own loads: StepSpace::copy_from_pinned).
+  [[nodiscard]] std::int64_t* my_block_in_space();
+  // Where my block goes in the space, without its copy.
   [[nodiscard]] std::int64_t* my_block() const;
+  // My block where it is still only in packed() — the step has not copied it in — for the
+  // launch that reads it to carry or copy it itself (hash_and_decode_step: a launch fewer);
+  // empty once it is in the space.
+  [[nodiscard]] kernels::PinnedBlock my_block_in_pinned() const;
   // Room for every slot's block, in slot order (the group's all-gather lands here).
   [[nodiscard]] std::int64_t* group_blocks() const;
 
@@ -84,7 +88,8 @@ class StepPlan {
   Workspace::Region ids_;
   std::vector<kernels::NgramHashParams> host_params_;
   HostBuffer packed_[2];
-  int packed_index_ = 0;  // the buffer the last pack() filled
+  int packed_index_ = 0;   // the buffer the last pack() filled
+  bool in_space_ = false;  // whether the step has enqueued its block's copy into the space
   kernels::PaddedBlock packed_layout_;
   std::int64_t slot_tokens_ = 0;
   std::int64_t hashed_tokens_ = 0;

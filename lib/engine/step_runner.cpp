@@ -157,7 +157,7 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   } else {
     marks.begin(true);
     inject_stall();
-    plan_->load(batch, slot, next_step_);
+    plan_->pack(batch, slot, next_step_);
     marks.mark(StepPhase::load);
     exchange_->run(tokens, out.slot, marks, out.layers);
   }

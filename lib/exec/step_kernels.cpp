@@ -44,13 +44,15 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
 }
 
 void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::span<const kernels::DecodeTask> tasks,
-                          kernels::OutDtype dtype) {
+                          kernels::OutDtype dtype, const kernels::PinnedBlock& pinned) {
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {
-    kernels::hash_and_decode_step_cuda(hash, tasks, dtype, stream_of(space));
+    kernels::hash_and_decode_step_cuda(hash, tasks, dtype, stream_of(space), pinned);
     return;
   }
 #endif
+  if (pinned.words != nullptr)
+    space.copy_from_pinned(const_cast<std::int64_t*>(hash.batch.blocks), pinned.words, pinned.layout);
   hash_step(space, hash.params, hash.layers, hash.heads, hash.batch, hash.ids);
   decode_step(space, tasks, dtype);
 }

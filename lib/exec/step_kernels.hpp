@@ -27,9 +27,11 @@ void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, k
 
 // hash_step into hash.ids, then decode_step of tasks keyed by those ids (task d's keys at
 // layer d's block) — on the GPU in one launch where the tasks allow it: the decode hashes
-// each row's key itself, and the ids are not written.
+// each row's key itself, and the ids are not written. A one-slot step's block still in
+// pinned memory (`pinned`) reaches that launch in its parameters where it can (eager
+// launches of short steps), else is copied to hash.batch.blocks first.
 void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::span<const kernels::DecodeTask> tasks,
-                          kernels::OutDtype dtype);
+                          kernels::OutDtype dtype, const kernels::PinnedBlock& pinned = {});
 
 // The owner exchange's packing (kernels/common/row_pack.hpp): stored rows packed for peers.
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);

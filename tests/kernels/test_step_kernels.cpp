@@ -20,6 +20,11 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "exec/step_kernels.hpp"
+#include "exec/step_space.hpp"
+#if PLESHARD_HAVE_CUDA
+#include "exec/cuda_graph.hpp"
+#include "exec/cuda_step_space.hpp"
+#endif
 #include "hash/random_batches.hpp"
 #include "model/table_spec.hpp"
 #include "store/row_store_factory.hpp"
@@ -288,7 +293,9 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
 // host, keyed by the ids of the host's slot hash: one launch where the step's tables share a
 // format and split into aligned chunks (FP8-E8M0 padded, BF16, NVFP4 with its products),
 // the hash kernel then the decode where they do not (mixed formats, BF16 rows of 20 values)
-// or where the step is too long for the decode to hash.
+// or where the step is too long for the decode to hash. One slot's steps again with the
+// block left in pinned memory (on the GPU carried in the launch's parameters where it fits,
+// else pulled first; on the host copied), the space's copy poisoned.
 TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
   struct Layer {
     RowFormat format;
@@ -318,7 +325,8 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       const int width = config.ngram_size - 1;
       std::vector<kernels::NgramHashParams> params;
       for (int d = 0; d < layers; ++d) params.push_back(make_hash_params(derive_table_spec(config, d)));
-      const int slots = 1 + static_cast<int>(rng() % 3);
+      // Every third model one slot (a step whose block may stay in pinned memory).
+      const int slots = model % 3 == 2 ? 1 : 1 + static_cast<int>(rng() % 3);
       // Short slots, then long ones: steps hashed by the decode from its shared-memory copy of
       // the slot blocks, and steps whose ids or slot blocks are too many for it (hashed first).
       const bool long_slots = model >= 6;
@@ -330,9 +338,10 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       }
       const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
       std::vector<std::int64_t> packed(block * static_cast<std::size_t>(slots));
+      kernels::PaddedBlock layout;
       for (int s = 0; s < slots; ++s)
-        pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
-                  std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
+        layout = pack_slot(batches[static_cast<std::size_t>(s)], slot_tokens,
+                           std::span<std::int64_t>(packed).subspan(static_cast<std::size_t>(s) * block, block));
       const std::size_t per_layer = static_cast<std::size_t>(slots * slot_tokens) * static_cast<std::size_t>(heads);
       // The expected keys: the host's slot hash.
       std::vector<std::int64_t> expected_ids(static_cast<std::size_t>(layers) * per_layer);
@@ -342,11 +351,12 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       blocks.assign(std::span<const std::int64_t>(packed));
       space_params.assign(std::span<const kernels::NgramHashParams>(params));
       ids.reserve(expected_ids.size() * 8);
-      const kernels::StepHash hash{space_params.as<kernels::NgramHashParams>(),
-                                   layers,
-                                   heads,
-                                   {blocks.as<std::int64_t>(), slots, slot_tokens, width},
-                                   ids.as<std::int64_t>()};
+      kernels::StepHash hash;
+      hash.params = space_params.as<kernels::NgramHashParams>();
+      hash.layers = layers;
+      hash.heads = heads;
+      hash.batch = {blocks.as<std::int64_t>(), slots, slot_tokens, width};
+      hash.ids = ids.as<std::int64_t>();
       std::vector<std::unique_ptr<RandomTable>> tables;
       std::vector<SpaceBuffer> outs;
       std::vector<kernels::DecodeTask> tasks;
@@ -362,25 +372,122 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
                          static_cast<std::int64_t>(per_layer), outs.back().data()});
       }
       const OutDtype dtype = model % 2 == 0 ? OutDtype::bf16 : OutDtype::f32;
-      hash_and_decode_step(*space, hash, tasks, dtype);
-      for (int d = 0; d < layers; ++d) {
-        const int dim = step[static_cast<std::size_t>(d)].head_dim;
-        const std::size_t row_out = static_cast<std::size_t>(dim) * kernels::out_bytes(dtype);
-        const auto got = outs[static_cast<std::size_t>(d)].to_host<std::uint8_t>(per_layer * row_out);
-        std::vector<std::uint8_t> expected(row_out);
-        std::int64_t wrong = 0;
-        for (std::size_t i = 0; i < per_layer; ++i) {
-          kernels::decode_row(tables[static_cast<std::size_t>(d)]->host_view,
-                              expected_ids[static_cast<std::size_t>(d) * per_layer + i], dtype, expected.data(), 0);
-          wrong += std::memcmp(expected.data(), got.data() + i * row_out, row_out) != 0 ? 1 : 0;
+      const auto expect_decoded = [&](const char* block_from) {
+        for (int d = 0; d < layers; ++d) {
+          const int dim = step[static_cast<std::size_t>(d)].head_dim;
+          const std::size_t row_out = static_cast<std::size_t>(dim) * kernels::out_bytes(dtype);
+          const auto got = outs[static_cast<std::size_t>(d)].to_host<std::uint8_t>(per_layer * row_out);
+          std::vector<std::uint8_t> expected(row_out);
+          std::int64_t wrong = 0;
+          for (std::size_t i = 0; i < per_layer; ++i) {
+            kernels::decode_row(tables[static_cast<std::size_t>(d)]->host_view,
+                                expected_ids[static_cast<std::size_t>(d) * per_layer + i], dtype, expected.data(), 0);
+            wrong += std::memcmp(expected.data(), got.data() + i * row_out, row_out) != 0 ? 1 : 0;
+          }
+          EXPECT_EQ(wrong, 0) << "model " << model << " layer " << d << " of " << per_layer << " rows ("
+                              << to_string(step[static_cast<std::size_t>(d)].format) << ", " << dim << " values)"
+                              << (space->on_device() ? " cuda" : " host") << ", kernel threads " << threads
+                              << ", the block " << block_from;
         }
-        EXPECT_EQ(wrong, 0) << "model " << model << " layer " << d << " of " << per_layer << " rows ("
-                            << to_string(step[static_cast<std::size_t>(d)].format) << ", " << dim << " values)"
-                            << (space->on_device() ? " cuda" : " host") << ", kernel threads " << threads;
-      }
+      };
+      hash_and_decode_step(*space, hash, tasks, dtype);
+      expect_decoded("in the space");
+      if (slots != 1) continue;
+      // Every word of the space's copy poisoned, the outputs, and on the GPU the padding of
+      // the pinned copy (the host's copy reads it: StepSpace::copy_from_pinned): a launch
+      // that read any of them, or wrote nothing, decodes other rows.
+      constexpr std::int64_t poison = 0x5A5A5A5A5A5A5A5A;
+      HostBuffer pinned(*space, block * sizeof(std::int64_t));
+      std::size_t at = 0;
+      for (int r = 0; r < layout.runs; ++r)
+        for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at)
+          pinned.as<std::int64_t>()[at] = w < layout.used[r] || !space->on_device() ? packed[at] : poison;
+      blocks.assign(std::span<const std::int64_t>(std::vector<std::int64_t>(block, poison)));
+      for (int d = 0; d < layers; ++d)
+        outs[static_cast<std::size_t>(d)].assign(std::span<const std::uint8_t>(std::vector<std::uint8_t>(
+            per_layer * static_cast<std::size_t>(step[static_cast<std::size_t>(d)].head_dim) * 4, 0xA5)));
+      hash_and_decode_step(*space, hash, tasks, dtype, {pinned.as<std::int64_t>(), layout});
+      expect_decoded("in pinned memory");
     }
   }
 }
+
+#if PLESHARD_HAVE_CUDA
+// A CUDA graph of a step whose decode hashes one slot left in pinned memory decodes, at each
+// launch, the batch of the buffer it is given: the capture pulls the block (a block carried
+// in a launch's parameters would replay the captured batch), for the decode that hashes (a
+// short slot) or the hash kernel before it (a long one); every launch's rows are those of the
+// host's hash of its batch, launches of different batches enqueued together included.
+TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  const auto host = make_host_space();
+  const auto space = make_tier_space(StorageTier::device);
+  std::mt19937_64 rng(4242);
+  ModelConfig config = random_config(rng);
+  config.ngram_vocab_size_base = 3;
+  const kernels::NgramHashParams params = make_hash_params(derive_table_spec(config, 0));
+  const int heads = config.total_heads();
+  const int width = config.ngram_size - 1;
+  const std::int64_t rows = derive_table_spec(config, 0).logical_rows;
+  const RandomTable table(*space, rng, RowFormat::fp8, 160, rows, 0, ScalesAt::plane);
+  SpaceBuffer space_params(*space);
+  space_params.assign(std::span<const kernels::NgramHashParams>(&params, 1));
+  for (const std::int64_t slot_tokens : {12, 400}) {
+    const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
+    const auto per_layer = static_cast<std::size_t>(slot_tokens * heads);
+    // Three batches, each packed into a pinned buffer of its own, and its rows as expected.
+    std::vector<std::unique_ptr<HostBuffer>> buffers;
+    std::vector<kernels::PaddedBlock> layouts;
+    std::vector<std::vector<std::int64_t>> expected_ids;
+    for (int b = 0; b < 3; ++b) {
+      std::vector<std::int64_t> packed(block);
+      layouts.push_back(pack_slot(to_batch(config, random_requests(rng, config, 8, static_cast<int>(slot_tokens) / 8)),
+                                  slot_tokens, packed));
+      buffers.push_back(std::make_unique<HostBuffer>(*space, block * sizeof(std::int64_t)));
+      std::copy(packed.begin(), packed.end(), buffers.back()->as<std::int64_t>());
+      expected_ids.emplace_back(per_layer);
+      hash_step(*host, &params, 1, heads, {packed.data(), 1, slot_tokens, width}, expected_ids.back().data());
+    }
+    SpaceBuffer blocks(*space), ids(*space), out(*space), kept(*space);
+    blocks.reserve(block * sizeof(std::int64_t));
+    ids.reserve(per_layer * sizeof(std::int64_t));
+    const std::size_t out_bytes = per_layer * 160 * kernels::out_bytes(OutDtype::bf16);
+    out.reserve(out_bytes);
+    kept.reserve(out_bytes);
+    kernels::StepHash hash;
+    hash.params = space_params.as<kernels::NgramHashParams>();
+    hash.layers = 1;
+    hash.heads = heads;
+    hash.batch = {blocks.as<std::int64_t>(), 1, slot_tokens, width};
+    hash.ids = ids.as<std::int64_t>();
+    const kernels::DecodeTask task{table.view, hash.ids, static_cast<std::int64_t>(per_layer), out.data()};
+    CudaGraph graph(stream_of(*space), [&] {
+      hash_and_decode_step(*space, hash, {&task, 1}, OutDtype::bf16, {buffers[0]->as<std::int64_t>(), layouts[0]});
+    });
+    EXPECT_THROW(graph.launch(stream_of(*space)), SystemError) << "a graph that pulls a block, given none";
+    const auto expect_rows = [&](const SpaceBuffer& got_in, std::size_t b, const char* which) {
+      const auto got = got_in.to_host<std::uint8_t>(out_bytes);
+      std::vector<std::uint8_t> expected(160 * 2);
+      std::int64_t wrong = 0;
+      for (std::size_t i = 0; i < per_layer; ++i) {
+        kernels::decode_row(table.host_view, expected_ids[b][i], OutDtype::bf16, expected.data(), 0);
+        wrong += std::memcmp(expected.data(), got.data() + i * expected.size(), expected.size()) != 0 ? 1 : 0;
+      }
+      EXPECT_EQ(wrong, 0) << which << " launch of batch " << b << ", slots of " << slot_tokens << " tokens";
+    };
+    for (const std::size_t b : {1ul, 2ul, 0ul, 2ul}) {
+      graph.launch(stream_of(*space), buffers[b]->data(), layouts[b]);
+      expect_rows(out, b, "a");
+    }
+    // Two launches enqueued together each decode their own batch.
+    graph.launch(stream_of(*space), buffers[1]->data(), layouts[1]);
+    space->copy(kept.data(), out.data(), out_bytes);
+    graph.launch(stream_of(*space), buffers[0]->data(), layouts[0]);
+    expect_rows(kept, 1, "the first of two");
+    expect_rows(out, 0, "the second of two");
+  }
+}
+#endif
 
 // The one id of a head equals that head's entry of the token's ids (Qwen's fill rule and
 // Engram's), on the host; the GPU's use of it is the test above.

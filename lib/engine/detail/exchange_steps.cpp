@@ -15,14 +15,15 @@ std::size_t token_bytes(const ExchangeContext& c) {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
-                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash) {
+                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
+                      const kernels::PinnedBlock& pinned) {
   c.store.submit(queries);
   const std::span<const kernels::DecodeTask> fetched = c.store.wait();
   marks.mark(StepPhase::fetch);
   std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
   for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
   if (hash != nullptr) {
-    hash_and_decode_step(c.space, *hash, tasks, c.dtype);
+    hash_and_decode_step(c.space, *hash, tasks, c.dtype, pinned);
   } else {
     decode_step(c.space, tasks, c.dtype);
   }

@@ -18,9 +18,10 @@ namespace pleshard::detail {
 // Fetches the rows of every layer's query and decodes them, layer d's into
 // out + d * layer_bytes (entries in query order, head_dim values each). `hash`: the step's
 // hashing left to the decode (the queries are the plan's ids, not written yet, and the
-// store reads them in place).
+// store reads them in place), its block in `pinned` where it is still there.
 void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
-                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr);
+                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr,
+                      const kernels::PinnedBlock& pinned = {});
 // The element a combine of owned bits moves for the output dtype.
 [[nodiscard]] Element owned_element(OutDtype dtype);
 // Bytes a rank sends to the others in collectives of `ranks` ranks over `bytes` (nccl-tests'

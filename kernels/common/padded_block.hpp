@@ -52,8 +52,10 @@ struct PaddedBlock {
   }
 };
 
-// A slot's block still in pinned host memory, for the launch that reads it to carry or copy
-// itself (hash_and_decode_step); empty (no words) where the block is in the step space.
+// A slot's block still in pinned host memory (in 8-byte words, as the GPU's pull reads them),
+// for the launch that reads it to carry or copy itself (hash_and_decode_step); empty (no
+// words) where the block is in the step space. A copy that launch makes is its own: the
+// block's owner (the step plan) does not learn of it, and copies again if asked.
 struct PinnedBlock {
   const std::int64_t* words = nullptr;
   PaddedBlock layout;

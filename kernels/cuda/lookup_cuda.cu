@@ -100,6 +100,12 @@ struct CarriedTasks : StepTasks {
 };
 static_assert(sizeof(CarriedTasks) <= k_max_launch_parameters, "a launch's parameters fit in 4 KB");
 
+}  // namespace
+
+std::int64_t carried_block_words() { return static_cast<std::int64_t>(CarriedTasks::capacity); }
+
+namespace {
+
 template <bool Carried>
 using KernelTasks = std::conditional_t<Carried, CarriedTasks, StepTasks>;
 
@@ -142,7 +148,8 @@ __device__ LayerHash stage_layer_hash(const KernelTasks<Carried>& step, int laye
   copy_words(staged, reinterpret_cast<const std::uint64_t*>(hash.params + layer), param_words);
   std::uint64_t* blocks = staged + param_words;
   if constexpr (Carried) {
-    // Parameter space, not global memory: plain loads.
+    // Parameter space, not global memory: no __ldg. A warp's distinct words are served by
+    // the constant cache one after another; a carried block is at most a few hundred.
     for (std::int64_t w = threadIdx.x; w < step.words; w += blockDim.x) blocks[w] = step.block[w];
   } else {
     copy_words(blocks, reinterpret_cast<const std::uint64_t*>(hash.batch.blocks),

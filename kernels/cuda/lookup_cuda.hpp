@@ -26,6 +26,10 @@ void decode_step_cuda(std::span<const DecodeTask> tasks, OutDtype dtype, cudaStr
 void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask> tasks, OutDtype dtype,
                                cudaStream_t stream, const PinnedBlock& pinned = {});
 
+// The most words of a slot block that hash_and_decode_step_cuda carries in its launch's
+// parameters (what 4 KB leave beside the tasks).
+[[nodiscard]] std::int64_t carried_block_words();
+
 // out[i] = decode(row ids[i]) as `dtype`, zeros for ids outside the view: one task.
 void lookup_rows_cuda(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
                       cudaStream_t stream);

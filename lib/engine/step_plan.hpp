@@ -62,8 +62,9 @@ class StepPlan {
   // Room for every slot's block, in slot order (the group's all-gather lands here).
   [[nodiscard]] std::int64_t* group_blocks() const;
 
-  // Hashes `slots` blocks at `blocks` (my_block() for one, group_blocks() for the group):
-  // every layer's ids for slots x slot_tokens() tokens.
+  // Hashes `slots` blocks at `blocks` (my_block_in_space() for one, group_blocks() for the
+  // group): every layer's ids for slots x slot_tokens() tokens. SystemError for my block
+  // before its copy has been enqueued (it would hash an earlier step's batch).
   void hash(const std::int64_t* blocks, int slots);
   // The same hashing, left to the kernel that consumes the ids (hash_and_decode_step):
   // ids() and ids_per_layer() are as after hash(), the ids themselves not written yet.

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
@@ -24,6 +25,7 @@
 #if PLESHARD_HAVE_CUDA
 #include "exec/cuda_graph.hpp"
 #include "exec/cuda_step_space.hpp"
+#include "kernels/cuda/lookup_cuda.hpp"
 #endif
 #include "hash/random_batches.hpp"
 #include "model/table_spec.hpp"
@@ -413,6 +415,125 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
 }
 
 #if PLESHARD_HAVE_CUDA
+// One layer's step of one slot whose decode hashes its keys (an FP8 table of 160 values,
+// aligned, so one launch hashes and decodes), batches packed into pinned buffers of their own,
+// and each batch's rows as the host's hash and decode core make them.
+struct OneSlotStep {
+  OneSlotStep(std::mt19937_64& rng, std::int64_t tokens)
+      : space(make_tier_space(StorageTier::device)),
+        config(short_config(rng)),
+        params(make_hash_params(derive_table_spec(config, 0))),
+        heads(config.total_heads()),
+        width(config.ngram_size - 1),
+        slot_tokens(tokens),
+        block(static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width))),
+        per_layer(static_cast<std::size_t>(slot_tokens * heads)),
+        out_bytes(per_layer * 160 * kernels::out_bytes(OutDtype::bf16)),
+        table(*space, rng, RowFormat::fp8, 160, derive_table_spec(config, 0).logical_rows, 0, ScalesAt::plane),
+        space_params(*space),
+        blocks(*space),
+        ids(*space),
+        out(*space) {
+    space_params.assign(std::span<const kernels::NgramHashParams>(&params, 1));
+    blocks.reserve(block * sizeof(std::int64_t));
+    ids.reserve(per_layer * sizeof(std::int64_t));
+    out.reserve(out_bytes);
+    hash.params = space_params.as<kernels::NgramHashParams>();
+    hash.layers = 1;
+    hash.heads = heads;
+    hash.batch = {blocks.as<std::int64_t>(), 1, slot_tokens, width};
+    hash.ids = ids.as<std::int64_t>();
+    task = {table.view, hash.ids, static_cast<std::int64_t>(per_layer), out.data()};
+  }
+
+  // Small tables (most ids inside), contexts of 1 to 5 tokens.
+  static ModelConfig short_config(std::mt19937_64& rng) {
+    ModelConfig c = random_config(rng);
+    c.ngram_vocab_size_base = 3;
+    return c;
+  }
+
+  // A batch of fewer tokens than the slot (padding in every run) packed into a pinned buffer
+  // of its own whose padding is `poison` (a copy must write it, never read it); its packed
+  // words and the ids the host hashes from them kept.
+  kernels::PinnedBlock add_batch(std::mt19937_64& rng, std::int64_t poison) {
+    std::vector<std::int64_t> words(block);
+    const int most = std::max(1, static_cast<int>(slot_tokens) / 8);
+    const kernels::PaddedBlock layout =
+        pack_slot(to_batch(config, random_requests(rng, config, 4, most)), slot_tokens, words);
+    buffers.push_back(std::make_unique<HostBuffer>(*space, block * sizeof(std::int64_t)));
+    auto* pinned = buffers.back()->as<std::int64_t>();
+    std::size_t at = 0;
+    for (int r = 0; r < layout.runs; ++r)
+      for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at) pinned[at] = w < layout.used[r] ? words[at] : poison;
+    expected_ids.emplace_back(per_layer);
+    hash_step(*make_host_space(), &params, 1, heads, {words.data(), 1, slot_tokens, width}, expected_ids.back().data());
+    packed.push_back(std::move(words));
+    return {pinned, layout};
+  }
+
+  // The rows in `got` are those of batch b.
+  void expect_rows(const SpaceBuffer& got_in, std::size_t b, const std::string& which) const {
+    const auto got = got_in.to_host<std::uint8_t>(out_bytes);
+    std::vector<std::uint8_t> expected(160 * 2);
+    std::int64_t wrong = 0;
+    for (std::size_t i = 0; i < per_layer; ++i) {
+      kernels::decode_row(table.host_view, expected_ids[b][i], OutDtype::bf16, expected.data(), 0);
+      wrong += std::memcmp(expected.data(), got.data() + i * expected.size(), expected.size()) != 0 ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0) << which << ": batch " << b << ", slots of " << slot_tokens << " tokens, context " << width;
+  }
+
+  std::unique_ptr<StepSpace> space;
+  ModelConfig config;
+  kernels::NgramHashParams params;
+  int heads;
+  int width;
+  std::int64_t slot_tokens;
+  std::size_t block;
+  std::size_t per_layer;
+  std::size_t out_bytes;
+  RandomTable table;
+  SpaceBuffer space_params, blocks, ids, out;
+  kernels::StepHash hash;
+  kernels::DecodeTask task;
+  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  std::vector<std::vector<std::int64_t>> packed;
+  std::vector<std::vector<std::int64_t>> expected_ids;
+};
+
+// An eager decode that hashes one slot left in pinned memory carries a block that fits its
+// parameters and leaves the space's copy alone; one word more and it pulls the block there
+// first (padding written, not read). Both decode the batch's rows.
+TEST(StepKernels, DecodeCarriesABlockThatFitsAndPullsOneThatDoesNot) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  std::mt19937_64 rng(5151);
+  constexpr std::int64_t poison = -1;  // a token, boundary and context that hash differently
+  for (int model = 0; model < 6; ++model) {
+    // The longest slot whose block fits, then one token more.
+    std::mt19937_64 peek = rng;
+    const int width = OneSlotStep::short_config(peek).ngram_size - 1;
+    std::int64_t fits = 1;
+    while (kernels::SlotBatchView::block_size(fits + 1, width) <= kernels::carried_block_words()) ++fits;
+    for (const std::int64_t slot_tokens : {fits, fits + 1}) {
+      std::mt19937_64 same = rng;
+      OneSlotStep step(same, slot_tokens);
+      const kernels::PinnedBlock pinned = step.add_batch(same, poison);
+      const bool carried = slot_tokens == fits;
+      step.blocks.assign(std::span<const std::int64_t>(std::vector<std::int64_t>(step.block, poison)));
+      hash_and_decode_step(*step.space, step.hash, {&step.task, 1}, OutDtype::bf16, pinned);
+      step.expect_rows(step.out, 0, carried ? "carried" : "pulled");
+      const auto in_space = step.blocks.to_host<std::int64_t>(step.block);
+      if (carried) {
+        EXPECT_EQ(in_space, std::vector<std::int64_t>(step.block, poison)) << "a carried block was copied in";
+      } else {
+        EXPECT_EQ(in_space, step.packed[0]) << "a pulled block differs from the packed one";
+      }
+    }
+    rng.discard(1000);
+  }
+}
+
 // A CUDA graph of a step whose decode hashes one slot left in pinned memory decodes, at each
 // launch, the batch of the buffer it is given: the capture pulls the block (a block carried
 // in a launch's parameters would replay the captured batch), for the decode that hashes (a
@@ -420,71 +541,27 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
 // host's hash of its batch, launches of different batches enqueued together included.
 TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
-  const auto host = make_host_space();
-  const auto space = make_tier_space(StorageTier::device);
   std::mt19937_64 rng(4242);
-  ModelConfig config = random_config(rng);
-  config.ngram_vocab_size_base = 3;
-  const kernels::NgramHashParams params = make_hash_params(derive_table_spec(config, 0));
-  const int heads = config.total_heads();
-  const int width = config.ngram_size - 1;
-  const std::int64_t rows = derive_table_spec(config, 0).logical_rows;
-  const RandomTable table(*space, rng, RowFormat::fp8, 160, rows, 0, ScalesAt::plane);
-  SpaceBuffer space_params(*space);
-  space_params.assign(std::span<const kernels::NgramHashParams>(&params, 1));
   for (const std::int64_t slot_tokens : {12, 400}) {
-    const auto block = static_cast<std::size_t>(kernels::SlotBatchView::block_size(slot_tokens, width));
-    const auto per_layer = static_cast<std::size_t>(slot_tokens * heads);
-    // Three batches, each packed into a pinned buffer of its own, and its rows as expected.
-    std::vector<std::unique_ptr<HostBuffer>> buffers;
-    std::vector<kernels::PaddedBlock> layouts;
-    std::vector<std::vector<std::int64_t>> expected_ids;
-    for (int b = 0; b < 3; ++b) {
-      std::vector<std::int64_t> packed(block);
-      layouts.push_back(pack_slot(to_batch(config, random_requests(rng, config, 8, static_cast<int>(slot_tokens) / 8)),
-                                  slot_tokens, packed));
-      buffers.push_back(std::make_unique<HostBuffer>(*space, block * sizeof(std::int64_t)));
-      std::copy(packed.begin(), packed.end(), buffers.back()->as<std::int64_t>());
-      expected_ids.emplace_back(per_layer);
-      hash_step(*host, &params, 1, heads, {packed.data(), 1, slot_tokens, width}, expected_ids.back().data());
-    }
-    SpaceBuffer blocks(*space), ids(*space), out(*space), kept(*space);
-    blocks.reserve(block * sizeof(std::int64_t));
-    ids.reserve(per_layer * sizeof(std::int64_t));
-    const std::size_t out_bytes = per_layer * 160 * kernels::out_bytes(OutDtype::bf16);
-    out.reserve(out_bytes);
-    kept.reserve(out_bytes);
-    kernels::StepHash hash;
-    hash.params = space_params.as<kernels::NgramHashParams>();
-    hash.layers = 1;
-    hash.heads = heads;
-    hash.batch = {blocks.as<std::int64_t>(), 1, slot_tokens, width};
-    hash.ids = ids.as<std::int64_t>();
-    const kernels::DecodeTask task{table.view, hash.ids, static_cast<std::int64_t>(per_layer), out.data()};
-    CudaGraph graph(stream_of(*space), [&] {
-      hash_and_decode_step(*space, hash, {&task, 1}, OutDtype::bf16, {buffers[0]->as<std::int64_t>(), layouts[0]});
+    OneSlotStep step(rng, slot_tokens);
+    std::vector<kernels::PinnedBlock> batches;
+    for (int b = 0; b < 3; ++b) batches.push_back(step.add_batch(rng, -1));
+    CudaGraph graph(stream_of(*step.space), [&] {
+      hash_and_decode_step(*step.space, step.hash, {&step.task, 1}, OutDtype::bf16, batches[0]);
     });
-    EXPECT_THROW(graph.launch(stream_of(*space)), SystemError) << "a graph that pulls a block, given none";
-    const auto expect_rows = [&](const SpaceBuffer& got_in, std::size_t b, const char* which) {
-      const auto got = got_in.to_host<std::uint8_t>(out_bytes);
-      std::vector<std::uint8_t> expected(160 * 2);
-      std::int64_t wrong = 0;
-      for (std::size_t i = 0; i < per_layer; ++i) {
-        kernels::decode_row(table.host_view, expected_ids[b][i], OutDtype::bf16, expected.data(), 0);
-        wrong += std::memcmp(expected.data(), got.data() + i * expected.size(), expected.size()) != 0 ? 1 : 0;
-      }
-      EXPECT_EQ(wrong, 0) << which << " launch of batch " << b << ", slots of " << slot_tokens << " tokens";
-    };
+    EXPECT_THROW(graph.launch(stream_of(*step.space)), SystemError) << "a graph that pulls a block, given none";
     for (const std::size_t b : {1ul, 2ul, 0ul, 2ul}) {
-      graph.launch(stream_of(*space), buffers[b]->data(), layouts[b]);
-      expect_rows(out, b, "a");
+      graph.launch(stream_of(*step.space), batches[b].words, batches[b].layout);
+      step.expect_rows(step.out, b, "a launch");
     }
     // Two launches enqueued together each decode their own batch.
-    graph.launch(stream_of(*space), buffers[1]->data(), layouts[1]);
-    space->copy(kept.data(), out.data(), out_bytes);
-    graph.launch(stream_of(*space), buffers[0]->data(), layouts[0]);
-    expect_rows(kept, 1, "the first of two");
-    expect_rows(out, 0, "the second of two");
+    SpaceBuffer kept(*step.space);
+    kept.reserve(step.out_bytes);
+    graph.launch(stream_of(*step.space), batches[1].words, batches[1].layout);
+    step.space->copy(kept.data(), step.out.data(), step.out_bytes);
+    graph.launch(stream_of(*step.space), batches[0].words, batches[0].layout);
+    step.expect_rows(kept, 1, "the first of two");
+    step.expect_rows(step.out, 0, "the second of two");
   }
 }
 #endif

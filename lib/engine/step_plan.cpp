@@ -87,13 +87,8 @@ void StepPlan::hash(const std::int64_t* blocks, int slots) {
 kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {
   const kernels::SlotBatchView view{blocks, slots, slot_tokens_, shape_.context_width};
   hashed_tokens_ = view.tokens();
-  kernels::StepHash h;
-  h.params = workspace_.at<kernels::NgramHashParams>(params_);
-  h.layers = shape_.layers;
-  h.heads = shape_.heads;
-  h.batch = view;
-  h.ids = workspace_.at<std::int64_t>(ids_);
-  return h;
+  return {workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
+          workspace_.at<std::int64_t>(ids_)};
 }
 
 void StepPlan::hash_mine_on_host(std::int64_t* ids) const {

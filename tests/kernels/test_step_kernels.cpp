@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -72,6 +73,17 @@ class KernelThreads {
 // disk staging), after each row's codes in a row padded to 16 bytes (GPU tiers), or right
 // after them (packed rows: the owner exchange, the row cache).
 enum class ScalesAt { plane, padded, packed };
+
+// A packed block's words with its padding replaced by `poison`: what a copy that reads only
+// the data (and writes the padding itself) must not see.
+std::vector<std::int64_t> padding_poisoned(std::vector<std::int64_t> words, const kernels::PaddedBlock& layout,
+                                           std::int64_t poison) {
+  std::size_t at = 0;
+  for (int r = 0; r < layout.runs; ++r)
+    for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at)
+      if (w >= layout.used[r]) words[at] = poison;
+  return words;
+}
 
 // One table of random stored bytes (every code, NaN patterns included) in a space.
 struct RandomTable {
@@ -353,12 +365,11 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       blocks.assign(std::span<const std::int64_t>(packed));
       space_params.assign(std::span<const kernels::NgramHashParams>(params));
       ids.reserve(expected_ids.size() * 8);
-      kernels::StepHash hash;
-      hash.params = space_params.as<kernels::NgramHashParams>();
-      hash.layers = layers;
-      hash.heads = heads;
-      hash.batch = {blocks.as<std::int64_t>(), slots, slot_tokens, width};
-      hash.ids = ids.as<std::int64_t>();
+      const kernels::StepHash hash{space_params.as<kernels::NgramHashParams>(),
+                                   layers,
+                                   heads,
+                                   {blocks.as<std::int64_t>(), slots, slot_tokens, width},
+                                   ids.as<std::int64_t>()};
       std::vector<std::unique_ptr<RandomTable>> tables;
       std::vector<SpaceBuffer> outs;
       std::vector<kernels::DecodeTask> tasks;
@@ -400,10 +411,8 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       // that read any of them, or wrote nothing, decodes other rows.
       constexpr std::int64_t poison = 0x5A5A5A5A5A5A5A5A;
       HostBuffer pinned(*space, block * sizeof(std::int64_t));
-      std::size_t at = 0;
-      for (int r = 0; r < layout.runs; ++r)
-        for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at)
-          pinned.as<std::int64_t>()[at] = w < layout.used[r] || !space->on_device() ? packed[at] : poison;
+      const std::vector<std::int64_t> source = space->on_device() ? padding_poisoned(packed, layout, poison) : packed;
+      std::copy(source.begin(), source.end(), pinned.as<std::int64_t>());
       blocks.assign(std::span<const std::int64_t>(std::vector<std::int64_t>(block, poison)));
       for (int d = 0; d < layers; ++d)
         outs[static_cast<std::size_t>(d)].assign(std::span<const std::uint8_t>(std::vector<std::uint8_t>(
@@ -463,9 +472,8 @@ struct OneSlotStep {
         pack_slot(to_batch(config, random_requests(rng, config, 4, most)), slot_tokens, words);
     buffers.push_back(std::make_unique<HostBuffer>(*space, block * sizeof(std::int64_t)));
     auto* pinned = buffers.back()->as<std::int64_t>();
-    std::size_t at = 0;
-    for (int r = 0; r < layout.runs; ++r)
-      for (std::int64_t w = 0; w < layout.words[r]; ++w, ++at) pinned[at] = w < layout.used[r] ? words[at] : poison;
+    const std::vector<std::int64_t> source = padding_poisoned(words, layout, poison);
+    std::copy(source.begin(), source.end(), pinned);
     expected_ids.emplace_back(per_layer);
     hash_step(*make_host_space(), &params, 1, heads, {words.data(), 1, slot_tokens, width}, expected_ids.back().data());
     packed.push_back(std::move(words));

@@ -57,7 +57,7 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
         {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
     step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
   }
-  marks.mark(StepPhase::gather);
+  marks.mark(StepPhase::gather, gathers_slots);
   // Where the store reads the tables in place, the decode hashes its own keys: a launch
   // fewer, and the ids are never written (the hash phase is then part of the decode's). A
   // slot of my own is left in pinned memory for that decode, which carries it in its
@@ -65,7 +65,7 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
   const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
   if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
-  marks.mark(StepPhase::hash);
+  marks.mark(StepPhase::hash, !decode_hashes);
 
   // 2. The rows I own of every id; zeros for the rest.
   const int tp = ctx_.topology.tp;
@@ -103,7 +103,7 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
     ctx_.comms.etp->all_reduce(partial, layers * layer_bytes / element_size, element, ReduceOp::owned);
     step.bytes_sent += all_reduce_bytes(ctx_.comms.etp->size(), layers * layer_bytes);
   }
-  marks.mark(StepPhase::combine);
+  marks.mark(StepPhase::combine, scatters() || ctx_.comms.etp != nullptr);
 
   views.resize(layers);
   const RowRange slice =

@@ -29,8 +29,8 @@ void StepMarks::begin(bool phases) {
   pending_ = true;
 }
 
-void StepMarks::mark(StepPhase phase) {
-  if (!phased_) return;
+void StepMarks::mark(StepPhase phase, bool ran) {
+  if (!phased_ || !ran) return;
   const auto p = static_cast<std::size_t>(phase);
   if (marked_ == order_.size()) throw SystemError("StepMarks: more marks than phases in one step");
   phases_[p]->record();

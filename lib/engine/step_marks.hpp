@@ -31,8 +31,11 @@ class StepMarks {
 
   // At the start of a step; `phases`: whether the phases are marked (not while capturing).
   void begin(bool phases);
-  // After each phase, at most once per phase, in the order the phases ran.
-  void mark(StepPhase phase);
+  // After each phase, at most once per phase, in the order the phases ran. A phase that
+  // enqueued nothing (`ran` false: no collective for a group of one rank, ids hashed by the
+  // decode, rows read in place) is left unmarked, an event fewer on the stream of a short
+  // step; the host's time between the marks goes to the next phase marked.
+  void mark(StepPhase phase, bool ran = true);
   // At the end of a step.
   void end();
   [[nodiscard]] const SpaceEvent& done() const { return end_; }

@@ -1,5 +1,6 @@
 #include "engine/detail/exchange_steps.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "exec/step_kernels.hpp"
@@ -19,7 +20,9 @@ void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> querie
                       const kernels::PinnedBlock& pinned) {
   c.store.submit(queries);
   const std::span<const kernels::DecodeTask> fetched = c.store.wait();
-  marks.mark(StepPhase::fetch);
+  std::int64_t most = 0;
+  for (const RowQuery& q : queries) most = std::max(most, q.count);
+  marks.mark(StepPhase::fetch, !c.store.reads_in_place(most));
   std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
   for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
   if (hash != nullptr) {

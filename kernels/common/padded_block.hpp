@@ -53,9 +53,12 @@ struct PaddedBlock {
 };
 
 // A slot's block still in pinned host memory (in 8-byte words, as the GPU's pull reads them),
-// for the launch that reads it to carry or copy itself (hash_and_decode_step); empty (no
-// words) where the block is in the step space. A copy that launch makes is its own: the
-// block's owner (the step plan) does not learn of it, and copies again if asked.
+// for the launch that reads it to carry, read or copy itself (hash_and_decode_step); empty
+// (no words) where the block is in the step space. Its padding is written there too
+// (pack_slot): a copy may skip it, but a CUDA graph's launch reads the whole block in place,
+// since the runs of a replay's batch are not those of the captured one. A copy that launch
+// makes is its own: the block's owner (the step plan) does not learn of it, and copies again
+// if asked.
 struct PinnedBlock {
   const std::int64_t* words = nullptr;
   PaddedBlock layout;

@@ -524,23 +524,44 @@ void pull_block(const StepHash& hash, const PinnedBlock& pinned, cudaStream_t st
 }
 
 // Writes the block `pinned` holds, laid out as `layout`, into the launch's parameters, as the
-// pull would leave it in GPU memory; false, nothing written, where it does not fit or the
-// launch is being captured in a graph (CarriedTasks says why).
-bool carry_block(CarriedTasks& step, const PinnedBlock& pinned, cudaStream_t stream) {
-  const SlotBatchView& batch = step.hash.batch;
-  const PaddedBlock& layout = pinned.layout;
-  if (!layout.valid() || batch.slots != 1 ||
-      layout.total_words() != SlotBatchView::block_size(batch.slot_tokens, batch.context_width))
-    throw SystemError("decode_step_cuda: a pinned block that is not the step's one slot");
-  const std::int64_t words = layout.total_words();
+// pull would leave it in GPU memory; false, nothing written, where it does not fit.
+bool carry_block(CarriedTasks& step, const PinnedBlock& pinned) {
+  const std::int64_t words = pinned.layout.total_words();
   if (words > static_cast<std::int64_t>(CarriedTasks::capacity)) return false;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return false;
   const auto* data = reinterpret_cast<const std::uint64_t*>(pinned.words);
-  for (std::int64_t w = 0; w < words; ++w) step.block[w] = layout.word(data, w);
+  for (std::int64_t w = 0; w < words; ++w) step.block[w] = pinned.layout.word(data, w);
   step.words = words;
   return true;
+}
+
+// A captured launch of at most this many blocks that is handed its slot block in pinned
+// memory has each block read it there through UVA (a round trip over PCIe, the padding read
+// too: pack_slot writes it) instead of pulling it first: the pull's node costs a graph step
+// more than the reads. On the H200, graph steps of Qwen's shape (FP8, 16 heads, a block per
+// 24 rows): 1 to 8 tokens (1 to 6 blocks) 8.4-9.3 us with the pull, 6.8-7.4 us read in place;
+// 16 tokens (11 blocks) 9.0 against 8.3; 32 tokens (22 blocks) no gain; 64 tokens (43
+// blocks) 13.2-15.3 us against 9.5 (docs/performance.md).
+constexpr std::int64_t k_in_place_max_blocks = 16;
+
+// Where the launch of `grid` blocks a task finds the slot block that `pinned` holds: carried
+// in its parameters (eager launches, where it fits), read in place (captured launches of a
+// few blocks) or pulled into the space first. A captured launch never carries the block:
+// every replay would decode the captured batch.
+void place_block(CarriedTasks& step, const PinnedBlock& pinned, int grid, cudaStream_t stream) {
+  if (pinned.words == nullptr) return;
+  const SlotBatchView& batch = step.hash.batch;
+  if (!pinned.layout.valid() || batch.slots != 1 ||
+      pinned.layout.total_words() != SlotBatchView::block_size(batch.slot_tokens, batch.context_width))
+    throw SystemError("decode_step_cuda: a pinned block that is not the step's one slot");
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture == cudaStreamCaptureStatusNone) {
+    if (carry_block(step, pinned)) return;
+  } else if (static_cast<std::int64_t>(grid) * step.count <= k_in_place_max_blocks) {
+    step.hash.batch.blocks = pinned.words;
+    return;
+  }
+  pull_block(step.hash, pinned, stream);
 }
 
 // The step's tasks with rows, in one launch; `hash` where it hashes its own keys (from
@@ -556,16 +577,16 @@ void launch_step(std::span<const DecodeTask> tasks, OutDtype dtype, const StepHa
     step.aligned[d] = aligned_for(step.tasks[d].rows);
     tables = std::max(tables, tables_for(step.tasks[d].rows.format));
   }
-  if (hash != nullptr) {
-    step.hash = *hash;
-    if (pinned.words != nullptr && !carry_block(step, pinned, stream)) pull_block(*hash, pinned, stream);
-  }
   // With the product table, blocks fill 16 KB of shared memory first, so they stay resident
   // and loop over rows: a few blocks per SM (for all tasks together) instead of one block per
   // few rows.
   step.in_flight = hash == nullptr && most <= k_two_in_flight_max_rows ? 2 : 1;
   int grid = grid_for(step);
   if (tables == Tables::products) grid = std::min(grid, std::max(1, 8 * multiprocessors() / step.count));
+  if (hash != nullptr) {
+    step.hash = *hash;
+    place_block(step, pinned, grid, stream);
+  }
   const bool hashed = hash != nullptr;
   switch (dtype) {
     case OutDtype::f32:

@@ -30,7 +30,11 @@ StepGraphs::~StepGraphs() = default;
 std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot, std::int64_t tokens) {
   Graph& g = graph_for(bucket, out_slot, tokens);
 #if PLESHARD_HAVE_CUDA
-  g.graph->launch(stream_of(space_), plan_.packed(), plan_.packed_layout());
+  if (g.graph->pulls()) {
+    g.graph->launch(stream_of(space_), plan_.packed(), plan_.packed_layout());
+  } else {
+    g.graph->launch(stream_of(space_));
+  }
 #endif
   for (auto& [comm, calls] : g.collectives)
     for (const auto& [name, bytes] : calls) comm->count(name, bytes);
@@ -45,22 +49,22 @@ std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot,
 }
 
 StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std::int64_t tokens) {
-  auto& slot = graphs_[{bucket, out_slot}];
-  if (slot) return *slot;
+  if (const auto any = graphs_.find({bucket, out_slot, nullptr}); any != graphs_.end()) return *any->second;
+  if (const auto mine = graphs_.find({bucket, out_slot, plan_.packed()}); mine != graphs_.end()) return *mine->second;
   auto g = std::make_unique<Graph>();
+  const void* reads = nullptr;
 #if PLESHARD_HAVE_CUDA
   // Buffers are pre-sized, so the capture records the step at the addresses every replay
   // uses; it runs nothing (the replay that follows does). Every rank of the ETP group
   // reaches the same bucket at the same step, so their collectives are captured together.
+  // A launch being captured never carries the batch in its parameters: every replay would
+  // decode the captured step's.
   StepMarks unmarked(space_);
   unmarked.begin(false);
   const ExchangeTraffic before = exchange_.traffic();
-  // The graph pulls the batch first, whoever reads it: a block carried in a launch's
-  // parameters would be the captured step's at every replay.
-  g->graph = std::make_unique<CudaGraph>(stream_of(space_), [&] {
-    (void)plan_.my_block_in_space();
-    exchange_.run(tokens, out_slot, unmarked, g->views);
-  });
+  g->graph =
+      std::make_unique<CudaGraph>(stream_of(space_), [&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
+  if (plan_.handed_out_in_pinned() && !g->graph->pulls()) reads = plan_.packed();
   g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture
   exchange_.restore_traffic(before);
   for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
@@ -68,6 +72,7 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   (void)tokens;
   (void)out_slot;
 #endif
+  auto& slot = graphs_[{bucket, out_slot, reads}];
   slot = std::move(g);
   return *slot;
 }

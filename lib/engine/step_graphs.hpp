@@ -1,13 +1,17 @@
 #pragma once
 // The CUDA graphs of a job's steps: one per bucket of slot sizes and output slot, captured
-// at the bucket's first step (the capture runs nothing) and replayed after. A graph begins
-// with the copy of the packed batch into the space, pointed at each launch at the pinned
-// buffer the step was packed in. A replay moves what its captured run did, so the
-// exchange's traffic and each communicator's calls are counted again at every replay.
+// at the bucket's first step (the capture runs nothing) and replayed after. The packed batch
+// reaches a graph's kernels from the pinned buffer the step was packed in: by a pull into the
+// space, pointed at that buffer at each launch, or — a short step whose decode hashes its
+// one slot — by the decode's own reads there, a node fewer; such a graph reads the buffer it
+// was captured with, so those buckets have a graph per buffer. A replay moves what its
+// captured run did, so the exchange's traffic and each communicator's calls are counted
+// again at every replay.
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,7 +48,8 @@ class StepGraphs {
   Exchange& exchange_;
   const ExchangeGroups& groups_;
   std::int64_t ids_per_token_;
-  std::map<std::pair<std::int64_t, int>, std::unique_ptr<Graph>> graphs_;  // by bucket and output slot
+  // By bucket, output slot and the pinned buffer the graph reads (null: it pulls from any).
+  std::map<std::tuple<std::int64_t, int, const void*>, std::unique_ptr<Graph>> graphs_;
   std::int64_t replays_ = 0;
 };
 

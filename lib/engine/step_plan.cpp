@@ -59,8 +59,9 @@ std::int64_t* StepPlan::my_block_in_space() {
   return my_block();
 }
 
-kernels::PinnedBlock StepPlan::my_block_in_pinned() const {
+kernels::PinnedBlock StepPlan::my_block_in_pinned() {
   if (in_space_) return {};
+  handed_out_ = true;
   return {static_cast<const std::int64_t*>(packed()), packed_layout_};
 }
 std::int64_t* StepPlan::group_blocks() const { return workspace_.at<std::int64_t>(group_blocks_); }
@@ -74,6 +75,7 @@ void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint
   HostBuffer& host = packed_[packed_index_];
   packed_layout_ = pack_slot(batch, slot_tokens, {host.as<std::int64_t>(), block_entries(shape_, slot_tokens)});
   in_space_ = false;
+  handed_out_ = false;
 }
 
 const void* StepPlan::packed() const { return packed_[packed_index_].data(); }

@@ -46,8 +46,8 @@ class StepPlan {
   // block: the engine keeps at most two steps in flight). Nothing is enqueued: the step's
   // work reads the block where it needs it (my_block_in_space, my_block_in_pinned).
   void pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint64_t step);
-  // The buffer pack() filled, and its runs of data and padding: a CUDA graph that read it is
-  // pointed there at each launch.
+  // The buffer pack() filled, and its runs of data and padding: a CUDA graph that pulls the
+  // block is pointed there at each launch (one that reads it in place is bound to its buffer).
   [[nodiscard]] const void* packed() const;
   [[nodiscard]] const kernels::PaddedBlock& packed_layout() const { return packed_layout_; }
   // My block in the space, its copy from packed() enqueued by the step's first call (on the
@@ -56,9 +56,12 @@ class StepPlan {
   // Where my block goes in the space, without its copy.
   [[nodiscard]] std::int64_t* my_block() const;
   // My block where it is still only in packed() — the step has not copied it in — for the
-  // launch that reads it to carry or copy it itself (hash_and_decode_step: a launch fewer);
-  // empty once it is in the space.
-  [[nodiscard]] kernels::PinnedBlock my_block_in_pinned() const;
+  // launch that reads it to carry, read or copy it itself (hash_and_decode_step: a launch
+  // fewer); empty once it is in the space.
+  [[nodiscard]] kernels::PinnedBlock my_block_in_pinned();
+  // Whether the step handed my block out in packed() (my_block_in_pinned): a CUDA graph that
+  // captured the step and no pull of it reads that buffer itself.
+  [[nodiscard]] bool handed_out_in_pinned() const { return handed_out_; }
   // Room for every slot's block, in slot order (the group's all-gather lands here).
   [[nodiscard]] std::int64_t* group_blocks() const;
 
@@ -89,8 +92,9 @@ class StepPlan {
   Workspace::Region ids_;
   std::vector<kernels::NgramHashParams> host_params_;
   HostBuffer packed_[2];
-  int packed_index_ = 0;   // the buffer the last pack() filled
-  bool in_space_ = false;  // whether the step has enqueued its block's copy into the space
+  int packed_index_ = 0;     // the buffer the last pack() filled
+  bool in_space_ = false;    // whether the step has enqueued its block's copy into the space
+  bool handed_out_ = false;  // whether the step handed my block out in packed()
   kernels::PaddedBlock packed_layout_;
   std::int64_t slot_tokens_ = 0;
   std::int64_t hashed_tokens_ = 0;

@@ -25,6 +25,8 @@ class CudaGraph {
   // `pulled_from` instead: the graph serves every buffer. A graph with a pull needs the
   // buffer named, one without refuses one (SystemError).
   void launch(cudaStream_t stream, const void* pulled_from = nullptr, const kernels::PaddedBlock& pulled = {});
+  // Whether the work pulled a block from pinned memory.
+  [[nodiscard]] bool pulls() const { return pull_.has_value(); }
 
  private:
   cudaGraph_t graph_ = nullptr;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -463,16 +464,16 @@ struct OneSlotStep {
   }
 
   // A batch of fewer tokens than the slot (padding in every run) packed into a pinned buffer
-  // of its own whose padding is `poison` (a copy must write it, never read it); its packed
-  // words and the ids the host hashes from them kept.
-  kernels::PinnedBlock add_batch(std::mt19937_64& rng, std::int64_t poison) {
+  // of its own whose padding is `poison` where one is given (a copy must write it, never read
+  // it); its packed words and the ids the host hashes from them kept.
+  kernels::PinnedBlock add_batch(std::mt19937_64& rng, std::optional<std::int64_t> poison) {
     std::vector<std::int64_t> words(block);
     const int most = std::max(1, static_cast<int>(slot_tokens) / 8);
     const kernels::PaddedBlock layout =
         pack_slot(to_batch(config, random_requests(rng, config, 4, most)), slot_tokens, words);
     buffers.push_back(std::make_unique<HostBuffer>(*space, block * sizeof(std::int64_t)));
     auto* pinned = buffers.back()->as<std::int64_t>();
-    const std::vector<std::int64_t> source = padding_poisoned(words, layout, poison);
+    const std::vector<std::int64_t> source = poison ? padding_poisoned(words, layout, *poison) : words;
     std::copy(source.begin(), source.end(), pinned);
     expected_ids.emplace_back(per_layer);
     hash_step(*make_host_space(), &params, 1, heads, {words.data(), 1, slot_tokens, width}, expected_ids.back().data());
@@ -542,32 +543,49 @@ TEST(StepKernels, DecodeCarriesABlockThatFitsAndPullsOneThatDoesNot) {
   }
 }
 
-// A CUDA graph of a step whose decode hashes one slot left in pinned memory decodes, at each
-// launch, the batch of the buffer it is given: the capture pulls the block (a block carried
-// in a launch's parameters would replay the captured batch), for the decode that hashes (a
-// short slot) or the hash kernel before it (a long one); every launch's rows are those of the
-// host's hash of its batch, launches of different batches enqueued together included.
+// A CUDA graph of a step whose decode hashes one slot left in pinned memory. A long slot's
+// (a launch of many blocks) pulls the block first (or the hash kernel before the decode
+// does): each launch decodes the batch of the buffer it is given, launches of different
+// batches enqueued together included. An 8-token slot's decode (at most 14 blocks) reads the
+// block in the buffer it was captured with, whole, at each replay whatever that buffer then
+// holds, and refuses another buffer. Every launch's rows are those of the host's hash of its
+// batch.
 TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(4242);
-  for (const std::int64_t slot_tokens : {12, 400}) {
+  for (const std::int64_t slot_tokens : {8, 400}) {
     OneSlotStep step(rng, slot_tokens);
+    const bool in_place = slot_tokens == 8;
     std::vector<kernels::PinnedBlock> batches;
-    for (int b = 0; b < 3; ++b) batches.push_back(step.add_batch(rng, -1));
+    for (int b = 0; b < 3; ++b)
+      batches.push_back(step.add_batch(rng, in_place ? std::nullopt : std::optional<std::int64_t>{-1}));
     CudaGraph graph(stream_of(*step.space), [&] {
       hash_and_decode_step(*step.space, step.hash, {&step.task, 1}, OutDtype::bf16, batches[0]);
     });
-    EXPECT_THROW(graph.launch(stream_of(*step.space)), SystemError) << "a graph that pulls a block, given none";
+    cudaStream_t stream = stream_of(*step.space);
+    if (in_place) {
+      EXPECT_FALSE(graph.pulls());
+      EXPECT_THROW(graph.launch(stream, batches[1].words, batches[1].layout), SystemError)
+          << "a graph that reads its own buffer, given another";
+      for (const std::size_t b : {1ul, 2ul, 0ul, 2ul}) {
+        std::copy(step.packed[b].begin(), step.packed[b].end(), step.buffers[0]->as<std::int64_t>());
+        graph.launch(stream);
+        step.expect_rows(step.out, b, "a replay reading its buffer");
+      }
+      continue;
+    }
+    EXPECT_TRUE(graph.pulls());
+    EXPECT_THROW(graph.launch(stream), SystemError) << "a graph that pulls a block, given none";
     for (const std::size_t b : {1ul, 2ul, 0ul, 2ul}) {
-      graph.launch(stream_of(*step.space), batches[b].words, batches[b].layout);
+      graph.launch(stream, batches[b].words, batches[b].layout);
       step.expect_rows(step.out, b, "a launch");
     }
     // Two launches enqueued together each decode their own batch.
     SpaceBuffer kept(*step.space);
     kept.reserve(step.out_bytes);
-    graph.launch(stream_of(*step.space), batches[1].words, batches[1].layout);
+    graph.launch(stream, batches[1].words, batches[1].layout);
     step.space->copy(kept.data(), step.out.data(), step.out_bytes);
-    graph.launch(stream_of(*step.space), batches[0].words, batches[0].layout);
+    graph.launch(stream, batches[0].words, batches[0].layout);
     step.expect_rows(kept, 1, "the first of two");
     step.expect_rows(step.out, 0, "the second of two");
   }

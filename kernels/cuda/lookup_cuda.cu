@@ -88,8 +88,9 @@ struct StepTasks : LaunchTasks<DecodeTask> {
 // the launch instead of by a pull of its own, a launch fewer (on the H200, eager steps of 1
 // and 64 tokens 2-6 us shorter: docs/performance.md). Only outside CUDA graphs: a graph's
 // decode node set to another block before each launch made replays slower and bimodal there
-// (p50 8.5-12.8 us against 8.8-9.4 with the pull), so captured steps keep their pull. The
-// whole stays within the 4 KB of parameters every CUDA 12 toolkit takes.
+// (p50 8.5-12.8 us against 8.8-9.4 with the pull), so captured steps read the block in place
+// or pull it (place_block). The whole stays within the 4 KB of parameters every CUDA 12
+// toolkit takes.
 constexpr std::size_t k_max_launch_parameters = 4096;
 
 struct CarriedTasks : StepTasks {
@@ -538,9 +539,9 @@ bool carry_block(CarriedTasks& step, const PinnedBlock& pinned) {
 // memory has each block read it there through UVA (a round trip over PCIe, the padding read
 // too: pack_slot writes it) instead of pulling it first: the pull's node costs a graph step
 // more than the reads. On the H200, graph steps of Qwen's shape (FP8, 16 heads, a block per
-// 24 rows): 1 to 8 tokens (1 to 6 blocks) 8.4-9.3 us with the pull, 6.8-7.4 us read in place;
-// 16 tokens (11 blocks) 9.0 against 8.3; 32 tokens (22 blocks) no gain; 64 tokens (43
-// blocks) 13.2-15.3 us against 9.5 (docs/performance.md).
+// 24 rows): 1 to 8 tokens (1 to 6 blocks) 8.4-9.5 us with the pull, 6.7-7.9 read in place;
+// 16 tokens (11 blocks) 9.1-9.5 against 7.9-8.3; 32 tokens (22 blocks) no gain; 64 tokens
+// (43 blocks) 13.2-15.3 against 9.5 (docs/performance.md).
 constexpr std::int64_t k_in_place_max_blocks = 16;
 
 // Where the launch of `grid` blocks a task finds the slot block that `pinned` holds: carried

@@ -61,7 +61,7 @@ void GatherReduceExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   // Where the store reads the tables in place, the decode hashes its own keys: a launch
   // fewer, and the ids are never written (the hash phase is then part of the decode's). A
   // slot of my own is left in pinned memory for that decode, which carries it in its
-  // parameters where it can (another launch saved).
+  // parameters where it can, or in a CUDA graph reads it there (another launch saved).
   const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
   const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
   if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "engine/detail/exchange_steps.hpp"
 #include "exec/step_kernels.hpp"
 #include "kernels/common/row_pack.hpp"
 #include "store/row_range.hpp"
@@ -172,9 +173,7 @@ RowQuery OwnerExchange::receive_ids_on_host(Layer& l, std::size_t layer, int upl
 }
 
 std::span<const kernels::DecodeTask> OwnerExchange::serve(std::span<const RowQuery> queries, StepMarks& marks) {
-  ctx_.store.submit(queries);
-  const std::span<const kernels::DecodeTask> fetched = ctx_.store.wait();
-  marks.mark(StepPhase::fetch);
+  const std::span<const kernels::DecodeTask> fetched = detail::fetch_rows(ctx_, queries, marks);
   std::vector<kernels::PackTask> packs(layers_.size());
   for (std::size_t d = 0; d < layers_.size(); ++d)
     packs[d] = {fetched[d].rows, fetched[d].keys, fetched[d].count,

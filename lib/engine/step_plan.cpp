@@ -54,6 +54,10 @@ std::size_t StepPlan::block_bytes() const { return block_entries(shape_, slot_to
 std::int64_t* StepPlan::my_block() const { return workspace_.at<std::int64_t>(my_block_); }
 
 std::int64_t* StepPlan::my_block_in_space() {
+  // A CUDA graph of a step that handed the block out is bound to its buffer by that alone
+  // (StepGraphs): a pull of the plan's own as well would make that ambiguous.
+  if (handed_out_)
+    throw SystemError("StepPlan: my block asked for in the space after it was handed out in pinned memory");
   if (!in_space_) space_.copy_from_pinned(my_block(), packed(), packed_layout_);
   in_space_ = true;
   return my_block();

@@ -51,7 +51,8 @@ class StepPlan {
   [[nodiscard]] const void* packed() const;
   [[nodiscard]] const kernels::PaddedBlock& packed_layout() const { return packed_layout_; }
   // My block in the space, its copy from packed() enqueued by the step's first call (on the
-  // GPU its own loads: StepSpace::copy_from_pinned).
+  // GPU its own loads: StepSpace::copy_from_pinned); SystemError once the step has handed
+  // the block out in pinned memory (my_block_in_pinned).
   [[nodiscard]] std::int64_t* my_block_in_space();
   // Where my block goes in the space, without its copy.
   [[nodiscard]] std::int64_t* my_block() const;
@@ -60,7 +61,8 @@ class StepPlan {
   // fewer); empty once it is in the space.
   [[nodiscard]] kernels::PinnedBlock my_block_in_pinned();
   // Whether the step handed my block out in packed() (my_block_in_pinned): a CUDA graph that
-  // captured the step and no pull of it reads that buffer itself.
+  // captured the step and no pull of it (the launch's own, the plan then pulls none) reads
+  // that buffer itself.
   [[nodiscard]] bool handed_out_in_pinned() const { return handed_out_; }
   // Room for every slot's block, in slot order (the group's all-gather lands here).
   [[nodiscard]] std::int64_t* group_blocks() const;

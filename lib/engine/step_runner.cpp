@@ -150,7 +150,7 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   if (cuda_graphs_) {
     const std::int64_t bucket = bucket_for(slot);
     marks.begin(false);
-    plan_->pack(batch, bucket, next_step_);  // the graph copies it in
+    plan_->pack(batch, bucket, next_step_);  // the graph pulls it in, or its decode reads it there
     out.layers = graphs_->launch(bucket, out.slot, tokens);
     stats_.graph_replays = graphs_->replays();
     stats_.graphs_captured = graphs_->captured();

@@ -546,9 +546,10 @@ TEST(StepKernels, DecodeCarriesABlockThatFitsAndPullsOneThatDoesNot) {
 // A CUDA graph of a step whose decode hashes one slot left in pinned memory. A long slot's
 // (a launch of many blocks) pulls the block first (or the hash kernel before the decode
 // does): each launch decodes the batch of the buffer it is given, launches of different
-// batches enqueued together included. An 8-token slot's decode (at most 14 blocks) reads the
-// block in the buffer it was captured with, whole, at each replay whatever that buffer then
-// holds, and refuses another buffer. Every launch's rows are those of the host's hash of its
+// batches enqueued together included. An 8-token slot's decode reads the block in the buffer
+// it was captured with, whole, at each replay whatever that buffer then holds, and refuses
+// another buffer. (A captured launch reads in place up to 16 blocks of 24 FP8 rows: 8 tokens
+// of at most 40 heads take at most 14, 400 tokens at least 17.) Every launch's rows are those of the host's hash of its
 // batch.
 TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";

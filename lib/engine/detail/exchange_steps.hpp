@@ -15,6 +15,10 @@ namespace pleshard::detail {
 // Bytes of one token's embeddings of every head of one layer in the output dtype.
 [[nodiscard]] std::size_t token_bytes(const ExchangeContext& c);
 [[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+// The store's rows of every layer's query (submit, then wait), the fetch phase marked where
+// it enqueued work (StepMarks::mark): tasks valid until the store's next submit.
+[[nodiscard]] std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c,
+                                                              std::span<const RowQuery> queries, StepMarks& marks);
 // Fetches the rows of every layer's query and decodes them, layer d's into
 // out + d * layer_bytes (entries in query order, head_dim values each). `hash`: the step's
 // hashing left to the decode (the queries are the plan's ids, not written yet, and the

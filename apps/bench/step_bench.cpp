@@ -195,8 +195,9 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
                              refused.c_str());
               continue;
             }
-            // Warm-up (graphs captured), then a probe of one round for the step count.
-            for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
+            // Warm-up (graphs captured: at least two steps, for a short bucket's graph of each
+            // of the plan's two buffers), then a probe of one round for the step count.
+            for (std::size_t k = 0; k < std::max<std::size_t>(2, mine.size()); ++k) (void)step(k);
             engine.wait();
             PLESHARD_MPI_CHECK(MPI_Barrier(comm));
             double t0 = MPI_Wtime();

@@ -549,8 +549,8 @@ TEST(StepKernels, DecodeCarriesABlockThatFitsAndPullsOneThatDoesNot) {
 // batches enqueued together included. An 8-token slot's decode reads the block in the buffer
 // it was captured with, whole, at each replay whatever that buffer then holds, and refuses
 // another buffer. (A captured launch reads in place up to 16 blocks of 24 FP8 rows: 8 tokens
-// of at most 40 heads take at most 14, 400 tokens at least 17.) Every launch's rows are those of the host's hash of its
-// batch.
+// of at most 40 heads take at most 14, 400 tokens at least 17.) Every launch's rows are
+// those of the host's hash of its batch.
 TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   std::mt19937_64 rng(4242);

@@ -103,6 +103,8 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--layer-prefix", in.layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer");
   cmd->add_flag("--cuda-graph", in.job.cuda_graph,
                 "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
+  cmd->add_flag("--no-fetch-ahead{false}", in.job.fetch_ahead,
+                "Read a disk-tier step's rows only once the step before is decoded (default: beside its decode)");
   cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
                   "Seconds a step may make no progress before a stalled peer ends the job")
       ->check(finite_in(k_min_collective_timeout_s, k_max_collective_timeout_s, "from 1 to 1e7 seconds"))

@@ -40,6 +40,8 @@ FaultPlan fault_plan_from_environment() {
   plan.kill_after_parts = whole_number("PLESHARD_FAULT_KILL_AFTER_PARTS");
   plan.write_limit = whole_number("PLESHARD_FAULT_WRITE_LIMIT");
   plan.kill_in_shared_load = whole_number("PLESHARD_FAULT_KILL_IN_SHARED_LOAD").value_or(0) != 0;
+  plan.disk_read_failure = whole_number("PLESHARD_FAULT_DISK_READ_FAILURE");
+  plan.disk_read_failure_rank = static_cast<int>(whole_number("PLESHARD_FAULT_DISK_READ_FAILURE_RANK").value_or(0));
   return plan;
 }
 

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/exchange.hpp"
 #include "engine/step_marks.hpp"
+#include "hash/token_batch.hpp"
 #include "io/file_reads.hpp"
 #include "store/placement.hpp"
 
@@ -91,6 +93,14 @@ struct EngineOptions {
 // Valid until the forward() of step `step` + output_slots, which writes `slot` again: a
 // consumer reading them on another stream orders its reads before that step with
 // PleEngine::wait_for() or share_with().
+// The step a caller will pass to the next forward(), where it knows it (the batch job's
+// schedule is deterministic): a store that fetches ahead (the disk tier) then reads its rows
+// while the step before is decoded. Every rank of an ETP group passes one alike.
+struct NextStep {
+  const TokenBatch* batch = nullptr;  // none: the next step is not known
+  std::span<const std::int64_t> group_tokens;
+};
+
 struct StepOutput {
   std::vector<EmbeddingView> layers;
   bool on_device = false;
@@ -124,7 +134,8 @@ struct EngineStats {
   std::int64_t steps = 0;
   std::int64_t graph_replays = 0;
   std::int64_t graphs_captured = 0;
-  std::vector<double> step_seconds;  // every step's, in order
+  std::int64_t steps_begun_ahead = 0;  // begun inside the step before (NextStep), their fetch beside its decode
+  std::vector<double> step_seconds;    // every step's, in order (from its begin)
 };
 
 }  // namespace pleshard

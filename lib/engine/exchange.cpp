@@ -26,6 +26,15 @@ void RegionRing::add(Workspace& workspace, std::size_t bytes, int count) {
   for (int k = 0; k < count; ++k) copies.push_back(workspace.add<std::uint8_t>(bytes));
 }
 
+void Exchange::begin(std::int64_t /*tokens*/, StepMarks& /*marks*/) {
+  throw SystemError(std::string("the ") + name() + " exchange runs a step whole");
+}
+
+void Exchange::finish(int /*out_slot*/, StepMarks& /*marks*/, std::vector<EmbeddingView>& /*views*/,
+                      const std::function<void()>& /*fetched*/) {
+  throw SystemError(std::string("the ") + name() + " exchange runs a step whole");
+}
+
 const char* to_string(ExchangeStrategy strategy) { return name_of(k_strategies, strategy); }
 
 ExchangeStrategy parse_exchange_strategy(std::string_view name) {

@@ -6,6 +6,7 @@
 // on the step space's stream (collectives included, on device backends).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,20 @@ class Exchange {
   [[nodiscard]] virtual std::int64_t max_query_ids() const = 0;
   // Whether a step only enqueues work (no host wait inside), so it can be captured in a CUDA graph.
   [[nodiscard]] virtual bool capturable() const { return true; }
+
+  // Whether a step also runs in two halves, so that the next step's fetch starts before this
+  // one's rows are decoded (where the store fetches_ahead()): begin() enqueues the step up to
+  // its fetch's submit, finish() the rest of the oldest step begun. run() is begin() then
+  // finish().
+  [[nodiscard]] virtual bool begins_ahead() const { return false; }
+  // The first half of a step of `tokens` tokens loaded in the plan, marked in `marks`. At
+  // most two steps begun and not finished. SystemError unless begins_ahead().
+  virtual void begin(std::int64_t tokens, StepMarks& marks);
+  // The second half of the oldest step begun (its `marks` again): waits for its rows, calls
+  // `fetched` where given (the next step may be begun there, its fetch then running beside
+  // this step's decode), then decodes and combines as run() does.
+  virtual void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                      const std::function<void()>& fetched);
 
   [[nodiscard]] const ExchangeTraffic& traffic() const { return traffic_; }
   // A step the engine replayed from a CUDA graph moves what its captured run did.

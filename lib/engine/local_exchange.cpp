@@ -1,5 +1,6 @@
 #include "engine/local_exchange.hpp"
 
+#include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
 
 namespace pleshard {
@@ -17,23 +18,54 @@ std::int64_t LocalExchange::max_query_ids() const {
 }
 
 void LocalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
+  submit(tokens, marks);
+  complete(out_slot, marks, views, {});
+}
+
+void LocalExchange::begin(std::int64_t tokens, StepMarks& marks) {
+  if (!begins_ahead()) Exchange::begin(tokens, marks);
+  submit(tokens, marks);
+}
+
+void LocalExchange::finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                           const std::function<void()>& fetched) {
+  if (!begins_ahead()) Exchange::finish(out_slot, marks, views, fetched);
+  complete(out_slot, marks, views, fetched);
+}
+
+void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
+  if (begun_count_ - finished_count_ == begun_.size())
+    throw SystemError("local exchange: a third step begun before the first finished");
   StepPlan& plan = ctx_.plan;
-  const std::size_t layers = layers_of(ctx_);
   const int heads = plan.shape().heads;
   plan.hash(plan.my_block_in_space(), 1);
   marks.mark(StepPhase::hash);
   const Topology& t = ctx_.topology;
-  const RowRange slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
-  std::vector<RowQuery> queries(layers);
-  for (std::size_t d = 0; d < layers; ++d)
-    queries[d] = {plan.ids(static_cast<int>(d)) + slice.begin * heads, slice.size() * heads};
-  const std::size_t layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
+  Begun& step = begun_[begun_count_++ % begun_.size()];
+  step.tokens = tokens;
+  step.slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
+  step.layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
+  std::vector<RowQuery> queries(layers_of(ctx_));
+  for (std::size_t d = 0; d < queries.size(); ++d)
+    queries[d] = {plan.ids(static_cast<int>(d)) + step.slice.begin * heads, step.slice.size() * heads};
+  ctx_.store.submit(queries);
+}
+
+void LocalExchange::complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                             const std::function<void()>& fetched) {
+  if (finished_count_ == begun_count_) throw SystemError("local exchange: a step finished that was not begun");
+  const Begun step = begun_[finished_count_++ % begun_.size()];
+  const std::int64_t heads = ctx_.plan.shape().heads;
+  // Valid across the next step's submit where the store fetches ahead.
+  const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, step.slice.size() * heads, marks);
+  if (fetched) fetched();
   auto* out = out_.at(ctx_.workspace, out_slot);
-  fetch_and_decode(ctx_, queries, out, layer_bytes, marks);
+  decode_rows(ctx_, rows, out, step.layer_bytes, marks);
+  const std::size_t layers = layers_of(ctx_);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d)
-    views[d] = {out + d * layer_bytes, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
-  traffic_ += {1, tokens, 0, slice.size() * heads * static_cast<std::int64_t>(layers), 0, 0};
+    views[d] = {out + d * step.layer_bytes, step.slice.begin, step.slice.size(), ctx_.width, ctx_.dtype};
+  traffic_ += {1, step.tokens, 0, step.slice.size() * heads * static_cast<std::int64_t>(layers), 0, 0};
 }
 
 }  // namespace pleshard

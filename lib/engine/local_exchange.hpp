@@ -1,6 +1,7 @@
 #pragma once
 // The exchange of a tier of whole tables: none.
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -9,17 +10,39 @@
 namespace pleshard {
 
 // For stores that hold every row (disk): each rank looks up the rows of its own tokens (its
-// sequence slice under sequence parallelism); nothing is exchanged.
+// sequence slice under sequence parallelism); nothing is exchanged. Where the store fetches
+// ahead, a step also runs in two halves (Exchange::begins_ahead), so the disk tier reads the
+// next step's rows while this one's are decoded.
 class LocalExchange final : public Exchange {
  public:
   explicit LocalExchange(const ExchangeContext& context);
   [[nodiscard]] const char* name() const override { return "local"; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
+  [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
+  void begin(std::int64_t tokens, StepMarks& marks) override;
+  void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+              const std::function<void()>& fetched) override;
 
  private:
+  // What a step begun leaves its finish: nothing of it is read from the plan after begin(),
+  // which the next step's begin() repacks.
+  struct Begun {
+    std::int64_t tokens = 0;
+    RowRange slice;               // my tokens of the step's (my sequence slice)
+    std::size_t layer_bytes = 0;  // one layer's embeddings at the step's slot size
+  };
+  // The step's ids and its fetch's submit.
+  void submit(std::int64_t tokens, StepMarks& marks);
+  // The rest of the oldest step submitted.
+  void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                const std::function<void()>& fetched);
+
   ExchangeContext ctx_;
   RegionRing out_;  // [layers][slot tokens][width], per output slot
+  std::array<Begun, 2> begun_;
+  std::uint64_t begun_count_ = 0;     // steps begun
+  std::uint64_t finished_count_ = 0;  // steps finished
 };
 
 }  // namespace pleshard

@@ -19,8 +19,9 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
 
 PleEngine::~PleEngine() = default;
 
-StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
-  return runner_->forward(batch, group_tokens);
+StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens,
+                              const NextStep& next) {
+  return runner_->forward(batch, group_tokens, next);
 }
 void PleEngine::wait() { runner_->wait(); }
 void PleEngine::wait_until(const SpaceEvent& mark) { runner_->wait_until(mark); }

@@ -46,8 +46,11 @@ class PleEngine {
   // step, in slot order, where the caller knows them (the batch job's schedule is
   // deterministic; every rank of the group passes the same); otherwise the group agrees on
   // them with one host collective. At most two steps are in flight: a forward() first waits
-  // for the step before the last.
-  StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens = {});
+  // for the step before the last. `next`: the batch of the next forward(), where known; a
+  // store that fetches ahead begins it inside this one (the next call must then pass the
+  // same batch and token counts: SystemError otherwise).
+  StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens = {},
+                     const NextStep& next = {});
   // Returns when the last step is done. Watched: a collective that fails, or makes no
   // progress within the timeout, aborts the engine's communicators and throws SystemError.
   void wait();

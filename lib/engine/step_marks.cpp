@@ -26,7 +26,6 @@ void StepMarks::begin(bool phases) {
   phased_ = phases;
   marked_ = 0;
   begin_.record();
-  pending_ = true;
 }
 
 void StepMarks::mark(StepPhase phase, bool ran) {
@@ -37,7 +36,10 @@ void StepMarks::mark(StepPhase phase, bool ran) {
   order_[marked_++] = phase;
 }
 
-void StepMarks::end() { end_.record(); }
+void StepMarks::end() {
+  end_.record();
+  pending_ = true;
+}
 
 std::optional<double> StepMarks::settle(PhaseTimes& times) {
   if (!pending_) return std::nullopt;

@@ -40,7 +40,8 @@ class StepMarks {
   void end();
   [[nodiscard]] const SpaceEvent& done() const { return end_; }
   // Once done() is: the step's seconds, its phases added to `times` (the whole step only
-  // for an unmarked one, counted as a graph replay); nothing for a step settled before.
+  // for an unmarked one, counted as a graph replay); nothing for a step settled before or
+  // not ended (a step begun ahead, inside the one before: its marks were that step's).
   std::optional<double> settle(PhaseTimes& times);
 
  private:
@@ -50,7 +51,7 @@ class StepMarks {
   std::array<StepPhase, k_step_phases> order_{};  // the phases marked this step, in order
   std::size_t marked_ = 0;
   bool phased_ = false;
-  bool pending_ = false;
+  bool pending_ = false;  // ended, not settled
 };
 
 }  // namespace pleshard

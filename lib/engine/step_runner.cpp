@@ -133,10 +133,14 @@ std::int64_t StepRunner::bucket_for(std::int64_t tokens) const {
   return padded_slot(fitted);
 }
 
-StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens,
+                               const NextStep& next) {
+  const bool begun = begun_.has_value();
+  if (begun) check_begun(batch, group_tokens);
+  begun_.reset();
   StepMarks& marks = *marks_[next_step_ % 2];
   wait_until(marks.done());  // the step before the last: its buffers are reused now
-  const std::int64_t slot = slot_tokens(batch, group_tokens);
+  const std::int64_t slot = begun ? 0 : slot_tokens(batch, group_tokens);
   const std::int64_t tokens = batch.num_tokens();
   StepOutput out;
   StepSpace& space = *session_.space();
@@ -154,12 +158,25 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
     out.layers = graphs_->launch(bucket, out.slot, tokens);
     stats_.graph_replays = graphs_->replays();
     stats_.graphs_captured = graphs_->captured();
-  } else {
+  } else if (!exchange_->begins_ahead()) {
     marks.begin(true);
-    inject_stall();
+    inject_stall(next_step_);
     plan_->pack(batch, slot, next_step_);
     marks.mark(StepPhase::load);
     exchange_->run(tokens, out.slot, marks, out.layers);
+  } else {
+    if (!begun) begin_step(batch, slot, next_step_);
+    // The next step begins once this one's rows are here: its fetch runs beside this
+    // step's decode.
+    const auto begin_next = [&] {
+      if (next.batch == nullptr) return;
+      const std::int64_t next_slot = slot_tokens(*next.batch, next.group_tokens);
+      wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
+      begin_step(*next.batch, next_slot, next_step_ + 1);
+      begun_ = Begun{*next.batch, {next.group_tokens.begin(), next.group_tokens.end()}};
+      ++stats_.steps_begun_ahead;
+    };
+    exchange_->finish(out.slot, marks, out.layers, begin_next);
   }
   marks.end();
   out.ready = marks.done().native();
@@ -168,11 +185,29 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   return out;
 }
 
-void StepRunner::inject_stall() {
+void StepRunner::begin_step(const TokenBatch& batch, std::int64_t slot, std::uint64_t step) {
+  StepMarks& marks = *marks_[step % 2];
+  marks.begin(true);
+  inject_stall(step);
+  plan_->pack(batch, slot, step);
+  marks.mark(StepPhase::load);
+  exchange_->begin(batch.num_tokens(), marks);
+}
+
+void StepRunner::check_begun(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) const {
+  const Begun& b = *begun_;
+  const bool same_tokens =
+      group_tokens.empty() || b.group_tokens.empty() ||
+      std::equal(group_tokens.begin(), group_tokens.end(), b.group_tokens.begin(), b.group_tokens.end());
+  if (batch.context_width != b.batch.context_width || batch.tokens != b.batch.tokens ||
+      batch.query_start_loc != b.batch.query_start_loc || batch.context != b.batch.context || !same_tokens)
+    throw SystemError("forward: step " + std::to_string(next_step_) +
+                      " is not the batch the step before named as the next one (NextStep)");
+}
+
+void StepRunner::inject_stall(std::uint64_t step) {
   const FaultPlan& faults = fault_plan();
-  if (!faults.stall_step || *faults.stall_step != static_cast<std::uint64_t>(stats_.steps) ||
-      session_.topology().rank != faults.stall_rank)
-    return;
+  if (!faults.stall_step || *faults.stall_step != step || session_.topology().rank != faults.stall_rank) return;
 #if PLESHARD_HAVE_CUDA
   if (session_.space()->on_device()) kernels::stall_stream_cuda(stream_of(*session_.space()));
 #endif

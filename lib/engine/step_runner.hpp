@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,7 +36,7 @@ class StepRunner {
   StepRunner& operator=(const StepRunner&) = delete;
 
   // PleEngine's step interface (engine/ple_engine.hpp says what each does).
-  StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
+  StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens, const NextStep& next);
   void wait();
   void wait_until(const SpaceEvent& done);
   void wait_for(void* event);
@@ -56,7 +57,12 @@ class StepRunner {
   void settle();
   // Tests: the fault plan's stall (core/fault_plan.hpp) at its step and rank, as a hung
   // kernel or peer would stall the GPU stream.
-  void inject_stall();
+  void inject_stall(std::uint64_t step);
+  // The first half of eager step `step` (Exchange::begin), its batch packed as a slot of
+  // `slot` tokens.
+  void begin_step(const TokenBatch& batch, std::int64_t slot, std::uint64_t step);
+  // SystemError unless `batch` and `group_tokens` are the step begun ahead.
+  void check_begun(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) const;
 
   EngineSession& session_;
   const EngineOptions& options_;  // the session's
@@ -69,6 +75,12 @@ class StepRunner {
   std::unique_ptr<StepGraphs> graphs_;   // the steps' CUDA graphs, where they are replayed
   std::unique_ptr<StepMarks> marks_[2];  // the last two steps'
   std::uint64_t next_step_ = 0;
+  // The next step, begun inside the last (NextStep): what its forward() must pass.
+  struct Begun {
+    TokenBatch batch;
+    std::vector<std::int64_t> group_tokens;
+  };
+  std::optional<Begun> begun_;
   // Per output slot, the consumer streams (share_with) its next step waits for.
   std::vector<std::vector<void*>> consumers_;
   std::unique_ptr<StreamFence> consumer_fence_;

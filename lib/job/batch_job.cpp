@@ -12,6 +12,7 @@
 #include "core/rank_reduction.hpp"
 #include "exec/space_event.hpp"
 #include "job/job_output.hpp"
+#include "job/job_steps.hpp"
 #include "job/output_description.hpp"
 
 namespace pleshard {
@@ -54,50 +55,11 @@ std::string job_fingerprint(const ModelConfig& config, const std::vector<Request
   return identity_hex(digest.value());
 }
 
-// One DP rank's share of a part and its steps, as every rank computes it.
-struct RankSchedule {
-  std::vector<Request> requests;              // in part order
-  std::vector<std::size_t> global;            // each one's index among all requests
-  std::vector<std::vector<StepSlice>> steps;  // slices index `requests`
-  [[nodiscard]] std::int64_t tokens(std::size_t step) const {
-    std::int64_t n = 0;
-    if (step < steps.size())
-      for (const StepSlice& s : steps[step]) n += s.length;
-    return n;
-  }
-  [[nodiscard]] std::int64_t finished(std::size_t step) const {
-    std::int64_t n = 0;
-    if (step < steps.size())
-      for (const StepSlice& s : steps[step])
-        n += s.position + s.length ==
-             static_cast<std::int64_t>(requests[static_cast<std::size_t>(s.request)].tokens.size());
-    return n;
-  }
-};
-
-std::vector<RankSchedule> schedule_part(const std::vector<Request>& requests, std::pair<std::size_t, std::size_t> part,
-                                        int dp, const ModelConfig& config, const StepSchedule& schedule) {
-  const std::span<const Request> span(requests.data() + part.first, part.second - part.first);
-  const std::vector<int> owner = assign_requests_by_tokens(span, dp);
-  std::vector<RankSchedule> ranks(static_cast<std::size_t>(dp));
-  for (std::size_t r = 0; r < span.size(); ++r) {
-    RankSchedule& rank = ranks[static_cast<std::size_t>(owner[r])];
-    rank.requests.push_back(span[r]);
-    rank.global.push_back(part.first + r);
-  }
-  for (RankSchedule& rank : ranks) {
-    StepScheduler scheduler(rank.requests, config.ngram_size, schedule);
-    TokenBatch batch(config.ngram_size);
-    std::vector<StepSlice> slices;
-    while (scheduler.next_step(batch, slices)) rank.steps.push_back(slices);
-  }
-  return ranks;
-}
-
 // A step whose embeddings are on their way to the host.
 struct PendingStep {
   std::vector<EmbeddingView> views;
   std::vector<StepSlice> slices;
+  std::vector<std::int64_t> slice_rows;  // the output row of each slice's first token
 };
 
 double percentile(std::vector<double> values, double q) {
@@ -138,6 +100,7 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.exchange = engine.exchange();
   report.times = stats.times;
   report.graphs_captured = stats.graphs_captured;
+  report.steps_fetched_ahead = stats.steps_begun_ahead;
   report.step_p50 = percentile(stats.step_seconds, 0.5);
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.load_seconds = stats.load.seconds;
@@ -155,7 +118,11 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
   RankReduction reduction;
   for (double& phase : report.times.phase) reduction.max(phase);
   reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
-  reduction.max(report.steps).max(report.load_seconds).max(report.load_peak_resident).max(report.cache_fill_seconds);
+  reduction.max(report.steps)
+      .max(report.steps_fetched_ahead)
+      .max(report.load_seconds)
+      .max(report.load_peak_resident)
+      .max(report.cache_fill_seconds);
   reduction.max(report.shared_ranks);
   reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
   ExchangeTraffic& t = report.traffic;
@@ -243,12 +210,12 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     }
   PendingStep pending[2];
   // Writes step j's rows where they go in the output file (once their copy is done).
-  const auto write_step = [&](std::size_t j, const RankSchedule& mine) {
+  const auto write_step = [&](std::size_t j) {
     const PendingStep& step = pending[j % 2];
     if (copying) engine.wait_until(*copied[j % 2]);
     std::int64_t at = 0;  // the slice's first token in the step
-    for (const StepSlice& slice : step.slices) {
-      const std::int64_t file_row = qsl[mine.global[static_cast<std::size_t>(slice.request)]] + slice.position;
+    for (std::size_t s = 0; s < step.slices.size(); ++s) {
+      const StepSlice& slice = step.slices[s];
       for (int d = 0; d < layers; ++d) {
         const EmbeddingView& v = step.views[static_cast<std::size_t>(d)];
         const std::int64_t begin = std::max(at, v.first);
@@ -256,64 +223,68 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
         if (begin >= end) continue;
         const auto* rows = copying ? host[j % 2]->data() + static_cast<std::size_t>(d) * layer_bytes
                                    : static_cast<const std::uint8_t*>(v.data);
-        output->write(d, file_row + (begin - at),
+        output->write(d, step.slice_rows[s] + (begin - at),
                       {rows + static_cast<std::size_t>(begin - v.first) * token_bytes,
                        static_cast<std::size_t>(end - begin) * token_bytes});
       }
       at += slice.length;
     }
   };
+  // Writes the steps before `end` not written yet.
+  std::size_t written = 0;
+  const auto write_steps = [&](std::size_t end) {
+    for (; written < end; ++written) write_step(written);
+  };
+  // Parts [parts_done, end) are complete once every step before is written: each writer
+  // syncs and rank 0 records them (parts without steps included).
+  std::size_t parts_done = first_part;
+  const auto finish_parts = [&](std::size_t end) {
+    if (parts_done == end) return;
+    engine.wait();
+    for (; parts_done < end; ++parts_done)
+      if (output) output->finish_part(parts_done + 1);
+  };
 
   PLESHARD_MPI_CHECK(MPI_Barrier(comms.world()));
   const double start = MPI_Wtime();
-  const int edp = topo.edp();
-  const int group_first = topo.etp_group() * edp;
-  std::vector<std::int64_t> group_tokens(static_cast<std::size_t>(edp));
-  for (std::size_t p = first_part; p < parts.size(); ++p) {
-    const std::vector<RankSchedule> ranks = schedule_part(requests, parts[p], topo.dp(), config, options.schedule);
-    const RankSchedule& mine = ranks[static_cast<std::size_t>(topo.dp_rank())];
-    // My ETP group steps together until its busiest DP rank is done.
-    std::size_t steps = 0;
-    for (int s = 0; s < edp; ++s)
-      steps = std::max(steps, ranks[static_cast<std::size_t>(group_first + s)].steps.size());
-    StepScheduler scheduler(mine.requests, config.ngram_size, options.schedule);
-    TokenBatch batch(config.ngram_size);
-    std::vector<StepSlice> slices;
-    for (std::size_t k = 0; k < steps; ++k) {
-      if (!scheduler.next_step(batch, slices)) {
-        batch = TokenBatch(config.ngram_size);
-        slices.clear();
+  // Each step is scheduled one ahead, so that the engine knows its successor (NextStep),
+  // across parts too.
+  JobSteps steps(requests, parts, first_part, qsl, topo.dp(), topo.dp_rank(), topo.etp_group(), topo.edp(), config,
+                 options.schedule);
+  std::optional<JobStep> step = steps.next();
+  for (std::size_t k = 0; step; ++k) {
+    std::optional<JobStep> next = steps.next();
+    const NextStep ahead = next && options.fetch_ahead ? NextStep{&next->batch, next->group_tokens} : NextStep{};
+    const StepOutput out = engine.forward(step->batch, step->group_tokens, ahead);
+    ++report.steps;
+    if (writer) pending[k % 2] = {out.layers, std::move(step->slices), std::move(step->slice_rows)};
+    if (copying) {
+      for (int d = 0; d < layers; ++d) {
+        const EmbeddingView& v = out.layers[static_cast<std::size_t>(d)];
+        space.copy_to_host_async(host[k % 2]->data() + static_cast<std::size_t>(d) * layer_bytes, v.data, v.bytes());
+        report.host_copy_bytes += static_cast<double>(v.bytes());
       }
-      for (int s = 0; s < edp; ++s)
-        group_tokens[static_cast<std::size_t>(s)] = ranks[static_cast<std::size_t>(group_first + s)].tokens(k);
-      const StepOutput out = engine.forward(batch, group_tokens);
-      if (writer) pending[k % 2] = {out.layers, slices};
-      if (copying) {
-        for (int d = 0; d < layers; ++d) {
-          const EmbeddingView& v = out.layers[static_cast<std::size_t>(d)];
-          space.copy_to_host_async(host[k % 2]->data() + static_cast<std::size_t>(d) * layer_bytes, v.data, v.bytes());
-          report.host_copy_bytes += static_cast<double>(v.bytes());
-        }
-        copied[k % 2]->record();
-        // The previous step's rows are written while this one runs.
-        if (k > 0) write_step(k - 1, mine);
-      } else if (writer) {
-        write_step(k, mine);
-      }
-      if (world_root && options.progress) {
-        for (const RankSchedule& rank : ranks) {
-          progress.tokens_done += rank.tokens(k);
-          progress.requests_done += rank.finished(k);
-        }
-        progress.seconds = MPI_Wtime() - start;
-        options.progress(progress);
-      }
+      copied[k % 2]->record();
+      // The previous step's rows are written while this one runs.
+      write_steps(k);
+    } else if (writer) {
+      write_steps(k + 1);
     }
-    if (copying && steps > 0) write_step(steps - 1, mine);
-    engine.wait();
-    report.steps += static_cast<std::int64_t>(steps);
-    if (output) output->finish_part(p + 1);
+    if (world_root && options.progress) {
+      progress.tokens_done += step->tokens_done;
+      progress.requests_done += step->requests_done;
+      progress.seconds = MPI_Wtime() - start;
+      options.progress(progress);
+    }
+    // The part's last step: its rows written, the part recorded.
+    const std::size_t part_end = next ? next->part : parts.size();
+    if (part_end != step->part) {
+      if (writer) write_steps(k + 1);
+      finish_parts(part_end);
+    }
+    step = std::move(next);
   }
+  finish_parts(parts.size());
   engine.wait();
   if (output && !output->complete()) output->commit();
   report.seconds = MPI_Wtime() - start;

@@ -46,6 +46,9 @@ struct BatchJobOptions {
   bool share_tables = true;                 // EngineOptions::share_tables (--no-shared-tables)
   // Replay steps from CUDA graphs of bucketed sizes (EngineOptions::cuda_graphs).
   bool cuda_graph = false;
+  // Name each step's successor to the engine (NextStep), so that a store that fetches ahead
+  // (the disk tier) reads it beside the step's decode.
+  bool fetch_ahead = true;
   ExchangeStrategy exchange = ExchangeStrategy::automatic;  // EngineOptions::exchange
   std::filesystem::path out;                                // empty: summary only
   bool overwrite = false;                                   // replace an output of another job at `out`
@@ -94,7 +97,8 @@ struct BatchJobReport {
   double seconds = 0;             // this run's work: the first step to the output's commit, max over ranks
   PhaseTimes times;               // max over ranks
   std::int64_t graphs_captured = 0;
-  double step_p50 = 0;  // rank 0's step latencies, on its stream
+  std::int64_t steps_fetched_ahead = 0;  // max over ranks: steps begun inside the step before
+  double step_p50 = 0;                   // rank 0's step latencies, on its stream
   double step_p99 = 0;
   double host_copy_bytes = 0;     // embeddings copied to host memory, all ranks
   double bytes_written = 0;       // embeddings written to the output, all ranks

@@ -116,6 +116,8 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"time", "steps_s", "time in steps, max over ranks (s)", real(r.times.steps), ""},
       {"time", "graph_replay_s", "of which CUDA graph replays (s)", real(r.times.graph), ""},
       {"time", "graphs_captured", "CUDA graphs captured", count(r.graphs_captured), ""},
+      {"time", "steps_fetched_ahead", "steps fetched beside the step before's decode (max over ranks)",
+       count(r.steps_fetched_ahead), ""},
   };
   for (int p = 0; p < k_step_phases; ++p) {
     const std::string phase = to_string(static_cast<StepPhase>(p));

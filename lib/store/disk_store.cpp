@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include <mpi.h>
+
 #include "core/band_pipeline.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 
 namespace pleshard {
 
@@ -37,7 +40,11 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
                                                      static_cast<std::size_t>(end - begin) * scale_bytes));
     }
   }
-  tasks_.resize(layers_.size());
+  for (auto& tasks : tasks_) tasks.resize(layers_.size());
+  const FaultPlan& faults = fault_plan();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (faults.disk_read_failure && rank == faults.disk_read_failure_rank) failing_submit_ = faults.disk_read_failure;
 }
 
 std::vector<RowRange> DiskStore::whole_tables(const PleCheckpoint& checkpoint) {
@@ -54,6 +61,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
   } catch (...) {  // its step was abandoned, and its failure with it
   }
   checkpoint_.check_unchanged();
+  turn_ = 1 - turn_;
   // Every layer's distinct rows, then all their reads in flight together.
   sets_.clear();
   for (std::size_t d = 0; d < layers_.size(); ++d) {
@@ -69,7 +77,11 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
     // Codes only: the scales are in memory.
     sets_.push_back({static_cast<int>(d), s.plan.distinct, s.host_rows, {}, queries[d].bulk});
   }
-  const auto read = [this] {
+  const bool fails = failing_submit_ == submits_++;
+  const auto read = [this, fails] {
+    if (fails)
+      throw InputError(checkpoint_.path() + ": reading a step's rows: Input/output error (a test's fault: " +
+                       "PLESHARD_FAULT_DISK_READ_FAILURE)");
     try {
       checkpoint_.read_row_sets(sets_, reads_);
     } catch (const InputError&) {
@@ -98,10 +110,11 @@ std::span<const kernels::DecodeTask> DiskStore::wait() {
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Staging& s = layers_[d];
     // From pageable memory: host_rows has been read when this returns.
-    s.rows.assign(std::span<const std::uint8_t>(s.host_rows));
-    tasks_[d].rows.rows = s.rows.data();
+    Staged& staged = s.staged[turn_];
+    staged.rows.assign(std::span<const std::uint8_t>(s.host_rows));
+    tasks_[turn_][d].rows.rows = staged.rows.data();
   }
-  return tasks_;
+  return tasks_[turn_];
 }
 
 void DiskStore::stage_keys(int layer, const RowQuery& query) {
@@ -117,16 +130,17 @@ void DiskStore::stage_keys(int layer, const RowQuery& query) {
             static_cast<std::size_t>(distinct[r] - ranges_[static_cast<std::size_t>(layer)].begin) * scale_bytes,
         scale_bytes);
   // Copies from pageable memory: the host vectors have been read when these return.
-  s.keys.assign(std::span<const std::int64_t>(s.plan.keys));
-  s.scales.assign(std::span<const std::uint8_t>(s.host_scales));
+  Staged& staged = s.staged[turn_];
+  staged.keys.assign(std::span<const std::int64_t>(s.plan.keys));
+  staged.scales.assign(std::span<const std::uint8_t>(s.host_scales));
   const kernels::TableView packed{info.layout.format,
                                   info.layout.head_dim,
                                   0,
                                   static_cast<std::int64_t>(distinct.size()),
                                   nullptr,  // the rows, once wait() has staged them
-                                  scale_bytes == 0 ? nullptr : s.scales.data(),
+                                  scale_bytes == 0 ? nullptr : staged.scales.data(),
                                   info.global_scale};
-  tasks_[static_cast<std::size_t>(layer)] = {packed, s.keys.as<std::int64_t>(), query.count, nullptr};
+  tasks_[turn_][static_cast<std::size_t>(layer)] = {packed, staged.keys.as<std::int64_t>(), query.count, nullptr};
 }
 
 }  // namespace pleshard

@@ -15,6 +15,7 @@
 // codes only.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
@@ -42,6 +43,9 @@ class DiskStore final : public RowStore {
   [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
 
   [[nodiscard]] bool enqueues_only() const override { return false; }
+  // The ids are copied to the host in submit(), and a step's rows are staged in the space
+  // in one of two sets of buffers, taken in turn by the submits.
+  [[nodiscard]] bool fetches_ahead() const override { return true; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 
@@ -51,16 +55,21 @@ class DiskStore final : public RowStore {
   }
 
  private:
+  // What a step's decode reads of a layer, in the space.
+  struct Staged {
+    explicit Staged(StepSpace& space) : keys(space), rows(space), scales(space) {}
+    SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table
+    SpaceBuffer rows;    // the distinct rows
+    SpaceBuffer scales;  // and their block scales (block-scaled formats)
+  };
   // One layer's staging, kept between steps.
   struct Staging {
-    explicit Staging(StepSpace& space) : keys(space), rows(space), scales(space) {}
+    explicit Staging(StepSpace& space) : staged{Staged(space), Staged(space)} {}
     std::vector<std::int64_t> host_ids;
     kernels::HostRowPlan plan;  // of host_ids against the range: the distinct rows read, each id's key
     std::vector<std::uint8_t> host_rows;
     std::vector<std::uint8_t> host_scales;
-    SpaceBuffer keys;                        // each id's position among the distinct rows, -1 outside the table
-    SpaceBuffer rows;                        // the distinct rows
-    SpaceBuffer scales;                      // and their block scales (block-scaled formats)
+    Staged staged[2];                        // the last two submits', in turn (fetches_ahead)
     std::vector<std::uint8_t> table_scales;  // the range's rows' block scales (block-scaled formats)
   };
 
@@ -73,7 +82,10 @@ class DiskStore final : public RowStore {
   PageCache reads_;
   std::vector<Staging> layers_;
   std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
-  std::vector<kernels::DecodeTask> tasks_;
+  int turn_ = 1;                             // the staged buffers and tasks of the last submit
+  std::uint64_t submits_ = 0;
+  std::optional<std::uint64_t> failing_submit_;  // the fault plan's, on its rank
+  std::vector<kernels::DecodeTask> tasks_[2];
   Worker reader_;  // last: its job reads the members above, so it stops first
 };
 

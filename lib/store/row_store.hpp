@@ -49,12 +49,20 @@ class RowStore {
     return false;
   }
 
+  // Whether the next step's fetch may start before this step's rows are decoded: the store
+  // has read the queries' ids when submit() returns, and the rows a wait() handed out stay
+  // valid until the submit after next, so that submit, wait, submit (the next step's), then
+  // the decode of the first is a valid order. The engine then begins a step's fetch while
+  // the step before is decoded (StepRunner: the disk tier reads the next step's rows while
+  // the GPU or the host's cores decode this one's).
+  [[nodiscard]] virtual bool fetches_ahead() const { return false; }
+
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
-  // wait() returns.
+  // wait() returns (fetches_ahead: until submit() returns).
   virtual void submit(std::span<const RowQuery> queries) = 0;
   // Per layer: where the decode finds the rows of the last submit — a task with rows, keys
   // and count set, out left to the caller — ready for the space's next work and valid until
-  // the next submit.
+  // the next submit (fetches_ahead: the submit after next).
   [[nodiscard]] virtual std::span<const kernels::DecodeTask> wait() = 0;
 
  protected:

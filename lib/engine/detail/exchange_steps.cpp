@@ -18,9 +18,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::span<const RowQuery> queries,
                                                 StepMarks& marks) {
   c.store.submit(queries);
-  const std::span<const kernels::DecodeTask> fetched = c.store.wait();
   std::int64_t most = 0;
   for (const RowQuery& q : queries) most = std::max(most, q.count);
+  return wait_for_rows(c, most, marks);
+}
+
+std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most, StepMarks& marks) {
+  const std::span<const kernels::DecodeTask> fetched = c.store.wait();
   marks.mark(StepPhase::fetch, !c.store.reads_in_place(most));
   return fetched;
 }
@@ -28,7 +32,12 @@ std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::s
 void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
                       std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
                       const kernels::PinnedBlock& pinned) {
-  const std::span<const kernels::DecodeTask> fetched = fetch_rows(c, queries, marks);
+  decode_rows(c, fetch_rows(c, queries, marks), out, layer_bytes, marks, hash, pinned);
+}
+
+void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
+                 std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
+                 const kernels::PinnedBlock& pinned) {
   std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
   for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
   if (hash != nullptr) {

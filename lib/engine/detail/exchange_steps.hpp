@@ -19,6 +19,15 @@ namespace pleshard::detail {
 // it enqueued work (StepMarks::mark): tasks valid until the store's next submit.
 [[nodiscard]] std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c,
                                                               std::span<const RowQuery> queries, StepMarks& marks);
+// The rows of the store's last submit (RowStore::wait), of queries of at most `most` ids a
+// layer, the fetch phase marked as fetch_rows marks it.
+[[nodiscard]] std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most,
+                                                                 StepMarks& marks);
+// Decodes the rows a fetch handed out (RowStore::wait), layer d's into out + d * layer_bytes,
+// and marks the decode phase.
+void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
+                 std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr,
+                 const kernels::PinnedBlock& pinned = {});
 // Fetches the rows of every layer's query and decodes them, layer d's into
 // out + d * layer_bytes (entries in query order, head_dim values each). `hash`: the step's
 // hashing left to the decode (the queries are the plan's ids, not written yet, and the

@@ -5,7 +5,7 @@
 # - small: a table of Qwen3.8-Flash-Next's shape with 16M rows (NVFP4, 1.4 GB, in the page
 #   cache once made), the second half of corpus A, --summary-only and --out;
 # - real: the real table as NVFP4 (28.8 GB), the second half, warm (--summary-only and
-#   --out), then cold (page cache dropped before each run).
+#   --out), then cold (page cache dropped before each run); one run each.
 #   [CORPUS=...] [PARTS="tests small real"] jobs/device/h200-fetch-ahead.sh
 # Results go to $OUT (default ./out): fetch-ahead-*.txt, one line per run.
 set -uo pipefail
@@ -16,12 +16,10 @@ rc=0
 half=$(( $(wc -l <"$corpus") / 2 ))
 tail -n +"$(( half + 1 ))" "$corpus" >/tmp/corpus-second.jsonl
 
-# runs NAME CKPT COLD ARGS...: the job with and without fetch ahead, twice each, alternating
-# (once each when COLD, the page cache dropped before each); one line per run.
+# runs NAME CKPT cold|warm ROUNDS ARGS...: the job with and without fetch ahead, ROUNDS times
+# each, alternating (cold: the page cache dropped before each run); one line per run.
 runs() {
-  local name=$1 ckpt=$2 cold=$3; shift 3
-  local rounds=2
-  [ "$cold" = cold ] && rounds=1
+  local name=$1 ckpt=$2 cold=$3 rounds=$4; shift 4
   for round in $(seq "$rounds"); do
     for ahead in "" --no-fetch-ahead; do
       [ "$cold" = cold ] && { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; }
@@ -49,8 +47,8 @@ if part small; then
   python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["ngram_vocab_size_base"]=1000000; json.dump(c,open(sys.argv[1],"w"))' "$small"
   rm -rf /tmp/pleshard-small
   "$app" ckpt make --config "$small" --out /tmp/pleshard-small --quiet || rc=1
-  runs small /tmp/pleshard-small warm --summary-only
-  runs small /tmp/pleshard-small warm --out /tmp/fetch-ahead-out.h5
+  runs small /tmp/pleshard-small warm 2 --summary-only
+  runs small /tmp/pleshard-small warm 2 --out /tmp/fetch-ahead-out.h5
   rm -rf /tmp/pleshard-small
 fi
 if part real; then
@@ -58,9 +56,9 @@ if part real; then
   qwen_as nvfp4 "$nvfp4"
   rm -rf /tmp/pleshard-nvfp4
   "$app" ckpt make --config "$nvfp4" --out /tmp/pleshard-nvfp4 --quiet || rc=1
-  runs real /tmp/pleshard-nvfp4 warm --summary-only
-  runs real /tmp/pleshard-nvfp4 warm --out /tmp/fetch-ahead-out.h5
-  runs real /tmp/pleshard-nvfp4 cold --summary-only
+  runs real /tmp/pleshard-nvfp4 warm 1 --summary-only
+  runs real /tmp/pleshard-nvfp4 warm 1 --out /tmp/fetch-ahead-out.h5
+  runs real /tmp/pleshard-nvfp4 cold 1 --summary-only
   rm -rf /tmp/pleshard-nvfp4
 fi
 exit $rc

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     }
     // The faults the shell tests ask for, read once here; the job asks the plan.
     try {
-      pleshard::set_fault_plan(pleshard::fault_plan_from_environment());
+      pleshard::set_fault_plan(pleshard::fault_plan_from_environment(pleshard::app::world_rank()));
     } catch (const std::exception& e) {
       if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
       MPI_Finalize();

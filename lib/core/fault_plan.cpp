@@ -33,15 +33,16 @@ const FaultPlan& fault_plan() { return plan_in_force(); }
 
 void set_fault_plan(const FaultPlan& plan) { plan_in_force() = plan; }
 
-FaultPlan fault_plan_from_environment() {
+FaultPlan fault_plan_from_environment(int rank) {
   FaultPlan plan;
   plan.stall_step = whole_number("PLESHARD_FAULT_STALL_STEP");
   plan.stall_rank = static_cast<int>(whole_number("PLESHARD_FAULT_STALL_RANK").value_or(0));
   plan.kill_after_parts = whole_number("PLESHARD_FAULT_KILL_AFTER_PARTS");
   plan.write_limit = whole_number("PLESHARD_FAULT_WRITE_LIMIT");
   plan.kill_in_shared_load = whole_number("PLESHARD_FAULT_KILL_IN_SHARED_LOAD").value_or(0) != 0;
-  plan.disk_read_failure = whole_number("PLESHARD_FAULT_DISK_READ_FAILURE");
-  plan.disk_read_failure_rank = static_cast<int>(whole_number("PLESHARD_FAULT_DISK_READ_FAILURE_RANK").value_or(0));
+  const auto disk_read_failure = whole_number("PLESHARD_FAULT_DISK_READ_FAILURE");
+  if (whole_number("PLESHARD_FAULT_DISK_READ_FAILURE_RANK").value_or(0) == static_cast<std::uint64_t>(rank))
+    plan.disk_read_failure = disk_read_failure;
   return plan;
 }
 

@@ -24,20 +24,19 @@ struct FaultPlan {
   // mapped the segment, before it fills it: a rank killed during a shared load
   // (PLESHARD_FAULT_KILL_IN_SHARED_LOAD=1).
   bool kill_in_shared_load = false;
-  // The disk tier's reads of its submit of this index (0: the first — a step's fetch, or a
-  // row cache's fill) fail on rank `disk_read_failure_rank` of the world as an I/O error
-  // would, on the thread that reads them (PLESHARD_FAULT_DISK_READ_FAILURE,
-  // PLESHARD_FAULT_DISK_READ_FAILURE_RANK).
+  // This process's disk-tier reads of its submit of this index (0: the first — a step's
+  // fetch, or a row cache's fill) fail as an I/O error would, on the thread that reads them
+  // (PLESHARD_FAULT_DISK_READ_FAILURE, on the rank PLESHARD_FAULT_DISK_READ_FAILURE_RANK
+  // names, 0 by default).
   std::optional<std::uint64_t> disk_read_failure;
-  int disk_read_failure_rank = 0;
 };
 
 // The plan in force; none by default.
 [[nodiscard]] const FaultPlan& fault_plan();
 void set_fault_plan(const FaultPlan& plan);
 
-// The plan the environment asks for; throws InputError naming a variable whose value is
-// not a whole number.
-[[nodiscard]] FaultPlan fault_plan_from_environment();
+// The plan the environment asks for, on the process of world rank `rank`; throws InputError
+// naming a variable whose value is not a whole number.
+[[nodiscard]] FaultPlan fault_plan_from_environment(int rank);
 
 }  // namespace pleshard

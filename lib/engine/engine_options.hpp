@@ -88,11 +88,6 @@ struct EngineOptions {
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;
 };
 
-// One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`
-// (a cudaEvent_t) has passed on the engine's `stream` (a cudaStream_t); on the host at once.
-// Valid until the forward() of step `step` + output_slots, which writes `slot` again: a
-// consumer reading them on another stream orders its reads before that step with
-// PleEngine::wait_for() or share_with().
 // The step a caller will pass to the next forward(), where it knows it (the batch job's
 // schedule is deterministic): a store that fetches ahead (the disk tier) then reads its rows
 // while the step before is decoded. Every rank of an ETP group passes one alike.
@@ -101,6 +96,11 @@ struct NextStep {
   std::span<const std::int64_t> group_tokens;
 };
 
+// One step's embeddings of every layer. On a GPU they are valid once the CUDA event `ready`
+// (a cudaEvent_t) has passed on the engine's `stream` (a cudaStream_t); on the host at once.
+// Valid until the forward() of step `step` + output_slots, which writes `slot` again: a
+// consumer reading them on another stream orders its reads before that step with
+// PleEngine::wait_for() or share_with().
 struct StepOutput {
   std::vector<EmbeddingView> layers;
   bool on_device = false;
@@ -134,8 +134,8 @@ struct EngineStats {
   std::int64_t steps = 0;
   std::int64_t graph_replays = 0;
   std::int64_t graphs_captured = 0;
-  std::int64_t steps_begun_ahead = 0;  // begun inside the step before (NextStep), their fetch beside its decode
-  std::vector<double> step_seconds;    // every step's, in order (from its begin)
+  std::int64_t steps_fetched_ahead = 0;  // begun inside the step before (NextStep), their fetch beside its decode
+  std::vector<double> step_seconds;      // every step's, in order
 };
 
 }  // namespace pleshard

@@ -124,6 +124,9 @@ class Exchange {
   // this step's decode), then decodes and combines as run() does.
   virtual void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
                       const std::function<void()>& fetched);
+  // Forgets the steps begun and not finished, after a failure in one: the next begin() or
+  // run() starts afresh.
+  virtual void abandon() {}
 
   [[nodiscard]] const ExchangeTraffic& traffic() const { return traffic_; }
   // A step the engine replayed from a CUDA graph moves what its captured run did.

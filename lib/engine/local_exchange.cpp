@@ -41,7 +41,7 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   plan.hash(plan.my_block_in_space(), 1);
   marks.mark(StepPhase::hash);
   const Topology& t = ctx_.topology;
-  Begun& step = begun_[begun_count_++ % begun_.size()];
+  Begun step;
   step.tokens = tokens;
   step.slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
   step.layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
@@ -49,6 +49,7 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   for (std::size_t d = 0; d < queries.size(); ++d)
     queries[d] = {plan.ids(static_cast<int>(d)) + step.slice.begin * heads, step.slice.size() * heads};
   ctx_.store.submit(queries);
+  begun_[begun_count_++ % begun_.size()] = step;  // once submitted: a failed submit begins nothing
 }
 
 void LocalExchange::complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,

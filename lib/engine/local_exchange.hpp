@@ -23,6 +23,7 @@ class LocalExchange final : public Exchange {
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;
+  void abandon() override { finished_count_ = begun_count_; }
 
  private:
   // What a step begun leaves its finish: nothing of it is read from the plan after begin(),

@@ -28,6 +28,11 @@ void StepMarks::begin(bool phases) {
   begin_.record();
 }
 
+void StepMarks::restart() {
+  marked_ = 0;
+  begin_.record();
+}
+
 void StepMarks::mark(StepPhase phase, bool ran) {
   if (!phased_ || !ran) return;
   const auto p = static_cast<std::size_t>(phase);

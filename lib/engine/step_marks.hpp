@@ -31,6 +31,10 @@ class StepMarks {
 
   // At the start of a step; `phases`: whether the phases are marked (not while capturing).
   void begin(bool phases);
+  // At the start of the forward() of a step begun inside the step before (NextStep): the
+  // step is timed from here, as every other step is from its forward(); the phases marked at
+  // its begin are dropped, their time being in the step before's (its decode phase).
+  void restart();
   // After each phase, at most once per phase, in the order the phases ran. A phase that
   // enqueued nothing (`ran` false: no collective for a group of one rank, ids hashed by the
   // decode, rows read in place) is left unmarked, an event fewer on the stream of a short

@@ -78,6 +78,7 @@ StepRunner::~StepRunner() {
 }
 
 void StepRunner::use_cuda_graphs(bool on) {
+  if (on && begun_) throw SystemError("use_cuda_graphs: a step is begun ahead (NextStep); forward it first");
   if (on) {
     const Placement& placement = session_.placement();
     if (!placement.capabilities().graph_capturable)
@@ -165,24 +166,42 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
     marks.mark(StepPhase::load);
     exchange_->run(tokens, out.slot, marks, out.layers);
   } else {
-    if (!begun) begin_step(batch, slot, next_step_);
-    // The next step begins once this one's rows are here: its fetch runs beside this
-    // step's decode.
-    const auto begin_next = [&] {
-      if (next.batch == nullptr) return;
-      const std::int64_t next_slot = slot_tokens(*next.batch, next.group_tokens);
-      wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
-      begin_step(*next.batch, next_slot, next_step_ + 1);
-      begun_ = Begun{*next.batch, {next.group_tokens.begin(), next.group_tokens.end()}};
-      ++stats_.steps_begun_ahead;
-    };
-    exchange_->finish(out.slot, marks, out.layers, begin_next);
+    try {
+      run_in_halves(batch, slot, begun, next, marks, out);
+    } catch (...) {
+      // The steps begun are forgotten: the next forward() begins afresh.
+      begun_.reset();
+      exchange_->abandon();
+      throw;
+    }
   }
   marks.end();
   out.ready = marks.done().native();
   ++next_step_;
   ++stats_.steps;
   return out;
+}
+
+void StepRunner::run_in_halves(const TokenBatch& batch, std::int64_t slot, bool begun, const NextStep& next,
+                               StepMarks& marks, StepOutput& out) {
+  // Sized first: a next step too large for the engine is refused before this one begins.
+  const std::int64_t next_slot = next.batch != nullptr ? slot_tokens(*next.batch, next.group_tokens) : 0;
+  if (begun) {
+    marks.restart();
+  } else {
+    begin_step(batch, slot, next_step_);
+  }
+  // The next step begins once this one's rows are here: its fetch runs beside this step's
+  // decode (on the host space, the decode is this thread's work; on a GPU, the rows the
+  // caller writes after this forward() returns).
+  const auto begin_next = [&] {
+    if (next.batch == nullptr) return;
+    wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
+    begin_step(*next.batch, next_slot, next_step_ + 1);
+    begun_ = Begun{*next.batch, {next.group_tokens.begin(), next.group_tokens.end()}};
+    ++stats_.steps_fetched_ahead;
+  };
+  exchange_->finish(out.slot, marks, out.layers, begin_next);
 }
 
 void StepRunner::begin_step(const TokenBatch& batch, std::int64_t slot, std::uint64_t step) {

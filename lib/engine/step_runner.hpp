@@ -61,6 +61,10 @@ class StepRunner {
   // The first half of eager step `step` (Exchange::begin), its batch packed as a slot of
   // `slot` tokens.
   void begin_step(const TokenBatch& batch, std::int64_t slot, std::uint64_t step);
+  // This step in the exchange's two halves (begun in the forward() before where `begun`),
+  // with `next` begun between them.
+  void run_in_halves(const TokenBatch& batch, std::int64_t slot, bool begun, const NextStep& next, StepMarks& marks,
+                     StepOutput& out);
   // SystemError unless `batch` and `group_tokens` are the step begun ahead.
   void check_begun(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) const;
 

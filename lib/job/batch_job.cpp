@@ -100,7 +100,7 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.exchange = engine.exchange();
   report.times = stats.times;
   report.graphs_captured = stats.graphs_captured;
-  report.steps_fetched_ahead = stats.steps_begun_ahead;
+  report.steps_fetched_ahead = stats.steps_fetched_ahead;
   report.step_p50 = percentile(stats.step_seconds, 0.5);
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.load_seconds = stats.load.seconds;
@@ -239,14 +239,23 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   // syncs and rank 0 records them (parts without steps included).
   std::size_t parts_done = first_part;
   const auto finish_parts = [&](std::size_t end) {
-    if (parts_done == end) return;
+    if (parts_done == end) return false;
     engine.wait();
     for (; parts_done < end; ++parts_done)
       if (output) output->finish_part(parts_done + 1);
+    // The parts' whole work, other ETP groups' steps past my group's included.
+    progress.tokens_done = qsl[parts[end - 1].second];
+    progress.requests_done = static_cast<std::int64_t>(parts[end - 1].second);
+    return true;
   };
 
   PLESHARD_MPI_CHECK(MPI_Barrier(comms.world()));
   const double start = MPI_Wtime();
+  const auto report_progress = [&] {
+    if (!world_root || !options.progress) return;
+    progress.seconds = MPI_Wtime() - start;
+    options.progress(progress);
+  };
   // Each step is scheduled one ahead, so that the engine knows its successor (NextStep),
   // across parts too.
   JobSteps steps(requests, parts, first_part, qsl, topo.dp(), topo.dp_rank(), topo.etp_group(), topo.edp(), config,
@@ -270,21 +279,18 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     } else if (writer) {
       write_steps(k + 1);
     }
-    if (world_root && options.progress) {
-      progress.tokens_done += step->tokens_done;
-      progress.requests_done += step->requests_done;
-      progress.seconds = MPI_Wtime() - start;
-      options.progress(progress);
-    }
+    progress.tokens_done += step->tokens_done;
+    progress.requests_done += step->requests_done;
     // The part's last step: its rows written, the part recorded.
     const std::size_t part_end = next ? next->part : parts.size();
     if (part_end != step->part) {
       if (writer) write_steps(k + 1);
       finish_parts(part_end);
     }
+    report_progress();
     step = std::move(next);
   }
-  finish_parts(parts.size());
+  if (finish_parts(parts.size())) report_progress();
   engine.wait();
   if (output && !output->complete()) output->commit();
   report.seconds = MPI_Wtime() - start;

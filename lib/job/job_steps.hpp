@@ -41,8 +41,11 @@ struct JobStep {
   std::vector<StepSlice> slices;
   std::vector<std::int64_t> slice_rows;
   std::vector<std::int64_t> group_tokens;  // each DP rank of my ETP group's tokens, in slot order
-  std::int64_t tokens_done = 0;            // every DP rank's tokens of the step
-  std::int64_t requests_done = 0;          // requests every DP rank finishes with it
+  // Every DP rank's tokens of the step, and the requests it finishes: the job's progress
+  // within a part (other ETP groups may take more steps than mine, or take steps in a part
+  // where mine takes none: the job counts a part's whole work when it is recorded).
+  std::int64_t tokens_done = 0;
+  std::int64_t requests_done = 0;
 };
 
 class JobSteps {

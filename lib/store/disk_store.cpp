@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <mpi.h>
-
 #include "core/band_pipeline.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
@@ -41,10 +39,7 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
     }
   }
   for (auto& tasks : tasks_) tasks.resize(layers_.size());
-  const FaultPlan& faults = fault_plan();
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (faults.disk_read_failure && rank == faults.disk_read_failure_rank) failing_submit_ = faults.disk_read_failure;
+  failing_submit_ = fault_plan().disk_read_failure;
 }
 
 std::vector<RowRange> DiskStore::whole_tables(const PleCheckpoint& checkpoint) {

@@ -43,9 +43,12 @@ class DiskStore final : public RowStore {
   [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
 
   [[nodiscard]] bool enqueues_only() const override { return false; }
-  // The ids are copied to the host in submit(), and a step's rows are staged in the space
-  // in one of two sets of buffers, taken in turn by the submits.
-  [[nodiscard]] bool fetches_ahead() const override { return true; }
+  // Where the files are read on the store's thread (safetensors): a next step's reads then
+  // run beside this step's decode. The ids are copied to the host in submit(), and a step's
+  // rows are staged in the space in one of two sets of buffers, taken in turn by the submits
+  // (twice a step's staging in memory). HDF5 files are read in submit() itself, so nothing
+  // would run beside them.
+  [[nodiscard]] bool fetches_ahead() const override { return checkpoint_.kind() == CheckpointKind::safetensors; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 
@@ -84,7 +87,7 @@ class DiskStore final : public RowStore {
   std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
   int turn_ = 1;                             // the staged buffers and tasks of the last submit
   std::uint64_t submits_ = 0;
-  std::optional<std::uint64_t> failing_submit_;  // the fault plan's, on its rank
+  std::optional<std::uint64_t> failing_submit_;  // the fault plan's (tests)
   std::vector<kernels::DecodeTask> tasks_[2];
   Worker reader_;  // last: its job reads the members above, so it stops first
 };

@@ -16,19 +16,21 @@ class FaultPlanEnvironment : public ::testing::Test {
  protected:
   void TearDown() override {
     for (const char* v : {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
-                          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD"})
+                          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD",
+                          "PLESHARD_FAULT_DISK_READ_FAILURE", "PLESHARD_FAULT_DISK_READ_FAILURE_RANK"})
       ::unsetenv(v);
     set_fault_plan({});
   }
 };
 
 TEST_F(FaultPlanEnvironment, NoneByDefault) {
-  const FaultPlan plan = fault_plan_from_environment();
+  const FaultPlan plan = fault_plan_from_environment(0);
   EXPECT_FALSE(plan.stall_step.has_value());
   EXPECT_EQ(plan.stall_rank, 0);
   EXPECT_FALSE(plan.kill_after_parts.has_value());
   EXPECT_FALSE(plan.write_limit.has_value());
   EXPECT_FALSE(plan.kill_in_shared_load);
+  EXPECT_FALSE(plan.disk_read_failure.has_value());
   EXPECT_FALSE(fault_plan().write_limit.has_value());
 }
 
@@ -38,7 +40,7 @@ TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
   ::setenv("PLESHARD_FAULT_KILL_AFTER_PARTS", "5", 1);
   ::setenv("PLESHARD_FAULT_WRITE_LIMIT", "4096", 1);
   ::setenv("PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "1", 1);
-  set_fault_plan(fault_plan_from_environment());
+  set_fault_plan(fault_plan_from_environment(0));
   EXPECT_EQ(fault_plan().stall_step, 3u);
   EXPECT_EQ(fault_plan().stall_rank, 2);
   EXPECT_EQ(fault_plan().kill_after_parts, 5u);
@@ -46,11 +48,20 @@ TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
   EXPECT_TRUE(fault_plan().kill_in_shared_load);
 }
 
+TEST_F(FaultPlanEnvironment, ADiskReadFailureIsItsRanksAlone) {
+  ::setenv("PLESHARD_FAULT_DISK_READ_FAILURE", "4", 1);
+  EXPECT_EQ(fault_plan_from_environment(0).disk_read_failure, 4u);  // rank 0 by default
+  EXPECT_FALSE(fault_plan_from_environment(1).disk_read_failure.has_value());
+  ::setenv("PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "1", 1);
+  EXPECT_FALSE(fault_plan_from_environment(0).disk_read_failure.has_value());
+  EXPECT_EQ(fault_plan_from_environment(1).disk_read_failure, 4u);
+}
+
 TEST_F(FaultPlanEnvironment, AValueNotAWholeNumberIsNamed) {
   for (const char* bad : {"-1", "12x", "1e3", " 7"}) {
     ::setenv("PLESHARD_FAULT_WRITE_LIMIT", bad, 1);
     try {
-      (void)fault_plan_from_environment();
+      (void)fault_plan_from_environment(0);
       ADD_FAILURE() << bad << " was accepted";
     } catch (const InputError& e) {
       EXPECT_EQ(std::string(e.what()), std::string("PLESHARD_FAULT_WRITE_LIMIT=") + bad + ": not a whole number");

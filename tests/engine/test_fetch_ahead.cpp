@@ -1,15 +1,22 @@
 // A step begun inside the one before (NextStep: its rows fetched while that step is
-// decoded). On the disk tier, from safetensors (read on the store's thread) and HDF5 (read
-// in submit itself): every step's embeddings are bit for bit those of one process hashing
-// and looking up on the host, as are the same steps forwarded one at a time, and every step
-// after the first was begun ahead. A batch other than the one named next is refused. A read
-// that fails in a fetch begun ahead is reported by the step it belongs to, not by the step
-// it was begun in. A store that does not fetch ahead (the host tier) runs the steps whole.
-// On a GPU machine the disk tier's steps run on the GPU, else on the host.
+// decoded). On the disk tier, steps forwarded back to back with no wait between them (each
+// in an output slot of its own): every step's embeddings are bit for bit those of one
+// process hashing and looking up on the host, as are the same steps forwarded alone; from
+// safetensors (read on the store's thread) every step after the first was begun ahead, from
+// HDF5 (read in submit itself) none. Each step is timed from its own forward(), so the
+// caller's time between forward() calls is in no step. A batch or token counts other than
+// the ones named are refused. A read that fails in a fetch begun ahead is reported by the
+// step it belongs to, not by the step it was begun in, and the engine's next steps begin
+// afresh. A store that does not fetch ahead (the host tier) runs the steps whole. On a GPU
+// machine the disk tier's steps run on the GPU, else on the host.
 
 #include <gtest/gtest.h>
+#include <mpi.h>
 
+#include <chrono>
+#include <numeric>
 #include <random>
+#include <thread>
 
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
@@ -41,26 +48,42 @@ Steps random_steps(const ModelConfig& config, int count) {
   return steps;
 }
 
+// Every step in an output slot of its own, so that steps run back to back and are read at
+// the end.
 EngineOptions options_for(StorageTier tier, const Steps& steps) {
   EngineOptions options;
   options.tier = tier;
   options.max_tokens = steps.most_tokens;
+  options.output_slots = static_cast<int>(steps.batches.size());
   return options;
 }
 
-// Each step's embeddings of every layer, on the host; forwarded with their successor named
-// where `ahead`.
-std::vector<std::vector<std::vector<std::uint8_t>>> run_steps(PleEngine& engine, const Steps& steps, bool ahead) {
-  std::vector<std::vector<std::vector<std::uint8_t>>> out;
+constexpr auto k_caller_work = std::chrono::milliseconds(20);
+
+// Each step's embeddings of every layer, on the host, and the seconds from the first
+// forward() to the last step's end; forwarded with their successor named where `ahead`,
+// the caller busy for k_caller_work between forward() calls.
+struct StepsRun {
+  std::vector<std::vector<std::vector<std::uint8_t>>> layers;
+  double seconds = 0;
+};
+StepsRun run_steps(PleEngine& engine, const Steps& steps, bool ahead) {
+  std::vector<StepOutput> outs;
+  const double start = MPI_Wtime();
   for (std::size_t s = 0; s < steps.batches.size(); ++s) {
     NextStep next;
     if (ahead && s + 1 < steps.batches.size()) next.batch = &steps.batches[s + 1];
-    const StepOutput step = engine.forward(steps.batches[s], {}, next);
-    engine.wait();
-    auto& layers = out.emplace_back();
-    for (const EmbeddingView& view : step.layers) layers.push_back(to_host(engine.space(), view));
+    outs.push_back(engine.forward(steps.batches[s], {}, next));
+    std::this_thread::sleep_for(k_caller_work);
   }
-  return out;
+  engine.wait();
+  StepsRun run;
+  run.seconds = MPI_Wtime() - start;
+  for (const StepOutput& out : outs) {
+    auto& layers = run.layers.emplace_back();
+    for (const EmbeddingView& view : out.layers) layers.push_back(to_host(engine.space(), view));
+  }
+  return run;
 }
 
 class FaultScope {
@@ -82,21 +105,27 @@ TEST(FetchAhead, StepsMatchOneProcessAndStepsAlone) {
     write_checkpoint(path, config, synthetic_tables(config, RowFormat::nvfp4, 3), {kind});
     const auto checkpoint = open_ple_checkpoint(path, config);
     PleEngine ahead(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
-    const auto got = run_steps(ahead, steps, true);
-    EXPECT_EQ(ahead.stats().steps_begun_ahead, static_cast<std::int64_t>(steps.batches.size()) - 1);
+    const StepsRun got = run_steps(ahead, steps, true);
+    const auto begun = static_cast<std::int64_t>(steps.batches.size()) - 1;
+    EXPECT_EQ(ahead.stats().steps_fetched_ahead, kind == CheckpointKind::safetensors ? begun : 0);
     PleEngine alone(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
-    const auto plain = run_steps(alone, steps, false);
-    EXPECT_EQ(alone.stats().steps_begun_ahead, 0);
+    const StepsRun plain = run_steps(alone, steps, false);
+    EXPECT_EQ(alone.stats().steps_fetched_ahead, 0);
     for (std::size_t s = 0; s < steps.batches.size(); ++s) {
       const auto expected = embed_batch(config, *checkpoint, steps.batches[s], OutDtype::bf16);
-      ASSERT_EQ(got[s].size(), expected.size());
+      ASSERT_EQ(got.layers[s].size(), expected.size());
       for (std::size_t d = 0; d < expected.size(); ++d) {
-        EXPECT_EQ(got[s][d], expected[d].data) << "step " << s << " layer " << d;
-        EXPECT_EQ(plain[s][d], expected[d].data) << "step " << s << " layer " << d;
+        EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s << " layer " << d;
+        EXPECT_EQ(plain.layers[s][d], expected[d].data) << "step " << s << " layer " << d;
       }
     }
-    // The ahead engine's steps' times settle in order, one a step.
-    EXPECT_EQ(ahead.stats().step_seconds.size(), steps.batches.size());
+    // Every step timed once, from its own forward(): the steps' times leave out the caller's
+    // work between the calls.
+    const std::vector<double>& times = ahead.stats().step_seconds;
+    ASSERT_EQ(times.size(), steps.batches.size());
+    for (const double t : times) EXPECT_GT(t, 0);
+    const double callers = std::chrono::duration<double>(k_caller_work).count() * static_cast<double>(times.size());
+    EXPECT_LT(std::accumulate(times.begin(), times.end(), 0.0), got.seconds - 0.9 * callers);
   }
 }
 
@@ -108,8 +137,18 @@ TEST(FetchAhead, AnotherBatchThanTheOneNamedIsRefused) {
   const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
   const Steps steps = random_steps(config, 4);
   PleEngine engine(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
-  (void)engine.forward(steps.batches[0], {}, {&steps.batches[1], {}});
+  const std::int64_t counts[] = {steps.batches[1].num_tokens()};
+  const std::int64_t other[] = {steps.batches[1].num_tokens() + 1};
+  (void)engine.forward(steps.batches[0], {}, {&steps.batches[1], counts});
   EXPECT_THROW((void)engine.forward(steps.batches[3]), SystemError);
+  EXPECT_THROW((void)engine.forward(steps.batches[1], other), SystemError);
+  // The step named is still begun: forwarded as named, it gives its embeddings.
+  const StepOutput out = engine.forward(steps.batches[1], counts);
+  engine.wait();
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
+  const auto expected = embed_batch(config, *checkpoint, steps.batches[1], OutDtype::bf16);
+  for (std::size_t d = 0; d < expected.size(); ++d)
+    EXPECT_EQ(to_host(engine.space(), out.layers[d]), expected[d].data) << "layer " << d;
 }
 
 TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
@@ -125,7 +164,7 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
   PleEngine engine(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
   const StepOutput first = engine.forward(steps.batches[0], {}, {&steps.batches[1], {}});
   engine.wait();
-  EXPECT_EQ(engine.stats().steps_begun_ahead, 1);
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
   const auto expected = embed_batch(config, *checkpoint, steps.batches[0], OutDtype::bf16);
   for (std::size_t d = 0; d < expected.size(); ++d)
     EXPECT_EQ(to_host(engine.space(), first.layers[d]), expected[d].data) << "layer " << d;
@@ -137,6 +176,12 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
               std::string::npos)
         << e.what();
   }
+  // The steps begun are forgotten: the next one begins afresh, its own batch's embeddings.
+  const StepOutput after = engine.forward(steps.batches[3], {}, {});
+  engine.wait();
+  const auto expected_after = embed_batch(config, *checkpoint, steps.batches[3], OutDtype::bf16);
+  for (std::size_t d = 0; d < expected_after.size(); ++d)
+    EXPECT_EQ(to_host(engine.space(), after.layers[d]), expected_after[d].data) << "layer " << d;
 }
 
 TEST(FetchAhead, StoresThatDoNotFetchAheadRunStepsWhole) {
@@ -145,11 +190,11 @@ TEST(FetchAhead, StoresThatDoNotFetchAheadRunStepsWhole) {
   const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
   const Steps steps = random_steps(config, 4);
   PleEngine engine(comms, config, *checkpoint, options_for(StorageTier::host, steps));
-  const auto got = run_steps(engine, steps, true);
-  EXPECT_EQ(engine.stats().steps_begun_ahead, 0);
+  const StepsRun got = run_steps(engine, steps, true);
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, 0);
   for (std::size_t s = 0; s < steps.batches.size(); ++s) {
     const auto expected = embed_batch(config, *checkpoint, steps.batches[s], OutDtype::bf16);
-    for (std::size_t d = 0; d < expected.size(); ++d) EXPECT_EQ(got[s][d], expected[d].data) << "step " << s;
+    for (std::size_t d = 0; d < expected.size(); ++d) EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s;
   }
 }
 

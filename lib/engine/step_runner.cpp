@@ -218,8 +218,7 @@ void StepRunner::check_begun(const TokenBatch& batch, std::span<const std::int64
   const bool same_tokens =
       group_tokens.empty() || b.group_tokens.empty() ||
       std::equal(group_tokens.begin(), group_tokens.end(), b.group_tokens.begin(), b.group_tokens.end());
-  if (batch.context_width != b.batch.context_width || batch.tokens != b.batch.tokens ||
-      batch.query_start_loc != b.batch.query_start_loc || batch.context != b.batch.context || !same_tokens)
+  if (batch != b.batch || !same_tokens)
     throw SystemError("forward: step " + std::to_string(next_step_) +
                       " is not the batch the step before named as the next one (NextStep)");
 }

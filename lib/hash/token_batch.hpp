@@ -26,6 +26,7 @@ struct TokenBatch {
   void add_request(std::span<const std::int64_t> step_tokens, std::span<const std::int64_t> request_context);
 
   [[nodiscard]] kernels::NgramBatchView view() const;
+  [[nodiscard]] bool operator==(const TokenBatch&) const = default;
 };
 
 // The context of a request that has seen no token yet: N-1 positions before it

@@ -67,11 +67,8 @@ std::optional<JobStep> JobSteps::next() {
   }
   JobStep step;
   step.part = part_;
-  step.batch = TokenBatch(config_.ngram_size);
-  if (!mine_->next_step(step.batch, step.slices)) {  // my DP rank is done before its group
-    step.batch = TokenBatch(config_.ngram_size);
-    step.slices.clear();
-  }
+  // An empty batch (next_step resets it) once my DP rank is done before its group.
+  (void)mine_->next_step(step.batch, step.slices);
   const RankSchedule& mine = ranks_[static_cast<std::size_t>(dp_rank_)];
   for (const StepSlice& slice : step.slices)
     step.slice_rows.push_back(qsl_[mine.global[static_cast<std::size_t>(slice.request)]] + slice.position);

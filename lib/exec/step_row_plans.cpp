@@ -18,7 +18,7 @@ struct StepRowPlans::DevicePlans {
 };
 
 StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids)
-    : space_(space), bounds_(bounds), host_(bounds.size()), counts_(bounds.size()) {
+    : space_(space), bounds_(bounds), host_(bounds.size()), counts_(bounds.size()), max_ids_(max_ids) {
   for (const auto& b : bounds_)
     if (b.size() < 2 || b.size() != bounds_.front().size())
       throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
@@ -36,8 +36,6 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
     const std::size_t starts = bounds_.empty() ? 1 : bounds_.size() * bounds_.front().size();
     starts_ = std::make_unique<HostBuffer>(space, starts * sizeof(std::int64_t));
   }
-#else
-  (void)max_ids;
 #endif
 }
 
@@ -97,6 +95,33 @@ void StepRowPlans::write_local_ids(int layer, int width, std::uint8_t* out) {
   }
 #endif
   kernels::write_local_ids(host_.at(d), bounds_.at(d), width, out);
+}
+
+void StepRowPlans::distinct_on_host(std::vector<std::vector<std::int64_t>>& out) {
+  out.resize(bounds_.size());
+  if (on_host_) {
+    for (std::size_t d = 0; d < bounds_.size(); ++d) out[d] = host_[d].distinct;
+    return;
+  }
+#if PLESHARD_HAVE_CUDA
+  if (!offsets_)
+    offsets_ = std::make_unique<HostBuffer>(
+        space_, std::max<std::size_t>(1, bounds_.size() * static_cast<std::size_t>(max_ids_) * sizeof(std::uint32_t)));
+  std::uint32_t* offsets = offsets_->as<std::uint32_t>();
+  std::size_t at = 0;
+  for (std::size_t d = 0; d < bounds_.size(); ++d) {
+    const auto count = static_cast<std::size_t>(std::accumulate(counts_[d].begin(), counts_[d].end(), std::int64_t{0}));
+    space_.copy_to_host_async(offsets + at, device_->layers[d]->distinct(), count * sizeof(std::uint32_t));
+    out[d].resize(count);
+    at += count;
+  }
+  space_.synchronize();
+  at = 0;
+  for (std::size_t d = 0; d < bounds_.size(); ++d) {
+    const std::int64_t first = device_->layers[d]->first();
+    for (std::int64_t& id : out[d]) id = first + offsets[at++];
+  }
+#endif
 }
 
 }  // namespace pleshard

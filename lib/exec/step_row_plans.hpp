@@ -3,7 +3,8 @@
 // are: in the step space (on the GPU by DeviceRowPlan, on the stream, where there is one) or
 // on the host (plan_rows). A plan's keys and distinct ids stay where it was made; only each
 // owner's count has to reach the host, which sizes the messages by them — for a plan on the
-// GPU, one wait for the stream a step.
+// GPU, one wait for the stream a step — and, for a store that reads its rows on the host
+// (the disk tier), the distinct ids.
 
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,10 @@ class StepRowPlans {
   // The layer's distinct ids, owner by owner, as owner-local indexes of `width` bytes into
   // `out`, where the plan was made; after owner_counts().
   void write_local_ids(int layer, int width, std::uint8_t* out);
+  // Every layer's distinct ids, ascending, into out[layer] on the host, after owner_counts():
+  // what a store reads (the disk tier). Plans made on the GPU copy down only their distinct
+  // rows' 32-bit offsets, all layers' behind one wait for the space.
+  void distinct_on_host(std::vector<std::vector<std::int64_t>>& out);
 
  private:
   StepSpace& space_;
@@ -54,6 +59,8 @@ class StepRowPlans {
   std::unique_ptr<DevicePlans> device_;  // where the space is a GPU's
   std::unique_ptr<HostBuffer> starts_;   // the GPU plans' owners' starts, copied down
   std::vector<std::vector<std::int64_t>> counts_;
+  std::int64_t max_ids_ = 0;
+  std::unique_ptr<HostBuffer> offsets_;  // the GPU plans' distinct offsets, copied down (made on first use)
 };
 
 }  // namespace pleshard

@@ -40,6 +40,14 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
   }
   for (auto& tasks : tasks_) tasks.resize(layers_.size());
   failing_submit_ = fault_plan().disk_read_failure;
+  reserve(0);
+}
+
+void DiskStore::reserve(std::int64_t max_ids) {
+  std::vector<std::vector<std::int64_t>> bounds;
+  for (const RowRange& range : ranges_) bounds.push_back({range.begin, range.end});
+  for (auto& plans : plans_) plans = std::make_unique<StepRowPlans>(space_, bounds, max_ids);
+  planned_ids_ = max_ids;
 }
 
 std::vector<RowRange> DiskStore::whole_tables(const PleCheckpoint& checkpoint) {
@@ -58,19 +66,13 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
   checkpoint_.check_unchanged();
   turn_ = 1 - turn_;
   // Every layer's distinct rows, then all their reads in flight together.
+  plan(queries);
   sets_.clear();
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Staging& s = layers_[d];
-    const TableLayout& layout = checkpoint_.table(static_cast<int>(d)).layout;
-    const RowRange range = ranges_[d];
-    const auto n = static_cast<std::size_t>(queries[d].count);
-    s.host_ids.resize(n);
-    space_.copy_to_host(s.host_ids.data(), queries[d].ids, n * sizeof(std::int64_t));
-    const std::int64_t bounds[2] = {range.begin, range.end};
-    kernels::plan_rows(s.host_ids, bounds, s.plan);
-    s.host_rows.resize(s.plan.distinct.size() * layout.row_bytes());
+    s.host_rows.resize(distinct_[d].size() * checkpoint_.table(static_cast<int>(d)).layout.row_bytes());
     // Codes only: the scales are in memory.
-    sets_.push_back({static_cast<int>(d), s.plan.distinct, s.host_rows, {}, queries[d].bulk});
+    sets_.push_back({static_cast<int>(d), distinct_[d], s.host_rows, {}, queries[d].bulk});
   }
   const bool fails = failing_submit_ == submits_++;
   const auto read = [this, fails] {
@@ -112,11 +114,31 @@ std::span<const kernels::DecodeTask> DiskStore::wait() {
   return tasks_[turn_];
 }
 
+void DiskStore::plan(std::span<const RowQuery> queries) {
+  StepRowPlans& plans = *plans_[turn_];
+  planned_on_gpu_ = plans.plans_on_gpu() && std::all_of(queries.begin(), queries.end(),
+                                                        [this](const RowQuery& q) { return q.count <= planned_ids_; });
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    const auto layer = static_cast<int>(d);
+    const auto n = static_cast<std::size_t>(queries[d].count);
+    if (planned_on_gpu_ || !space_.on_device()) {  // the host space's ids are on the host
+      plans.plan_in_space(layer, queries[d].ids, queries[d].count);
+    } else {
+      std::vector<std::int64_t>& host_ids = layers_[d].host_ids;
+      host_ids.resize(n);
+      space_.copy_to_host(host_ids.data(), queries[d].ids, n * sizeof(std::int64_t));
+      plans.plan_on_host(layer, host_ids);
+    }
+  }
+  (void)plans.owner_counts();
+  plans.distinct_on_host(distinct_);
+}
+
 void DiskStore::stage_keys(int layer, const RowQuery& query) {
   Staging& s = layers_[static_cast<std::size_t>(layer)];
   const PleTableInfo& info = checkpoint_.table(layer);
   const std::size_t scale_bytes = info.layout.scale_bytes();
-  const std::vector<std::int64_t>& distinct = s.plan.distinct;
+  const std::vector<std::int64_t>& distinct = distinct_[static_cast<std::size_t>(layer)];
   s.host_scales.resize(distinct.size() * scale_bytes);
   for (std::size_t r = 0; scale_bytes != 0 && r < distinct.size(); ++r)
     std::memcpy(
@@ -124,9 +146,15 @@ void DiskStore::stage_keys(int layer, const RowQuery& query) {
         s.table_scales.data() +
             static_cast<std::size_t>(distinct[r] - ranges_[static_cast<std::size_t>(layer)].begin) * scale_bytes,
         scale_bytes);
-  // Copies from pageable memory: the host vectors have been read when these return.
+  // Copies from pageable memory: the host vectors have been read when these return. The keys
+  // are where the decode reads them already unless the plan was made on the host of a GPU.
   Staged& staged = s.staged[turn_];
-  staged.keys.assign(std::span<const std::int64_t>(s.plan.keys));
+  const StepRowPlans& plans = *plans_[turn_];
+  const std::int64_t* keys = plans.keys(layer);
+  if (plans.on_host() && space_.on_device()) {
+    staged.keys.assign(std::span(keys, static_cast<std::size_t>(query.count)));
+    keys = staged.keys.as<std::int64_t>();
+  }
   staged.scales.assign(std::span<const std::uint8_t>(s.host_scales));
   const kernels::TableView packed{info.layout.format,
                                   info.layout.head_dim,
@@ -135,7 +163,7 @@ void DiskStore::stage_keys(int layer, const RowQuery& query) {
                                   nullptr,  // the rows, once wait() has staged them
                                   scale_bytes == 0 ? nullptr : staged.scales.data(),
                                   info.global_scale};
-  tasks_[turn_][static_cast<std::size_t>(layer)] = {packed, staged.keys.as<std::int64_t>(), query.count, nullptr};
+  tasks_[turn_][static_cast<std::size_t>(layer)] = {packed, keys, query.count, nullptr};
 }
 
 }  // namespace pleshard

@@ -1,13 +1,14 @@
 #pragma once
-// The disk tier: no table in memory but block scales (NVFP4, FP8-E8M0). Each step copies its ids to the
-// host and reads each distinct row of every layer once from the checkpoint's files (every
-// layer's reads in flight together), and stages the raw rows into the step space, where the
-// step's decode reads them. submit() starts the reads (safetensors: on the store's worker
-// thread) and returns once the rest of the staging (each id's key, the rows' block scales)
-// is done beside them; wait() waits for the reads and stages the rows. Alone, every table is
-// held whole (each rank reads the rows of its own tokens), so nothing needs combining across
-// ranks; beside tables of other tiers (store/placement.hpp) a rank reads its range of rows,
-// as they hold theirs, and the exchange combines them.
+// The disk tier: no table in memory but block scales (NVFP4, FP8-E8M0). Each step plans its
+// rows (exec/step_row_plans.hpp) where its ids are — on the GPU, where there is one and the
+// store has been reserved for the step's size, so that only the distinct rows' offsets come
+// down and each id's key stays there — then reads each distinct row of every layer once from
+// the checkpoint's files (every layer's reads in flight together), and stages the raw rows
+// into the step space, where the step's decode reads them. submit() starts the reads (safetensors: on the store's
+// worker thread) and returns once the rest of the staging (the rows' block scales, and each id's key where the plan was
+// made on the host) is done beside them; wait() waits for the reads and stages the rows. Alone, every table is held
+// whole (each rank reads the rows of its own tokens), so nothing needs combining across ranks; beside tables of other
+// tiers (store/placement.hpp) a rank reads its range of rows, as they hold theirs, and the exchange combines them.
 //
 // Block-scaled rows keep their codes and block scales in separate tensors, so each row would
 // be two random reads; the scales (a ninth of an NVFP4 table's bytes at 160 values a row, a
@@ -20,8 +21,8 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "core/worker.hpp"
+#include "exec/step_row_plans.hpp"
 #include "exec/step_space.hpp"
-#include "kernels/host/row_plan_host.hpp"
 #include "store/row_store.hpp"
 
 namespace pleshard {
@@ -42,6 +43,9 @@ class DiskStore final : public RowStore {
 
   [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
 
+  // Steps of up to `max_ids` ids a layer are planned on the GPU (in a GPU's space); larger
+  // ones, and every step of a store not reserved, on the host.
+  void reserve(std::int64_t max_ids) override;
   [[nodiscard]] bool enqueues_only() const override { return false; }
   // Where the files are read on the store's thread (safetensors): a next step's reads then
   // run beside this step's decode. The ids are copied to the host in submit(), and a step's
@@ -54,28 +58,31 @@ class DiskStore final : public RowStore {
 
   // Rows read for the layer by the last submit (its distinct ids inside the table).
   [[nodiscard]] std::int64_t rows_read(int layer) const {
-    return static_cast<std::int64_t>(layers_.at(static_cast<std::size_t>(layer)).plan.distinct.size());
+    return static_cast<std::int64_t>(distinct_.at(static_cast<std::size_t>(layer)).size());
   }
+  // Whether the last submit's rows were planned on the GPU.
+  [[nodiscard]] bool planned_on_gpu() const { return planned_on_gpu_; }
 
  private:
   // What a step's decode reads of a layer, in the space.
   struct Staged {
     explicit Staged(StepSpace& space) : keys(space), rows(space), scales(space) {}
-    SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table
+    SpaceBuffer keys;    // each id's position among the distinct rows, -1 outside the table (host plans')
     SpaceBuffer rows;    // the distinct rows
     SpaceBuffer scales;  // and their block scales (block-scaled formats)
   };
   // One layer's staging, kept between steps.
   struct Staging {
     explicit Staging(StepSpace& space) : staged{Staged(space), Staged(space)} {}
-    std::vector<std::int64_t> host_ids;
-    kernels::HostRowPlan plan;  // of host_ids against the range: the distinct rows read, each id's key
+    std::vector<std::int64_t> host_ids;  // the ids copied down, for a plan on the host of a GPU's step
     std::vector<std::uint8_t> host_rows;
     std::vector<std::uint8_t> host_scales;
     Staged staged[2];                        // the last two submits', in turn (fetches_ahead)
     std::vector<std::uint8_t> table_scales;  // the range's rows' block scales (block-scaled formats)
   };
 
+  // Plans every layer's rows with plans_[turn_], into distinct_.
+  void plan(std::span<const RowQuery> queries);
   // What a layer's decode needs but its rows: each id's key and the rows' block scales, in
   // the step space.
   void stage_keys(int layer, const RowQuery& query);
@@ -84,8 +91,14 @@ class DiskStore final : public RowStore {
   StepSpace& space_;
   PageCache reads_;
   std::vector<Staging> layers_;
-  std::vector<PleCheckpoint::RowSet> sets_;  // the reads in flight, into each layer's host_rows
-  int turn_ = 1;                             // the staged buffers and tasks of the last submit
+  std::vector<std::vector<std::int64_t>> distinct_;  // per layer, the rows the last submit reads, ascending
+  std::vector<PleCheckpoint::RowSet> sets_;          // the reads in flight, into each layer's host_rows
+  int turn_ = 1;                                     // the staged buffers, plans and tasks of the last submit
+  // Per turn, every layer's row plans against its range: a decode reads its keys where the
+  // plan was made on the GPU, so they too stay until the submit after next.
+  std::unique_ptr<StepRowPlans> plans_[2];
+  std::int64_t planned_ids_ = 0;  // the most ids a layer that plans_ plan on the GPU (reserve)
+  bool planned_on_gpu_ = false;
   std::uint64_t submits_ = 0;
   std::optional<std::uint64_t> failing_submit_;  // the fault plan's (tests)
   std::vector<kernels::DecodeTask> tasks_[2];

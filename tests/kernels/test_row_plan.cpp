@@ -2,7 +2,9 @@
 // and (where there is a GPU) on the device: distinct ids ascending inside the owners'
 // bounds, each lookup's key among them (-1 outside), where each owner's ids start and the
 // count; repeated, unsorted and out-of-bounds ids, empty owners, empty steps, a plan reused
-// across steps of other sizes and other owners.
+// across steps of other sizes and other owners. And a step's plans of every layer as the
+// stores and strategies use them (exec/step_row_plans.hpp), in the host space and a GPU's:
+// the owners' counts, the keys and the distinct ids brought to the host.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "exec/step_row_plans.hpp"
 #include "kernels/host/row_plan_host.hpp"
 #include "store/row_range.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -86,6 +89,55 @@ TEST(RowPlan, HostPlanRefusesNoOwner) {
   const std::int64_t one[1] = {0};
   const std::int64_t ids[1] = {0};
   EXPECT_THROW(kernels::plan_rows(ids, one, got), SystemError);
+}
+
+// Every layer's plan of a step in the space, as the disk tier and the owner exchange read it.
+TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
+  std::vector<std::unique_ptr<StepSpace>> spaces;
+  spaces.push_back(make_host_space());
+#if PLESHARD_HAVE_CUDA
+  if (kernels::cuda_device_count() > 0) spaces.push_back(make_cuda_space());
+#endif
+  std::mt19937_64 rng(13);
+  for (const auto& space : spaces) {
+    SCOPED_TRACE(space->on_device() ? "gpu" : "host");
+    for (int round = 0; round < 40; ++round) {
+      // Layers of one step share the owners' count, not their bounds.
+      std::vector<Step> steps{random_step(rng, round)};
+      for (int d = 1; d < 3; ++d) {
+        Step s = random_step(rng, round + d);
+        s.bounds.resize(steps[0].bounds.size());
+        for (std::size_t o = 1; o < s.bounds.size(); ++o)
+          s.bounds[o] = s.bounds[o - 1] + static_cast<std::int64_t>(rng() % 500);
+        steps.push_back(s);
+      }
+      std::vector<std::vector<std::int64_t>> bounds;
+      for (const Step& s : steps) bounds.push_back(s.bounds);
+      StepRowPlans plans(*space, bounds, 3000);
+      EXPECT_EQ(plans.plans_on_gpu(), space->on_device());
+      std::vector<SpaceBuffer> ids;
+      for (std::size_t d = 0; d < steps.size(); ++d) {
+        ids.emplace_back(*space);
+        ids.back().assign(std::span<const std::int64_t>(steps[d].ids));
+        plans.plan_in_space(static_cast<int>(d), ids.back().as<std::int64_t>(),
+                            static_cast<std::int64_t>(steps[d].ids.size()));
+      }
+      const std::vector<std::vector<std::int64_t>> counts = plans.owner_counts();
+      std::vector<std::vector<std::int64_t>> distinct;
+      plans.distinct_on_host(distinct);
+      for (std::size_t d = 0; d < steps.size(); ++d) {
+        const Expected e = reference(steps[d]);
+        std::vector<std::int64_t> expected_counts;
+        for (std::size_t o = 0; o + 1 < e.owners.size(); ++o) expected_counts.push_back(e.owners[o + 1] - e.owners[o]);
+        ASSERT_EQ(counts[d], expected_counts) << "round " << round << " layer " << d;
+        ASSERT_EQ(distinct[d], e.distinct) << "round " << round << " layer " << d;
+        std::vector<std::int64_t> keys(e.keys.size());
+        if (!keys.empty())
+          space->copy_to_host(keys.data(), plans.keys(static_cast<int>(d)), keys.size() * sizeof(std::int64_t));
+        ASSERT_EQ(keys, e.keys) << "round " << round << " layer " << d;
+      }
+    }
+  }
 }
 
 #if PLESHARD_HAVE_CUDA

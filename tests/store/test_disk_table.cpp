@@ -1,8 +1,8 @@
 // The disk tier against the host tier, bit for bit: every row format, safetensors in one
 // and several files and HDF5, ids repeated, outside the table and crossing shard
 // boundaries, empty lookups, reads through the page cache and past it; in the host space,
-// and in the CUDA space where a GPU is present. A checkpoint file changed under a running store gives an error naming
-// it.
+// and in the CUDA space where a GPU is present (the rows planned there, or on the host). A
+// checkpoint file changed under a running store gives an error naming it.
 
 #include <gtest/gtest.h>
 
@@ -59,6 +59,10 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
     for (const auto& space : spaces())
       for (const PageCache reads : {PageCache::use, PageCache::bypass}) {
         DiskStore disk(*checkpoint, *space, reads);
+        // Reserved for the steps below, a GPU's store plans their rows on the GPU; a store
+        // not reserved plans on the host (where it has been reserved, only larger steps do).
+        const bool reserved = reads == PageCache::use;
+        if (reserved) disk.reserve(3000);
         for (int d = 0; d < config.num_ple_layers(); ++d) {
           const std::int64_t rows = checkpoint->table(d).layout.rows;
           const HostTable host(*checkpoint, d, {0, rows});
@@ -87,6 +91,7 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
               host.lookup(ids, dtype, expected.data());
               ASSERT_EQ(lookup_from_host(disk, *space, d, ids, dtype), expected) << n << " ids";
               EXPECT_EQ(disk.rows_read(d), static_cast<std::int64_t>(distinct.size()));
+              EXPECT_EQ(disk.planned_on_gpu(), reserved && space->on_device());
             }
           }
         }

@@ -276,7 +276,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
                    static_cast<std::size_t>(whole.count) * table(sets[i].ple_index).layout.row_bytes()},
                   {}, reads);
       }
-      read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads, io_uring where there is one
+      read_files(reads, ReadPath::automatic, cache);  // a step's rows: small reads (past the cache: io_uring)
       reads.clear();
       for (const auto& [i, span] : round) {
         const std::vector<RowRun>& r = runs[i];

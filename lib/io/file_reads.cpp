@@ -221,7 +221,7 @@ void read_files(std::span<const FileRead> reads, ReadPath path, PageCache cache)
   if (reads.empty()) return;
   const bool bypass = cache == PageCache::bypass;
 #if PLESHARD_HAVE_URING
-  if (path == ReadPath::automatic && uring_wanted())
+  if (path == ReadPath::automatic && bypass && uring_wanted())
     if (Ring* ring = Ring::mine(); ring != nullptr) {
       ring->read(reads, bypass);
       return;

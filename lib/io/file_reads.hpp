@@ -1,12 +1,15 @@
 #pragma once
-// Many reads of files at random offsets, all in flight together: the disk tier's rows. With
-// io_uring (liburing), up to k_reads_in_flight reads are queued on a ring of the calling
-// thread, straight into place; past the page cache (files opened with O_DIRECT), small ones
-// go through registered, aligned bounce blocks (any offset and length: the aligned blocks
-// around them are read and the bytes copied out). Where io_uring is not built, or
-// the kernel or a seccomp filter refuses it (said once in the log), or PLESHARD_IO_URING=0,
-// the reads run from up to 16 threads of pread. Either way every read is whole: a short read
-// is continued, and a file that ends before a read's last byte is an InputError naming it.
+// Many reads of files at random offsets, all in flight together: the disk tier's rows.
+// Through the page cache they run from up to 16 threads of pread: a read the cache holds is a
+// copy on the reading thread, and one ring's thread copied half as fast as 16 threads on the
+// H200 machine, warm or cold (docs/performance.md). Past the page cache (files opened with
+// O_DIRECT) they go through io_uring (liburing) where there is one: up to k_reads_in_flight
+// reads queued on a ring of the calling thread, small ones through registered, aligned bounce
+// blocks (any offset and length: the aligned blocks around them are read and the bytes
+// copied out). Where io_uring is not built, or the kernel or a seccomp filter refuses it
+// (said once in the log), or PLESHARD_IO_URING=0, those too run from threads of pread. Either
+// way every read is whole: a short read is continued, and a file that ends before a read's
+// last byte is an InputError naming it.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,8 +37,9 @@ inline constexpr std::size_t k_read_piece_bytes = std::size_t{1} << 20;
 inline constexpr std::size_t k_bounce_block_bytes = 64 * 1024;
 inline constexpr std::size_t k_direct_read_bytes = k_bounce_block_bytes - 2 * k_direct_block_bytes;
 
-// automatic: io_uring where there is one; threads: threads of pread whatever the build (bulk
-// reads of a table's load, which the page cache serves faster that way: docs/performance.md).
+// automatic: past the page cache io_uring where there is one, through it threads of pread;
+// threads: threads of pread whatever the build and the cache (bulk reads of a table's load,
+// which reach memory past the cache into place: PreadFile::read_exact_past_cache).
 enum class ReadPath { automatic, threads };
 
 // use: reads through the page cache, which keeps what they read for the next (on the H200
@@ -49,7 +53,7 @@ enum class PageCache { use, bypass };
 // Returns when every read is done; on an error, once none is left in flight.
 void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic, PageCache cache = PageCache::use);
 
-// How read_files reads in this thread: "io_uring" or "pread threads".
+// How read_files reads past the page cache in this thread: "io_uring" or "pread threads".
 [[nodiscard]] const char* file_read_path();
 
 }  // namespace pleshard

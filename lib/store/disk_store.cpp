@@ -116,8 +116,9 @@ std::span<const kernels::DecodeTask> DiskStore::wait() {
 
 void DiskStore::plan(std::span<const RowQuery> queries) {
   StepRowPlans& plans = *plans_[turn_];
-  planned_on_gpu_ = plans.plans_on_gpu() && std::all_of(queries.begin(), queries.end(),
-                                                        [this](const RowQuery& q) { return q.count <= planned_ids_; });
+  planned_on_gpu_ =
+      planned_ids_ > 0 && plans.plans_on_gpu() &&
+      std::all_of(queries.begin(), queries.end(), [this](const RowQuery& q) { return q.count <= planned_ids_; });
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     const auto layer = static_cast<int>(d);
     const auto n = static_cast<std::size_t>(queries[d].count);

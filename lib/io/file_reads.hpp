@@ -1,13 +1,12 @@
 #pragma once
 // Many reads of files at random offsets, all in flight together: the disk tier's rows.
 // Through the page cache they run from up to 16 threads of pread: a read the cache holds is a
-// copy on the reading thread, and one ring's thread copied half as fast as 16 threads on the
-// H200 machine, warm or cold (docs/performance.md). Past the page cache (files opened with
-// O_DIRECT) they go through io_uring (liburing) where there is one: up to k_reads_in_flight
-// reads queued on a ring of the calling thread, small ones through registered, aligned bounce
-// blocks (any offset and length: the aligned blocks around them are read and the bytes
-// copied out). Where io_uring is not built, or the kernel or a seccomp filter refuses it
-// (said once in the log), or PLESHARD_IO_URING=0, those too run from threads of pread. Either
+// copy on the reading thread, and on the H200 machine one ring's thread made the disk tier's
+// warm steps 1.6-1.9x slower than 16 threads, and its cold ones no faster (docs/performance.md). Past the page cache
+// (files opened with O_DIRECT) they go through io_uring (liburing) where there is one: up to k_reads_in_flight reads
+// queued on a ring of the calling thread, small ones through registered, aligned bounce blocks (any offset and length:
+// the aligned blocks around them are read and the bytes copied out). Where io_uring is not built, or the kernel or a
+// seccomp filter refuses it (said once in the log), or PLESHARD_IO_URING=0, those too run from threads of pread. Either
 // way every read is whole: a short read is continued, and a file that ends before a read's
 // last byte is an InputError naming it.
 

@@ -18,7 +18,12 @@ struct StepRowPlans::DevicePlans {
 };
 
 StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids)
-    : space_(space), bounds_(bounds), host_(bounds.size()), counts_(bounds.size()), max_ids_(max_ids) {
+    : space_(space),
+      bounds_(bounds),
+      host_(bounds.size()),
+      counts_(bounds.size()),
+      lookups_(bounds.size()),
+      max_ids_(max_ids) {
   for (const auto& b : bounds_)
     if (b.size() < 2 || b.size() != bounds_.front().size())
       throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
@@ -27,7 +32,7 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
   const bool keyable = std::all_of(bounds_.begin(), bounds_.end(), [](const std::vector<std::int64_t>& b) {
     return b.back() - b.front() < kernels::k_max_distinct_rows;
   });
-  if (space.on_device() && keyable) {
+  if (space.on_device() && keyable && max_ids > 0) {
     device_ = std::make_unique<DevicePlans>();
     for (const auto& b : bounds_) {
       device_->layers.push_back(std::make_unique<kernels::DeviceRowPlan>());
@@ -54,6 +59,7 @@ void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_
   on_host_ = false;
   kernels::DeviceRowPlan& plan = *device_->layers.at(d);
   plan.plan(ids, n, stream_of(space_));
+  lookups_[d] = n;
   const std::size_t owners = bounds_[d].size();
   space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, plan.owners(), owners * sizeof(std::int64_t));
 #endif
@@ -104,22 +110,26 @@ void StepRowPlans::distinct_on_host(std::vector<std::vector<std::int64_t>>& out)
     return;
   }
 #if PLESHARD_HAVE_CUDA
+  // A layer has at most as many distinct ids as lookups, known here: that many offsets come
+  // down beside the owners' starts (copied in plan_in_space), all behind one wait.
   if (!offsets_)
     offsets_ = std::make_unique<HostBuffer>(
         space_, std::max<std::size_t>(1, bounds_.size() * static_cast<std::size_t>(max_ids_) * sizeof(std::uint32_t)));
   std::uint32_t* offsets = offsets_->as<std::uint32_t>();
-  std::size_t at = 0;
-  for (std::size_t d = 0; d < bounds_.size(); ++d) {
-    const auto count = static_cast<std::size_t>(std::accumulate(counts_[d].begin(), counts_[d].end(), std::int64_t{0}));
-    space_.copy_to_host_async(offsets + at, device_->layers[d]->distinct(), count * sizeof(std::uint32_t));
-    out[d].resize(count);
-    at += count;
-  }
+  const auto stride = static_cast<std::size_t>(max_ids_);
+  for (std::size_t d = 0; d < bounds_.size(); ++d)
+    space_.copy_to_host_async(offsets + d * stride, device_->layers[d]->distinct(),
+                              static_cast<std::size_t>(lookups_[d]) * sizeof(std::uint32_t));
   space_.synchronize();
-  at = 0;
+  const std::size_t owners = bounds_.front().size();
   for (std::size_t d = 0; d < bounds_.size(); ++d) {
+    const std::int64_t count = starts_->as<std::int64_t>()[d * owners + owners - 1];
+    if (count < 0 || count > lookups_[d])
+      throw SystemError("StepRowPlans: layer " + std::to_string(d) + "'s plan has " + std::to_string(count) +
+                        " distinct ids of " + std::to_string(lookups_[d]) + " lookups");
     const std::int64_t first = device_->layers[d]->first();
-    for (std::int64_t& id : out[d]) id = first + offsets[at++];
+    out[d].resize(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < out[d].size(); ++i) out[d][i] = first + offsets[d * stride + i];
   }
 #endif
 }

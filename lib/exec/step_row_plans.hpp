@@ -19,7 +19,7 @@ namespace pleshard {
 class StepRowPlans {
  public:
   // Per layer, its owners' bounds (E + 1 ascending, the same E for every layer); up to
-  // `max_ids` lookups a layer.
+  // `max_ids` lookups a layer (0: plans on the host only).
   StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids);
   ~StepRowPlans();
   StepRowPlans(const StepRowPlans&) = delete;
@@ -45,9 +45,9 @@ class StepRowPlans {
   // The layer's distinct ids, owner by owner, as owner-local indexes of `width` bytes into
   // `out`, where the plan was made; after owner_counts().
   void write_local_ids(int layer, int width, std::uint8_t* out);
-  // Every layer's distinct ids, ascending, into out[layer] on the host, after owner_counts():
-  // what a store reads (the disk tier). Plans made on the GPU copy down only their distinct
-  // rows' 32-bit offsets, all layers' behind one wait for the space.
+  // Every layer's distinct ids, ascending, into out[layer] on the host: what a store reads
+  // (the disk tier), owner_counts() not needed. Plans made on the GPU copy down 32-bit
+  // offsets, all layers' behind one wait for the space.
   void distinct_on_host(std::vector<std::vector<std::int64_t>>& out);
 
  private:
@@ -59,6 +59,7 @@ class StepRowPlans {
   std::unique_ptr<DevicePlans> device_;  // where the space is a GPU's
   std::unique_ptr<HostBuffer> starts_;   // the GPU plans' owners' starts, copied down
   std::vector<std::vector<std::int64_t>> counts_;
+  std::vector<std::int64_t> lookups_;  // per layer, the lookups of its last plan on the GPU
   std::int64_t max_ids_ = 0;
   std::unique_ptr<HostBuffer> offsets_;  // the GPU plans' distinct offsets, copied down (made on first use)
 };

@@ -72,7 +72,8 @@ class Ring {
     std::free(bounce_);
   }
 
-  void read(std::span<const FileRead> reads, bool past_cache);
+  // Past the page cache where the files allow it (only such reads come to the ring).
+  void read(std::span<const FileRead> reads);
 
  private:
   // A read, or what is left of one, in flight under a tag (its bounce block's index).
@@ -106,7 +107,7 @@ class Ring {
     return true;
   }
 
-  void submit(std::span<const FileRead> reads, unsigned tag, bool past_cache) {
+  void submit(std::span<const FileRead> reads, unsigned tag) {
     Piece& p = pieces_[tag];
     const FileRead& r = reads[p.read];
     const std::uint64_t offset = r.offset + p.done;
@@ -115,7 +116,7 @@ class Ring {
     if (sqe == nullptr) throw SystemError("io_uring: no submission entry free");
     p.aligned = offset & ~(k_block - 1);
     const std::uint64_t span = ((offset + bytes + k_block - 1) & ~(k_block - 1)) - p.aligned;
-    p.direct = past_cache && r.file->direct_fd() >= 0 && span <= k_bounce_block_bytes;
+    p.direct = r.file->direct_fd() >= 0 && span <= k_bounce_block_bytes;
     if (p.direct) {
       io_uring_prep_read_fixed(sqe, r.file->direct_fd(), bounce_ + tag * k_bounce_block_bytes,
                                static_cast<unsigned>(span), p.aligned, static_cast<int>(tag));
@@ -165,7 +166,7 @@ class Ring {
   std::string why_;
 };
 
-void Ring::read(std::span<const FileRead> reads, bool past_cache) {
+void Ring::read(std::span<const FileRead> reads) {
   std::vector<unsigned> free_tags;
   for (unsigned t = k_reads_in_flight; t-- > 0;) free_tags.push_back(t);
   std::size_t next = 0;
@@ -180,7 +181,7 @@ void Ring::read(std::span<const FileRead> reads, bool past_cache) {
       const unsigned tag = free_tags.back();
       free_tags.pop_back();
       pieces_[tag] = {next++, 0, 0, false};
-      submit(reads, tag, past_cache);
+      submit(reads, tag);
       ++in_flight;
     }
     if (in_flight == 0) break;
@@ -205,7 +206,7 @@ void Ring::read(std::span<const FileRead> reads, bool past_cache) {
         free_tags.push_back(tag);
         --in_flight;
       } else {
-        submit(reads, tag, past_cache);  // the rest of the read, under the same tag
+        submit(reads, tag);  // the rest of the read, under the same tag
       }
     }
     io_uring_cq_advance(&ring_, seen);
@@ -223,7 +224,7 @@ void read_files(std::span<const FileRead> reads, ReadPath path, PageCache cache)
 #if PLESHARD_HAVE_URING
   if (path == ReadPath::automatic && bypass && uring_wanted())
     if (Ring* ring = Ring::mine(); ring != nullptr) {
-      ring->read(reads, bypass);
+      ring->read(reads);
       return;
     }
 #else

@@ -1,14 +1,16 @@
 #pragma once
-// Many reads of files at random offsets, all in flight together: the disk tier's rows.
-// Through the page cache they run from up to 16 threads of pread: a read the cache holds is a
-// copy on the reading thread, and on the H200 machine one ring's thread made the disk tier's
-// warm steps 1.6-1.9x slower than 16 threads, and its cold ones no faster (docs/performance.md). Past the page cache
-// (files opened with O_DIRECT) they go through io_uring (liburing) where there is one: up to k_reads_in_flight reads
-// queued on a ring of the calling thread, small ones through registered, aligned bounce blocks (any offset and length:
-// the aligned blocks around them are read and the bytes copied out). Where io_uring is not built, or the kernel or a
-// seccomp filter refuses it (said once in the log), or PLESHARD_IO_URING=0, those too run from threads of pread. Either
-// way every read is whole: a short read is continued, and a file that ends before a read's
-// last byte is an InputError naming it.
+// Many reads of files at random offsets, the disk tier's rows, many in flight at once.
+// Through the page cache, 16 at a time from threads of pread: a read the cache holds is a
+// copy on the reading thread, and on the H200 machine one io_uring ring's thread made the
+// disk tier's warm steps 1.6-1.9x slower than 16 threads (cold, the real table's job read
+// at the disk's rate either way: docs/performance.md). Past the page cache (files opened
+// with O_DIRECT), up to k_reads_in_flight at a time on io_uring (liburing) where there is
+// one, queued on a ring of the calling thread, small ones through registered, aligned
+// bounce blocks (any offset and length: the aligned blocks around them are read and the
+// bytes copied out). Where io_uring is not built, or the kernel or a seccomp filter refuses
+// it (said once in the log), or PLESHARD_IO_URING=0, those too run from threads of pread.
+// Either way every read is whole: a short read is continued, and a file that ends before a
+// read's last byte is an InputError naming it.
 
 #include <cstddef>
 #include <cstdint>
@@ -37,8 +39,9 @@ inline constexpr std::size_t k_bounce_block_bytes = 64 * 1024;
 inline constexpr std::size_t k_direct_read_bytes = k_bounce_block_bytes - 2 * k_direct_block_bytes;
 
 // automatic: past the page cache io_uring where there is one, through it threads of pread;
-// threads: threads of pread whatever the build and the cache (bulk reads of a table's load,
-// which reach memory past the cache into place: PreadFile::read_exact_past_cache).
+// threads: threads of pread whatever the build and the cache (bulk reads of a table's load:
+// past the cache they read into place, PreadFile::read_exact_past_cache, unless
+// PLESHARD_DIRECT_LOADS=0).
 enum class ReadPath { automatic, threads };
 
 // use: reads through the page cache, which keeps what they read for the next (on the H200

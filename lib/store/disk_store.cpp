@@ -40,13 +40,19 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
   }
   for (auto& tasks : tasks_) tasks.resize(layers_.size());
   failing_submit_ = fault_plan().disk_read_failure;
-  reserve(0);
+  make_plans(0);
 }
 
 void DiskStore::reserve(std::int64_t max_ids) {
+  if (max_ids > planned_ids_) make_plans(max_ids);
+}
+
+void DiskStore::make_plans(std::int64_t max_ids) {
   std::vector<std::vector<std::int64_t>> bounds;
   for (const RowRange& range : ranges_) bounds.push_back({range.begin, range.end});
-  for (auto& plans : plans_) plans = std::make_unique<StepRowPlans>(space_, bounds, max_ids);
+  std::unique_ptr<StepRowPlans> made[2];
+  for (auto& plans : made) plans = std::make_unique<StepRowPlans>(space_, bounds, max_ids);
+  for (int turn = 0; turn < 2; ++turn) plans_[turn] = std::move(made[turn]);
   planned_ids_ = max_ids;
 }
 
@@ -116,9 +122,8 @@ std::span<const kernels::DecodeTask> DiskStore::wait() {
 
 void DiskStore::plan(std::span<const RowQuery> queries) {
   StepRowPlans& plans = *plans_[turn_];
-  planned_on_gpu_ =
-      planned_ids_ > 0 && plans.plans_on_gpu() &&
-      std::all_of(queries.begin(), queries.end(), [this](const RowQuery& q) { return q.count <= planned_ids_; });
+  planned_on_gpu_ = plans.plans_on_gpu() && std::all_of(queries.begin(), queries.end(),
+                                                        [this](const RowQuery& q) { return q.count <= planned_ids_; });
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     const auto layer = static_cast<int>(d);
     const auto n = static_cast<std::size_t>(queries[d].count);
@@ -131,7 +136,6 @@ void DiskStore::plan(std::span<const RowQuery> queries) {
       plans.plan_on_host(layer, host_ids);
     }
   }
-  (void)plans.owner_counts();
   plans.distinct_on_host(distinct_);
 }
 

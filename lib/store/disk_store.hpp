@@ -44,13 +44,15 @@ class DiskStore final : public RowStore {
   [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
 
   // Steps of up to `max_ids` ids a layer are planned on the GPU (in a GPU's space); larger
-  // ones, and every step of a store not reserved, on the host.
+  // ones, and every step of a store not reserved, on the host. Only grows: a call for no
+  // more ids than reserved before changes nothing (the plans of the steps in flight hold
+  // their keys); a larger one must not come between a submit and the decode of its rows.
   void reserve(std::int64_t max_ids) override;
   [[nodiscard]] bool enqueues_only() const override { return false; }
   // Where the files are read on the store's thread (safetensors): a next step's reads then
-  // run beside this step's decode. The ids are copied to the host in submit(), and a step's
-  // rows are staged in the space in one of two sets of buffers, taken in turn by the submits
-  // (twice a step's staging in memory). HDF5 files are read in submit() itself, so nothing
+  // run beside this step's decode. submit() has planned the ids when it returns, and a
+  // step's plans and rows are kept in one of two sets, taken in turn by the submits (twice a
+  // step's staging in memory). HDF5 files are read in submit() itself, so nothing
   // would run beside them.
   [[nodiscard]] bool fetches_ahead() const override { return checkpoint_.kind() == CheckpointKind::safetensors; }
   void submit(std::span<const RowQuery> queries) override;
@@ -81,6 +83,8 @@ class DiskStore final : public RowStore {
     std::vector<std::uint8_t> table_scales;  // the range's rows' block scales (block-scaled formats)
   };
 
+  // Both turns' plans for steps of up to `max_ids` ids a layer (0: on the host only).
+  void make_plans(std::int64_t max_ids);
   // Plans every layer's rows with plans_[turn_], into distinct_.
   void plan(std::span<const RowQuery> queries);
   // What a layer's decode needs but its rows: each id's key and the rows' block scales, in

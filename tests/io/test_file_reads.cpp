@@ -1,9 +1,9 @@
-// Reads of files in flight together (io/file_reads.hpp), through io_uring where this build
-// and kernel have it and from threads of pread, against the file's bytes: many more reads
-// than fit in flight, any offset and length (block-aligned or not, inside one bounce block
-// or larger), reads ending at the file's end, reads longer than the kernel returns at once
-// (continued), and reads past the end or of a file truncated under the reader, which are
-// errors naming the file.
+// Reads of files in flight together (io/file_reads.hpp), from threads of pread and, past
+// the page cache, through io_uring where this build and kernel have it, against the file's
+// bytes: many more reads than fit in flight, any offset and length (block-aligned or not,
+// inside one bounce block or larger), reads ending at the file's end, reads longer than the
+// kernel returns at once (continued), and reads past the end or of a file truncated under
+// the reader, which are errors naming the file.
 
 #include <gtest/gtest.h>
 

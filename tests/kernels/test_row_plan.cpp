@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 
 #include "core/error.hpp"
 #include "exec/step_row_plans.hpp"
@@ -91,7 +92,9 @@ TEST(RowPlan, HostPlanRefusesNoOwner) {
   EXPECT_THROW(kernels::plan_rows(ids, one, got), SystemError);
 }
 
-// Every layer's plan of a step in the space, as the disk tier and the owner exchange read it.
+// Every layer's plan of a step in the space, as the disk tier and the owner exchange read it:
+// one object's plans over many steps of other sizes, made in the space or on the host in
+// turn, their distinct ids brought to the host before or after the owners' counts.
 TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
   std::vector<std::unique_ptr<StepSpace>> spaces;
   spaces.push_back(make_host_space());
@@ -101,40 +104,59 @@ TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
   std::mt19937_64 rng(13);
   for (const auto& space : spaces) {
     SCOPED_TRACE(space->on_device() ? "gpu" : "host");
-    for (int round = 0; round < 40; ++round) {
+    for (int object = 0; object < 6; ++object) {
       // Layers of one step share the owners' count, not their bounds.
-      std::vector<Step> steps{random_step(rng, round)};
+      std::vector<std::vector<std::int64_t>> bounds{random_step(rng, object).bounds};
       for (int d = 1; d < 3; ++d) {
-        Step s = random_step(rng, round + d);
-        s.bounds.resize(steps[0].bounds.size());
-        for (std::size_t o = 1; o < s.bounds.size(); ++o)
-          s.bounds[o] = s.bounds[o - 1] + static_cast<std::int64_t>(rng() % 500);
-        steps.push_back(s);
+        std::vector<std::int64_t> b{static_cast<std::int64_t>(rng() % 1000)};
+        while (b.size() < bounds[0].size()) b.push_back(b.back() + static_cast<std::int64_t>(rng() % 500));
+        bounds.push_back(b);
       }
-      std::vector<std::vector<std::int64_t>> bounds;
-      for (const Step& s : steps) bounds.push_back(s.bounds);
       StepRowPlans plans(*space, bounds, 3000);
       EXPECT_EQ(plans.plans_on_gpu(), space->on_device());
-      std::vector<SpaceBuffer> ids;
-      for (std::size_t d = 0; d < steps.size(); ++d) {
-        ids.emplace_back(*space);
-        ids.back().assign(std::span<const std::int64_t>(steps[d].ids));
-        plans.plan_in_space(static_cast<int>(d), ids.back().as<std::int64_t>(),
-                            static_cast<std::int64_t>(steps[d].ids.size()));
-      }
-      const std::vector<std::vector<std::int64_t>> counts = plans.owner_counts();
-      std::vector<std::vector<std::int64_t>> distinct;
-      plans.distinct_on_host(distinct);
-      for (std::size_t d = 0; d < steps.size(); ++d) {
-        const Expected e = reference(steps[d]);
-        std::vector<std::int64_t> expected_counts;
-        for (std::size_t o = 0; o + 1 < e.owners.size(); ++o) expected_counts.push_back(e.owners[o + 1] - e.owners[o]);
-        ASSERT_EQ(counts[d], expected_counts) << "round " << round << " layer " << d;
-        ASSERT_EQ(distinct[d], e.distinct) << "round " << round << " layer " << d;
-        std::vector<std::int64_t> keys(e.keys.size());
-        if (!keys.empty())
-          space->copy_to_host(keys.data(), plans.keys(static_cast<int>(d)), keys.size() * sizeof(std::int64_t));
-        ASSERT_EQ(keys, e.keys) << "round " << round << " layer " << d;
+      for (int round = 0; round < 8; ++round) {
+        const bool on_host = round % 3 == 2;  // a step too large for the GPU's plans
+        std::vector<Step> steps;
+        std::vector<SpaceBuffer> ids;
+        for (std::size_t d = 0; d < bounds.size(); ++d) {
+          // Random ids against this layer's bounds: a random step's, moved and clipped there.
+          Step s = random_step(rng, round * 3 + static_cast<int>(d));
+          s.bounds = bounds[d];
+          const std::int64_t span = bounds[d].back() - bounds[d].front() + 10;
+          for (auto& id : s.ids) id = bounds[d].front() - 5 + (id % span + span) % span;
+          steps.push_back(s);
+          ids.emplace_back(*space);
+          ids.back().assign(std::span<const std::int64_t>(s.ids));
+          if (on_host) {
+            plans.plan_on_host(static_cast<int>(d), s.ids);
+          } else {
+            plans.plan_in_space(static_cast<int>(d), ids.back().as<std::int64_t>(),
+                                static_cast<std::int64_t>(s.ids.size()));
+          }
+        }
+        EXPECT_EQ(plans.on_host(), on_host || !space->on_device());
+        std::vector<std::vector<std::int64_t>> distinct;
+        if (round % 2 == 0) plans.distinct_on_host(distinct);
+        const std::vector<std::vector<std::int64_t>> counts = plans.owner_counts();
+        if (round % 2 == 1) plans.distinct_on_host(distinct);
+        for (std::size_t d = 0; d < steps.size(); ++d) {
+          SCOPED_TRACE("object " + std::to_string(object) + " round " + std::to_string(round) + " layer " +
+                       std::to_string(d));
+          const Expected e = reference(steps[d]);
+          std::vector<std::int64_t> expected_counts;
+          for (std::size_t o = 0; o + 1 < e.owners.size(); ++o)
+            expected_counts.push_back(e.owners[o + 1] - e.owners[o]);
+          ASSERT_EQ(counts[d], expected_counts);
+          ASSERT_EQ(distinct[d], e.distinct);
+          std::vector<std::int64_t> keys(e.keys.size());
+          const std::int64_t* planned = plans.keys(static_cast<int>(d));
+          if (plans.on_host()) {
+            std::copy(planned, planned + keys.size(), keys.begin());
+          } else if (!keys.empty()) {
+            space->copy_to_host(keys.data(), planned, keys.size() * sizeof(std::int64_t));
+          }
+          ASSERT_EQ(keys, e.keys);
+        }
       }
     }
   }

@@ -33,6 +33,18 @@ std::vector<std::unique_ptr<StepSpace>> spaces() {
   return out;
 }
 
+// A small model's NVFP4 tables in two safetensors files.
+struct Nvfp4OnDisk {
+  Nvfp4OnDisk() {
+    write_checkpoint(dir / "nvfp4", config, synthetic_tables(config, RowFormat::nvfp4, 9),
+                     {CheckpointKind::safetensors, 2});
+    checkpoint = open_ple_checkpoint(dir / "nvfp4", config);
+  }
+  ScratchDir dir;
+  ModelConfig config = small_config("nvfp4", 7);
+  std::unique_ptr<PleCheckpoint> checkpoint;
+};
+
 TEST(DiskTable, EqualsTheHostTierBitForBit) {
   const ScratchDir dir;
   std::mt19937_64 rng(5);
@@ -51,6 +63,7 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
                         {"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::safetensors, 3},
                         {"float8_e4m3fn", RowFormat::fp8_e8m0, CheckpointKind::hdf5, 1}};
   for (const auto& c : cases) {
+    const auto case_index = static_cast<int>(&c - cases);
     const ModelConfig config = small_config(c.dtype, 7);
     const fs::path path = dir / (std::string(to_string(c.format)) + "_" + to_string(c.kind) +
                                  (c.kind == CheckpointKind::hdf5 ? ".h5" : ""));
@@ -59,10 +72,12 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
     for (const auto& space : spaces())
       for (const PageCache reads : {PageCache::use, PageCache::bypass}) {
         DiskStore disk(*checkpoint, *space, reads);
-        // Reserved for the steps below, a GPU's store plans their rows on the GPU; a store
-        // not reserved plans on the host (where it has been reserved, only larger steps do).
-        const bool reserved = reads == PageCache::use;
-        if (reserved) disk.reserve(3000);
+        // Reserved for the steps below but the largest, a GPU's store plans their rows on the
+        // GPU and the largest on the host; a store not reserved plans every step on the host.
+        // Every case in turn, so that both kinds read through the page cache and past it.
+        const bool reserved = (case_index + (reads == PageCache::use ? 0 : 1)) % 2 == 0;
+        const std::int64_t reserved_ids = 2000;
+        if (reserved) disk.reserve(reserved_ids);
         for (int d = 0; d < config.num_ple_layers(); ++d) {
           const std::int64_t rows = checkpoint->table(d).layout.rows;
           const HostTable host(*checkpoint, d, {0, rows});
@@ -91,7 +106,7 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
               host.lookup(ids, dtype, expected.data());
               ASSERT_EQ(lookup_from_host(disk, *space, d, ids, dtype), expected) << n << " ids";
               EXPECT_EQ(disk.rows_read(d), static_cast<std::int64_t>(distinct.size()));
-              EXPECT_EQ(disk.planned_on_gpu(), reserved && space->on_device());
+              EXPECT_EQ(disk.planned_on_gpu(), reserved && space->on_device() && n <= reserved_ids);
             }
           }
         }
@@ -102,11 +117,9 @@ TEST(DiskTable, EqualsTheHostTierBitForBit) {
 // submit() returns with the reads in flight and wait() hands out the rows: a submit that was
 // never waited for gives way to the next, whose rows are the ones handed out.
 TEST(DiskTable, ASubmitNotWaitedForGivesWayToTheNext) {
-  const ScratchDir dir;
-  const ModelConfig config = small_config("nvfp4", 7);
-  const fs::path path = dir / "nvfp4";
-  write_checkpoint(path, config, synthetic_tables(config, RowFormat::nvfp4, 9), {CheckpointKind::safetensors, 2});
-  const auto checkpoint = open_ple_checkpoint(path, config);
+  const Nvfp4OnDisk files;
+  const ModelConfig& config = files.config;
+  const auto& checkpoint = files.checkpoint;
   const auto space = make_host_space();
   DiskStore disk(*checkpoint, *space);
   const int layers = config.num_ple_layers();
@@ -140,6 +153,61 @@ TEST(DiskTable, ASubmitNotWaitedForGivesWayToTheNext) {
     decode_step(*space, {&task, 1}, OutDtype::f32);
     EXPECT_EQ(got, expected) << "layer " << d;
   }
+}
+
+// The rows a wait() hands out stay valid until the submit after next (the fetch ahead's
+// order: submit, wait, the next submit, then the decode), and a reserve() for no more ids
+// than before changes nothing under them.
+TEST(DiskTable, RowsHandedOutOutliveTheNextSubmitAndAReserveAgain) {
+  const Nvfp4OnDisk files;
+  const ModelConfig& config = files.config;
+  const auto& checkpoint = files.checkpoint;
+  const auto space = make_host_space();
+  DiskStore disk(*checkpoint, *space);
+  disk.reserve(4000);
+  const int layers = config.num_ple_layers();
+  const std::int64_t rows = checkpoint->table(0).layout.rows;
+  std::mt19937_64 rng(12);
+  std::vector<std::vector<std::int64_t>> steps(3, std::vector<std::int64_t>(4000));
+  for (auto& step : steps)
+    for (auto& id : step) id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
+  std::vector<SpaceBuffer> ids;
+  for (const auto& step : steps) {
+    ids.emplace_back(*space);
+    ids.back().assign(std::span<const std::int64_t>(step));
+  }
+  const auto submit = [&](std::size_t s) {
+    disk.submit(std::vector<RowQuery>(static_cast<std::size_t>(layers),
+                                      RowQuery{ids[s].as<std::int64_t>(), static_cast<std::int64_t>(steps[s].size())}));
+  };
+  const auto handed_out = [&] {
+    const std::span<const kernels::DecodeTask> fetched = disk.wait();
+    return std::vector<kernels::DecodeTask>(fetched.begin(), fetched.end());
+  };
+  const auto decoded_as_expected = [&](std::span<const kernels::DecodeTask> fetched,
+                                       std::size_t s) -> testing::AssertionResult {
+    const std::size_t out_bytes = steps[s].size() * static_cast<std::size_t>(config.head_dim()) * sizeof(float);
+    for (int d = 0; d < layers; ++d) {
+      std::vector<std::uint8_t> expected(out_bytes);
+      HostTable(*checkpoint, d, {0, checkpoint->table(d).layout.rows}).lookup(steps[s], OutDtype::f32, expected.data());
+      std::vector<std::uint8_t> got(out_bytes);
+      kernels::DecodeTask task = fetched[static_cast<std::size_t>(d)];
+      task.out = got.data();
+      decode_step(*space, {&task, 1}, OutDtype::f32);
+      if (got != expected) return testing::AssertionFailure() << "step " << s << " layer " << d << " differs";
+    }
+    return testing::AssertionSuccess();
+  };
+  submit(0);
+  const std::vector<kernels::DecodeTask> first = handed_out();
+  submit(1);  // begun ahead, before the first step's decode
+  disk.reserve(4000);
+  disk.reserve(100);
+  EXPECT_TRUE(decoded_as_expected(first, 0));
+  const std::vector<kernels::DecodeTask> second = handed_out();
+  submit(2);
+  EXPECT_TRUE(decoded_as_expected(second, 1));
+  EXPECT_TRUE(decoded_as_expected(disk.wait(), 2));
 }
 
 // A file changed under a running store — truncated, rewritten in place, replaced by

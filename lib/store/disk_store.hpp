@@ -4,11 +4,13 @@
 // store has been reserved for the step's size, so that only the distinct rows' offsets come
 // down and each id's key stays there — then reads each distinct row of every layer once from
 // the checkpoint's files (every layer's reads in flight together), and stages the raw rows
-// into the step space, where the step's decode reads them. submit() starts the reads (safetensors: on the store's
-// worker thread) and returns once the rest of the staging (the rows' block scales, and each id's key where the plan was
-// made on the host) is done beside them; wait() waits for the reads and stages the rows. Alone, every table is held
-// whole (each rank reads the rows of its own tokens), so nothing needs combining across ranks; beside tables of other
-// tiers (store/placement.hpp) a rank reads its range of rows, as they hold theirs, and the exchange combines them.
+// into the step space, where the step's decode reads them. submit() starts the reads
+// (safetensors: on the store's worker thread) and returns once the rest of the staging (the
+// rows' block scales, and each id's key where the plan was made on the host) is done beside
+// them; wait() waits for the reads and stages the rows. Alone, every table is held whole
+// (each rank reads the rows of its own tokens), so nothing needs combining across ranks;
+// beside tables of other tiers (store/placement.hpp) a rank reads its range of rows, as they
+// hold theirs, and the exchange combines them.
 //
 // Block-scaled rows keep their codes and block scales in separate tensors, so each row would
 // be two random reads; the scales (a ninth of an NVFP4 table's bytes at 160 values a row, a
@@ -98,8 +100,9 @@ class DiskStore final : public RowStore {
   std::vector<std::vector<std::int64_t>> distinct_;  // per layer, the rows the last submit reads, ascending
   std::vector<PleCheckpoint::RowSet> sets_;          // the reads in flight, into each layer's host_rows
   int turn_ = 1;                                     // the staged buffers, plans and tasks of the last submit
-  // Per turn, every layer's row plans against its range: a decode reads its keys where the
-  // plan was made on the GPU, so they too stay until the submit after next.
+  // Per turn, every layer's row plans against its range: a decode reads its keys in the plan
+  // (but for a host plan of a GPU's step, staged), so they too stay until the submit after
+  // next.
   std::unique_ptr<StepRowPlans> plans_[2];
   std::int64_t planned_ids_ = 0;  // the most ids a layer that plans_ plan on the GPU (reserve)
   bool planned_on_gpu_ = false;

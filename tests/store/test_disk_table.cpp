@@ -40,6 +40,26 @@ struct Nvfp4OnDisk {
                      {CheckpointKind::safetensors, 2});
     checkpoint = open_ple_checkpoint(dir / "nvfp4", config);
   }
+  // Whether the tasks a wait() handed out (in the host space) decode `ids` of every layer as
+  // the host tier looks them up.
+  [[nodiscard]] testing::AssertionResult decode_as_the_host_tier(StepSpace& space,
+                                                                 std::span<const kernels::DecodeTask> fetched,
+                                                                 const std::vector<std::int64_t>& ids) const {
+    if (fetched.size() != static_cast<std::size_t>(config.num_ple_layers()))
+      return testing::AssertionFailure() << fetched.size() << " tasks for " << config.num_ple_layers() << " layers";
+    const std::size_t out_bytes = ids.size() * static_cast<std::size_t>(config.head_dim()) * sizeof(float);
+    for (int d = 0; d < config.num_ple_layers(); ++d) {
+      std::vector<std::uint8_t> expected(out_bytes);
+      HostTable(*checkpoint, d, {0, checkpoint->table(d).layout.rows}).lookup(ids, OutDtype::f32, expected.data());
+      std::vector<std::uint8_t> got(out_bytes);
+      kernels::DecodeTask task = fetched[static_cast<std::size_t>(d)];
+      task.out = got.data();  // the host space decodes into host memory
+      decode_step(space, {&task, 1}, OutDtype::f32);
+      if (got != expected) return testing::AssertionFailure() << "layer " << d << " differs";
+    }
+    return testing::AssertionSuccess();
+  }
+
   ScratchDir dir;
   ModelConfig config = small_config("nvfp4", 7);
   std::unique_ptr<PleCheckpoint> checkpoint;
@@ -141,18 +161,7 @@ TEST(DiskTable, ASubmitNotWaitedForGivesWayToTheNext) {
   };
   disk.submit(queries(first_ids, static_cast<std::int64_t>(first.size())));
   disk.submit(queries(second_ids, static_cast<std::int64_t>(second.size())));
-  const std::span<const kernels::DecodeTask> fetched = disk.wait();
-  ASSERT_EQ(fetched.size(), static_cast<std::size_t>(layers));
-  const std::size_t out_bytes = second.size() * static_cast<std::size_t>(config.head_dim()) * sizeof(float);
-  for (int d = 0; d < layers; ++d) {
-    std::vector<std::uint8_t> expected(out_bytes);
-    HostTable(*checkpoint, d, {0, checkpoint->table(d).layout.rows}).lookup(second, OutDtype::f32, expected.data());
-    std::vector<std::uint8_t> got(out_bytes);
-    kernels::DecodeTask task = fetched[static_cast<std::size_t>(d)];
-    task.out = got.data();  // the host space decodes into host memory
-    decode_step(*space, {&task, 1}, OutDtype::f32);
-    EXPECT_EQ(got, expected) << "layer " << d;
-  }
+  EXPECT_TRUE(files.decode_as_the_host_tier(*space, disk.wait(), second));
 }
 
 // The rows a wait() hands out stay valid until the submit after next (the fetch ahead's
@@ -184,30 +193,16 @@ TEST(DiskTable, RowsHandedOutOutliveTheNextSubmitAndAReserveAgain) {
     const std::span<const kernels::DecodeTask> fetched = disk.wait();
     return std::vector<kernels::DecodeTask>(fetched.begin(), fetched.end());
   };
-  const auto decoded_as_expected = [&](std::span<const kernels::DecodeTask> fetched,
-                                       std::size_t s) -> testing::AssertionResult {
-    const std::size_t out_bytes = steps[s].size() * static_cast<std::size_t>(config.head_dim()) * sizeof(float);
-    for (int d = 0; d < layers; ++d) {
-      std::vector<std::uint8_t> expected(out_bytes);
-      HostTable(*checkpoint, d, {0, checkpoint->table(d).layout.rows}).lookup(steps[s], OutDtype::f32, expected.data());
-      std::vector<std::uint8_t> got(out_bytes);
-      kernels::DecodeTask task = fetched[static_cast<std::size_t>(d)];
-      task.out = got.data();
-      decode_step(*space, {&task, 1}, OutDtype::f32);
-      if (got != expected) return testing::AssertionFailure() << "step " << s << " layer " << d << " differs";
-    }
-    return testing::AssertionSuccess();
-  };
   submit(0);
   const std::vector<kernels::DecodeTask> first = handed_out();
   submit(1);  // begun ahead, before the first step's decode
   disk.reserve(4000);
   disk.reserve(100);
-  EXPECT_TRUE(decoded_as_expected(first, 0));
+  EXPECT_TRUE(files.decode_as_the_host_tier(*space, first, steps[0]));
   const std::vector<kernels::DecodeTask> second = handed_out();
   submit(2);
-  EXPECT_TRUE(decoded_as_expected(second, 1));
-  EXPECT_TRUE(decoded_as_expected(disk.wait(), 2));
+  EXPECT_TRUE(files.decode_as_the_host_tier(*space, second, steps[1]));
+  EXPECT_TRUE(files.decode_as_the_host_tier(*space, disk.wait(), steps[2]));
 }
 
 // A file changed under a running store — truncated, rewritten in place, replaced by

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
 #include "engine/gather_reduce_exchange.hpp"
+#include "engine/hierarchical_exchange.hpp"
 #include "engine/local_exchange.hpp"
 #include "engine/owner_exchange.hpp"
 
@@ -92,11 +93,21 @@ std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, c
   // which the gather-reduce flow is without its collectives; no owner planning on the host.
   if (context.topology.etp == 1 && (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical))
     return std::make_unique<GatherReduceExchange>(context, false, to_string(strategy));
+  const ExchangeComms& comms = context.comms;
   switch (strategy) {
-    case ExchangeStrategy::owner:
-      return std::make_unique<OwnerExchange>(context, false);
+    case ExchangeStrategy::owner: {
+      // Under sequence parallelism the ETP group is the TP group.
+      Communicator* group = comms.etp != nullptr                   ? comms.etp
+                            : context.topology.sequence_parallel() ? comms.tp
+                                                                   : nullptr;
+      return std::make_unique<OwnerExchange>(context, OwnerGroup::of(group, comms.etp_host));
+    }
     case ExchangeStrategy::hierarchical:
-      return std::make_unique<OwnerExchange>(context, true);
+      // One rank per node: the owners across nodes are the whole ETP group, one level.
+      if (comms.etp_node_host == nullptr)
+        return std::make_unique<OwnerExchange>(context, OwnerGroup::of(comms.etp_cross, comms.etp_cross_host),
+                                               "hierarchical");
+      return std::make_unique<HierarchicalExchange>(context);
     case ExchangeStrategy::reduce_scatter:
       return std::make_unique<GatherReduceExchange>(context, true);
     case ExchangeStrategy::automatic:

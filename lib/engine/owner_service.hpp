@@ -1,0 +1,112 @@
+#pragma once
+// The owners' half of the owner exchanges (engine/owner_exchange.hpp, the flat form;
+// engine/hierarchical_exchange.hpp, two levels): over one group of ranks — the ETP group, or
+// the ranks of one local index across nodes — each rank says how many distinct ids it asks
+// of each owner, sends them as owner-local indexes, and receives the owners' rows of them
+// back, packed as stored (codes, then block scales; kernels/common/row_pack.hpp), owner by
+// owner in the order it sent the ids. This object holds, per layer, the owners' ranges, the
+// counts each way, the ids asked of me and my store's rows of them, and the rows that come
+// back; who asks (a rank for itself, or a gateway for its node) is the exchange's.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/exchange.hpp"
+
+namespace pleshard {
+
+// One group of an owner exchange: a communicator on the space's memory (the rows, and ids
+// planned there) and an MPI one on the host (message sizes, ids planned there), both null
+// for a group of one rank.
+struct OwnerGroup {
+  Communicator* data = nullptr;
+  Communicator* host = nullptr;
+  int size = 1;
+  int rank = 0;
+  [[nodiscard]] static OwnerGroup of(Communicator* data, Communicator* host);
+};
+
+// `counts[r]` entries of `bytes` each to and from rank r of `comm`, packed in rank order, in
+// the space's memory (`in_space`) or the host's; a copy where the group is one rank (null).
+void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const std::uint8_t* send,
+                      const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
+                      const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
+
+// My tokens of a step of `tokens`: my sequence slice under sequence parallelism, else all.
+[[nodiscard]] RowRange my_slice(const Topology& topology, std::int64_t tokens);
+// The most ids of one layer a rank's tokens give: the largest sequence slice's under
+// sequence parallelism.
+[[nodiscard]] std::int64_t max_ids_of_mine(const ExchangeContext& context);
+// The layer's ids of my tokens `slice`, as StepPlan::hash_mine_on_host left them in `ids`.
+[[nodiscard]] std::span<const std::int64_t> my_host_ids(const StepPlan& plan, const HostBuffer& ids, std::size_t layer,
+                                                        RowRange slice);
+
+class OwnerService {
+ public:
+  // Owners are the ranks of `group`; I own the rows of my ETP rank `me_in_etp`. A rank's
+  // tokens give at most `max_ids` ids a layer, and every rank's reach me at most once (merged
+  // at a gateway or not); I receive at most `returned` rows a layer. `ids_in_space`: ids may
+  // also arrive over the data communicator (planned on a GPU).
+  OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
+               std::int64_t returned, bool ids_in_space);
+
+  [[nodiscard]] const OwnerGroup& group() const { return group_; }
+  // The layer's E + 1 row boundaries of the ETP ranks' ranges (balanced_range).
+  [[nodiscard]] const std::vector<std::int64_t>& bounds(std::size_t layer) const { return layers_[layer].bounds; }
+  // Bytes of one of the layer's owner-local indexes (the narrowest that holds one of the
+  // widest range), and of one of its packed rows.
+  [[nodiscard]] int id_bytes(std::size_t layer) const { return layers_[layer].id_bytes; }
+  [[nodiscard]] std::size_t pitch(std::size_t layer) const { return layers_[layer].pitch; }
+  // The most ids a step asks my store for, per layer (RowStore::reserve).
+  [[nodiscard]] std::int64_t max_served() const { return max_served_; }
+
+  // The step's counts: to_owner[layer][o] distinct ids I ask owner o (of the group) for;
+  // then how many each asks of me, over MPI on the host (counted in `step`).
+  void exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, ExchangeTraffic& step);
+  [[nodiscard]] const std::vector<std::int64_t>& to_owner(std::size_t layer) const { return layers_[layer].to_owner; }
+  // The ids I ask of the owners, to_owner(layer)'s counts of id_bytes(layer) each, owner by
+  // owner, sent from the host over MPI, or from the space over the data communicator; the
+  // ids asked of me, widened into my store's query in the space.
+  [[nodiscard]] RowQuery receive_ids_on_host(std::size_t layer, const std::uint8_t* sent);
+  [[nodiscard]] RowQuery receive_ids_in_space(std::size_t layer, const std::uint8_t* sent);
+  // What the layer's ids and rows to and from the others of the group send, in `step`; to a
+  // peer whose rank is in another block of `ranks_per_node` also as between nodes.
+  void count_traffic(std::size_t layer, std::size_t ranks_per_node, ExchangeTraffic& step) const;
+  // My store's rows of every layer's query (the receive_ids_* results), packed as stored and
+  // sent back; the rows I asked for arrive in returned(layer). The store's tasks, for packing
+  // again at a gateway (valid until the store's next submit).
+  std::span<const kernels::DecodeTask> serve(std::span<const RowQuery> queries, StepMarks& marks);
+  // The rows that came back to me: sum(to_owner(layer)) packed rows of pitch(layer) bytes.
+  [[nodiscard]] const std::uint8_t* returned(std::size_t layer) const;
+  [[nodiscard]] std::int64_t returned_count(std::size_t layer) const;
+
+ private:
+  struct Layer {
+    std::vector<std::int64_t> bounds;  // E + 1 row boundaries of the ETP ranks' ranges
+    int id_bytes = 8;
+    std::size_t pitch = 0;
+    std::vector<std::int64_t> to_owner, from_askers;  // [group rank] ids
+    std::vector<std::uint8_t> received_ids;           // asked of me over MPI on the host
+    Workspace::Region ids_in;                         // asked of me over the data communicator
+    Workspace::Region query, served_rows, returned_rows;
+  };
+  // The ids asked of me, checked against what the step was sized for.
+  [[nodiscard]] std::int64_t asked_of_me(const Layer& l) const;
+  [[nodiscard]] std::int64_t my_first_row(const Layer& l) const {
+    return l.bounds[static_cast<std::size_t>(me_in_etp_)];
+  }
+
+  ExchangeContext ctx_;
+  OwnerGroup group_;
+  int me_in_etp_ = 0;
+  std::int64_t max_served_ = 0;
+  std::vector<Layer> layers_;
+  // The ids asked of me, widened on the host and copied into the space by a step nothing
+  // waits for before the next one starts: two, alternating (at most two steps in flight).
+  std::unique_ptr<HostBuffer> host_query_[2];
+  int next_upload_ = 0;
+};
+
+}  // namespace pleshard

@@ -10,6 +10,7 @@
 #include "engine/hierarchical_exchange.hpp"
 #include "engine/local_exchange.hpp"
 #include "engine/owner_exchange.hpp"
+#include "engine/reduce_scatter_exchange.hpp"
 
 namespace pleshard {
 
@@ -89,32 +90,31 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
 
 std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, const ExchangeContext& context) {
   if (local) return std::make_unique<LocalExchange>(context);
-  // A group of one rank: every strategy is the identity (hash, fetch, decode, no combine),
-  // which the gather-reduce flow is without its collectives; no owner planning on the host.
-  if (context.topology.etp == 1 && (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical))
-    return std::make_unique<GatherReduceExchange>(context, false, to_string(strategy));
   const ExchangeComms& comms = context.comms;
-  switch (strategy) {
-    case ExchangeStrategy::owner: {
-      // Under sequence parallelism the ETP group is the TP group.
-      Communicator* group = comms.etp != nullptr                   ? comms.etp
-                            : context.topology.sequence_parallel() ? comms.tp
-                                                                   : nullptr;
-      return std::make_unique<OwnerExchange>(context, OwnerGroup::of(group, comms.etp_host));
-    }
-    case ExchangeStrategy::hierarchical:
-      // One rank per node: the owners across nodes are the whole ETP group, one level.
-      if (comms.etp_node_host == nullptr)
-        return std::make_unique<OwnerExchange>(context, OwnerGroup::of(comms.etp_cross, comms.etp_cross_host),
-                                               "hierarchical");
-      return std::make_unique<HierarchicalExchange>(context);
-    case ExchangeStrategy::reduce_scatter:
-      return std::make_unique<GatherReduceExchange>(context, true);
-    case ExchangeStrategy::automatic:
-    case ExchangeStrategy::gather_reduce:
-      break;
+  const bool owners = strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical;
+  // In a group of one rank every strategy is the identity (look up, decode, no combine), which
+  // the slots' flow is without its collectives: no owner planning on the host there.
+  if (owners && context.topology.etp > 1) {
+    if (strategy == ExchangeStrategy::owner)  // under sequence parallelism the ETP group is the TP group
+      return std::make_unique<OwnerExchange>(
+          context, OwnerGroup::of(comms.etp != nullptr ? comms.etp : comms.tp, comms.etp_host));
+    // One rank per node: the owners across nodes are the whole ETP group, one level.
+    if (comms.etp_node_host == nullptr)
+      return std::make_unique<OwnerExchange>(context, OwnerGroup::of(comms.etp_cross, comms.etp_cross_host),
+                                             "hierarchical");
+    return std::make_unique<HierarchicalExchange>(context);
   }
-  return std::make_unique<GatherReduceExchange>(context, false);
+  // Shares where there are several ranks to share: under sequence parallelism (a TP group of
+  // one rank has nothing to split), or as the reduce-scatter strategy over a group.
+  const bool sequence_parallel = comms.tp != nullptr && context.topology.sequence_parallel();
+  std::unique_ptr<PartialCombine> combine;
+  if (sequence_parallel || (strategy == ExchangeStrategy::reduce_scatter && comms.etp != nullptr)) {
+    combine = std::make_unique<ReduceScatterCombine>(context);
+  } else {
+    combine = std::make_unique<AllReduceCombine>(context);
+  }
+  const char* name = strategy == ExchangeStrategy::automatic ? "gather-reduce" : to_string(strategy);
+  return std::make_unique<SlotExchange>(context, std::move(combine), name);
 }
 
 }  // namespace pleshard

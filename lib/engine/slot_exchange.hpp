@@ -1,0 +1,51 @@
+#pragma once
+// The strategies that combine partial rows: every rank looks up the ETP group's slots
+// (engine/slot_lookup.hpp: gather, hash, fetch, decode — the rows it owns, zeros for the
+// rest) and the group combines the partial rows. The combine is what tells the strategies
+// apart: one all-reduce (engine/gather_reduce_exchange.hpp) or reduce-scatters into shares
+// (engine/reduce_scatter_exchange.hpp). Partial rows are combined as owned bits
+// (ReduceOp::owned): each element has exactly one owner and every other rank contributes
+// zero bits, so the result is the owner's value bit for bit (a float sum would turn the
+// owner's -0.0 into +0.0).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/exchange.hpp"
+#include "engine/slot_lookup.hpp"
+
+namespace pleshard {
+
+// The last stage: the partial rows of every layer combined over the group, and the views of
+// my tokens' embeddings.
+class PartialCombine {
+ public:
+  virtual ~PartialCombine() = default;
+  // Slots padded to a multiple of this many tokens, so that the combine's shares are whole.
+  [[nodiscard]] virtual int pad_to() const { return 1; }
+  // Whether my embeddings are the partial rows themselves (combined in place), which are
+  // then held once per output slot.
+  [[nodiscard]] virtual bool in_place() const = 0;
+  // Enqueues the combine of `partial` (a layer every layer_bytes) for a step of `tokens` of
+  // my DP rank's, marks the combine phase and counts what it sends in `step`.
+  virtual void run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot, StepMarks& marks,
+                   ExchangeTraffic& step, std::vector<EmbeddingView>& views) = 0;
+};
+
+class SlotExchange final : public Exchange {
+ public:
+  // `combine` is made before the lookup's buffers; `name`: the strategy's.
+  SlotExchange(const ExchangeContext& context, std::unique_ptr<PartialCombine> combine, const char* name);
+  [[nodiscard]] const char* name() const override { return name_; }
+  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
+  [[nodiscard]] std::int64_t max_query_ids() const override { return lookup_.max_query_ids(); }
+
+ private:
+  std::unique_ptr<PartialCombine> combine_;
+  SlotLookup lookup_;
+  const char* name_;
+  std::int64_t heads_x_layers_ = 0;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,62 @@
+#include "engine/slot_lookup.hpp"
+
+#include <vector>
+
+#include "engine/detail/exchange_steps.hpp"
+
+namespace pleshard {
+
+using namespace detail;
+
+SlotLookup::SlotLookup(const ExchangeContext& context, int pad_to, int copies) : ctx_(context), pad_to_(pad_to) {
+  const PlanShape& s = ctx_.plan.shape();
+  const std::int64_t padded = ceil_div(s.max_slot_tokens, pad_to_) * pad_to_;
+  partial_.add(ctx_.workspace, layers_of(ctx_) * static_cast<std::size_t>(s.slots * padded) * token_bytes(ctx_),
+               copies);
+}
+
+std::int64_t SlotLookup::max_query_ids() const {
+  const PlanShape& s = ctx_.plan.shape();
+  return static_cast<std::int64_t>(s.slots) * s.max_slot_tokens * s.heads;
+}
+
+std::int64_t SlotLookup::layer_rows() const {
+  return ctx_.plan.shape().slots * (ceil_div(ctx_.plan.slot_tokens(), pad_to_) * pad_to_);
+}
+
+std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(layer_rows()) * token_bytes(ctx_); }
+
+std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step) {
+  StepPlan& plan = ctx_.plan;
+  const int slots = plan.shape().slots;
+  const std::size_t layers = layers_of(ctx_);
+
+  // 1. The ETP group's batches, one slot per DP rank, then every layer's ids.
+  const bool gathers_slots = ctx_.comms.etp_dp != nullptr;
+  if (gathers_slots) {
+    const std::size_t bytes = plan.block_bytes();
+    ctx_.comms.etp_dp->all_gather(
+        {reinterpret_cast<const std::uint8_t*>(plan.my_block_in_space()), bytes},
+        {reinterpret_cast<std::uint8_t*>(plan.group_blocks()), bytes * static_cast<std::size_t>(slots)});
+    step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
+  }
+  marks.mark(StepPhase::gather, gathers_slots);
+  // Where the store reads the tables in place, the decode hashes its own keys: a launch
+  // fewer, and the ids are never written (the hash phase is then part of the decode's). A
+  // slot of my own is left in pinned memory for that decode, which carries it in its
+  // parameters where it can, or in a CUDA graph reads it there (another launch saved).
+  const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
+  const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
+  if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
+  marks.mark(StepPhase::hash, !decode_hashes);
+
+  // 2. The rows I own of every id; zeros for the rest.
+  std::vector<RowQuery> queries(layers);
+  for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
+  auto* partial = partial_.at(ctx_.workspace, out_slot);
+  fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr,
+                   gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned());
+  return partial;
+}
+
+}  // namespace pleshard

@@ -1,0 +1,36 @@
+#pragma once
+// The stages before the combine in the strategies that combine partial rows (gather-reduce,
+// reduce-scatter: engine/slot_exchange.hpp): the ETP group's batches gathered into slots,
+// one per DP rank (one all-gather of tokens for every layer: tokens are H x L times smaller
+// than their ids, so every rank hashes the group's tokens itself), every layer's ids hashed,
+// and the rows I own of every id fetched from the store and decoded — zeros for the rest —
+// into the partial rows [layers][slots x slot tokens, padded][width].
+
+#include <cstdint>
+
+#include "engine/exchange.hpp"
+
+namespace pleshard {
+
+class SlotLookup {
+ public:
+  // Slots padded to a multiple of `pad_to` tokens (the combine's shares: TP under sequence
+  // parallelism), the partial rows held `copies` times (output slots, where the step's
+  // embeddings are the partial rows themselves; 1 where the combine writes them elsewhere).
+  SlotLookup(const ExchangeContext& context, int pad_to, int copies);
+
+  // The partial rows of every layer at the step's slot size, layer_bytes() apart.
+  std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step);
+  // Rows and bytes of one layer's partial rows at the plan's slot size.
+  [[nodiscard]] std::int64_t layer_rows() const;
+  [[nodiscard]] std::size_t layer_bytes() const;
+  // The most ids per layer a step asks the store for: every slot's tokens' (RowStore::reserve).
+  [[nodiscard]] std::int64_t max_query_ids() const;
+
+ private:
+  ExchangeContext ctx_;
+  int pad_to_ = 1;
+  RegionRing partial_;
+};
+
+}  // namespace pleshard

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# After h200-build.sh (same build directory): every exchange strategy's whole steps on one
+# GPU machine, 4 ranks sharing the GPU (exchanging over MPI through host copies), each run
+# beside the same run of a baseline build (BASELINE_APP, where given):
+# - plans: bench step of Qwen3.8-Flash-Next's shape over 2^24 rows, FP8, device tier, ETP 4,
+#   gather-reduce, reduce-scatter and owner side by side, the owner exchange planning every
+#   step on the host (--owner-gpu-plan-from 2^40), then every step on the GPU (0);
+# - nodes: the same with nodes of 2 ranks (PLESHARD_RANKS_PER_NODE), owner and hierarchical.
+#   [CORPUS=...] [PARTS="plans nodes"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
+# Results go to $OUT (default ./out): strategies.txt.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+parts=${PARTS:-plans nodes}
+part() { [[ " $parts " == *" $1 "* ]]; }
+read -r -a tokens <<<"${TOKENS:-64 1024 8192}"
+rc=0
+
+# steps NAME APP ARGS...: one bench step run, its table under NAME.
+steps() {
+  local name=$1 bin=$2; shift 2
+  echo "== $name" | tee -a "$out/strategies.txt"
+  mpiexec --oversubscribe -n 4 -x PLESHARD_RANKS_PER_NODE "$bin" bench step --storage device --format fp8 --etp 4 \
+    --requests "$corpus" --tokens "${tokens[@]}" --modes eager --min-seconds 0.5 "$@" >"$out/last.log" 2>&1 ||
+    { rc=1; tail -3 "$out/last.log"; }
+  grep -v '^{' "$out/last.log" | tee -a "$out/strategies.txt"
+}
+# both NAME ARGS...: this build's run, then the baseline's.
+both() {
+  local name=$1; shift
+  steps "this $name" "$app" "$@"
+  [ -n "${BASELINE_APP:-}" ] && steps "baseline $name" "$BASELINE_APP" "$@"
+}
+
+export PLESHARD_RANKS_PER_NODE=4
+if part plans; then
+  both "host plans" --exchange gather-reduce reduce-scatter owner --owner-gpu-plan-from 1099511627776
+  both "GPU plans" --exchange owner --owner-gpu-plan-from 0
+fi
+if part nodes; then
+  export PLESHARD_RANKS_PER_NODE=2
+  both "nodes of 2" --exchange owner hierarchical
+fi
+exit $rc

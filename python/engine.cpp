@@ -9,7 +9,7 @@
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
-#include "io/batch_json.hpp"
+#include "hash/batch_json.hpp"
 #include "job/run_report.hpp"
 #include "runtime.hpp"
 

@@ -9,7 +9,7 @@
 #include "core/collective.hpp"
 #include "core/sha256.hpp"
 #include "engine/embed.hpp"
-#include "io/batch_json.hpp"
+#include "hash/batch_json.hpp"
 #include "io/output_target.hpp"
 #include "job/output_description.hpp"
 #include "option_checks.hpp"

@@ -5,8 +5,8 @@
 
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "hash/batch_json.hpp"
 #include "hash/ngram_ids.hpp"
-#include "io/batch_json.hpp"
 #include "model/model_config.hpp"
 
 namespace pleshard::app {

@@ -7,8 +7,8 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "engine/exchange.hpp"
+#include "format/embedding_output.hpp"
 #include "hash/token_batch.hpp"
-#include "io/embedding_output.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "dist/topology.hpp"
-#include "io/embedding_output.hpp"
+#include "format/embedding_output.hpp"
 #include "io/output_target.hpp"
 
 namespace pleshard {

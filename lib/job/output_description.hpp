@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "format/embedding_output.hpp"
 #include "format/row_format.hpp"
-#include "io/embedding_output.hpp"
 #include "model/model_config.hpp"
 
 namespace pleshard {

@@ -8,8 +8,8 @@
 
 #include <mpi.h>
 
+#include "format/embedding_output.hpp"
 #include "format/row_format.hpp"
-#include "io/embedding_output.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 5) {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "io/batch_json.hpp"
+#include "hash/batch_json.hpp"
 #include "io/requests.hpp"
 #include "model/model_config.hpp"
 

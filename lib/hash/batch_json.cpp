@@ -1,4 +1,4 @@
-#include "io/batch_json.hpp"
+#include "hash/batch_json.hpp"
 
 #include <fstream>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "io/embedding_output.hpp"
+#include "format/embedding_output.hpp"
 
 #include <algorithm>
 

@@ -77,7 +77,7 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
                        ": the disk tier exchanges nothing (every rank reads the rows of its own tokens)");
     return ExchangeStrategy::automatic;
   }
-  // One rank per ETP group exchanges nothing whatever the strategy (identity_exchange): only
+  // One rank per ETP group exchanges nothing whatever the strategy (make_exchange): only
   // groups of several ranks size the owner strategies' messages on the host.
   if ((requested == ExchangeStrategy::owner || requested == ExchangeStrategy::hierarchical) && cuda_graphs &&
       topology.etp > 1)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 #include <string>
 
 #include "core/error.hpp"
@@ -22,14 +21,12 @@ std::vector<std::int64_t> row_sums(const std::vector<std::int64_t>& table, std::
   return out;
 }
 
-std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
-
 }  // namespace
 
 HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
     : ctx_(context),
       node_(OwnerGroup::of(context.comms.etp_node, context.comms.etp_node_host)),
-      max_ids_(max_ids_of_mine(context)),
+      max_ids_(detail::max_ids_of_mine(context)),
       // A gateway receives its node's ids, merged, for its owners.
       service_(context, OwnerGroup::of(context.comms.etp_cross, context.comms.etp_cross_host),
                context.topology.etp_rank(), max_ids_, node_.size * max_ids_, false) {
@@ -70,7 +67,7 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   next_upload_ ^= 1;
 
   // 1. My tokens' ids of every layer, hashed on the host where they are planned.
-  const RowRange slice = my_slice(ctx_.topology, tokens);
+  const RowRange slice = detail::my_slice(ctx_.topology, tokens);
   const std::int64_t n = slice.size() * heads;
   plan.hash_mine_on_host(host_ids_->as<std::int64_t>());
   marks.mark(StepPhase::hash);
@@ -138,7 +135,7 @@ void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& st
   std::vector<std::int64_t> sizes(per_node * layers * nodes), received(sizes.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    plan_owner_requests(my_host_ids(ctx_.plan, *host_ids_, d, slice), service_.bounds(d), service_.id_bytes(d),
+    plan_owner_requests(detail::my_host_ids(ctx_.plan, *host_ids_, d, slice), service_.bounds(d), service_.id_bytes(d),
                         l.requests);
     l.to_gateway.resize(per_node * nodes);
     for (std::size_t g = 0; g < per_node; ++g)
@@ -147,8 +144,8 @@ void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& st
     l.gateway_totals = row_sums(l.to_gateway, per_node, nodes);
   }
   const std::vector<std::int64_t> each(per_node, static_cast<std::int64_t>(layers * nodes));
-  owner_all_to_all(ctx_.space, node_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
-                   reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
+  detail::owner_all_to_all(ctx_.space, node_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
+                           reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
   sent(static_cast<std::int64_t>((per_node - 1) * layers * nodes), sizeof(std::int64_t));
   std::vector<std::vector<std::int64_t>> to_owner(layers);
   for (std::size_t d = 0; d < layers; ++d) {
@@ -168,9 +165,9 @@ void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& st
                           l.requests.local_ids.begin() + first[o + 1] * static_cast<std::int64_t>(width));
       }
     l.source_totals = row_sums(l.from_sources, per_node, nodes);
-    l.gathered.resize(static_cast<std::size_t>(sum(l.source_totals)) * width);
-    owner_all_to_all(ctx_.space, node_.host, false, by_gateway.data(), l.gateway_totals, l.gathered.data(),
-                     l.source_totals, width);
+    l.gathered.resize(static_cast<std::size_t>(detail::total(l.source_totals)) * width);
+    detail::owner_all_to_all(ctx_.space, node_.host, false, by_gateway.data(), l.gateway_totals, l.gathered.data(),
+                             l.source_totals, width);
     for (std::size_t g = 0; g < per_node; ++g)
       if (g != local) sent(l.gateway_totals[g], width);  // a hop within the node, not yet to an owner
     // Merged per node m: every source's ids for owner (m, me), deduplicated.
@@ -227,8 +224,9 @@ void HierarchicalExchange::return_to_sources(std::span<const kernels::DecodeTask
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
     const std::size_t pitch = service_.pitch(d);
-    owner_all_to_all(ctx_.space, node_.data, true, ctx_.workspace.at<std::uint8_t>(l.expanded_rows), l.source_totals,
-                     ctx_.workspace.at<std::uint8_t>(l.received_rows), l.gateway_totals, pitch);
+    detail::owner_all_to_all(ctx_.space, node_.data, true, ctx_.workspace.at<std::uint8_t>(l.expanded_rows),
+                             l.source_totals, ctx_.workspace.at<std::uint8_t>(l.received_rows), l.gateway_totals,
+                             pitch);
     for (std::size_t s = 0; s < per_node; ++s)
       if (s != local) {
         step.rows_sent += l.source_totals[s];

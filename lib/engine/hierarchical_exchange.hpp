@@ -20,8 +20,9 @@ namespace pleshard {
 
 class HierarchicalExchange final : public Exchange {
  public:
-  // Over the context's node and cross communicators; the ETP group must be node-major blocks
-  // of equal size, of more than one rank each (SystemError otherwise: the engine checks it).
+  // Over the context's node and cross communicators: the ETP group in node-major blocks of
+  // one size (the engine checks the layout) of several ranks each (make_exchange builds the
+  // flat form for one rank a node); SystemError otherwise.
   explicit HierarchicalExchange(const ExchangeContext& context);
   [[nodiscard]] const char* name() const override { return "hierarchical"; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;

@@ -13,7 +13,7 @@ namespace pleshard {
 OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, const char* name)
     : ctx_(context),
       name_(name),
-      max_ids_(max_ids_of_mine(context)),
+      max_ids_(detail::max_ids_of_mine(context)),
       node_ranks_(static_cast<std::size_t>(std::max(1, context.node_ranks))),
       service_(context, group, context.topology.etp_rank(), max_ids_, max_ids_, context.space.on_device()) {
   // The engine has checked the layout, agreed on every rank.
@@ -54,7 +54,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
   // distinct ids, grouped by owner, and each id's key among them. Hashed and planned in the
   // space for large steps; on the host from the batch it packed for small ones, where the
   // host's work is less than a wait for the stream.
-  const RowRange slice = my_slice(ctx_.topology, tokens);
+  const RowRange slice = detail::my_slice(ctx_.topology, tokens);
   const std::int64_t n = slice.size() * heads;
   const bool in_space = plans_in_space(n);
   if (in_space) {
@@ -68,7 +68,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
     if (in_space) {
       row_plans_->plan_in_space(static_cast<int>(d), plan.ids(static_cast<int>(d)) + slice.begin * heads, n);
     } else {
-      row_plans_->plan_on_host(static_cast<int>(d), my_host_ids(plan, *host_ids_, d, slice));
+      row_plans_->plan_on_host(static_cast<int>(d), detail::my_host_ids(plan, *host_ids_, d, slice));
     }
   }
 
@@ -88,6 +88,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
       row_plans_->write_local_ids(static_cast<int>(d), width, mine);
       queries[d] = service_.receive_ids_in_space(d, mine);
     } else {
+      // One id sent for each row that comes back.
       sent_ids.resize(static_cast<std::size_t>(service_.returned_count(d)) * static_cast<std::size_t>(width));
       row_plans_->write_local_ids(static_cast<int>(d), width, sent_ids.data());
       queries[d] = service_.receive_ids_on_host(d, sent_ids.data());

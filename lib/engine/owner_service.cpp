@@ -21,13 +21,13 @@ std::vector<std::int64_t> offsets_of(const std::vector<std::int64_t>& counts) {
   return offsets;
 }
 
-std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
-
 }  // namespace
 
 OwnerGroup OwnerGroup::of(Communicator* data, Communicator* host) {
   return {data, host, host != nullptr ? host->size() : 1, host != nullptr ? host->rank() : 0};
 }
+
+namespace detail {
 
 void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const std::uint8_t* send,
                       const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
@@ -61,9 +61,14 @@ std::span<const std::int64_t> my_host_ids(const StepPlan& plan, const HostBuffer
           static_cast<std::size_t>(slice.size() * heads)};
 }
 
+}  // namespace detail
+
 OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
                            std::int64_t returned, bool ids_in_space)
     : ctx_(context), group_(group), me_in_etp_(me_in_etp) {
+  if (group_.size > 1 && group_.data == nullptr)
+    throw SystemError("owner exchange: a group of " + std::to_string(group_.size) +
+                      " ranks without a data communicator");
   const int ranks = ctx_.topology.etp;
   layers_.resize(detail::layers_of(ctx_));
   for (std::size_t d = 0; d < layers_.size(); ++d) {
@@ -100,8 +105,8 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
   for (std::size_t d = 0; d < layers; ++d)
     for (std::size_t m = 0; m < owners; ++m) sizes[m * layers + d] = to_owner[d][m];
   const std::vector<std::int64_t> each(owners, static_cast<std::int64_t>(layers));
-  owner_all_to_all(ctx_.space, group_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
-                   reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
+  detail::owner_all_to_all(ctx_.space, group_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
+                           reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
   step.bytes_sent += static_cast<double>((owners - 1) * layers * sizeof(std::int64_t));
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
@@ -113,7 +118,7 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
 }
 
 std::int64_t OwnerService::asked_of_me(const Layer& l) const {
-  const std::int64_t total = sum(l.from_askers);
+  const std::int64_t total = detail::total(l.from_askers);
   if (total > max_served_)
     throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows, more than the " +
                       std::to_string(max_served_) + " sized for");
@@ -125,7 +130,8 @@ RowQuery OwnerService::receive_ids_on_host(std::size_t layer, const std::uint8_t
   const auto width = static_cast<std::size_t>(l.id_bytes);
   const std::int64_t total = asked_of_me(l);
   l.received_ids.resize(static_cast<std::size_t>(total) * width);
-  owner_all_to_all(ctx_.space, group_.host, false, sent, l.to_owner, l.received_ids.data(), l.from_askers, width);
+  detail::owner_all_to_all(ctx_.space, group_.host, false, sent, l.to_owner, l.received_ids.data(), l.from_askers,
+                           width);
   std::int64_t* host_query =
       host_query_[next_upload_]->as<std::int64_t>() + layer * static_cast<std::size_t>(max_served_);
   const std::int64_t first = my_first_row(l);
@@ -141,8 +147,8 @@ RowQuery OwnerService::receive_ids_in_space(std::size_t layer, const std::uint8_
   const std::int64_t total = asked_of_me(l);
   auto* asked = ctx_.workspace.at<std::uint8_t>(l.ids_in);
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
-  owner_all_to_all(ctx_.space, group_.data, true, sent, l.to_owner, asked, l.from_askers,
-                   static_cast<std::size_t>(l.id_bytes));
+  detail::owner_all_to_all(ctx_.space, group_.data, true, sent, l.to_owner, asked, l.from_askers,
+                           static_cast<std::size_t>(l.id_bytes));
   widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l), query);
   return {query, total};
 }
@@ -169,8 +175,8 @@ std::span<const kernels::DecodeTask> OwnerService::serve(std::span<const RowQuer
                 ctx_.workspace.at<std::uint8_t>(layers_[d].served_rows)};
   pack_rows_step(ctx_.space, packs);
   for (Layer& l : layers_)
-    owner_all_to_all(ctx_.space, group_.data, true, ctx_.workspace.at<std::uint8_t>(l.served_rows), l.from_askers,
-                     ctx_.workspace.at<std::uint8_t>(l.returned_rows), l.to_owner, l.pitch);
+    detail::owner_all_to_all(ctx_.space, group_.data, true, ctx_.workspace.at<std::uint8_t>(l.served_rows),
+                             l.from_askers, ctx_.workspace.at<std::uint8_t>(l.returned_rows), l.to_owner, l.pitch);
   return fetched;
 }
 
@@ -178,6 +184,6 @@ const std::uint8_t* OwnerService::returned(std::size_t layer) const {
   return ctx_.workspace.at<std::uint8_t>(layers_[layer].returned_rows);
 }
 
-std::int64_t OwnerService::returned_count(std::size_t layer) const { return sum(layers_[layer].to_owner); }
+std::int64_t OwnerService::returned_count(std::size_t layer) const { return detail::total(layers_[layer].to_owner); }
 
 }  // namespace pleshard

@@ -28,6 +28,8 @@ struct OwnerGroup {
   [[nodiscard]] static OwnerGroup of(Communicator* data, Communicator* host);
 };
 
+namespace detail {
+
 // `counts[r]` entries of `bytes` each to and from rank r of `comm`, packed in rank order, in
 // the space's memory (`in_space`) or the host's; a copy where the group is one rank (null).
 void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const std::uint8_t* send,
@@ -42,6 +44,8 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
 // The layer's ids of my tokens `slice`, as StepPlan::hash_mine_on_host left them in `ids`.
 [[nodiscard]] std::span<const std::int64_t> my_host_ids(const StepPlan& plan, const HostBuffer& ids, std::size_t layer,
                                                         RowRange slice);
+
+}  // namespace detail
 
 class OwnerService {
  public:
@@ -63,7 +67,8 @@ class OwnerService {
   [[nodiscard]] std::int64_t max_served() const { return max_served_; }
 
   // The step's counts: to_owner[layer][o] distinct ids I ask owner o (of the group) for;
-  // then how many each asks of me, over MPI on the host (counted in `step`).
+  // then how many each asks of me, over MPI on the host (counted in `step`). Once a step,
+  // before its ids are received: it also takes the step's turn of the host buffers.
   void exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, ExchangeTraffic& step);
   [[nodiscard]] const std::vector<std::int64_t>& to_owner(std::size_t layer) const { return layers_[layer].to_owner; }
   // The ids I ask of the owners, to_owner(layer)'s counts of id_bytes(layer) each, owner by
@@ -78,7 +83,8 @@ class OwnerService {
   // sent back; the rows I asked for arrive in returned(layer). The store's tasks, for packing
   // again at a gateway (valid until the store's next submit).
   std::span<const kernels::DecodeTask> serve(std::span<const RowQuery> queries, StepMarks& marks);
-  // The rows that came back to me: sum(to_owner(layer)) packed rows of pitch(layer) bytes.
+  // The rows that came back to me: one packed row of pitch(layer) bytes for each id I asked
+  // for, so returned_count(layer) is also how many ids I send (sum(to_owner(layer))).
   [[nodiscard]] const std::uint8_t* returned(std::size_t layer) const;
   [[nodiscard]] std::int64_t returned_count(std::size_t layer) const;
 

@@ -35,7 +35,8 @@ class PartialCombine {
 
 class SlotExchange final : public Exchange {
  public:
-  // `combine` is made before the lookup's buffers; `name`: the strategy's.
+  // The combine's workspace regions come before the lookup's (the lookup asks the combine how
+  // to pad and hold its partial rows); `name`: the strategy's.
   SlotExchange(const ExchangeContext& context, std::unique_ptr<PartialCombine> combine, const char* name);
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;

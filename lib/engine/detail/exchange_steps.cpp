@@ -1,6 +1,7 @@
 #include "engine/detail/exchange_steps.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "exec/step_kernels.hpp"
@@ -14,6 +15,10 @@ std::size_t token_bytes(const ExchangeContext& c) {
 }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t total(const std::vector<std::int64_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+}
 
 std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::span<const RowQuery> queries,
                                                 StepMarks& marks) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "dist/communicator.hpp"
 #include "engine/exchange.hpp"
@@ -15,6 +16,7 @@ namespace pleshard::detail {
 // Bytes of one token's embeddings of every head of one layer in the output dtype.
 [[nodiscard]] std::size_t token_bytes(const ExchangeContext& c);
 [[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+[[nodiscard]] std::int64_t total(const std::vector<std::int64_t>& counts);
 // The store's rows of every layer's query (submit, then wait), the fetch phase marked where
 // it enqueued work (StepMarks::mark): tasks valid until the store's next submit.
 [[nodiscard]] std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c,

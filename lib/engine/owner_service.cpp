@@ -86,6 +86,7 @@ OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int
     // Each rank's ids reach me at most once (merged or not), and at most every row I own.
     const std::int64_t served = ranks * std::min(max_ids, ctx_.store.range(static_cast<int>(d)).size());
     max_served_ = std::max(max_served_, served);
+    l.served = served;
     const auto n = static_cast<std::size_t>(served);
     l.query = ctx_.workspace.add<std::int64_t>(n);
     l.ids_in = ctx_.workspace.add<std::uint8_t>(ids_in_space ? n * static_cast<std::size_t>(l.id_bytes) : 0);
@@ -119,9 +120,9 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
 
 std::int64_t OwnerService::asked_of_me(const Layer& l) const {
   const std::int64_t total = detail::total(l.from_askers);
-  if (total > max_served_)
-    throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows, more than the " +
-                      std::to_string(max_served_) + " sized for");
+  if (total > l.served)
+    throw SystemError("owner exchange: peers ask for " + std::to_string(total) + " rows of a layer, more than the " +
+                      std::to_string(l.served) + " its buffers were sized for");
   return total;
 }
 

@@ -96,9 +96,10 @@ class OwnerService {
     std::vector<std::int64_t> to_owner, from_askers;  // [group rank] ids
     std::vector<std::uint8_t> received_ids;           // asked of me over MPI on the host
     Workspace::Region ids_in;                         // asked of me over the data communicator
+    std::int64_t served = 0;                          // the most ids asked of me: what the buffers below hold
     Workspace::Region query, served_rows, returned_rows;
   };
-  // The ids asked of me, checked against what the step was sized for.
+  // The ids asked of me, checked against what the layer's buffers hold.
   [[nodiscard]] std::int64_t asked_of_me(const Layer& l) const;
   [[nodiscard]] std::int64_t my_first_row(const Layer& l) const {
     return l.bounds[static_cast<std::size_t>(me_in_etp_)];

@@ -40,10 +40,9 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   const int heads = plan.shape().heads;
   plan.hash(plan.my_block_in_space(), 1);
   marks.mark(StepPhase::hash);
-  const Topology& t = ctx_.topology;
   Begun step;
   step.tokens = tokens;
-  step.slice = t.sequence_parallel() ? sequence_slice(tokens, t.tp, t.tp_rank()) : RowRange{0, tokens};
+  step.slice = my_slice(ctx_.topology, tokens);
   step.layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
   std::vector<RowQuery> queries(layers_of(ctx_));
   for (std::size_t d = 0; d < queries.size(); ++d)

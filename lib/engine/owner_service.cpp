@@ -44,10 +44,6 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
   comm->all_to_all_v(send, send_counts, offsets_of(send_counts), recv, recv_counts, offsets_of(recv_counts), bytes);
 }
 
-RowRange my_slice(const Topology& topology, std::int64_t tokens) {
-  return topology.sequence_parallel() ? sequence_slice(tokens, topology.tp, topology.tp_rank()) : RowRange{0, tokens};
-}
-
 std::int64_t max_ids_of_mine(const ExchangeContext& context) {
   const PlanShape& shape = context.plan.shape();
   const int tp = context.topology.sequence_parallel() ? context.topology.tp : 1;

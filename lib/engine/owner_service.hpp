@@ -36,8 +36,6 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
                       const std::vector<std::int64_t>& send_counts, std::uint8_t* recv,
                       const std::vector<std::int64_t>& recv_counts, std::size_t bytes);
 
-// My tokens of a step of `tokens`: my sequence slice under sequence parallelism, else all.
-[[nodiscard]] RowRange my_slice(const Topology& topology, std::int64_t tokens);
 // The most ids of one layer a rank's tokens give: the largest sequence slice's under
 // sequence parallelism.
 [[nodiscard]] std::int64_t max_ids_of_mine(const ExchangeContext& context);

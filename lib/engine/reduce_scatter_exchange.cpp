@@ -49,8 +49,7 @@ void ReduceScatterCombine::run(std::uint8_t* partial, std::size_t layer_bytes, s
     }
   }
   marks.mark(StepPhase::combine);
-  const RowRange slice =
-      sequence_parallel() ? sequence_slice(tokens, tp, ctx_.topology.tp_rank()) : RowRange{0, tokens};
+  const RowRange slice = my_slice(ctx_.topology, tokens);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     const std::uint8_t* data = tp_gather_ != nullptr ? gathered + d * slot_bytes : received + d * share_bytes;

@@ -16,6 +16,10 @@ std::size_t token_bytes(const ExchangeContext& c) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+RowRange my_slice(const Topology& topology, std::int64_t tokens) {
+  return topology.sequence_parallel() ? sequence_slice(tokens, topology.tp, topology.tp_rank()) : RowRange{0, tokens};
+}
+
 std::int64_t total(const std::vector<std::int64_t>& counts) {
   return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
 }

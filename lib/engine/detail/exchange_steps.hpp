@@ -17,6 +17,9 @@ namespace pleshard::detail {
 [[nodiscard]] std::size_t token_bytes(const ExchangeContext& c);
 [[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b);
 [[nodiscard]] std::int64_t total(const std::vector<std::int64_t>& counts);
+// My tokens of a step of `tokens`: my sequence slice under sequence parallelism (all of them
+// where TP is one rank), else all.
+[[nodiscard]] RowRange my_slice(const Topology& topology, std::int64_t tokens);
 // The store's rows of every layer's query (submit, then wait), the fetch phase marked where
 // it enqueued work (StepMarks::mark): tasks valid until the store's next submit.
 [[nodiscard]] std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c,

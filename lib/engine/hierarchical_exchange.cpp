@@ -29,7 +29,8 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
       max_ids_(detail::max_ids_of_mine(context)),
       // A gateway receives its node's ids, merged, for its owners.
       service_(context, OwnerGroup::of(context.comms.etp_cross, context.comms.etp_cross_host),
-               context.topology.etp_rank(), max_ids_, node_.size * max_ids_, false) {
+               context.topology.etp_rank(), max_ids_, node_.size * max_ids_, false),
+      routing_(context, service_, max_ids_, false) {
   const OwnerGroup& cross = service_.group();
   if (node_.size < 2 || node_.size * cross.size != ctx_.topology.etp ||
       ctx_.topology.etp_rank() != cross.rank * node_.size + node_.rank)
@@ -52,29 +53,25 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
     return std::make_unique<HostBuffer>(ctx_.space,
                                         std::max<std::size_t>(1, layers_.size() * n) * sizeof(std::int64_t));
   };
-  host_ids_ = words(static_cast<std::size_t>(shape.max_slot_tokens * shape.heads));  // my whole block's
   for (auto& buffer : host_expand_) buffer = words(gateway);
 }
 
 void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
-  StepPlan& plan = ctx_.plan;
   const std::size_t layers = layers_.size();
-  const int heads = plan.shape().heads;
   const auto per_node = static_cast<std::size_t>(node_.size);          // P
   const auto nodes = static_cast<std::size_t>(service_.group().size);  // N
   ExchangeTraffic step{1, tokens};
   const int upload = next_upload_;
   next_upload_ ^= 1;
 
-  // 1. My tokens' ids of every layer, hashed on the host where they are planned.
-  const RowRange slice = detail::my_slice(ctx_.topology, tokens);
-  const std::int64_t n = slice.size() * heads;
-  plan.hash_mine_on_host(host_ids_->as<std::int64_t>());
-  marks.mark(StepPhase::hash);
-  step.ids = n * static_cast<std::int64_t>(layers);
+  // 1. My tokens' ids of every layer, hashed and planned on the host, where the gateways
+  // merge them.
+  routing_.plan(tokens, marks, step);
+  const RowRange slice = routing_.slice();
+  const std::int64_t n = routing_.lookups();
 
   // 2. Level 1: my ids to my node's gateways, merged there per owner.
-  route_to_gateways(slice, step);
+  route_to_gateways(step);
 
   // 3. Level 2: each gateway's merged ids to their owners, one per node.
   std::vector<RowQuery> queries(layers);
@@ -98,7 +95,7 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
     Layer& l = layers_[d];
     // Distinct ids come by owner (node m, local g); gateway g's rows start at the sum of
     // the earlier gateways' and hold node after node.
-    std::vector<std::int64_t> place(static_cast<std::size_t>(l.requests.rows.count()));
+    std::vector<std::int64_t> place(static_cast<std::size_t>(detail::total(routing_.owner_counts()[d])));
     std::vector<std::int64_t> next(per_node, 0);  // per gateway: where its next node's rows start
     for (std::size_t g = 1; g < per_node; ++g) next[g] = next[g - 1] + l.gateway_totals[g - 1];
     std::int64_t distinct = 0;
@@ -108,14 +105,16 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
           place[static_cast<std::size_t>(distinct++)] = next[g] + k;
         next[g] += l.to_gateway[g * nodes + m];
       }
-    l.keys.resize(l.requests.rows.keys.size());
+    const std::int64_t* mine = routing_.keys(static_cast<int>(d));  // on the host
+    l.keys.resize(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < l.keys.size(); ++i)
-      l.keys[i] = l.requests.rows.keys[i] < 0 ? -1 : place[static_cast<std::size_t>(l.requests.rows.keys[i])];
+      l.keys[i] = mine[i] < 0 ? -1 : place[static_cast<std::size_t>(mine[i])];
     auto* keys = ctx_.workspace.at<std::int64_t>(l.keys_region);
     ctx_.space.copy_from_host(keys, l.keys.data(), l.keys.size() * sizeof(std::int64_t));
     const auto* rows = ctx_.workspace.at<std::uint8_t>(l.received_rows);
     auto* out = l.out.at(ctx_.workspace, out_slot);
-    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, l.requests.rows.count()), keys, n, out};
+    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, static_cast<std::int64_t>(place.size())), keys, n,
+                out};
     views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }
   decode_step(ctx_.space, tasks, ctx_.dtype);
@@ -123,7 +122,7 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
   traffic_ += step;
 }
 
-void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& step) {
+void HierarchicalExchange::route_to_gateways(ExchangeTraffic& step) {
   const std::size_t layers = layers_.size();
   const auto per_node = static_cast<std::size_t>(node_.size);
   const auto nodes = static_cast<std::size_t>(service_.group().size);
@@ -132,15 +131,14 @@ void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& st
     step.bytes_sent += static_cast<double>(entries) * static_cast<double>(bytes);
   };
   // My ids for the owners of local index g on every node go to my node's rank g.
+  const std::vector<std::vector<std::int64_t>>& to_owner_etp = routing_.owner_counts();  // on the host
   std::vector<std::int64_t> sizes(per_node * layers * nodes), received(sizes.size());
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
-    plan_owner_requests(detail::my_host_ids(ctx_.plan, *host_ids_, d, slice), service_.bounds(d), service_.id_bytes(d),
-                        l.requests);
     l.to_gateway.resize(per_node * nodes);
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m)
-        l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = l.requests.rows.of_owner(m * per_node + g);
+        l.to_gateway[g * nodes + m] = sizes[(g * layers + d) * nodes + m] = to_owner_etp[d][m * per_node + g];
     l.gateway_totals = row_sums(l.to_gateway, per_node, nodes);
   }
   const std::vector<std::int64_t> each(per_node, static_cast<std::int64_t>(layers * nodes));
@@ -154,15 +152,18 @@ void HierarchicalExchange::route_to_gateways(RowRange slice, ExchangeTraffic& st
     l.from_sources.resize(per_node * nodes);
     for (std::size_t s = 0; s < per_node; ++s)
       for (std::size_t m = 0; m < nodes; ++m) l.from_sources[s * nodes + m] = received[(s * layers + d) * nodes + m];
-    // My ids by gateway, then node.
-    const std::vector<std::int64_t>& first = l.requests.rows.owners;
+    // My ids by gateway, then node: they were planned owner by owner, ETP rank o = m P + g.
+    const std::vector<std::int64_t>& counts = to_owner_etp[d];
+    std::vector<std::int64_t> first(counts.size() + 1, 0);
+    for (std::size_t o = 0; o < counts.size(); ++o) first[o + 1] = first[o] + counts[o];
+    const std::uint8_t* mine = routing_.local_ids(static_cast<int>(d));
     std::vector<std::uint8_t> by_gateway;
-    by_gateway.reserve(l.requests.local_ids.size());
+    by_gateway.reserve(static_cast<std::size_t>(first.back()) * width);
     for (std::size_t g = 0; g < per_node; ++g)
       for (std::size_t m = 0; m < nodes; ++m) {
         const std::size_t o = m * per_node + g;
-        by_gateway.insert(by_gateway.end(), l.requests.local_ids.begin() + first[o] * static_cast<std::int64_t>(width),
-                          l.requests.local_ids.begin() + first[o + 1] * static_cast<std::int64_t>(width));
+        by_gateway.insert(by_gateway.end(), mine + static_cast<std::size_t>(first[o]) * width,
+                          mine + static_cast<std::size_t>(first[o + 1]) * width);
       }
     l.source_totals = row_sums(l.from_sources, per_node, nodes);
     l.gathered.resize(static_cast<std::size_t>(detail::total(l.source_totals)) * width);

@@ -6,7 +6,8 @@
 // local index, one per node); the rows come back the same way, the gateway picks each
 // source's rows out of the merged ones and sends them on within the node. A row crosses the
 // network once per node rather than once per rank. The gateways merge on the host, so this
-// form plans there (engine/owner_requests.hpp); with one rank per node it is the flat form
+// form routes my ids on the host (engine/owner_routing.hpp) and merges there
+// (engine/owner_requests.hpp); with one rank per node it is the flat form
 // (engine/owner_exchange.hpp), which make_exchange builds instead.
 
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "engine/exchange.hpp"
 #include "engine/owner_requests.hpp"
+#include "engine/owner_routing.hpp"
 #include "engine/owner_service.hpp"
 
 namespace pleshard {
@@ -31,7 +33,6 @@ class HierarchicalExchange final : public Exchange {
 
  private:
   struct Layer {
-    OwnerRequests requests;                                   // mine
     std::vector<std::int64_t> to_gateway, from_sources;       // level 1: [gateway or source][node] ids
     std::vector<std::int64_t> gateway_totals, source_totals;  // level 1: summed over nodes
     std::vector<std::uint8_t> gathered;                       // level 1: ids received, by source then node
@@ -43,7 +44,7 @@ class HierarchicalExchange final : public Exchange {
   };
 
   // Level 1: my ids to their gateways, merged there per owner node; level 2's counts sent.
-  void route_to_gateways(RowRange slice, ExchangeTraffic& step);
+  void route_to_gateways(ExchangeTraffic& step);
   // At the gateway: each source's rows picked out of the merged ones the owners sent back,
   // and sent on to the sources.
   void return_to_sources(std::span<const kernels::DecodeTask> fetched, int upload, ExchangeTraffic& step);
@@ -52,8 +53,8 @@ class HierarchicalExchange final : public Exchange {
   OwnerGroup node_;           // my ETP group's ranks on my node
   std::int64_t max_ids_ = 0;  // per layer, of my tokens
   OwnerService service_;      // over the ranks of my local index, one per node
+  OwnerRouting routing_;      // my ids, to the owners of the whole ETP group
   std::vector<Layer> layers_;
-  std::unique_ptr<HostBuffer> host_ids_;  // [layers][max slot tokens x heads]: my block's ids
   // Copied into the space by a step nothing waits for before the next one starts: two,
   // alternating (at most two steps in flight). [layers][node size x max_ids]: the gateway
   // row of each source's id.

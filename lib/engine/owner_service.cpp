@@ -50,13 +50,6 @@ std::int64_t max_ids_of_mine(const ExchangeContext& context) {
   return sequence_slice(shape.max_slot_tokens, tp, 0).size() * shape.heads;  // the largest slice
 }
 
-std::span<const std::int64_t> my_host_ids(const StepPlan& plan, const HostBuffer& ids, std::size_t layer,
-                                          RowRange slice) {
-  const std::int64_t heads = plan.shape().heads;
-  return {ids.as<std::int64_t>() + (static_cast<std::int64_t>(layer) * plan.slot_tokens() + slice.begin) * heads,
-          static_cast<std::size_t>(slice.size() * heads)};
-}
-
 }  // namespace detail
 
 OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,

@@ -39,9 +39,6 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
 // The most ids of one layer a rank's tokens give: the largest sequence slice's under
 // sequence parallelism.
 [[nodiscard]] std::int64_t max_ids_of_mine(const ExchangeContext& context);
-// The layer's ids of my tokens `slice`, as StepPlan::hash_mine_on_host left them in `ids`.
-[[nodiscard]] std::span<const std::int64_t> my_host_ids(const StepPlan& plan, const HostBuffer& ids, std::size_t layer,
-                                                        RowRange slice);
 
 }  // namespace detail
 

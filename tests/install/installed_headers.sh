@@ -20,7 +20,7 @@ public = ["pleshard.hpp", "engine/ple_engine.hpp", "engine/embed.hpp", "job/run_
           "store/storage_tier.hpp"]
 internal = re.compile(r"(^|/)detail/|^kernels/(cuda|host)/|\.cuh$|\.cu$|\.cpp$|"
                       r"^store/(host_store|host_table|gpu_store|gpu_table|pinned_rows|disk_store|tier_memory)\.hpp$|"
-                      r"^engine/(owner_exchange|owner_requests|owner_service|hierarchical_exchange|slot_lookup|slot_exchange|"
+                      r"^engine/(owner_exchange|owner_requests|owner_routing|owner_service|hierarchical_exchange|slot_lookup|slot_exchange|"
                       r"gather_reduce_exchange|reduce_scatter_exchange|local_exchange)\.hpp$|^job/(job_output|output_description)\.hpp$|"
                       r"^ckpt/(hdf5_rows|hdf5_stored_chunks|hdf5_ple|safetensors|safetensors_ple)\.hpp$|"
                       r"^exec/(cuda_graph|cuda_step_space|step_kernels)\.hpp$|"

@@ -12,6 +12,14 @@ namespace {
 
 constexpr int k_threads = 256;
 
+// The packed block of `n` rows: the codes (256-byte aligned), then the block scales.
+std::size_t block_bytes(std::size_t n, std::size_t row_bytes, std::size_t scale_bytes) {
+  return (n * row_bytes + 255) / 256 * 256 + n * scale_bytes;
+}
+std::size_t scale_bytes_of(const TableView& table) {
+  return table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
+}
+
 // One warp per distinct row, in ascending address order; 16-byte words where aligned.
 // The count of distinct rows is on the device (the plan's), so the launch covers the worst
 // case and warps past the end return. The staging table is packed.
@@ -50,11 +58,17 @@ void DistinctRows::release() noexcept {
   capacity_ = 0;
 }
 
+std::size_t DistinctRows::bytes_for(const TableView& table, std::int64_t max_ids) {
+  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
+  return DeviceRowPlan::bytes_for(1, max_ids) +
+         block_bytes(n, stored_row_bytes(table.format, table.head_dim), scale_bytes_of(table));
+}
+
 void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   const std::int64_t bounds[2] = {table.row_begin, table.row_end};
   plan_.reserve(bounds, max_ids);
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
-  const std::size_t scale_bytes = table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
+  const std::size_t scale_bytes = scale_bytes_of(table);
   if (max_ids <= capacity_ && row_bytes == row_bytes_ && scale_bytes == scale_bytes_) return;
   release();
   if (gather_blocks_per_sm_ > 0) {
@@ -66,7 +80,7 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   }
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
   const std::size_t rows_bytes = (n * row_bytes + 255) / 256 * 256;
-  PLESHARD_CUDA_CHECK(cudaMalloc(&memory_, rows_bytes + n * scale_bytes));
+  PLESHARD_CUDA_CHECK(cudaMalloc(&memory_, block_bytes(n, row_bytes, scale_bytes)));
   staged_rows_ = static_cast<std::uint8_t*>(memory_);
   staged_scales_ = staged_rows_ + rows_bytes;
   capacity_ = max_ids;

@@ -33,6 +33,8 @@ class DistinctRows {
 
   // Scratch for up to `max_ids` ids of `table` (its format, width and rows).
   void reserve(const TableView& table, std::int64_t max_ids);
+  // The device memory reserve() allocates for `max_ids` ids of `table`.
+  [[nodiscard]] static std::size_t bytes_for(const TableView& table, std::int64_t max_ids);
   // The rows `ids` name that `table` holds, each read once into a packed block: a task that
   // decodes them (keys index the block; -1 where `table` holds no row) with out and count
   // left to the caller. Valid until the next gather. `table` spans fewer than

@@ -79,7 +79,33 @@ __global__ void narrow_local_ids(const std::uint32_t* __restrict__ distinct, std
 
 std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// What a plan of up to `n` lookups against `owners` owners allocates, in one block: six
+// arrays of 32-bit entries per lookup, the keys, the bounds and the owners' starts, and
+// CUB's scratch for the sort and the scan.
+struct PlanSizes {
+  std::size_t temp = 0;
+  std::size_t total = 0;
+};
+PlanSizes plan_sizes(std::size_t n, std::size_t owners) {
+  std::size_t sort_bytes = 0;
+  std::size_t scan_bytes = 0;
+  PLESHARD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
+  PLESHARD_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, static_cast<const std::uint32_t*>(nullptr),
+                                                    static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
+  PlanSizes sizes;
+  sizes.temp = std::max(sort_bytes, scan_bytes);
+  const std::size_t owners_bytes = (owners + 1) * sizeof(std::int64_t);
+  sizes.total = 6 * round_up(n * 4) + round_up(n * 8) + 2 * round_up(owners_bytes) + round_up(sizes.temp);
+  return sizes;
+}
+
 }  // namespace
+
+std::size_t DeviceRowPlan::bytes_for(std::size_t owners, std::int64_t max_ids) {
+  return plan_sizes(static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids)), owners).total;
+}
 
 DeviceRowPlan::~DeviceRowPlan() { release(); }
 
@@ -106,18 +132,10 @@ void DeviceRowPlan::reserve(std::span<const std::int64_t> bounds, std::int64_t m
   if (max_ids > capacity_ || owner_count != owner_count_) {
     release();
     const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
-    std::size_t sort_bytes = 0;
-    std::size_t scan_bytes = 0;
-    PLESHARD_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
-        nullptr, sort_bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
-        static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
-    PLESHARD_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, static_cast<const std::uint32_t*>(nullptr),
-                                                      static_cast<std::uint32_t*>(nullptr), static_cast<int>(n)));
-    temp_bytes_ = std::max(sort_bytes, scan_bytes);
+    const PlanSizes sizes = plan_sizes(n, static_cast<std::size_t>(owner_count));
+    temp_bytes_ = sizes.temp;
     const std::size_t owners_bytes = bounds.size() * sizeof(std::int64_t);
-    const std::size_t total =
-        6 * round_up(n * 4) + round_up(n * 8) + 2 * round_up(owners_bytes) + round_up(temp_bytes_);
-    PLESHARD_CUDA_CHECK(cudaMalloc(&memory_, total));
+    PLESHARD_CUDA_CHECK(cudaMalloc(&memory_, sizes.total));
     auto* p = static_cast<std::uint8_t*>(memory_);
     auto take = [&p](std::size_t bytes) {
       std::uint8_t* at = p;

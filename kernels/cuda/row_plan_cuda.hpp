@@ -31,6 +31,8 @@ class DeviceRowPlan {
   // as reserved before. At most 2^31 - 1 ids (CUB's
   // sizes are int).
   void reserve(std::span<const std::int64_t> bounds, std::int64_t max_ids);
+  // The device memory reserve() allocates for `max_ids` lookups and `owners` owners.
+  [[nodiscard]] static std::size_t bytes_for(std::size_t owners, std::int64_t max_ids);
   // The plan of ids[0, n) (device memory, n at most the reserved count), on the stream.
   void plan(const std::int64_t* ids, std::int64_t n, cudaStream_t stream);
 

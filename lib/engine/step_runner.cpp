@@ -52,11 +52,14 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   exchange_ = make_exchange(session.strategy(), session.local(), context);
   graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);
-  // What the step takes grows with --step-tokens, the cache with its size: both checked
-  // against the space's memory before they are allocated.
+  // What the step takes grows with --step-tokens — the workspace, and the stores' staging and
+  // scratch (the pinned tier's distinct rows, the disk tier's plans and rows, both turns) —,
+  // the cache with its size: both checked against the space's memory before they are
+  // allocated.
   const StorageTier space_memory = space.on_device() ? StorageTier::device : StorageTier::host;
-  require_tier_memory(session.world(), space_memory, workspace_->bytes(), 0, "the step workspaces",
-                      "a smaller --step-tokens");
+  require_tier_memory(session.world(), space_memory,
+                      workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids()), 0,
+                      "the step workspaces and staging", "a smaller --step-tokens");
   workspace_->allocate();
   plan_->upload(session.hash_params());
   const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());

@@ -17,6 +17,32 @@ struct StepRowPlans::DevicePlans {
 #endif
 };
 
+bool StepRowPlans::would_plan_on_gpu(const StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds,
+                                     std::int64_t max_ids) {
+#if PLESHARD_HAVE_CUDA
+  // The GPU keys rows by 32-bit offsets: tables wider than that are planned on the host.
+  const bool keyable = std::all_of(bounds.begin(), bounds.end(), [](const std::vector<std::int64_t>& b) {
+    return b.back() - b.front() < kernels::k_max_distinct_rows;
+  });
+  return space.on_device() && keyable && max_ids > 0;
+#else
+  (void)space, (void)bounds, (void)max_ids;
+  return false;
+#endif
+}
+
+std::uint64_t StepRowPlans::space_bytes(const StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds,
+                                        std::int64_t max_ids) {
+  std::uint64_t bytes = 0;
+#if PLESHARD_HAVE_CUDA
+  if (would_plan_on_gpu(space, bounds, max_ids))
+    for (const auto& b : bounds) bytes += kernels::DeviceRowPlan::bytes_for(b.size() - 1, max_ids);
+#else
+  (void)space, (void)bounds, (void)max_ids;
+#endif
+  return bytes;
+}
+
 StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::int64_t>>& bounds, std::int64_t max_ids)
     : space_(space),
       bounds_(bounds),
@@ -28,11 +54,7 @@ StepRowPlans::StepRowPlans(StepSpace& space, const std::vector<std::vector<std::
     if (b.size() < 2 || b.size() != bounds_.front().size())
       throw SystemError("StepRowPlans: every layer needs the same owners, at least one");
 #if PLESHARD_HAVE_CUDA
-  // The GPU keys rows by 32-bit offsets: tables wider than that are planned on the host.
-  const bool keyable = std::all_of(bounds_.begin(), bounds_.end(), [](const std::vector<std::int64_t>& b) {
-    return b.back() - b.front() < kernels::k_max_distinct_rows;
-  });
-  if (space.on_device() && keyable && max_ids > 0) {
+  if (would_plan_on_gpu(space, bounds_, max_ids)) {
     device_ = std::make_unique<DevicePlans>();
     for (const auto& b : bounds_) {
       device_->layers.push_back(std::make_unique<kernels::DeviceRowPlan>());

@@ -28,6 +28,14 @@ class StepRowPlans {
   // Whether plan_in_space plans on the GPU: the space is a GPU's and every layer's bounds
   // span fewer than 2^32 - 1 rows.
   [[nodiscard]] bool plans_on_gpu() const;
+  // Before plans of `bounds` for `max_ids` lookups are made: whether they would plan on the
+  // GPU, and the space's memory they would take (none where they plan on the host).
+  [[nodiscard]] static bool would_plan_on_gpu(const StepSpace& space,
+                                              const std::vector<std::vector<std::int64_t>>& bounds,
+                                              std::int64_t max_ids);
+  [[nodiscard]] static std::uint64_t space_bytes(const StepSpace& space,
+                                                 const std::vector<std::vector<std::int64_t>>& bounds,
+                                                 std::int64_t max_ids);
   // Plans the layer's lookups ids[0, n) in the space (ids there), on the space's stream: on
   // the GPU where plans_on_gpu(), else on the host space.
   void plan_in_space(int layer, const std::int64_t* ids, std::int64_t n);

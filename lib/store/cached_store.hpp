@@ -47,6 +47,10 @@ class CachedStore final : public RowStore {
   // Allocates the caches and their staging for steps of up to `max_ids` ids, and fills the
   // static parts through the slow tier, `max_ids` rows at a time.
   void reserve(std::int64_t max_ids) override;
+  // The backing store's; the caches' own are bytes().
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override {
+    return backing_->step_buffer_bytes(max_ids);
+  }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 

@@ -44,12 +44,55 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
 }
 
 void DiskStore::reserve(std::int64_t max_ids) {
-  if (max_ids > planned_ids_) make_plans(max_ids);
+  if (max_ids <= planned_ids_) return;
+  make_plans(max_ids);
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    const StagedBytes bytes = staged_bytes(d, max_ids, plans_[0]->plans_on_gpu());
+    for (Staged& staged : layers_[d].staged) {
+      if (bytes.keys != 0) staged.keys.reserve(bytes.keys);
+      staged.rows.reserve(bytes.rows);
+      staged.scales.reserve(bytes.scales);
+    }
+  }
+}
+
+std::vector<std::vector<std::int64_t>> DiskStore::plan_bounds() const {
+  std::vector<std::vector<std::int64_t>> bounds;
+  for (const RowRange& range : ranges_) bounds.push_back({range.begin, range.end});
+  return bounds;
+}
+
+DiskStore::StagedBytes DiskStore::staged_bytes(std::size_t layer, std::int64_t max_ids, bool gpu_plans) const {
+  // At least a byte each, as SpaceBuffer::assign takes for nothing.
+  const auto ids = static_cast<std::size_t>(max_ids);
+  const auto rows = std::min(ids, static_cast<std::size_t>(ranges_[layer].size()));
+  const bool keys_staged = space_.on_device() && !gpu_plans;  // stage_keys
+  return {keys_staged ? std::max<std::size_t>(1, ids * sizeof(std::int64_t)) : 0,
+          std::max<std::size_t>(1, rows * layouts_[layer].row_bytes()),
+          std::max<std::size_t>(1, rows * layouts_[layer].scale_bytes())};
+}
+
+std::uint64_t DiskStore::step_buffer_bytes(std::int64_t max_ids) const {
+  const std::vector<std::vector<std::int64_t>> bounds = plan_bounds();
+  const bool gpu_plans = StepRowPlans::would_plan_on_gpu(space_, bounds, max_ids);
+  std::uint64_t bytes = StepRowPlans::space_bytes(space_, bounds, max_ids);
+  for (std::size_t d = 0; d < layers_.size(); ++d) {
+    const StagedBytes b = staged_bytes(d, max_ids, gpu_plans);
+    bytes += b.keys + b.rows + b.scales;
+  }
+  return 2 * bytes;  // two turns
+}
+
+std::uint64_t DiskStore::step_bytes_held() const {
+  std::uint64_t bytes = 2 * StepRowPlans::space_bytes(space_, plan_bounds(), planned_ids_);
+  for (const Staging& s : layers_)
+    for (const Staged& staged : s.staged)
+      bytes += staged.keys.capacity() + staged.rows.capacity() + staged.scales.capacity();
+  return bytes;
 }
 
 void DiskStore::make_plans(std::int64_t max_ids) {
-  std::vector<std::vector<std::int64_t>> bounds;
-  for (const RowRange& range : ranges_) bounds.push_back({range.begin, range.end});
+  const std::vector<std::vector<std::int64_t>> bounds = plan_bounds();
   std::unique_ptr<StepRowPlans> made[2];
   for (auto& plans : made) plans = std::make_unique<StepRowPlans>(space_, bounds, max_ids);
   for (int turn = 0; turn < 2; ++turn) plans_[turn] = std::move(made[turn]);

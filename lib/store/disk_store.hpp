@@ -46,10 +46,13 @@ class DiskStore final : public RowStore {
   [[nodiscard]] static std::vector<RowRange> whole_tables(const PleCheckpoint& checkpoint);
 
   // Steps of up to `max_ids` ids a layer are planned on the GPU (in a GPU's space); larger
-  // ones, and every step of a store not reserved, on the host. Only grows: a call for no
+  // ones, and every step of a store not reserved, on the host. The staging of both turns is
+  // allocated here for such steps, so that none of them allocates. Only grows: a call for no
   // more ids than reserved before changes nothing (the plans of the steps in flight hold
   // their keys); a larger one must not come between a submit and the decode of its rows.
   void reserve(std::int64_t max_ids) override;
+  // Both turns' plans and staging for steps of `max_ids` ids a layer.
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   [[nodiscard]] bool enqueues_only() const override { return false; }
   // Where the files are read on the store's thread (safetensors): a next step's reads then
   // run beside this step's decode. submit() has planned the ids when it returns, and a
@@ -66,6 +69,8 @@ class DiskStore final : public RowStore {
   }
   // Whether the last submit's rows were planned on the GPU.
   [[nodiscard]] bool planned_on_gpu() const { return planned_on_gpu_; }
+  // The space's memory the plans and staging hold now (step_buffer_bytes once reserved).
+  [[nodiscard]] std::uint64_t step_bytes_held() const;
 
  private:
   // What a step's decode reads of a layer, in the space.
@@ -87,6 +92,15 @@ class DiskStore final : public RowStore {
 
   // Both turns' plans for steps of up to `max_ids` ids a layer (0: on the host only).
   void make_plans(std::int64_t max_ids);
+  // The owners' bounds of each layer's plans: one owner, my range.
+  [[nodiscard]] std::vector<std::vector<std::int64_t>> plan_bounds() const;
+  // The staging one turn of a step of up to `max_ids` ids keeps for the layer in the space:
+  // its distinct rows (at most its range's), their block scales, and each id's key where
+  // steps are planned on the host of a GPU.
+  struct StagedBytes {
+    std::size_t keys = 0, rows = 0, scales = 0;
+  };
+  [[nodiscard]] StagedBytes staged_bytes(std::size_t layer, std::int64_t max_ids, bool gpu_plans) const;
   // Plans every layer's rows with plans_[turn_], into distinct_.
   void plan(std::span<const RowQuery> queries);
   // What a layer's decode needs but its rows: each id's key and the rows' block scales, in

@@ -52,6 +52,12 @@ void GpuStore::reserve(std::int64_t max_ids) {
   for (const auto& table : tables_) table->reserve(max_ids);
 }
 
+std::uint64_t GpuStore::step_buffer_bytes(std::int64_t max_ids) const {
+  std::uint64_t bytes = 0;
+  for (const auto& table : tables_) bytes += table->step_buffer_bytes(max_ids);
+  return bytes;
+}
+
 bool GpuStore::reads_in_place(std::int64_t count) const {
   return std::none_of(tables_.begin(), tables_.end(),
                       [&](const auto& table) { return table->gathers_distinct(count); });

@@ -29,6 +29,7 @@ class GpuStore final : public RowStore {
 
   [[nodiscard]] StorageTier tier() const { return tier_; }
   void reserve(std::int64_t max_ids) override;
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;

@@ -276,6 +276,10 @@ void GpuTable::reserve(std::int64_t max_ids) const {
   if (gathers_distinct(max_ids)) distinct().reserve(view(), max_ids);
 }
 
+std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids) const {
+  return gathers_distinct(max_ids) ? kernels::DistinctRows::bytes_for(view(), max_ids) : 0;
+}
+
 kernels::DecodeTask GpuTable::rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
   if (gathers_distinct(num_ids)) return distinct().gather(view(), ids, num_ids, stream);
   return {view(), ids, num_ids, nullptr};

@@ -44,6 +44,8 @@ class GpuTable {
   [[nodiscard]] bool gathers_distinct(std::int64_t num_ids) const;
   // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
   void reserve(std::int64_t max_ids) const;
+  // What reserve(max_ids) allocates (RowStore::step_buffer_bytes).
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const;
 
   // Where the decode of `ids` finds its rows: the table in place, or (gathers_distinct)
   // a block of the distinct rows gathered on `stream`. The task's out is left unset.

@@ -36,6 +36,12 @@ void PlacedStore::reserve(std::int64_t max_ids) {
   for (const auto& part : parts_) part->reserve(max_ids);
 }
 
+std::uint64_t PlacedStore::step_buffer_bytes(std::int64_t max_ids) const {
+  std::uint64_t bytes = 0;
+  for (const auto& part : parts_) bytes += part->step_buffer_bytes(max_ids);
+  return bytes;
+}
+
 void PlacedStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
   for (std::size_t p = 0; p < parts_.size(); ++p) {

@@ -20,6 +20,7 @@ class PlacedStore final : public RowStore {
   [[nodiscard]] bool enqueues_only() const override;
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   void reserve(std::int64_t max_ids) override;
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 

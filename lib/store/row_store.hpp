@@ -38,6 +38,13 @@ class RowStore {
   // Allocates now what steps of up to `max_ids` ids per layer need, so that no step
   // allocates (and a step can be captured in a CUDA graph).
   virtual void reserve(std::int64_t max_ids) { (void)max_ids; }
+  // Bytes of the step space's memory that reserve(max_ids) allocates for the steps' staging
+  // and scratch (not the tables, nor a row cache: CachedStore::bytes): asked before it is
+  // called, so that the engine checks they fit first.
+  [[nodiscard]] virtual std::uint64_t step_buffer_bytes(std::int64_t max_ids) const {
+    (void)max_ids;
+    return 0;
+  }
   // Whether submit() and wait() only enqueue work on the space's stream (and streams it
   // forks from there): then a step that uses them can be captured in a CUDA graph.
   [[nodiscard]] virtual bool enqueues_only() const { return true; }

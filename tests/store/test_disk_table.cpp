@@ -205,6 +205,52 @@ TEST(DiskTable, RowsHandedOutOutliveTheNextSubmitAndAReserveAgain) {
   EXPECT_TRUE(files.decode_as_the_host_tier(*space, disk.wait(), steps[2]));
 }
 
+// reserve() allocates what step_buffer_bytes() said it would (what the engine checks against
+// the space's memory), and no step of up to the ids reserved allocates more: a store of
+// whole tables and one holding rows of some layers only, in every space.
+TEST(DiskTable, ReserveTakesWhatItSaidAndStepsTakeNoMore) {
+  const Nvfp4OnDisk files;
+  const auto& checkpoint = files.checkpoint;
+  const int layers = files.config.num_ple_layers();
+  const std::int64_t rows = checkpoint->table(0).layout.rows;
+  std::vector<RowRange> some = DiskStore::whole_tables(*checkpoint);
+  some[0] = {0, 0};                    // a layer another tier holds
+  some[1] = {rows / 3, rows / 3 + 5};  // a range narrower than a step's ids
+  for (const auto& space : spaces()) {
+    for (const std::vector<RowRange>& ranges : {DiskStore::whole_tables(*checkpoint), some}) {
+      SCOPED_TRACE(std::string(space->on_device() ? "gpu" : "host") + (ranges[0].size() == 0 ? ", ranged" : ""));
+      DiskStore disk(*checkpoint, ranges, *space);
+      const std::int64_t reserved = 3000;
+      const std::uint64_t said = disk.step_buffer_bytes(reserved);
+      // Each layer's distinct rows of both turns at least, 3 bytes a row of NVFP4 codes or more.
+      std::uint64_t least = 0;
+      for (const RowRange& range : ranges)
+        least += 2 * 3 * static_cast<std::uint64_t>(std::min(reserved, range.size()));
+      EXPECT_GE(said, least);
+      disk.reserve(reserved);
+      EXPECT_EQ(disk.step_bytes_held(), said);
+      std::mt19937_64 rng(31);
+      for (int step = 0; step < 4; ++step) {
+        // Every id distinct where the table has the rows: the largest staging a step can need.
+        std::vector<std::int64_t> ids(static_cast<std::size_t>(step == 0 ? reserved : 1 + rng() % reserved));
+        for (std::size_t i = 0; i < ids.size(); ++i)
+          ids[i] = step == 0 ? static_cast<std::int64_t>(i) % rows : static_cast<std::int64_t>(rng() % rows);
+        SpaceBuffer in_space(*space);
+        in_space.assign(std::span<const std::int64_t>(ids));
+        std::vector<RowQuery> queries(static_cast<std::size_t>(layers));
+        for (int d = 0; d < layers; ++d)
+          queries[static_cast<std::size_t>(d)] = {
+              in_space.as<std::int64_t>(),
+              ranges[static_cast<std::size_t>(d)].size() == 0 ? 0 : static_cast<std::int64_t>(ids.size())};
+        disk.submit(queries);
+        (void)disk.wait();
+        space->synchronize();
+        EXPECT_EQ(disk.step_bytes_held(), said) << "step " << step;
+      }
+    }
+  }
+}
+
 // A file changed under a running store — truncated, rewritten in place, replaced by
 // another — is an error naming it at the next step, even where the rows asked for are cached.
 TEST(DiskTable, FileChangedUnderTheStoreIsAnErrorNamingIt) {

@@ -1,7 +1,9 @@
 #pragma once
 // Independent pieces of host work on several threads: body(i) for every i in [0, count),
-// taken in order by up to `max_threads` threads (one when there are few pieces). The first
-// failure stops the rest and is rethrown on the calling thread.
+// taken in order by up to `max_threads` threads (one when there are few pieces): the caller
+// and helpers from threads the process keeps for such loops, started only where more are
+// wanted at once than ever before. The first failure stops the rest and is rethrown on the
+// calling thread.
 
 #include <cstddef>
 #include <functional>
@@ -11,6 +13,8 @@ namespace pleshard {
 
 void parallel_for(std::size_t count, std::size_t max_threads, std::size_t min_per_thread,
                   const std::function<void(std::size_t)>& body);
+// The threads kept for parallel_for's helpers so far.
+[[nodiscard]] std::size_t helper_threads();
 
 // The machine's cores (at least one).
 [[nodiscard]] inline std::size_t host_cores() {

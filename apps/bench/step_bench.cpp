@@ -162,6 +162,7 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         }
         engine_options.disk_reads = o.disk_reads;
         engine_options.owner_gpu_plan_from = o.owner_gpu_plan_from;
+        engine_options.owner_fixed_below = o.owner_fixed_below;
         PleEngine engine(comms, config, *checkpoint, engine_options);
         for (const std::int64_t tokens : o.tokens) {
           // My DP rank's steps and my ETP group's token counts for each.

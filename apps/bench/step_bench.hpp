@@ -50,6 +50,7 @@ struct StepBenchOptions {
   CacheOptions cache;
   PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
+  std::int64_t owner_fixed_below = 0;                        // EngineOptions::owner_fixed_below
 };
 
 struct StepBenchResult {

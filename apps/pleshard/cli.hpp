@@ -28,6 +28,8 @@ void add_token_map_option(CLI::App& cmd, std::string& path);
 void add_disk_reads_option(CLI::App& cmd, PageCache& reads);
 // --owner-gpu-plan-from IDS (run, bench step): EngineOptions::owner_gpu_plan_from.
 void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids);
+// --owner-fixed-below IDS (run, bench step): EngineOptions::owner_fixed_below.
+void add_owner_fixed_option(CLI::App& cmd, std::int64_t& ids);
 
 // Rank in MPI_COMM_WORLD; only rank 0 prints results.
 [[nodiscard]] int world_rank();

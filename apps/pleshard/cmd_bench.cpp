@@ -309,6 +309,7 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   add_owner_gpu_plan_option(*step, o->step.owner_gpu_plan_from);
+  add_owner_fixed_option(*step, o->step.owner_fixed_below);
   add_token_map_option(*step, o->token_map);
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);

@@ -89,6 +89,7 @@ void add_run_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
       ->capture_default_str();
   add_owner_gpu_plan_option(*cmd, in.job.owner_gpu_plan_from);
+  add_owner_fixed_option(*cmd, in.job.owner_fixed_below);
   cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")
       ->check(step_tokens_option())
       ->capture_default_str();

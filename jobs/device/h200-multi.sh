@@ -46,6 +46,14 @@ for n in $ranks; do
     "${mpi[@]}" "$n" -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE -x PLESHARD_RANKS_PER_NODE "$app" "${step[@]}" hierarchical \
     --etp "$n" >>"$out/strategies-network.txt" || rc=1; }
 done
+# The owner exchange in fixed-size messages beside gather-reduce, eager and replayed from
+# CUDA graphs (NCCL, one GPU per rank: what fixed-size messages are for).
+for n in $ranks; do
+  [ "$n" -gt 1 ] || continue
+  part strategies && { "${mpi[@]}" "$n" "$app" bench step --config "$qwen_fp8" --storage device --requests "$corpus" \
+    --tokens 1 64 1024 --modes eager graph --min-seconds 1 --owner-fixed-below 1099511627776 --etp "$n" \
+    --exchange gather-reduce owner >>"$out/strategies.txt" || rc=1; }
+done
 part strategies && grep -v '^{' "$out/strategies.txt"
 part network && grep -v '^{' "$out/strategies-network.txt"
 part torch && cat "$out/torch-exchange.jsonl"

@@ -4,7 +4,8 @@
 # beside the same run of a baseline build (BASELINE_APP, where given):
 # - plans: bench step of Qwen3.8-Flash-Next's shape over 2^24 rows, FP8, device tier, ETP 4,
 #   gather-reduce, reduce-scatter and owner side by side, the owner exchange planning every
-#   step on the host (--owner-gpu-plan-from 2^40), then every step on the GPU (0);
+#   step on the host (--owner-gpu-plan-from 2^40), then every step on the GPU (0), then every
+#   step in fixed-size messages (--owner-fixed-below 2^40: no count waits for the host);
 # - nodes: the same with nodes of 2 ranks (PLESHARD_RANKS_PER_NODE), owner and hierarchical.
 #   [CORPUS=...] [PARTS="plans nodes"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
 # Results go to $OUT (default ./out): strategies.txt.
@@ -35,6 +36,7 @@ export PLESHARD_RANKS_PER_NODE=4
 if part plans; then
   both "host plans" --exchange gather-reduce reduce-scatter owner --owner-gpu-plan-from 1099511627776
   both "GPU plans" --exchange owner --owner-gpu-plan-from 0
+  steps "this fixed-size messages" "$app" --exchange owner --owner-fixed-below 1099511627776
 fi
 if part nodes; then
   export PLESHARD_RANKS_PER_NODE=2

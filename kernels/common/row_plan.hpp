@@ -51,4 +51,16 @@ PLESHARD_HD inline std::int64_t upper_bound_of(const T* sorted, std::int64_t cou
   return lo;
 }
 
+// Fixed-size messages (an owner exchange whose sizes cannot wait for the host: a step
+// captured in a CUDA graph): every owner gets `slots` entries whatever it is asked, distinct
+// id j at entry j - owners[o] of owner o's block. An entry holds the owner-local index plus
+// one, 0 where empty (kernels/common/row_pack.hpp: narrow_local_id, widen_local_id), so an
+// owner that widens from its first row less one reads an empty entry as the row before its
+// range: none of its rows, a zero row.
+PLESHARD_HD inline std::int64_t slot_of(const std::int64_t* owners, int owner_count, std::int64_t j,
+                                        std::int64_t slots) {
+  const std::int64_t o = upper_bound_of(owners, owner_count, j) - 1;
+  return o * slots + (j - owners[o]);
+}
+
 }  // namespace pleshard::kernels

@@ -77,6 +77,27 @@ __global__ void narrow_local_ids(const std::uint32_t* __restrict__ distinct, std
   }
 }
 
+// Distinct id j, if the plan has that many (its count is the owners' starts' last), at its
+// entry of the fixed-size messages: the owner-local index plus one.
+__global__ void slot_local_ids(const std::uint32_t* __restrict__ distinct, std::int64_t most,
+                               const std::int64_t* __restrict__ owners, const std::int64_t* __restrict__ bounds,
+                               int owner_count, int width, std::int64_t slots, std::uint8_t* __restrict__ out) {
+  const std::int64_t count = owners[owner_count];
+  for (std::int64_t j = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; j < most && j < count;
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t slot = slot_of(owners, owner_count, j, slots);
+    narrow_local_id(out, width, slot, static_cast<std::uint64_t>(bounds[0] + distinct[j] - bounds[slot / slots] + 1));
+  }
+}
+
+__global__ void slot_keys(const std::int64_t* __restrict__ keys, std::int64_t n,
+                          const std::int64_t* __restrict__ owners, int owner_count, std::int64_t slots,
+                          std::int64_t* __restrict__ out) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = keys[i] < 0 ? -1 : slot_of(owners, owner_count, keys[i], slots);
+}
+
 std::size_t round_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // What a plan of up to `n` lookups against `owners` owners allocates, in one block: six
@@ -166,6 +187,7 @@ void DeviceRowPlan::plan(const std::int64_t* ids, std::int64_t n, cudaStream_t s
   if (n > capacity_)
     throw SystemError("DeviceRowPlan: " + std::to_string(n) + " ids, reserved for " + std::to_string(capacity_));
   const auto none = static_cast<std::uint32_t>(span_);
+  lookups_count_ = n;
   if (n > 0) {
     const int blocks = blocks_for(n);
     const int count = static_cast<int>(n);
@@ -190,6 +212,24 @@ void DeviceRowPlan::write_local_ids(int width, std::int64_t count, std::uint8_t*
   if (count == 0) return;
   narrow_local_ids<<<blocks_for(count), k_threads, 0, stream>>>(distinct_, count, owners_, bounds_, owner_count_, width,
                                                                 out);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+void DeviceRowPlan::write_local_ids_in_slots(int width, std::int64_t slots, std::uint8_t* out,
+                                             cudaStream_t stream) const {
+  const std::size_t bytes =
+      static_cast<std::size_t>(owner_count_) * static_cast<std::size_t>(slots) * static_cast<std::size_t>(width);
+  if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemsetAsync(out, 0, bytes, stream));
+  if (lookups_count_ == 0) return;
+  slot_local_ids<<<blocks_for(lookups_count_), k_threads, 0, stream>>>(distinct_, lookups_count_, owners_, bounds_,
+                                                                       owner_count_, width, slots, out);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+void DeviceRowPlan::keys_in_slots(std::int64_t slots, std::int64_t* out, cudaStream_t stream) const {
+  if (lookups_count_ == 0) return;
+  slot_keys<<<blocks_for(lookups_count_), k_threads, 0, stream>>>(keys_, lookups_count_, owners_, owner_count_, slots,
+                                                                  out);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

@@ -40,6 +40,13 @@ class DeviceRowPlan {
   // owner-local indexes of `width` bytes (kernels/common/row_pack.hpp) into `out` (device
   // memory), in their order — owner by owner — on the stream: what the owner exchange sends.
   void write_local_ids(int width, std::int64_t count, std::uint8_t* out, cudaStream_t stream) const;
+  // The same in fixed-size messages (kernels/common/row_plan.hpp: slot_of), the count read on
+  // the device: `slots` entries per owner into `out` (device memory), each the owner-local
+  // index plus one, 0 where empty; and per lookup of the last plan its entry there (-1
+  // outside the bounds) into `out` (device memory). Every owner's distinct ids fit in
+  // `slots`. Nothing waits for the host: a graph may capture them.
+  void write_local_ids_in_slots(int width, std::int64_t slots, std::uint8_t* out, cudaStream_t stream) const;
+  void keys_in_slots(std::int64_t slots, std::int64_t* out, cudaStream_t stream) const;
 
   // Device memory, valid once the stream has run plan() and until the next plan():
   [[nodiscard]] const std::uint32_t* distinct() const { return distinct_; }  // offsets from first(), ascending
@@ -52,6 +59,7 @@ class DeviceRowPlan {
   void release() noexcept;
 
   std::int64_t capacity_ = 0;
+  std::int64_t lookups_count_ = 0;  // the last plan's n
   std::vector<std::int64_t> bounds_on_host_;
   std::int64_t first_ = 0;
   std::int64_t span_ = 0;

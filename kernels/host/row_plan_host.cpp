@@ -56,6 +56,24 @@ void plan_rows(std::span<const std::int64_t> ids, std::span<const std::int64_t> 
     out.owners[o] = o + 1 == bounds.size() ? out.count() : lower_bound_of(out.distinct.data(), out.count(), bounds[o]);
 }
 
+void write_local_ids_in_slots(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width,
+                              std::int64_t slots, std::uint8_t* out) {
+  const std::size_t owners = bounds.size() - 1;
+  std::fill_n(out, owners * static_cast<std::size_t>(slots) * static_cast<std::size_t>(width), std::uint8_t{0});
+  for (std::int64_t j = 0; j < plan.count(); ++j) {
+    const std::int64_t slot = slot_of(plan.owners.data(), static_cast<int>(owners), j, slots);
+    const auto o = static_cast<std::size_t>(slot / slots);
+    narrow_local_id(out, width, slot,
+                    static_cast<std::uint64_t>(plan.distinct[static_cast<std::size_t>(j)] - bounds[o] + 1));
+  }
+}
+
+void keys_in_slots(const HostRowPlan& plan, std::int64_t slots, std::int64_t* out) {
+  const auto owners = static_cast<int>(plan.owners.size()) - 1;
+  for (std::size_t i = 0; i < plan.keys.size(); ++i)
+    out[i] = plan.keys[i] < 0 ? -1 : slot_of(plan.owners.data(), owners, plan.keys[i], slots);
+}
+
 void write_local_ids(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width, std::uint8_t* out) {
   for (std::size_t o = 0; o + 1 < bounds.size(); ++o)
     for (std::int64_t j = plan.owners[o]; j < plan.owners[o + 1]; ++j)

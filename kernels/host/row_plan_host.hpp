@@ -29,4 +29,13 @@ void plan_rows(std::span<const std::int64_t> ids, std::span<const std::int64_t> 
 // (kernels/common/row_pack.hpp) into `out`: what the owner exchange sends.
 void write_local_ids(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width, std::uint8_t* out);
 
+// The same in fixed-size messages (kernels/common/row_plan.hpp: slot_of): `slots` entries
+// of `width` bytes per owner into `out`, each the owner-local index plus one, 0 where empty;
+// every owner's distinct ids fit in `slots`.
+void write_local_ids_in_slots(const HostRowPlan& plan, std::span<const std::int64_t> bounds, int width,
+                              std::int64_t slots, std::uint8_t* out);
+// Per lookup, its distinct id's entry in those messages (-1 outside the bounds): where its
+// row comes back.
+void keys_in_slots(const HostRowPlan& plan, std::int64_t slots, std::int64_t* out);
+
 }  // namespace pleshard::kernels

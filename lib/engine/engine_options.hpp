@@ -86,6 +86,10 @@ struct EngineOptions {
   // exchange, where there is one, and only each owner's count waits for the stream; smaller
   // ones on the host from the batch, with no wait (0: every step on the GPU).
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;
+  // Steps of fewer ids a layer per rank than this go over the owner exchange in fixed-size
+  // messages: every owner as many entries as a rank can ask of one, filled or not, so no
+  // count waits for the host (0: none). Under CUDA graphs, every step.
+  std::int64_t owner_fixed_below = 0;
 };
 
 // The step a caller will pass to the next forward(), where it knows it (the batch job's

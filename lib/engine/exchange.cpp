@@ -78,12 +78,13 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
     return ExchangeStrategy::automatic;
   }
   // One rank per ETP group exchanges nothing whatever the strategy (make_exchange): only
-  // groups of several ranks size the owner strategies' messages on the host.
-  if ((requested == ExchangeStrategy::owner || requested == ExchangeStrategy::hierarchical) && cuda_graphs &&
-      topology.etp > 1)
+  // groups of several ranks size the owner strategies' messages. The flat form sends
+  // fixed-size messages under graphs (ExchangeContext::owner_fixed_below); the gateways of
+  // the two-level form merge their node's ids on the host.
+  if (requested == ExchangeStrategy::hierarchical && cuda_graphs && topology.etp > 1)
     throw InputError(std::string("--exchange ") + to_string(requested) +
-                     " sizes its messages on the host every step, so its steps cannot be captured in CUDA graphs "
-                     "(use gather-reduce or reduce-scatter with --cuda-graph)");
+                     " merges each node's ids on the host every step, so its steps cannot be captured in CUDA graphs "
+                     "(use owner, gather-reduce or reduce-scatter with --cuda-graph)");
   if (requested != ExchangeStrategy::automatic) return requested;
   return topology.etp > 1 && !cuda_graphs ? ExchangeStrategy::owner : ExchangeStrategy::gather_reduce;
 }

@@ -84,6 +84,11 @@ struct ExchangeContext {
   int node_ranks = 1;                    // my ETP group's ranks on my node (Communicators::etp_node)
   int output_slots = 1;                  // EngineOptions::output_slots
   std::int64_t owner_gpu_plan_from = 0;  // EngineOptions::owner_gpu_plan_from
+  // The owner exchange sends steps of fewer lookups a layer than this per rank (the largest
+  // sequence slice of the step's slot) in fixed-size messages: every rank the same number of
+  // entries, so that no count waits for the host (EngineOptions::owner_fixed_below; under
+  // CUDA graphs every step).
+  std::int64_t owner_fixed_below = 0;
 };
 
 // A region of a step's workspace held `count` times over: a step writes copy

@@ -66,9 +66,10 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
 
   // 1. My tokens' ids of every layer, hashed and planned on the host, where the gateways
   // merge them.
-  routing_.plan(tokens, marks, step);
+  routing_.plan(tokens, marks);
   const RowRange slice = routing_.slice();
   const std::int64_t n = routing_.lookups();
+  step.ids = n * static_cast<std::int64_t>(layers);
 
   // 2. Level 1: my ids to my node's gateways, merged there per owner.
   route_to_gateways(step);

@@ -14,8 +14,10 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, c
       name_(name),
       max_ids_(detail::max_ids_of_mine(context)),
       node_ranks_(static_cast<std::size_t>(std::max(1, context.node_ranks))),
-      service_(context, group, context.topology.etp_rank(), max_ids_, max_ids_, context.space.on_device()),
-      routing_(context, service_, max_ids_, true) {
+      service_(context, group, context.topology.etp_rank(), max_ids_,
+               context.owner_fixed_below > 0 ? group.size * max_ids_ : max_ids_, context.space.on_device(),
+               context.owner_fixed_below > 0 ? max_ids_ : 0),
+      routing_(context, service_, max_ids_, true, context.owner_fixed_below > 0 ? max_ids_ : 0) {
   // The engine has checked the layout, agreed on every rank.
   if (group.size != ctx_.topology.etp || group.rank != ctx_.topology.etp_rank())
     throw SystemError("owner exchange: its group is not my ETP group");
@@ -27,26 +29,47 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, c
   }
 }
 
+std::int64_t OwnerExchange::slots_of(std::int64_t slot_tokens) const {
+  const int tp = ctx_.topology.sequence_parallel() ? ctx_.topology.tp : 1;
+  return sequence_slice(slot_tokens, tp, 0).size() * ctx_.plan.shape().heads;
+}
+
+bool OwnerExchange::capturable() const {
+  return ctx_.owner_fixed_below > max_ids_ && (!ctx_.space.on_device() || routing_.plans_on_gpu());
+}
+
 void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   const std::size_t layers = layers_.size();
   ExchangeTraffic step{1, tokens};
+  const std::int64_t slots = slots_of(ctx_.plan.slot_tokens());
+  const bool fixed = slots < ctx_.owner_fixed_below;  // agreed: every rank has the same slot
 
   // 1. My tokens' ids of every layer and their row plans: distinct ids, grouped by owner,
-  // and each lookup's key among them.
-  routing_.plan(tokens, marks, step);
-  const RowRange slice = routing_.slice();
+  // and each lookup's key among them. In fixed-size messages the whole slot, where there is
+  // no sequence parallelism: a CUDA graph that captures the step serves any step of its slot
+  // size.
+  const std::int64_t planned = fixed && !ctx_.topology.sequence_parallel() ? ctx_.plan.slot_tokens() : tokens;
+  routing_.plan(planned, marks, fixed);
+  const RowRange slice = detail::my_slice(ctx_.topology, tokens);  // the embeddings handed out
   const std::int64_t n = routing_.lookups();
+  step.ids = slice.size() * ctx_.plan.shape().heads * static_cast<std::int64_t>(layers);
 
   // 2. What the host needs to size the messages: how many distinct ids each owner is asked
-  // for, per layer, then how many each peer asks of me.
-  service_.exchange_counts(routing_.owner_counts(), step);
+  // for, per layer, then how many each peer asks of me; or, in fixed-size messages, `slots`
+  // between every two ranks.
+  if (fixed) {
+    service_.fixed_counts(slots, step);
+  } else {
+    service_.exchange_counts(routing_.owner_counts(), step);
+  }
 
   // 3. The distinct ids to their owners as owner-local indexes, from where they were planned
   // (over the data communicator from the space, over MPI from the host), widened into my
   // store's queries.
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) {
-    const std::uint8_t* sent = routing_.local_ids(static_cast<int>(d));
+    const std::uint8_t* sent =
+        fixed ? routing_.local_ids_in_slots(static_cast<int>(d), slots) : routing_.local_ids(static_cast<int>(d));
     queries[d] = routing_.in_space() ? service_.receive_ids_in_space(d, sent) : service_.receive_ids_on_host(d, sent);
     service_.count_traffic(d, node_ranks_, step);
   }
@@ -57,13 +80,18 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
   marks.mark(StepPhase::combine);
 
   // 5. My embeddings: the rows come back owner by owner, the order of my distinct ids, so
-  // the plan's keys index them as they are (copied into the space from a plan on the host).
+  // the plan's keys index them as they are (copied into the space from a plan on the host);
+  // in fixed-size messages, each owner's in its block of `slots`.
   std::vector<kernels::DecodeTask> tasks(layers);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
     const std::int64_t* keys = routing_.keys(static_cast<int>(d));
-    if (!routing_.in_space() && ctx_.space.on_device()) {
+    if (fixed) {
+      auto* in_space_keys = ctx_.workspace.at<std::int64_t>(l.keys);
+      routing_.keys_in_slots(static_cast<int>(d), slots, in_space_keys);
+      keys = in_space_keys;
+    } else if (!routing_.in_space() && ctx_.space.on_device()) {
       auto* in_space_keys = ctx_.workspace.at<std::int64_t>(l.keys);
       ctx_.space.copy_from_host(in_space_keys, keys, static_cast<std::size_t>(n) * sizeof(std::int64_t));
       keys = in_space_keys;

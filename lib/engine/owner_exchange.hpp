@@ -10,7 +10,11 @@
 // group's data communicator from a plan on the GPU, over MPI from one on the host; the rows
 // over the data communicator: NCCL, MPI through host copies, or MPI on the host), then my
 // decode. The sizes are known only on the host, so such steps are not captured in CUDA
-// graphs.
+// graphs. Small steps may go in fixed-size messages instead
+// (ExchangeContext::owner_fixed_below): each owner gets as many entries as my largest
+// possible count — my sequence slice's lookups — whether filled or not, so no count crosses
+// to the host and nothing waits for the stream; where every step goes so and the GPU plans
+// them, the steps are captured.
 
 #include <vector>
 
@@ -28,9 +32,14 @@ class OwnerExchange final : public Exchange {
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return service_.max_served(); }
-  [[nodiscard]] bool capturable() const override { return false; }
+  // Where every step goes in fixed-size messages, planned in the space.
+  [[nodiscard]] bool capturable() const override;
 
  private:
+  // Entries per owner of a step whose slot is `slot_tokens` tokens, in fixed-size messages:
+  // the largest sequence slice's lookups, the same on every rank of the group.
+  [[nodiscard]] std::int64_t slots_of(std::int64_t slot_tokens) const;
+
   struct Layer {
     Workspace::Region keys;  // my ids' rows among those that come back, copied from a plan on the host
     RegionRing out;          // my embeddings, per output slot

@@ -8,7 +8,7 @@
 namespace pleshard {
 
 OwnerRouting::OwnerRouting(const ExchangeContext& context, const OwnerService& service, std::int64_t max_ids,
-                           bool plans_in_space)
+                           bool plans_in_space, std::int64_t slots_per_owner)
     : ctx_(context) {
   const bool on_gpu = plans_in_space && ctx_.space.on_device();
   layers_.resize(detail::layers_of(ctx_));
@@ -16,8 +16,11 @@ OwnerRouting::OwnerRouting(const ExchangeContext& context, const OwnerService& s
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Layer& l = layers_[d];
     l.id_bytes = service.id_bytes(d);
+    // My distinct ids, or every owner's entries of a step in fixed-size messages.
+    owners_ = service.bounds(d).size() - 1;  // the ETP ranks, whichever group the service is over
+    const std::int64_t entries = std::max(max_ids, slots_per_owner * static_cast<std::int64_t>(owners_));
     l.ids_in_space = ctx_.workspace.add<std::uint8_t>(
-        on_gpu ? static_cast<std::size_t>(max_ids) * static_cast<std::size_t>(l.id_bytes) : 0);
+        on_gpu ? static_cast<std::size_t>(entries) * static_cast<std::size_t>(l.id_bytes) : 0);
     bounds.push_back(service.bounds(d));
   }
   // No lookups a layer for the GPU's plans: every plan is made on the host.
@@ -29,20 +32,19 @@ OwnerRouting::OwnerRouting(const ExchangeContext& context, const OwnerService& s
                       sizeof(std::int64_t));
 }
 
-void OwnerRouting::plan(std::int64_t tokens, StepMarks& marks, ExchangeTraffic& step) {
+void OwnerRouting::plan(std::int64_t tokens, StepMarks& marks, bool fixed) {
   StepPlan& plan = ctx_.plan;
   const int heads = plan.shape().heads;
   counts_ = nullptr;
   slice_ = detail::my_slice(ctx_.topology, tokens);
   const std::int64_t n = lookups();
-  in_space_ = plans_->plans_on_gpu() && n >= ctx_.owner_gpu_plan_from;
+  in_space_ = plans_->plans_on_gpu() && (fixed || n >= ctx_.owner_gpu_plan_from);
   if (in_space_) {
     plan.hash(plan.my_block_in_space(), 1);
   } else {
     plan.hash_mine_on_host(host_ids_->as<std::int64_t>());
   }
   marks.mark(StepPhase::hash);
-  step.ids += n * static_cast<std::int64_t>(layers_.size());
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     const auto layer = static_cast<int>(d);
     if (in_space_) {
@@ -53,6 +55,31 @@ void OwnerRouting::plan(std::int64_t tokens, StepMarks& marks, ExchangeTraffic& 
       plans_->plan_on_host(layer, {host_ids_->as<std::int64_t>() + first, static_cast<std::size_t>(n)});
     }
   }
+}
+
+const std::uint8_t* OwnerRouting::local_ids_in_slots(int layer, std::int64_t slots) {
+  Layer& l = layers_[static_cast<std::size_t>(layer)];
+  const std::size_t bytes = owners_ * static_cast<std::size_t>(slots) * static_cast<std::size_t>(l.id_bytes);
+  std::uint8_t* out = nullptr;
+  if (in_space_) {
+    out = ctx_.workspace.at<std::uint8_t>(l.ids_in_space);
+  } else {
+    l.on_host.resize(bytes);
+    out = l.on_host.data();
+  }
+  plans_->write_local_ids_in_slots(layer, l.id_bytes, slots, out);
+  return out;
+}
+
+void OwnerRouting::keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys) {
+  if (in_space_ || !ctx_.space.on_device()) {  // the host space's memory is the host's
+    plans_->keys_in_slots(layer, slots, keys);
+    return;
+  }
+  std::vector<std::int64_t>& on_host = layers_[static_cast<std::size_t>(layer)].keys;
+  on_host.resize(static_cast<std::size_t>(lookups()));
+  plans_->keys_in_slots(layer, slots, on_host.data());
+  ctx_.space.copy_from_host(keys, on_host.data(), on_host.size() * sizeof(std::int64_t));
 }
 
 const std::vector<std::vector<std::int64_t>>& OwnerRouting::owner_counts() {

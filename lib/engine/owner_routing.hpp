@@ -7,7 +7,10 @@
 // among the rows that come back owner by owner. Large steps are hashed and planned in the
 // space (a GPU's), where only each owner's count comes down to the host; small ones on the
 // host from the batch the plan packed, where the host's work costs less than a wait for the
-// stream. The owners' half (engine/owner_service.hpp) takes it from the counts on.
+// stream. The owners' half (engine/owner_service.hpp) takes it from the counts on. A step in
+// fixed-size messages (ExchangeContext::owner_fixed_below) gives every owner the same number
+// of entries, known before the plan, so nothing waits for the space and a CUDA graph may
+// capture it: it is planned in the space wherever a GPU can plan it.
 
 #include <cstdint>
 #include <memory>
@@ -25,11 +28,16 @@ class OwnerRouting {
   // `plans_in_space`: steps of at least ExchangeContext::owner_gpu_plan_from lookups a layer
   // are planned in the space where it is a GPU's (and the tables are narrow enough to key
   // there); otherwise every step is planned on the host.
-  OwnerRouting(const ExchangeContext& context, const OwnerService& service, std::int64_t max_ids, bool plans_in_space);
+  // `slots_per_owner`: the most entries per owner of a step in fixed-size messages (0: none).
+  OwnerRouting(const ExchangeContext& context, const OwnerService& service, std::int64_t max_ids, bool plans_in_space,
+               std::int64_t slots_per_owner = 0);
 
-  // Hashes and plans my tokens of a step of `tokens` (loaded in the plan), every layer: the
-  // hash phase marked, the lookups counted in `step`.
-  void plan(std::int64_t tokens, StepMarks& marks, ExchangeTraffic& step);
+  // Whether steps are planned on the GPU where asked (the space is a GPU's and can plan them).
+  [[nodiscard]] bool plans_on_gpu() const { return plans_->plans_on_gpu(); }
+  // Hashes and plans my tokens of a step of `tokens` (loaded in the plan), every layer, and
+  // marks the hash phase. `fixed`: a step in fixed-size messages, planned in the space
+  // wherever a GPU can.
+  void plan(std::int64_t tokens, StepMarks& marks, bool fixed = false);
   // Of the last plan: my tokens, the lookups of each layer (my tokens x heads), and whether
   // it was made in the space (a GPU's) rather than on the host.
   [[nodiscard]] RowRange slice() const { return slice_; }
@@ -47,14 +55,22 @@ class OwnerRouting {
   // where the plan was made.
   [[nodiscard]] const std::int64_t* keys(int layer) const { return plans_->keys(layer); }
 
+  // A step in fixed-size messages of `slots` entries per owner (kernels/common/row_plan.hpp:
+  // slot_of), without owner_counts(): the layer's ids as sent, where the plan was made; and
+  // per lookup, its row's entry among the rows that come back into `keys` (the space's).
+  [[nodiscard]] const std::uint8_t* local_ids_in_slots(int layer, std::int64_t slots);
+  void keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys);
+
  private:
   struct Layer {
     int id_bytes = 8;
     Workspace::Region ids_in_space;     // the distinct ids as sent, from a plan in the space
     std::vector<std::uint8_t> on_host;  // from a plan on the host
+    std::vector<std::int64_t> keys;     // in slots, from a plan on the host of a GPU's space
   };
 
   ExchangeContext ctx_;
+  std::size_t owners_ = 1;  // E, the ETP ranks
   std::vector<Layer> layers_;
   std::unique_ptr<StepRowPlans> plans_;
   std::unique_ptr<HostBuffer> host_ids_;  // [layers][max slot tokens x heads]: my block's ids, hashed on the host

@@ -53,7 +53,7 @@ std::int64_t max_ids_of_mine(const ExchangeContext& context) {
 }  // namespace detail
 
 OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
-                           std::int64_t returned, bool ids_in_space)
+                           std::int64_t returned, bool ids_in_space, std::int64_t slots_per_owner)
     : ctx_(context), group_(group), me_in_etp_(me_in_etp) {
   if (group_.size > 1 && group_.data == nullptr)
     throw SystemError("owner exchange: a group of " + std::to_string(group_.size) +
@@ -70,10 +70,13 @@ OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int
       widest = std::max(widest, range.size());
     }
     l.bounds.push_back(layout.rows);
-    l.id_bytes = kernels::local_id_bytes(widest);
+    // Fixed-size messages send indexes plus one: up to the widest range itself.
+    l.id_bytes = kernels::local_id_bytes(slots_per_owner > 0 ? widest + 1 : widest);
     l.pitch = kernels::packed_row_bytes(layout.format, layout.head_dim);
-    // Each rank's ids reach me at most once (merged or not), and at most every row I own.
-    const std::int64_t served = ranks * std::min(max_ids, ctx_.store.range(static_cast<int>(d)).size());
+    // Each rank's ids reach me at most once (merged or not), and at most every row I own;
+    // fixed-size messages, their every entry.
+    const std::int64_t served =
+        ranks * std::max(std::min(max_ids, ctx_.store.range(static_cast<int>(d)).size()), slots_per_owner);
     max_served_ = std::max(max_served_, served);
     l.served = served;
     const auto n = static_cast<std::size_t>(served);
@@ -104,6 +107,17 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
     l.from_askers.resize(owners);
     for (std::size_t m = 0; m < owners; ++m) l.from_askers[m] = received[m * layers + d];
   }
+  fixed_ = false;
+  next_upload_ ^= 1;
+}
+
+void OwnerService::fixed_counts(std::int64_t slots, ExchangeTraffic& step) {
+  (void)step;  // no counts are sent
+  for (Layer& l : layers_) {
+    l.to_owner.assign(static_cast<std::size_t>(group_.size), slots);
+    l.from_askers = l.to_owner;
+  }
+  fixed_ = true;
   next_upload_ ^= 1;
 }
 
@@ -124,7 +138,7 @@ RowQuery OwnerService::receive_ids_on_host(std::size_t layer, const std::uint8_t
                            width);
   std::int64_t* host_query =
       host_query_[next_upload_]->as<std::int64_t>() + layer * static_cast<std::size_t>(max_served_);
-  const std::int64_t first = my_first_row(l);
+  const std::int64_t first = my_first_row(l) - (fixed_ ? 1 : 0);  // an empty entry: the row before mine
   for (std::int64_t i = 0; i < total; ++i)
     host_query[i] = kernels::widen_local_id(l.received_ids.data(), l.id_bytes, i, first);
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
@@ -139,7 +153,7 @@ RowQuery OwnerService::receive_ids_in_space(std::size_t layer, const std::uint8_
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
   detail::owner_all_to_all(ctx_.space, group_.data, true, sent, l.to_owner, asked, l.from_askers,
                            static_cast<std::size_t>(l.id_bytes));
-  widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l), query);
+  widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l) - (fixed_ ? 1 : 0), query);
   return {query, total};
 }
 

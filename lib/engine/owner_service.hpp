@@ -47,9 +47,10 @@ class OwnerService {
   // Owners are the ranks of `group`; I own the rows of my ETP rank `me_in_etp`. A rank's
   // tokens give at most `max_ids` ids a layer, and every rank's reach me at most once (merged
   // at a gateway or not); I receive at most `returned` rows a layer. `ids_in_space`: ids may
-  // also arrive over the data communicator (planned on a GPU).
+  // also arrive over the data communicator (planned on a GPU). `slots_per_owner`: steps may
+  // come in fixed-size messages (fixed_counts) of up to that many entries a rank (0: none).
   OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
-               std::int64_t returned, bool ids_in_space);
+               std::int64_t returned, bool ids_in_space, std::int64_t slots_per_owner = 0);
 
   [[nodiscard]] const OwnerGroup& group() const { return group_; }
   // The layer's E + 1 row boundaries of the ETP ranks' ranges (balanced_range).
@@ -65,6 +66,11 @@ class OwnerService {
   // then how many each asks of me, over MPI on the host (counted in `step`). Once a step,
   // before its ids are received: it also takes the step's turn of the host buffers.
   void exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, ExchangeTraffic& step);
+  // Or, instead, a step in fixed-size messages (kernels/common/row_plan.hpp: slot_of): `slots`
+  // entries each way between every two ranks of the group, whatever is asked, nothing sent
+  // for the counts; its empty entries come back as zero rows. Every rank of the group calls
+  // it with the same `slots` (at most slots_per_owner), which count as ids and rows sent.
+  void fixed_counts(std::int64_t slots, ExchangeTraffic& step);
   [[nodiscard]] const std::vector<std::int64_t>& to_owner(std::size_t layer) const { return layers_[layer].to_owner; }
   // The ids I ask of the owners, to_owner(layer)'s counts of id_bytes(layer) each, owner by
   // owner, sent from the host over MPI, or from the space over the data communicator; the
@@ -104,6 +110,7 @@ class OwnerService {
   OwnerGroup group_;
   int me_in_etp_ = 0;
   std::int64_t max_served_ = 0;
+  bool fixed_ = false;  // the step's messages are fixed-size: ids sent plus one, 0 where empty
   std::vector<Layer> layers_;
   // The ids asked of me, widened on the host and copied into the space by a step nothing
   // waits for before the next one starts: two, alternating (at most two steps in flight).

@@ -1,6 +1,7 @@
 #include "engine/step_runner.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -38,17 +39,19 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   shape.token_map_entries = session.token_map_entries();
   workspace_ = std::make_shared<Workspace>(space);
   plan_ = std::make_unique<StepPlan>(space, *workspace_, shape);
-  const ExchangeContext context{space,
-                                *workspace_,
-                                *plan_,
-                                session.store(),
-                                topology,
-                                session.groups().view(),
-                                options_.dtype,
-                                session.width(),
-                                session.node_ranks(),
-                                options_.output_slots,
-                                options_.owner_gpu_plan_from};
+  const ExchangeContext context{
+      space,
+      *workspace_,
+      *plan_,
+      session.store(),
+      topology,
+      session.groups().view(),
+      options_.dtype,
+      session.width(),
+      session.node_ranks(),
+      options_.output_slots,
+      options_.owner_gpu_plan_from,
+      options_.cuda_graphs ? std::numeric_limits<std::int64_t>::max() : options_.owner_fixed_below};
   exchange_ = make_exchange(session.strategy(), session.local(), context);
   graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);
@@ -93,7 +96,8 @@ void StepRunner::use_cuda_graphs(bool on) {
       throw InputError("CUDA graphs do not support sequence parallelism (ETP = TP > 1)");
     if (!exchange_->capturable())
       throw InputError(std::string("CUDA graphs cannot capture the ") + exchange_->name() +
-                       " exchange's steps (it sizes its messages on the host each step); use --exchange "
+                       " exchange's steps (it sizes its messages on the host; the owner exchange's fixed-size "
+                       "messages, --owner-fixed-below, are captured where the GPU plans them); use --exchange "
                        "gather-reduce or reduce-scatter");
 #if !PLESHARD_HAVE_CUDA
     throw InputError("CUDA graphs need a CUDA build");

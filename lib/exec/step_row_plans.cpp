@@ -125,6 +125,28 @@ void StepRowPlans::write_local_ids(int layer, int width, std::uint8_t* out) {
   kernels::write_local_ids(host_.at(d), bounds_.at(d), width, out);
 }
 
+void StepRowPlans::write_local_ids_in_slots(int layer, int width, std::int64_t slots, std::uint8_t* out) {
+  const auto d = static_cast<std::size_t>(layer);
+#if PLESHARD_HAVE_CUDA
+  if (!on_host_) {
+    device_->layers.at(d)->write_local_ids_in_slots(width, slots, out, stream_of(space_));
+    return;
+  }
+#endif
+  kernels::write_local_ids_in_slots(host_.at(d), bounds_.at(d), width, slots, out);
+}
+
+void StepRowPlans::keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys) {
+  const auto d = static_cast<std::size_t>(layer);
+#if PLESHARD_HAVE_CUDA
+  if (!on_host_) {
+    device_->layers.at(d)->keys_in_slots(slots, keys, stream_of(space_));
+    return;
+  }
+#endif
+  kernels::keys_in_slots(host_.at(d), slots, keys);
+}
+
 void StepRowPlans::distinct_on_host(std::vector<std::vector<std::int64_t>>& out) {
   out.resize(bounds_.size());
   if (on_host_) {

@@ -53,6 +53,12 @@ class StepRowPlans {
   // The layer's distinct ids, owner by owner, as owner-local indexes of `width` bytes into
   // `out`, where the plan was made; after owner_counts().
   void write_local_ids(int layer, int width, std::uint8_t* out);
+  // The same in fixed-size messages (kernels/common/row_plan.hpp: slot_of): `slots` entries
+  // of `width` bytes per owner into `out`, and per lookup its entry there into `keys`, both
+  // where the plan was made; owner_counts() not needed, nothing waits for the space. Every
+  // owner's distinct ids of the layer fit in `slots`.
+  void write_local_ids_in_slots(int layer, int width, std::int64_t slots, std::uint8_t* out);
+  void keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys);
   // Every layer's distinct ids, ascending, into out[layer] on the host: what a store reads
   // (the disk tier), owner_counts() not needed. Plans made on the GPU copy down 32-bit
   // offsets, all layers' behind one wait for the space.

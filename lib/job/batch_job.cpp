@@ -85,6 +85,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.exchange = options.exchange;
   engine.collective_timeout_s = options.collective_timeout_s;
   engine.owner_gpu_plan_from = options.owner_gpu_plan_from;
+  engine.owner_fixed_below = options.owner_fixed_below;
   engine.cache = options.cache;
   engine.disk_reads = options.disk_reads;
   return engine;

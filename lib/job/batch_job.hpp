@@ -62,6 +62,7 @@ struct BatchJobOptions {
   CacheOptions cache;                                        // EngineOptions::cache
   PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
+  std::int64_t owner_fixed_below = 0;                        // EngineOptions::owner_fixed_below
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
   std::function<void(const JobProgress&)> progress;
 };

@@ -113,6 +113,13 @@ std::vector<ExchangeStrategy> strategies(StorageTier tier) {
           ExchangeStrategy::owner, ExchangeStrategy::hierarchical};
 }
 
+// The owner exchange's steps as it sizes them (counts exchanged on the host) and in
+// fixed-size messages (every step, as under CUDA graphs); one way for the other strategies.
+std::vector<std::int64_t> fixed_below_cases(ExchangeStrategy strategy) {
+  if (strategy == ExchangeStrategy::owner) return {0, std::int64_t{1} << 40};
+  return {0};
+}
+
 // The hierarchical exchange's nodes on this one machine: blocks of 2 world ranks where the
 // ETP group splits into them (both levels in use from ETP 4 up; ETP 2 is one node), else one
 // rank per node (the flat form over the ranks across nodes). Read when Communicators are
@@ -187,68 +194,73 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         for (const auto& r : requests) qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
         const auto all_layouts = layouts(world);
         for (std::size_t l = 0; l < all_layouts.size(); ++l)
-          for (const ExchangeStrategy strategy : strategies(tier)) {
-            // Mixed placements with the engine's own choice and the gather-reduce transport.
-            if (placed.mixed && strategy != ExchangeStrategy::automatic && strategy != ExchangeStrategy::gather_reduce)
-              continue;
-            const Layout& layout = all_layouts[l];
-            SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + (placed.mixed ? " mixed" : "") +
-                         " tp " + std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
-                         std::to_string(count) + " exchange " + to_string(strategy));
-            set_nodes_for(strategy, layout.etp);
-            const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
-            unsetenv("PLESHARD_RANKS_PER_NODE");
-            BatchJobOptions options;
-            options.exchange = strategy;
-            options.schedule = {16, 2};
-            options.dtype = dtype;
-            options.storage = tier;
-            if (placed.mixed) options.placement = mixed_tiers(tier, config.num_ple_layers());
-            options.part_tokens = 60;
-            // The owner exchange's steps planned on the GPU (there is one) for the first
-            // requests, on the host by the default rule (steps this small) for the others.
-            if (c == 0) options.owner_gpu_plan_from = 0;
-            options.out = dir / "out.h5";
-            const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
-            EXPECT_EQ(report.tokens, total_tokens(requests));
-            EXPECT_EQ(report.backend, expected_backend(tier, world));
-            EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
-            EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
-            if (placed.mixed) {
-              EXPECT_FALSE(report.placement.uniform());
-              EXPECT_EQ(report.placement.tiers, options.placement);
-            }
-            const bool across_nodes = layout.etp >= 4 || (layout.etp > 1 && layout.etp % 2 != 0);
-            if (rank == 0 && tier != StorageTier::disk && strategy == ExchangeStrategy::hierarchical && across_nodes) {
-              // Rank 0's ETP group always has requests (others may have none): ids and rows
-              // crossed the simulated nodes, through both levels where a node has several of
-              // the group's ranks, else over the ranks across nodes alone (the flat form).
-              EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
-              bool node_level = false;
-              bool cross_level = false;
-              for (const auto& collective : report.collectives) {
-                node_level = node_level || collective.name.rfind("etp_node host", 0) == 0;
-                cross_level = cross_level || collective.name.rfind("etp_cross host", 0) == 0;
+          for (const ExchangeStrategy strategy : strategies(tier))
+            for (const std::int64_t fixed_below : fixed_below_cases(strategy)) {
+              // Mixed placements with the engine's own choice and the gather-reduce transport.
+              if (placed.mixed && strategy != ExchangeStrategy::automatic &&
+                  strategy != ExchangeStrategy::gather_reduce)
+                continue;
+              const Layout& layout = all_layouts[l];
+              SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + (placed.mixed ? " mixed" : "") +
+                           " tp " + std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
+                           std::to_string(count) + " exchange " + to_string(strategy) +
+                           (fixed_below > 0 ? " (fixed-size messages)" : ""));
+              set_nodes_for(strategy, layout.etp);
+              const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
+              unsetenv("PLESHARD_RANKS_PER_NODE");
+              BatchJobOptions options;
+              options.exchange = strategy;
+              options.schedule = {16, 2};
+              options.dtype = dtype;
+              options.storage = tier;
+              if (placed.mixed) options.placement = mixed_tiers(tier, config.num_ple_layers());
+              options.part_tokens = 60;
+              // The owner exchange's steps planned on the GPU (there is one) for the first
+              // requests, on the host by the default rule (steps this small) for the others.
+              if (c == 0) options.owner_gpu_plan_from = 0;
+              options.owner_fixed_below = fixed_below;
+              options.out = dir / "out.h5";
+              const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
+              EXPECT_EQ(report.tokens, total_tokens(requests));
+              EXPECT_EQ(report.backend, expected_backend(tier, world));
+              EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
+              EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
+              if (placed.mixed) {
+                EXPECT_FALSE(report.placement.uniform());
+                EXPECT_EQ(report.placement.tiers, options.placement);
               }
-              EXPECT_TRUE(cross_level);
-              EXPECT_EQ(node_level, layout.etp % 2 == 0);
-            }
-            if (rank == 0) {
-              const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
-              EXPECT_EQ(got.query_start_loc, qsl);
-              // EXPECT, not ASSERT: every rank must reach the same collectives.
-              EXPECT_EQ(got.request_ids.size(), requests.size());
-              if (!got.request_ids.empty()) {
-                EXPECT_EQ(got.request_ids.back(), requests.back().id);
+              const bool across_nodes = layout.etp >= 4 || (layout.etp > 1 && layout.etp % 2 != 0);
+              if (rank == 0 && tier != StorageTier::disk && strategy == ExchangeStrategy::hierarchical &&
+                  across_nodes) {
+                // Rank 0's ETP group always has requests (others may have none): ids and rows
+                // crossed the simulated nodes, through both levels where a node has several of
+                // the group's ranks, else over the ranks across nodes alone (the flat form).
+                EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
+                bool node_level = false;
+                bool cross_level = false;
+                for (const auto& collective : report.collectives) {
+                  node_level = node_level || collective.name.rfind("etp_node host", 0) == 0;
+                  cross_level = cross_level || collective.name.rfind("etp_cross host", 0) == 0;
+                }
+                EXPECT_TRUE(cross_level);
+                EXPECT_EQ(node_level, layout.etp % 2 == 0);
               }
-              for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
-                EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
-              EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
-              EXPECT_FALSE(fs::exists(dir / "out.h5.progress"));
-              fs::remove(options.out);
+              if (rank == 0) {
+                const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), dtype);
+                EXPECT_EQ(got.query_start_loc, qsl);
+                // EXPECT, not ASSERT: every rank must reach the same collectives.
+                EXPECT_EQ(got.request_ids.size(), requests.size());
+                if (!got.request_ids.empty()) {
+                  EXPECT_EQ(got.request_ids.back(), requests.back().id);
+                }
+                for (std::size_t d = 0; d < got.layers.size() && d < expected[c].size(); ++d)
+                  EXPECT_TRUE(got.layers[d] == expected[c][d].data) << "layer " << d << " differs";
+                EXPECT_FALSE(fs::exists(dir / "out.h5.partial"));
+                EXPECT_FALSE(fs::exists(dir / "out.h5.progress"));
+                fs::remove(options.out);
+              }
+              MPI_Barrier(MPI_COMM_WORLD);
             }
-            MPI_Barrier(MPI_COMM_WORLD);
-          }
       }
     }
   }
@@ -275,27 +287,30 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const auto expected = embed_batch(config, *checkpoint, batch, OutDtype::f32);
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
   for (const StorageTier tier : tiers())
-    for (const ExchangeStrategy strategy : strategies(tier)) {
-      SCOPED_TRACE(std::string(to_string(tier)) + " exchange " + to_string(strategy));
-      EngineOptions options;
-      options.dtype = OutDtype::f32;
-      options.tier = tier;
-      options.exchange = strategy;
-      options.max_tokens = batch.num_tokens();
-      PleEngine engine(strategy == ExchangeStrategy::hierarchical ? hierarchical_comms : comms, config, *checkpoint,
-                       options);
-      const StepOutput out = engine.forward(batch);
-      engine.wait();
-      for (int d = 0; d < config.num_ple_layers(); ++d) {
-        const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
-        EXPECT_EQ(view.first, slice.begin) << to_string(tier);
-        EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
-        const std::vector<std::uint8_t> got = to_host(engine.space(), view);
-        const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
-                           static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
-        EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+    for (const ExchangeStrategy strategy : strategies(tier))
+      for (const std::int64_t fixed_below : fixed_below_cases(strategy)) {
+        SCOPED_TRACE(std::string(to_string(tier)) + " exchange " + to_string(strategy) +
+                     (fixed_below > 0 ? " (fixed-size messages)" : ""));
+        EngineOptions options;
+        options.dtype = OutDtype::f32;
+        options.tier = tier;
+        options.exchange = strategy;
+        options.owner_fixed_below = fixed_below;
+        options.max_tokens = batch.num_tokens();
+        PleEngine engine(strategy == ExchangeStrategy::hierarchical ? hierarchical_comms : comms, config, *checkpoint,
+                         options);
+        const StepOutput out = engine.forward(batch);
+        engine.wait();
+        for (int d = 0; d < config.num_ple_layers(); ++d) {
+          const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
+          EXPECT_EQ(view.first, slice.begin) << to_string(tier);
+          EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
+          const std::vector<std::uint8_t> got = to_host(engine.space(), view);
+          const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
+                             static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
+          EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+        }
       }
-    }
 }
 
 TEST(Layouts, InvalidLayoutsAreRejected) {

@@ -4,7 +4,8 @@
 // count; repeated, unsorted and out-of-bounds ids, empty owners, empty steps, a plan reused
 // across steps of other sizes and other owners. And a step's plans of every layer as the
 // stores and strategies use them (exec/step_row_plans.hpp), in the host space and a GPU's:
-// the owners' counts, the keys and the distinct ids brought to the host.
+// the owners' counts, the keys and the distinct ids brought to the host; and the same plans
+// written as fixed-size messages (kernels/common/row_plan.hpp: slot_of).
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "exec/step_row_plans.hpp"
+#include "kernels/common/row_pack.hpp"
 #include "kernels/host/row_plan_host.hpp"
 #include "store/row_range.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -92,15 +94,21 @@ TEST(RowPlan, HostPlanRefusesNoOwner) {
   EXPECT_THROW(kernels::plan_rows(ids, one, got), SystemError);
 }
 
-// Every layer's plan of a step in the space, as the disk tier and the owner exchange read it:
-// one object's plans over many steps of other sizes, made in the space or on the host in
-// turn, their distinct ids brought to the host before or after the owners' counts.
-TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
+// The host space, and a GPU's where there is one.
+std::vector<std::unique_ptr<StepSpace>> every_space() {
   std::vector<std::unique_ptr<StepSpace>> spaces;
   spaces.push_back(make_host_space());
 #if PLESHARD_HAVE_CUDA
   if (kernels::cuda_device_count() > 0) spaces.push_back(make_cuda_space());
 #endif
+  return spaces;
+}
+
+// Every layer's plan of a step in the space, as the disk tier and the owner exchange read it:
+// one object's plans over many steps of other sizes, made in the space or on the host in
+// turn, their distinct ids brought to the host before or after the owners' counts.
+TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
+  const std::vector<std::unique_ptr<StepSpace>> spaces = every_space();
   std::mt19937_64 rng(13);
   for (const auto& space : spaces) {
     SCOPED_TRACE(space->on_device() ? "gpu" : "host");
@@ -158,6 +166,89 @@ TEST(RowPlan, StepPlansInEverySpaceMatchTheReference) {
           ASSERT_EQ(keys, e.keys);
         }
       }
+    }
+  }
+}
+
+// Fixed-size messages, from the ids alone: owner o's block of `slots` entries holds its
+// distinct ids ascending as local index plus one, then zeros; a lookup's entry is its owner's
+// block and its id's rank among that owner's distinct ids.
+struct ExpectedSlots {
+  std::vector<std::int64_t> entries;  // widened, 0 where empty
+  std::vector<std::int64_t> keys;
+};
+ExpectedSlots slots_reference(const Step& s, std::int64_t slots) {
+  const std::size_t owners = s.bounds.size() - 1;
+  std::vector<std::set<std::int64_t>> of_owner(owners);
+  const auto owner_of = [&](std::int64_t id) {
+    return static_cast<std::size_t>(std::upper_bound(s.bounds.begin(), s.bounds.end(), id) - s.bounds.begin() - 1);
+  };
+  for (const std::int64_t id : s.ids)
+    if (id >= s.bounds.front() && id < s.bounds.back()) of_owner[owner_of(id)].insert(id);
+  ExpectedSlots e;
+  e.entries.assign(owners * static_cast<std::size_t>(slots), 0);
+  for (std::size_t o = 0; o < owners; ++o) {
+    std::size_t k = 0;
+    for (const std::int64_t id : of_owner[o])
+      e.entries[o * static_cast<std::size_t>(slots) + k++] = id - s.bounds[o] + 1;
+  }
+  for (const std::int64_t id : s.ids) {
+    if (id < s.bounds.front() || id >= s.bounds.back()) {
+      e.keys.push_back(-1);
+      continue;
+    }
+    const std::size_t o = owner_of(id);
+    const auto rank = std::distance(of_owner[o].begin(), of_owner[o].find(id));
+    e.keys.push_back(static_cast<std::int64_t>(o) * slots + rank);
+  }
+  return e;
+}
+
+TEST(RowPlan, FixedSizeMessagesInEverySpaceMatchTheReference) {
+  const std::vector<std::unique_ptr<StepSpace>> spaces = every_space();
+  std::mt19937_64 rng(17);
+  for (const auto& space : spaces) {
+    SCOPED_TRACE(space->on_device() ? "gpu" : "host");
+    for (int round = 0; round < 60; ++round) {
+      const Step s = random_step(rng, round);
+      StepRowPlans plans(*space, {s.bounds}, 3000);
+      const bool on_host = round % 4 == 3;  // a GPU's step planned on the host
+      SpaceBuffer ids(*space);
+      ids.assign(std::span<const std::int64_t>(s.ids));
+      if (on_host) {
+        plans.plan_on_host(0, s.ids);
+      } else {
+        plans.plan_in_space(0, ids.as<std::int64_t>(), static_cast<std::int64_t>(s.ids.size()));
+      }
+      // As many entries as the lookups (what the owner exchange gives), or a few more.
+      const auto slots = static_cast<std::int64_t>(s.ids.size()) + (round % 3 == 0 ? 7 : 0);
+      std::int64_t widest = 0;
+      for (std::size_t o = 0; o + 1 < s.bounds.size(); ++o) widest = std::max(widest, s.bounds[o + 1] - s.bounds[o]);
+      const int width = kernels::local_id_bytes(widest + 1);
+      const std::size_t owners = s.bounds.size() - 1;
+      const std::size_t entries = owners * static_cast<std::size_t>(slots);
+      SpaceBuffer sent(*space);
+      SpaceBuffer keys(*space);
+      sent.reserve(std::max<std::size_t>(1, entries * static_cast<std::size_t>(width)));
+      keys.reserve(std::max<std::size_t>(1, s.ids.size() * sizeof(std::int64_t)));
+      std::vector<std::uint8_t> sent_on_host(entries * static_cast<std::size_t>(width), 0xAB);  // not zeros
+      std::vector<std::int64_t> keys_on_host(s.ids.size());
+      if (plans.on_host()) {  // written where the plan was made
+        plans.write_local_ids_in_slots(0, width, slots, sent_on_host.data());
+        plans.keys_in_slots(0, slots, keys_on_host.data());
+      } else {
+        plans.write_local_ids_in_slots(0, width, slots, sent.data());
+        plans.keys_in_slots(0, slots, keys.as<std::int64_t>());
+        if (!sent_on_host.empty()) space->copy_to_host(sent_on_host.data(), sent.data(), sent_on_host.size());
+        if (!keys_on_host.empty())
+          space->copy_to_host(keys_on_host.data(), keys.data(), keys_on_host.size() * sizeof(std::int64_t));
+      }
+      const ExpectedSlots e = slots_reference(s, slots);
+      std::vector<std::int64_t> got(entries);
+      for (std::size_t i = 0; i < entries; ++i)
+        got[i] = kernels::widen_local_id(sent_on_host.data(), width, static_cast<std::int64_t>(i), 0);
+      ASSERT_EQ(got, e.entries) << "round " << round;
+      ASSERT_EQ(keys_on_host, e.keys) << "round " << round;
     }
   }
 }

@@ -53,9 +53,9 @@ void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids) {
 
 void add_owner_fixed_option(CLI::App& cmd, std::int64_t& ids) {
   cmd.add_option("--owner-fixed-below", ids,
-                 "Ids a layer per rank below which the owner exchange sends a step in fixed-size messages (every "
-                 "owner as many entries as a rank could ask of it, so no count waits for the host; what CUDA graphs "
-                 "capture); 0: never")
+                 "Lookups a layer per rank of a step's slot (the group's largest DP batch x heads) below which the "
+                 "owner exchange sends the step in fixed-size messages (every owner as many entries as a rank could "
+                 "ask of it, so no count waits for the host; what CUDA graphs capture); 0: never")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
       ->capture_default_str();
 }

@@ -61,11 +61,13 @@ enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner, h
 // all-to-all what goes to the others).
 struct ExchangeTraffic {
   std::int64_t steps = 0;
-  std::int64_t tokens = 0;         // my DP rank's tokens
-  double bytes_sent = 0;           // to other ranks
-  std::int64_t ids = 0;            // lookups of my tokens, every layer (before deduplication)
-  std::int64_t ids_sent = 0;       // ids that reach their owners on other ranks (after deduplication)
-  std::int64_t rows_sent = 0;      // stored rows sent to other ranks
+  std::int64_t tokens = 0;  // my DP rank's tokens
+  double bytes_sent = 0;    // to other ranks
+  std::int64_t ids = 0;     // lookups of my tokens, every layer (before deduplication)
+  // Ids that reach their owners on other ranks (after deduplication), and stored rows sent to
+  // other ranks; a step in fixed-size messages counts every entry, empty ones included.
+  std::int64_t ids_sent = 0;
+  std::int64_t rows_sent = 0;
   double bytes_between_nodes = 0;  // of bytes_sent, to ranks on other nodes (owner strategies)
   ExchangeTraffic& operator+=(const ExchangeTraffic& o);
   [[nodiscard]] ExchangeTraffic operator-(const ExchangeTraffic& o) const;

@@ -1,6 +1,7 @@
 #include "engine/owner_exchange.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
@@ -13,11 +14,12 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, c
     : ctx_(context),
       name_(name),
       max_ids_(detail::max_ids_of_mine(context)),
+      // Steps of fewer entries than the threshold go so, and no step has more than max_ids_.
+      max_slots_(std::clamp<std::int64_t>(context.owner_fixed_below - 1, 0, max_ids_)),
       node_ranks_(static_cast<std::size_t>(std::max(1, context.node_ranks))),
-      service_(context, group, context.topology.etp_rank(), max_ids_,
-               context.owner_fixed_below > 0 ? group.size * max_ids_ : max_ids_, context.space.on_device(),
-               context.owner_fixed_below > 0 ? max_ids_ : 0),
-      routing_(context, service_, max_ids_, true, context.owner_fixed_below > 0 ? max_ids_ : 0) {
+      service_(context, group, context.topology.etp_rank(), max_ids_, std::max(max_ids_, group.size * max_slots_),
+               context.space.on_device(), max_slots_),
+      routing_(context, service_, max_ids_, true, max_slots_) {
   // The engine has checked the layout, agreed on every rank.
   if (group.size != ctx_.topology.etp || group.rank != ctx_.topology.etp_rank())
     throw SystemError("owner exchange: its group is not my ETP group");
@@ -34,24 +36,29 @@ std::int64_t OwnerExchange::slots_of(std::int64_t slot_tokens) const {
   return sequence_slice(slot_tokens, tp, 0).size() * ctx_.plan.shape().heads;
 }
 
-bool OwnerExchange::capturable() const {
-  return ctx_.owner_fixed_below > max_ids_ && (!ctx_.space.on_device() || routing_.plans_on_gpu());
+bool OwnerExchange::fixed(std::int64_t slots) const {
+  return slots < ctx_.owner_fixed_below && (!ctx_.space.on_device() || routing_.plans_on_gpu());
 }
+
+bool OwnerExchange::capturable() const { return fixed(max_ids_); }
 
 void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   const std::size_t layers = layers_.size();
   ExchangeTraffic step{1, tokens};
   const std::int64_t slots = slots_of(ctx_.plan.slot_tokens());
-  const bool fixed = slots < ctx_.owner_fixed_below;  // agreed: every rank has the same slot
+  const bool fixed = this->fixed(slots);  // agreed: every rank has the same slot
 
   // 1. My tokens' ids of every layer and their row plans: distinct ids, grouped by owner,
-  // and each lookup's key among them. In fixed-size messages the whole slot, where there is
-  // no sequence parallelism: a CUDA graph that captures the step serves any step of its slot
-  // size.
-  const std::int64_t planned = fixed && !ctx_.topology.sequence_parallel() ? ctx_.plan.slot_tokens() : tokens;
+  // and each lookup's key among them. A step captured in a CUDA graph (never under sequence
+  // parallelism) plans its whole slot: the graph serves every step of that slot size.
+  const std::int64_t planned = ctx_.space.capturing() ? ctx_.plan.slot_tokens() : tokens;
   routing_.plan(planned, marks, fixed);
   const RowRange slice = detail::my_slice(ctx_.topology, tokens);  // the embeddings handed out
   const std::int64_t n = routing_.lookups();
+  // Every owner's distinct ids fit its entries: at most my lookups, at most a slot's.
+  if (fixed && n > slots)
+    throw SystemError("owner exchange: " + std::to_string(n) + " lookups a layer for fixed-size messages of " +
+                      std::to_string(slots) + " entries");
   step.ids = slice.size() * ctx_.plan.shape().heads * static_cast<std::int64_t>(layers);
 
   // 2. What the host needs to size the messages: how many distinct ids each owner is asked

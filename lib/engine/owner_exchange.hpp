@@ -39,6 +39,10 @@ class OwnerExchange final : public Exchange {
   // Entries per owner of a step whose slot is `slot_tokens` tokens, in fixed-size messages:
   // the largest sequence slice's lookups, the same on every rank of the group.
   [[nodiscard]] std::int64_t slots_of(std::int64_t slot_tokens) const;
+  // Whether a step of `slots` entries per owner goes in fixed-size messages: below the
+  // threshold, and planned in the space where it is a GPU's (a plan on the host would wait
+  // for its keys' copy).
+  [[nodiscard]] bool fixed(std::int64_t slots) const;
 
   struct Layer {
     Workspace::Region keys;  // my ids' rows among those that come back, copied from a plan on the host
@@ -48,6 +52,7 @@ class OwnerExchange final : public Exchange {
   ExchangeContext ctx_;
   const char* name_;
   std::int64_t max_ids_ = 0;    // per layer, of my tokens
+  std::int64_t max_slots_ = 0;  // the most entries per owner of a step in fixed-size messages (0: none)
   std::size_t node_ranks_ = 1;  // ranks per node, for counting bytes between nodes
   OwnerService service_;
   OwnerRouting routing_;

@@ -1,6 +1,7 @@
 #include "engine/owner_routing.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
@@ -9,7 +10,7 @@ namespace pleshard {
 
 OwnerRouting::OwnerRouting(const ExchangeContext& context, const OwnerService& service, std::int64_t max_ids,
                            bool plans_in_space, std::int64_t slots_per_owner)
-    : ctx_(context) {
+    : ctx_(context), slots_per_owner_(slots_per_owner) {
   const bool on_gpu = plans_in_space && ctx_.space.on_device();
   layers_.resize(detail::layers_of(ctx_));
   std::vector<std::vector<std::int64_t>> bounds;
@@ -48,7 +49,7 @@ void OwnerRouting::plan(std::int64_t tokens, StepMarks& marks, bool fixed) {
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     const auto layer = static_cast<int>(d);
     if (in_space_) {
-      plans_->plan_in_space(layer, plan.ids(layer) + slice_.begin * heads, n);
+      plans_->plan_in_space(layer, plan.ids(layer) + slice_.begin * heads, n, !fixed);
     } else {
       // hash_mine_on_host's layout: [layer][slot tokens x heads]
       const std::int64_t first = (static_cast<std::int64_t>(d) * plan.slot_tokens() + slice_.begin) * heads;
@@ -58,6 +59,9 @@ void OwnerRouting::plan(std::int64_t tokens, StepMarks& marks, bool fixed) {
 }
 
 const std::uint8_t* OwnerRouting::local_ids_in_slots(int layer, std::int64_t slots) {
+  if (slots > slots_per_owner_)
+    throw SystemError("OwnerRouting: fixed-size messages of " + std::to_string(slots) + " entries, sized for " +
+                      std::to_string(slots_per_owner_));
   Layer& l = layers_[static_cast<std::size_t>(layer)];
   const std::size_t bytes = owners_ * static_cast<std::size_t>(slots) * static_cast<std::size_t>(l.id_bytes);
   std::uint8_t* out = nullptr;
@@ -72,14 +76,11 @@ const std::uint8_t* OwnerRouting::local_ids_in_slots(int layer, std::int64_t slo
 }
 
 void OwnerRouting::keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys) {
-  if (in_space_ || !ctx_.space.on_device()) {  // the host space's memory is the host's
-    plans_->keys_in_slots(layer, slots, keys);
-    return;
-  }
-  std::vector<std::int64_t>& on_host = layers_[static_cast<std::size_t>(layer)].keys;
-  on_host.resize(static_cast<std::size_t>(lookups()));
-  plans_->keys_in_slots(layer, slots, on_host.data());
-  ctx_.space.copy_from_host(keys, on_host.data(), on_host.size() * sizeof(std::int64_t));
+  // The host space's memory is the host's; a GPU's steps in fixed-size messages are planned
+  // there (OwnerExchange sends no others so).
+  if (!in_space_ && ctx_.space.on_device())
+    throw SystemError("OwnerRouting: keys in slots of a GPU's step planned on the host");
+  plans_->keys_in_slots(layer, slots, keys);
 }
 
 const std::vector<std::vector<std::int64_t>>& OwnerRouting::owner_counts() {

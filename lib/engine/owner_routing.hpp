@@ -57,7 +57,8 @@ class OwnerRouting {
 
   // A step in fixed-size messages of `slots` entries per owner (kernels/common/row_plan.hpp:
   // slot_of), without owner_counts(): the layer's ids as sent, where the plan was made; and
-  // per lookup, its row's entry among the rows that come back into `keys` (the space's).
+  // per lookup, its row's entry among the rows that come back into `keys` (the space's; a
+  // GPU's step so planned there).
   [[nodiscard]] const std::uint8_t* local_ids_in_slots(int layer, std::int64_t slots);
   void keys_in_slots(int layer, std::int64_t slots, std::int64_t* keys);
 
@@ -66,11 +67,11 @@ class OwnerRouting {
     int id_bytes = 8;
     Workspace::Region ids_in_space;     // the distinct ids as sent, from a plan in the space
     std::vector<std::uint8_t> on_host;  // from a plan on the host
-    std::vector<std::int64_t> keys;     // in slots, from a plan on the host of a GPU's space
   };
 
   ExchangeContext ctx_;
   std::size_t owners_ = 1;  // E, the ETP ranks
+  std::int64_t slots_per_owner_ = 0;
   std::vector<Layer> layers_;
   std::unique_ptr<StepRowPlans> plans_;
   std::unique_ptr<HostBuffer> host_ids_;  // [layers][max slot tokens x heads]: my block's ids, hashed on the host

@@ -54,7 +54,7 @@ std::int64_t max_ids_of_mine(const ExchangeContext& context) {
 
 OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
                            std::int64_t returned, bool ids_in_space, std::int64_t slots_per_owner)
-    : ctx_(context), group_(group), me_in_etp_(me_in_etp) {
+    : ctx_(context), group_(group), me_in_etp_(me_in_etp), slots_per_owner_(slots_per_owner) {
   if (group_.size > 1 && group_.data == nullptr)
     throw SystemError("owner exchange: a group of " + std::to_string(group_.size) +
                       " ranks without a data communicator");
@@ -113,6 +113,9 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
 
 void OwnerService::fixed_counts(std::int64_t slots, ExchangeTraffic& step) {
   (void)step;  // no counts are sent
+  if (slots > slots_per_owner_)
+    throw SystemError("owner exchange: fixed-size messages of " + std::to_string(slots) + " entries, sized for " +
+                      std::to_string(slots_per_owner_));
   for (Layer& l : layers_) {
     l.to_owner.assign(static_cast<std::size_t>(group_.size), slots);
     l.from_askers = l.to_owner;

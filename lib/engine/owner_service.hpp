@@ -110,6 +110,7 @@ class OwnerService {
   OwnerGroup group_;
   int me_in_etp_ = 0;
   std::int64_t max_served_ = 0;
+  std::int64_t slots_per_owner_ = 0;
   bool fixed_ = false;  // the step's messages are fixed-size: ids sent plus one, 0 where empty
   std::vector<Layer> layers_;
   // The ids asked of me, widened on the host and copied into the space by a step nothing

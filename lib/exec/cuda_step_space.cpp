@@ -61,6 +61,12 @@ class CudaSpace final : public StepSpace {
   void copy_to_host_async(void* host, const void* src, std::size_t bytes) override {
     if (bytes != 0) PLESHARD_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, native()));
   }
+  [[nodiscard]] bool capturing() const override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    PLESHARD_CUDA_CHECK(cudaStreamIsCapturing(native(), &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
+
   void synchronize() override {
     const auto start = std::chrono::steady_clock::now();
     for (;;) {

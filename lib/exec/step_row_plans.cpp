@@ -70,7 +70,8 @@ StepRowPlans::~StepRowPlans() = default;
 
 bool StepRowPlans::plans_on_gpu() const { return device_ != nullptr; }
 
-void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_t n) {
+void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_t n, bool counts) {
+  (void)counts;               // the GPU's plans only
   if (!space_.on_device()) {  // the host space's memory is the host's
     plan_on_host(layer, {ids, static_cast<std::size_t>(n)});
     return;
@@ -83,7 +84,8 @@ void StepRowPlans::plan_in_space(int layer, const std::int64_t* ids, std::int64_
   plan.plan(ids, n, stream_of(space_));
   lookups_[d] = n;
   const std::size_t owners = bounds_[d].size();
-  space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, plan.owners(), owners * sizeof(std::int64_t));
+  if (counts)
+    space_.copy_to_host_async(starts_->as<std::int64_t>() + d * owners, plan.owners(), owners * sizeof(std::int64_t));
 #endif
 }
 

@@ -37,8 +37,10 @@ class StepRowPlans {
                                                  const std::vector<std::vector<std::int64_t>>& bounds,
                                                  std::int64_t max_ids);
   // Plans the layer's lookups ids[0, n) in the space (ids there), on the space's stream: on
-  // the GPU where plans_on_gpu(), else on the host space.
-  void plan_in_space(int layer, const std::int64_t* ids, std::int64_t n);
+  // the GPU where plans_on_gpu(), else on the host space. `counts`: the owners' starts copied
+  // down for owner_counts() and distinct_on_host(); a plan written in fixed-size messages
+  // needs none.
+  void plan_in_space(int layer, const std::int64_t* ids, std::int64_t n, bool counts = true);
   // Plans the layer's lookups on the host (ids there).
   void plan_on_host(int layer, std::span<const std::int64_t> ids);
   // Whether the last plans were made on the host (always so on the host space).

@@ -47,6 +47,9 @@ class StepSpace {
   // Returns when the stream has passed everything enqueued. A GPU that makes no progress
   // for the stall timeout ends the job (abort_job): nothing could be freed or waited on.
   virtual void synchronize() = 0;
+  // Whether the stream's work is being captured into a CUDA graph (nothing runs, and what is
+  // captured is replayed for other steps of the same slot size).
+  [[nodiscard]] virtual bool capturing() const { return false; }
   virtual void set_stall_timeout(double seconds) { (void)seconds; }
 
   // Returns when `host` holds the bytes (waits for the stream). The stream is drained first:

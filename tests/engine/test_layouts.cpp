@@ -114,9 +114,11 @@ std::vector<ExchangeStrategy> strategies(StorageTier tier) {
 }
 
 // The owner exchange's steps as it sizes them (counts exchanged on the host) and in
-// fixed-size messages (every step, as under CUDA graphs); one way for the other strategies.
+// fixed-size messages (every step, as under CUDA graphs), asked for or the engine's choice
+// (owner wherever the ETP group has several ranks; mixed placements take it); one way for
+// the other strategies.
 std::vector<std::int64_t> fixed_below_cases(ExchangeStrategy strategy) {
-  if (strategy == ExchangeStrategy::owner) return {0, std::int64_t{1} << 40};
+  if (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::automatic) return {0, std::int64_t{1} << 40};
   return {0};
 }
 

@@ -1,6 +1,8 @@
 #include "engine/engine_session.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
 #include <utility>
 
 #include <mpi.h>
@@ -125,12 +127,39 @@ void check_engine_options(const EngineOptions& options, int tables) {
                       std::to_string(tables));
 }
 
+// The options that shape what ranks send each other — the step's buffers, the exchange, how
+// its messages are sized and where they are planned, the output — the same on every rank:
+// ranks that differ would wait on messages of other sizes, or never sent. One line on every
+// rank naming the first that differs.
+void require_same_options(MPI_Comm world, const EngineOptions& options) {
+  const std::pair<const char*, std::int64_t> shaping[] = {
+      {"max_tokens (--step-tokens)", options.max_tokens},
+      {"exchange (--exchange)", static_cast<std::int64_t>(options.exchange)},
+      {"cuda_graphs (--cuda-graph)", options.cuda_graphs ? 1 : 0},
+      {"owner_fixed_below (--owner-fixed-below)", options.owner_fixed_below},
+      {"owner_gpu_plan_from (--owner-gpu-plan-from)", options.owner_gpu_plan_from},
+      {"dtype (--out-dtype)", static_cast<std::int64_t>(options.dtype)},
+      {"output_slots", options.output_slots}};
+  constexpr std::size_t count = std::size(shaping);
+  std::int64_t lowest[count];
+  std::int64_t highest[count];
+  for (std::size_t i = 0; i < count; ++i) lowest[i] = highest[i] = shaping[i].second;
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lowest, static_cast<int>(count), MPI_INT64_T, MPI_MIN, world));
+  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, highest, static_cast<int>(count), MPI_INT64_T, MPI_MAX, world));
+  for (std::size_t i = 0; i < count; ++i)
+    if (lowest[i] != highest[i])
+      throw InputError(std::string("the engine's ") + shaping[i].first + " differs between ranks (from " +
+                       std::to_string(lowest[i]) + " to " + std::to_string(highest[i]) +
+                       "): every rank must be given the same");
+}
+
 }  // namespace
 
 EngineSession::EngineSession(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
                              const EngineOptions& options)
     : topology_(comms.topology()), options_(options), world_(comms.world()) {
   const int tables = static_cast<int>(checkpoint.tables().size());
+  require_same_options(world_, options);  // first: the checks below then fail on every rank alike
   check_engine_options(options, tables);
   GpuBinding gpus;
   // The step's space: the GPU where a table's tier decodes there (an automatic placement

@@ -315,6 +315,51 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
       }
 }
 
+// Options that shape what ranks send each other differ between ranks: one error on every
+// rank, naming the option, not a hang.
+TEST(Layouts, OptionsThatShapeTheMessagesAgreeOnEveryRank) {
+  int rank = 0;
+  int world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (world < 2) GTEST_SKIP() << "one rank agrees with itself";
+  const SharedScratchDir dir("pleshard_agree");
+  const ModelConfig config = small_config(nullptr, 3);
+  if (rank == 0) write_checkpoint(dir / "ckpt", config, synthetic_tables(config, RowFormat::bf16, 8), {});
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
+  const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, world));
+  struct Case {
+    const char* name;
+    void (*differ)(EngineOptions&);
+  };
+  const Case cases[] = {
+      {"owner_fixed_below", [](EngineOptions& o) { o.owner_fixed_below = 1000; }},
+      {"max_tokens", [](EngineOptions& o) { o.max_tokens = 17; }},
+      {"exchange", [](EngineOptions& o) { o.exchange = ExchangeStrategy::gather_reduce; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EngineOptions options;
+    options.tier = StorageTier::host;
+    options.exchange = ExchangeStrategy::owner;
+    options.max_tokens = 64;
+    if (rank == world - 1) c.differ(options);
+    try {
+      PleEngine engine(comms, config, *checkpoint, options);
+      ADD_FAILURE() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.name), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("differs between ranks"), std::string::npos) << e.what();
+    }
+  }
+  // The same options on every rank make an engine.
+  EngineOptions same;
+  same.tier = StorageTier::host;
+  same.max_tokens = 64;
+  EXPECT_NO_THROW(PleEngine(comms, config, *checkpoint, same));
+}
+
 TEST(Layouts, InvalidLayoutsAreRejected) {
   EXPECT_THROW((void)make_topology(4, 0, 3, 3), InputError);  // TP does not divide the world
   EXPECT_THROW((void)make_topology(4, 0, 2, 3), InputError);  // ETP not a multiple of TP

@@ -97,8 +97,7 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
     // Distinct ids come by owner (node m, local g); gateway g's rows start at the sum of
     // the earlier gateways' and hold node after node.
     std::vector<std::int64_t> place(static_cast<std::size_t>(detail::total(routing_.owner_counts()[d])));
-    std::vector<std::int64_t> next(per_node, 0);  // per gateway: where its next node's rows start
-    for (std::size_t g = 1; g < per_node; ++g) next[g] = next[g - 1] + l.gateway_totals[g - 1];
+    std::vector<std::int64_t> next = detail::starts_of(l.gateway_totals);  // per gateway: its next node's rows
     std::int64_t distinct = 0;
     for (std::size_t m = 0; m < nodes; ++m)
       for (std::size_t g = 0; g < per_node; ++g) {
@@ -154,9 +153,7 @@ void HierarchicalExchange::route_to_gateways(ExchangeTraffic& step) {
     for (std::size_t s = 0; s < per_node; ++s)
       for (std::size_t m = 0; m < nodes; ++m) l.from_sources[s * nodes + m] = received[(s * layers + d) * nodes + m];
     // My ids by gateway, then node: they were planned owner by owner, ETP rank o = m P + g.
-    const std::vector<std::int64_t>& counts = to_owner_etp[d];
-    std::vector<std::int64_t> first(counts.size() + 1, 0);
-    for (std::size_t o = 0; o < counts.size(); ++o) first[o + 1] = first[o] + counts[o];
+    const std::vector<std::int64_t> first = detail::starts_of(to_owner_etp[d]);
     const std::uint8_t* mine = routing_.local_ids(static_cast<int>(d));
     std::vector<std::uint8_t> by_gateway;
     by_gateway.reserve(static_cast<std::size_t>(first.back()) * width);
@@ -205,8 +202,8 @@ void HierarchicalExchange::return_to_sources(std::span<const kernels::DecodeTask
     const std::vector<std::int64_t>& to_owner = service_.to_owner(d);
     // Source s's entry k for node m is merged row keys[k] of node m, whose rows start
     // at the sum of the earlier nodes' merged counts.
-    std::vector<std::int64_t> node_first(nodes + 1, 0), cursor(nodes, 0);
-    for (std::size_t m = 0; m < nodes; ++m) node_first[m + 1] = node_first[m] + to_owner[m];
+    const std::vector<std::int64_t> node_first = detail::starts_of(to_owner);
+    std::vector<std::int64_t> cursor(nodes, 0);
     std::int64_t* expand = host_expand_[upload]->as<std::int64_t>() + d * per_node * static_cast<std::size_t>(max_ids_);
     std::size_t count = 0;
     for (std::size_t s = 0; s < per_node; ++s)

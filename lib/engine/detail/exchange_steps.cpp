@@ -24,6 +24,12 @@ std::int64_t total(const std::vector<std::int64_t>& counts) {
   return std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
 }
 
+std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& counts) {
+  std::vector<std::int64_t> starts(counts.size() + 1, 0);
+  std::partial_sum(counts.begin(), counts.end(), starts.begin() + 1);
+  return starts;
+}
+
 std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::span<const RowQuery> queries,
                                                 StepMarks& marks) {
   c.store.submit(queries);

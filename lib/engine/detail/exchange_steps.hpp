@@ -17,6 +17,9 @@ namespace pleshard::detail {
 [[nodiscard]] std::size_t token_bytes(const ExchangeContext& c);
 [[nodiscard]] std::int64_t ceil_div(std::int64_t a, std::int64_t b);
 [[nodiscard]] std::int64_t total(const std::vector<std::int64_t>& counts);
+// Where each count's entries start when they are packed in order, then their total
+// (counts.size() + 1 entries).
+[[nodiscard]] std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& counts);
 // My tokens of a step of `tokens`: my sequence slice under sequence parallelism (all of them
 // where TP is one rank), else all.
 [[nodiscard]] RowRange my_slice(const Topology& topology, std::int64_t tokens);

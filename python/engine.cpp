@@ -67,6 +67,8 @@ void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
                    {"cache_static", exact(job.cache.static_share)},
                    {"cache_profile (given or not)", std::to_string(static_cast<int>(!job.cache.profile.empty()))},
                    {"disk_reads", std::to_string(static_cast<int>(job.disk_reads))},
+                   {"owner_gpu_plan_from", std::to_string(job.owner_gpu_plan_from)},
+                   {"owner_fixed_below", std::to_string(job.owner_fixed_below)},
                    {"layer_prefix", in.layer_prefix},
                    {"checkpoint (synthetic or a path)",
                     std::to_string(static_cast<int>(in.checkpoint == k_synthetic_checkpoint))},

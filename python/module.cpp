@@ -81,6 +81,14 @@ MPI_Comm communicator(const py::object& comm) {
   return handle;
 }
 
+// A count of ids a layer for the owner exchange's thresholds, from 0 to 2^40.
+std::int64_t owner_ids(const py::object& value, const char* name) {
+  const auto ids = keyword<std::int64_t>(value, name, "an int");
+  if (ids < 0 || ids > (std::int64_t{1} << 40))
+    throw InputError(std::string(name) + " " + std::to_string(ids) + ": must be from 0 to 2^40 ids a layer");
+  return ids;
+}
+
 std::shared_ptr<PythonEngine> make_engine(
     const py::object& checkpoint, const py::object& config, const py::object& storage, const py::object& placement,
     const py::object& gpu_memory_limit, const py::object& tp, const py::object& etp, const py::object& exchange,
@@ -88,7 +96,7 @@ std::shared_ptr<PythonEngine> make_engine(
     const py::object& step_tokens, const py::object& token_map, const py::object& layer_prefix,
     const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
     const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads,
-    const py::kwargs& unknown) {
+    const py::object& owner_gpu_plan_from, const py::object& owner_fixed_below, const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
@@ -146,6 +154,9 @@ std::shared_ptr<PythonEngine> make_engine(
     args.job.cache.static_share = share;
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
     args.output_slots = keyword<int>(output_slots, "output_slots", "an int");
+    // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
+    args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
+    args.job.owner_fixed_below = owner_ids(owner_fixed_below, "owner_fixed_below");
   } catch (const py::error_already_set& e) {
     failure = std::make_exception_ptr(InputError(error_line(e)));
   } catch (const std::exception&) {
@@ -244,7 +255,8 @@ steps it and reports it together.)")
            "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
            "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
-           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached")
+           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached",
+           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0)
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(

@@ -24,7 +24,9 @@ def alone(batch):
 
 
 layouts = [dict(etp=ranks, exchange="gather-reduce"), dict(etp=ranks, exchange="owner"),
+           dict(etp=ranks, exchange="owner", owner_fixed_below=1 << 40, owner_gpu_plan_from=0),
            dict(etp=ranks, exchange="reduce-scatter"), dict(tp=ranks)]
+ids_sent = {}
 for layout in layouts:
     engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32", comm=world, **layout)
     tp = layout.get("tp", 1)
@@ -40,9 +42,14 @@ for layout in layouts:
                       f"rank {rank} {layout} step {step - age} table {d}: differs after step {step}")
     report = engine.report()
     check(report["ranks"] == ranks and report["steps"] == 4, f"report: ranks {report['ranks']}, steps {report['steps']}")
+    ids_sent[str(layout)] = report["exchange_ids_sent"]
     engine.close()
     if rank == 0:
         print(f"{ranks} ranks, {layout}: every rank's embeddings equal one process's")
+
+# Fixed-size messages send every owner a slot's entries, filled or not: more than the ids sized.
+sized, fixed = (ids_sent[str(layout)] for layout in layouts[1:3])
+check(fixed > sized, f"owner_fixed_below: {fixed} ids sent in fixed-size messages, {sized} sized")
 
 engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, comm=world, etp=ranks)
 bad = np.array([vocab + rank], dtype=np.int64) if rank == ranks - 1 else np.array([1], dtype=np.int64)

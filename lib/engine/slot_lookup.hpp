@@ -21,13 +21,15 @@ class SlotLookup {
 
   // The partial rows of every layer at the step's slot size, layer_bytes() apart.
   std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step);
-  // Rows and bytes of one layer's partial rows at the plan's slot size.
-  [[nodiscard]] std::int64_t layer_rows() const;
+  // Bytes of one layer's partial rows at the plan's slot size.
   [[nodiscard]] std::size_t layer_bytes() const;
   // The most ids per layer a step asks the store for: every slot's tokens' (RowStore::reserve).
   [[nodiscard]] std::int64_t max_query_ids() const;
 
  private:
+  // Rows of one layer's partial rows at the plan's slot size: every slot's padded tokens.
+  [[nodiscard]] std::int64_t layer_rows() const;
+
   ExchangeContext ctx_;
   int pad_to_ = 1;
   RegionRing partial_;

@@ -297,6 +297,45 @@ TEST_F(GpuTiers, PinnedRangesTooLargeForTheGatherAreRefusedAtOnce) {
   }
 }
 
+// The pinned tier's distinct-row gathers take, when reserved, the GPU memory that
+// step_buffer_bytes() said (what the engine checks before allocating), measured by the
+// device's free memory; and a lookup of as many ids as reserved takes no more.
+TEST_F(GpuTiers, PinnedGatherTakesWhatItSaidWhenReserved) {
+  // cudaMalloc hands out whole pages of up to 2 MiB: a few of them either way.
+  constexpr std::int64_t slack = std::int64_t{8} << 20;
+  const std::int64_t max_ids = std::int64_t{1} << 22;
+  auto free_bytes = [] {
+    PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
+    std::size_t free = 0;
+    std::size_t total = 0;
+    PLESHARD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<std::int64_t>(free);
+  };
+  const std::pair<const char*, RowFormat> formats[] = {
+      {nullptr, RowFormat::bf16}, {"nvfp4", RowFormat::nvfp4}, {"float8_e4m3fn", RowFormat::fp8_e8m0}};
+  for (const auto& [dtype, format] : formats) {
+    SCOPED_TRACE(to_string(format));
+    const TableSource source = synthetic_tables(config_with(dtype, 4 * 160), format, 1).front();
+    const GpuTable table(source, {0, source.info.layout.rows}, StorageTier::pinned);
+    ASSERT_TRUE(table.gathers_distinct(max_ids));
+    const auto said = static_cast<std::int64_t>(table.step_buffer_bytes(max_ids));
+    EXPECT_GT(said, max_ids * 8);  // a key and an offset per id at least
+    kernels::DeviceBuffer<std::int64_t> ids(static_cast<std::size_t>(max_ids));
+    kernels::DeviceBuffer<std::uint8_t> out(static_cast<std::size_t>(max_ids) * 160 * 2);
+    std::vector<std::int64_t> host_ids(static_cast<std::size_t>(max_ids));
+    std::mt19937_64 rng(5);
+    for (std::int64_t& id : host_ids)
+      id = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(source.info.layout.rows));
+    ids.copy_from_host(std::span<const std::int64_t>(host_ids));
+    const std::int64_t before = free_bytes();
+    table.reserve(max_ids);
+    const std::int64_t reserved = free_bytes();
+    EXPECT_NEAR(static_cast<double>(before - reserved), static_cast<double>(said), static_cast<double>(slack));
+    table.lookup(ids.data(), max_ids, OutDtype::bf16, out.data(), nullptr);
+    EXPECT_GE(free_bytes(), reserved - slack) << "the lookup took more than was reserved";
+  }
+}
+
 TEST_F(GpuTiers, TablesOver4GiBAreAddressedIn64Bits) {
   using testing_support::LargeTable;
   const TableSource source = LargeTable::source();

@@ -6,7 +6,10 @@
 #   gather-reduce, reduce-scatter and owner side by side, the owner exchange planning every
 #   step on the host (--owner-gpu-plan-from 2^40), then every step on the GPU (0), then every
 #   step in fixed-size messages (--owner-fixed-below 2^40: no count waits for the host);
-# - nodes: the same with nodes of 2 ranks (PLESHARD_RANKS_PER_NODE), owner and hierarchical.
+# - nodes: the same with nodes of 2 ranks (PLESHARD_RANKS_PER_NODE), owner and hierarchical;
+# - mps (not by default): gather-reduce and owner, sized and fixed-size, with the 4 ranks'
+#   kernels sharing the GPU at once through an MPS control daemon of this job's own (started
+#   and stopped here; skipped where there is none) rather than in turns.
 #   [CORPUS=...] [PARTS="plans nodes"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
 # Results go to $OUT (default ./out): strategies.txt.
 set -uo pipefail
@@ -41,5 +44,18 @@ fi
 if part nodes; then
   export PLESHARD_RANKS_PER_NODE=2
   both "nodes of 2" --exchange owner hierarchical
+fi
+if part mps; then
+  export PLESHARD_RANKS_PER_NODE=4
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/pleshard-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/pleshard-mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d
+    steps "MPS: gather-reduce, owner" "$app" --exchange gather-reduce owner
+    steps "MPS: owner in fixed-size messages" "$app" --exchange owner --owner-fixed-below 1099511627776
+    echo quit | nvidia-cuda-mps-control
+  else
+    echo "mps: no nvidia-cuda-mps-control here; skipped" | tee -a "$out/strategies.txt"
+  fi
 fi
 exit $rc

@@ -28,14 +28,14 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
     layers_.emplace_back(space);
     // The range's block scales, in bands of rows: each band's reads in flight together.
     const std::size_t scale_bytes = info.layout.scale_bytes();
-    std::vector<std::uint8_t>& scales = layers_.back().table_scales;
-    scales.resize(static_cast<std::size_t>(range.size()) * scale_bytes);
+    HostBytes& scales = layers_.back().table_scales;
+    scales = HostBytes(static_cast<std::size_t>(range.size()) * scale_bytes);  // every band read below
     const auto band = static_cast<std::int64_t>(items_per_band(scale_bytes == 0 ? 1 : scale_bytes));
     for (std::int64_t begin = range.begin; scale_bytes != 0 && begin < range.end; begin += band) {
       const std::int64_t end = std::min(range.end, begin + band);
       checkpoint.read_rows(info.ple_index, begin, end, {},
-                           std::span(scales).subspan(static_cast<std::size_t>(begin - range.begin) * scale_bytes,
-                                                     static_cast<std::size_t>(end - begin) * scale_bytes));
+                           scales.span().subspan(static_cast<std::size_t>(begin - range.begin) * scale_bytes,
+                                                 static_cast<std::size_t>(end - begin) * scale_bytes));
     }
   }
   for (auto& tasks : tasks_) tasks.resize(layers_.size());

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/host_memory.hpp"
 #include "core/worker.hpp"
 #include "exec/step_row_plans.hpp"
 #include "exec/step_space.hpp"
@@ -86,8 +87,8 @@ class DiskStore final : public RowStore {
     std::vector<std::int64_t> host_ids;  // the ids copied down, for a plan on the host of a GPU's step
     std::vector<std::uint8_t> host_rows;
     std::vector<std::uint8_t> host_scales;
-    Staged staged[2];                        // the last two submits', in turn (fetches_ahead)
-    std::vector<std::uint8_t> table_scales;  // the range's rows' block scales (block-scaled formats)
+    Staged staged[2];        // the last two submits', in turn (fetches_ahead)
+    HostBytes table_scales;  // the range's rows' block scales (block-scaled formats)
   };
 
   // Both turns' plans for steps of up to `max_ids` ids a layer (0: on the host only).

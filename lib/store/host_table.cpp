@@ -25,10 +25,10 @@ std::size_t HostTable::bytes_for(const TableLayout& layout, RowRange range) {
 HostTable::HostTable(const TableSource& source, RowRange range)
     : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale) {
   check_range(layout_, range);
-  own_.resize(bytes_for(layout_, range));
+  own_ = HostBytes(bytes_for(layout_, range));  // filled whole by the source
   const std::size_t row_bytes = static_cast<std::size_t>(range.size()) * layout_.row_bytes();
-  rows_ = std::span(own_).first(row_bytes);
-  scales_ = std::span(own_).subspan(row_bytes);
+  rows_ = own_.span().first(row_bytes);
+  scales_ = own_.span().subspan(row_bytes);
   source.rows(range.begin, range.end, rows_, scales_);
 }
 

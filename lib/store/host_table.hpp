@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/host_memory.hpp"
 #include "core/node_segment.hpp"
 #include "store/row_range.hpp"
 
@@ -36,7 +36,7 @@ class HostTable {
   TableLayout layout_;
   RowRange range_;
   float global_scale_ = 1.0f;
-  std::vector<std::uint8_t> own_;              // rows, then block scales; or
+  HostBytes own_;                              // rows, then block scales; or
   std::shared_ptr<const NodeSegment> shared_;  // the node's copy of them
   std::span<std::uint8_t> rows_;
   std::span<std::uint8_t> scales_;

@@ -19,7 +19,13 @@ sbatch_like() {
   mkdir -p "$spool"
   cp "$script" "$spool/slurm_script"
   chmod 700 "$spool/slurm_script"
-  (cd "$submit" && env -u PLESHARD -u PLESHARD_HOME PATH="$src/tests/jobs/slurm-standin:$PATH" \
+  # The scripts' settings come from the environment: only the ones given here, none of the
+  # caller's (a shell with OUT or TP set, as a batch machine's may be).
+  local unset=()
+  for v in $(grep -ho ': "${[A-Z_]*' "$src"/jobs/slurm/*.sbatch | sed 's/: "${//' | sort -u) PLESHARD_HOME; do
+    unset+=(-u "$v")
+  done
+  (cd "$submit" && env "${unset[@]}" PATH="$src/tests/jobs/slurm-standin:$PATH" \
     SLURM_JOB_ID=$job SLURM_JOBID=$job SLURM_JOB_NAME="$(basename "$script" .sbatch)" SLURM_SUBMIT_DIR="$submit" \
     SLURM_SUBMIT_HOST="$(hostname)" SLURM_NTASKS="$tasks" SLURM_NPROCS="$tasks" SLURM_JOB_NUM_NODES=1 \
     SLURM_NNODES=1 SLURM_JOB_NODELIST="$(hostname)" SLURM_CPUS_ON_NODE="$(nproc)" SLURM_RESTART_COUNT=0 \

@@ -281,8 +281,14 @@ void EngineSession::open_communicators(const Communicators& comms, const GpuBind
   const std::vector<ExchangeGroup> groups = groups_for(strategy_, topology_);
   groups_ = ExchangeGroups(comms, groups, backend, *space_);
   if (backend != CollectiveBackend::mpi_staged || groups_.on_space().empty()) return;
-  backend_note_ = (gpus.own_gpu ? std::string("this build has no NCCL") : gpus.why) +
-                  "; collectives go over MPI through host copies";
+  // Ranks sharing a GPU each have a context of their own, whose kernels take turns on it
+  // unless an MPS daemon runs them at once: 7x shorter owner steps of 64 tokens on one
+  // H200 shared by 4 ranks (docs/performance.md).
+  backend_note_ = gpus.own_gpu
+                      ? std::string("this build has no NCCL; collectives go over MPI through host copies")
+                      : gpus.why +
+                            "; collectives go over MPI through host copies, and the ranks' kernels take "
+                            "turns on a GPU unless an MPS daemon runs them at once (nvidia-cuda-mps-control -d)";
   // Said once per process, not once per engine (bench step makes many).
   static bool said = false;
   if (topology_.rank == 0 && !std::exchange(said, true)) log_warning(backend_note_);

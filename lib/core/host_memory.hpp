@@ -19,8 +19,8 @@ namespace pleshard {
 
 // Host bytes of a fixed size, not zeroed: for tables and block scales that a read or a
 // generator fills whole right away. Zeroing them first is a pass over every page before the
-// fill's own: the disk tier's 8.6 GB of scales in test_large_rows' DiskTier case took 89 s to
-// load zeroed first and 45 s not, on a 2-core VM.
+// fill's own: test_large_rows' disk case, which loads 8.6 GB of block scales, took 89 s with
+// them zeroed first and 45 s without, on a 2-core VM.
 class HostBytes {
  public:
   HostBytes() = default;

@@ -11,9 +11,10 @@ set(PLESHARD_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING "Extra mpiexec f
 # Tests that use the GPU where there is one (also those that skip, or stay on the host,
 # without one) hold the `gpu` lock: under `ctest --parallel` they run one at a time while the
 # others run beside them. Side by side on one H200, test_gpu_tiers and test_large_rows (43 s
-# and 69 s alone) ran past the 300 s timeout.
+# and 69 s alone) ran past the 300 s timeout. Their `gpu` label selects them (`ctest -L gpu`,
+# the rest `-LE gpu`): on a GPU machine the suite takes longer than one command may run.
 function(pleshard_uses_gpu)
-  set_tests_properties(${ARGN} PROPERTIES RESOURCE_LOCK gpu)
+  set_tests_properties(${ARGN} PROPERTIES RESOURCE_LOCK gpu LABELS gpu)
 endfunction()
 
 function(pleshard_add_test name)

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Build (h200-build.sh), run the whole ctest suite and `pleshard bench hash` on a GPU
-# machine. Results go to $OUT (default ./out): ctest.log, bench-hash.txt, nvidia-smi.txt.
+# Build (h200-build.sh), run the ctest suite and `pleshard bench hash` on a GPU machine.
+# The whole suite there takes longer than one command may run (about 12 minutes): SUITE=gpu
+# runs the tests labelled gpu (those that use the GPU; one at a time), SUITE=rest the others.
+#   [SUITE=all|gpu|rest] jobs/device/h200-check.sh [bench hash options]
+# Results go to $OUT (default ./out): ctest.log, bench-hash.txt, nvidia-smi.txt.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 bash jobs/device/h200-build.sh || exit 1
-ctest --test-dir "$build" --output-on-failure --parallel 8 >"$out/ctest.log" 2>&1
+case ${SUITE:-all} in
+  all) select=() ;;
+  gpu) select=(-L gpu) ;;
+  rest) select=(-LE gpu) ;;
+  *) echo "h200-check.sh: SUITE=${SUITE}: must be all, gpu or rest" >&2; exit 2 ;;
+esac
+ctest --test-dir "$build" --output-on-failure --parallel 8 "${select[@]}" >"$out/ctest.log" 2>&1
 rc=$?
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log"
 "$build/tests/test_ngram_ids_cuda" 2>&1 | tail -4

@@ -1,7 +1,6 @@
 #include "engine/owner_service.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "core/error.hpp"
@@ -11,17 +10,6 @@
 #include "store/row_range.hpp"
 
 namespace pleshard {
-
-namespace {
-
-// Offsets of consecutive blocks of counts[r] entries.
-std::vector<std::int64_t> offsets_of(const std::vector<std::int64_t>& counts) {
-  std::vector<std::int64_t> offsets(counts.size());
-  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), std::int64_t{0});
-  return offsets;
-}
-
-}  // namespace
 
 OwnerGroup OwnerGroup::of(Communicator* data, Communicator* host) {
   return {data, host, host != nullptr ? host->size() : 1, host != nullptr ? host->rank() : 0};
@@ -41,7 +29,8 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
     }
     return;
   }
-  comm->all_to_all_v(send, send_counts, offsets_of(send_counts), recv, recv_counts, offsets_of(recv_counts), bytes);
+  // Consecutive blocks: each rank's offset is the sum of the counts before it.
+  comm->all_to_all_v(send, send_counts, starts_of(send_counts), recv, recv_counts, starts_of(recv_counts), bytes);
 }
 
 std::int64_t max_ids_of_mine(const ExchangeContext& context) {

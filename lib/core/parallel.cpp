@@ -61,8 +61,8 @@ class HelperPool {
     std::atomic<std::size_t> next{0};
     std::size_t wanted = 0;   // helpers it still takes (under lock_)
     std::size_t running = 0;  // helpers working on it (under lock_)
-    std::exception_ptr failure;
-    std::mutex failure_lock;
+    std::exception_ptr failure{};
+    std::mutex failure_lock{};
   };
 
   // Indexes taken in order until none is left; the first failure ends the loop.

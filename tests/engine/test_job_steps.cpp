@@ -57,7 +57,9 @@ TEST(JobSteps, EveryTokenOfTheRemainingPartsOnceInOrder) {
         for (std::size_t k = 0; k < walk.size(); ++k) {
           const JobStep& step = walk[k];
           EXPECT_GE(step.part, first_part);
-          if (k > 0) EXPECT_GE(step.part, walk[k - 1].part);
+          if (k > 0) {
+            EXPECT_GE(step.part, walk[k - 1].part);
+          }
           EXPECT_EQ(step.part, walks[0][k].part);
           EXPECT_EQ(step.group_tokens, walks[0][k].group_tokens);
           EXPECT_EQ(step.group_tokens[static_cast<std::size_t>(e)], step.batch.num_tokens());

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -28,6 +29,18 @@ struct Threads {
   }
 };
 
+// Until a second thread has run a body, or 10 s have passed.
+void wait_for_a_second_thread(Threads& used) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    {
+      const std::lock_guard guard(used.lock);
+      if (used.seen.size() > 1) return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 TEST(ParallelFor, RunsEveryIndexOnceOnAtMostTheThreadsAsked) {
   for (const std::size_t count : {0, 1, 2, 7, 100, 5000})
     for (const std::size_t threads : {1, 2, 3, 8}) {
@@ -36,12 +49,17 @@ TEST(ParallelFor, RunsEveryIndexOnceOnAtMostTheThreadsAsked) {
       parallel_for(count, threads, 1, [&](std::size_t i) {
         used.add();
         ++runs[i];
-        // Long enough that the helpers join before the caller runs out of work.
+        // Long enough that the helpers join before the caller runs out of work; the first
+        // item of the largest loop waits for one (up to 10 s), since on a loaded machine
+        // the helpers may not be scheduled before the others are done.
         std::this_thread::sleep_for(std::chrono::microseconds(count > 50 ? 20 : 0));
+        if (i == 0 && count == 5000 && threads > 1) wait_for_a_second_thread(used);
       });
       for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(runs[i], 1) << count << " items, index " << i;
       EXPECT_LE(used.seen.size(), std::max<std::size_t>(1, std::min(threads, count)));
-      if (count == 5000 && threads > 1) EXPECT_GT(used.seen.size(), 1u) << "no helper joined";
+      if (count == 5000 && threads > 1) {
+        EXPECT_GT(used.seen.size(), 1u) << "no helper joined";
+      }
     }
 }
 
@@ -54,10 +72,13 @@ TEST(ParallelFor, FewItemsPerThreadRunOnTheCaller) {
 
 TEST(ParallelFor, TheFirstFailureIsRethrownAndTheRestSkipped) {
   std::atomic<std::size_t> ran{0};
+  // Every other item takes 10 us: the whole loop would take at least 0.25 s on 4 threads,
+  // far longer than the failure takes to end it, even when its thread is descheduled.
   EXPECT_THROW(parallel_for(100000, 4, 1,
                             [&](std::size_t i) {
                               ++ran;
                               if (i == 10) throw std::runtime_error("item 10");
+                              std::this_thread::sleep_for(std::chrono::microseconds(10));
                             }),
                std::runtime_error);
   EXPECT_LT(ran.load(), 100000u);

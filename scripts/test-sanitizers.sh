@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=(test_checkpoint_errors test_hdf5_crafted test_hdf5_rows test_checkpoints test_disk_table test_file_reads test_row_cache test_formats test_io
          test_config test_row_plan test_owner_requests test_parallel)
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPLESHARD_ENABLE_CUDA=OFF \
+# Line tables (-g1) are all the sanitizers' reports need to name files and lines.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPLESHARD_ENABLE_CUDA=OFF \
   -DPLESHARD_ENABLE_SANITIZERS=ON >build-asan.log 2>&1 || { cat build-asan.log >&2; exit 1; }
 rm -f build-asan.log
 cmake --build build-asan --parallel "$(nproc)" --target "${targets[@]}"

@@ -11,7 +11,8 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEB
 rm -f build-asan.log
 cmake --build build-asan --parallel "$(nproc)" --target "${targets[@]}"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# As ctest runs the tests (cmake/PleshardTesting.cmake): Open MPI as root, ob1, no singleton server.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 OMPI_MCA_ess_singleton_isolated=1
 for t in "${targets[@]}"; do
   echo "== $t (ASan + UBSan)"
   build-asan/tests/$t --gtest_brief=1

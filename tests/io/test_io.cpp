@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "core/error.hpp"
 #include "hash/batch_json.hpp"
 #include "io/requests.hpp"
+#include "kernels/common/ngram_hash.hpp"
 #include "model/model_config.hpp"
 
 namespace {
@@ -194,6 +196,56 @@ TEST(SyntheticRequests, DeterministicZipfLike) {
   EXPECT_GT(static_cast<double>(low) / static_cast<double>(all), 0.35);
   spec.seed += 1;
   EXPECT_NE(make_synthetic_requests(spec)[0].tokens, a[0].tokens);
+}
+
+// The requests against the plain draw: every token the first rank whose running sum of Zipf
+// weights exceeds u x total (u from the same 53-bit stream), searched over the whole
+// vocabulary; lengths first, then tokens, request by request.
+std::vector<std::vector<std::int64_t>> plain_synthetic_tokens(const SyntheticRequestsSpec& spec) {
+  std::vector<double> cdf;
+  double sum = 0;
+  for (std::int64_t r = 1; r <= spec.vocab_size; ++r) {
+    sum += std::pow(static_cast<double>(r), -spec.zipf_exponent);
+    cdf.push_back(sum);
+  }
+  std::uint64_t state = spec.seed;
+  const auto next_unit = [&] {
+    state += kernels::k_splitmix_gamma;
+    return static_cast<double>(kernels::splitmix64(state) >> 11) * 0x1.0p-53;
+  };
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::int64_t i = 0; i < spec.count; ++i) {
+    const auto length = spec.min_tokens + static_cast<std::int64_t>(
+                                              next_unit() * static_cast<double>(spec.max_tokens - spec.min_tokens + 1));
+    std::vector<std::int64_t> tokens;
+    for (std::int64_t t = 0; t < length; ++t) {
+      const double u = next_unit() * sum;
+      std::int64_t rank = 0;
+      while (rank + 1 < spec.vocab_size && cdf[static_cast<std::size_t>(rank)] <= u) ++rank;
+      tokens.push_back(rank);
+    }
+    out.push_back(std::move(tokens));
+  }
+  return out;
+}
+
+TEST(SyntheticRequests, TokensAreThePlainZipfDraws) {
+  for (const std::int64_t vocab : {1, 2, 3, 17, 1000, 20000})
+    for (const double exponent : {0.0, 0.5, 1.1, 3.0}) {
+      SyntheticRequestsSpec spec;
+      spec.count = 20;
+      spec.min_tokens = 1;
+      spec.max_tokens = 300;
+      spec.vocab_size = vocab;
+      spec.zipf_exponent = exponent;
+      spec.seed = static_cast<std::uint64_t>(vocab) * 31 + static_cast<std::uint64_t>(exponent * 10);
+      const auto requests = make_synthetic_requests(spec);
+      const auto expected = plain_synthetic_tokens(spec);
+      ASSERT_EQ(requests.size(), expected.size());
+      for (std::size_t i = 0; i < requests.size(); ++i)
+        ASSERT_EQ(requests[i].tokens, expected[i])
+            << "vocabulary " << vocab << ", exponent " << exponent << ", request " << i;
+    }
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ set(PLESHARD_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING "Extra mpiexec f
 # What every test's processes see (pleshard_test_environment): Open MPI as root (containers,
 # CI); its ob1 messaging (shared memory on one machine) rather than UCX, whose start-up probes
 # took about 0.2 s of each process's MPI_Init on a 2-core machine; and a command run without
-# mpirun not starting a server process of its own (another 0.15 s). The suite starts about a
-# thousand processes: app_ckpt_roundtrip alone went from 36 s to 8 s. Other MPIs ignore these.
+# mpirun not starting a server process of its own (another 0.15 s). The suite starts many
+# processes: app_ckpt_roundtrip alone went from 36 s to 8 s. Other MPIs ignore these.
 set(PLESHARD_TEST_ENVIRONMENT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
     OMPI_MCA_ess_singleton_isolated=1)
 

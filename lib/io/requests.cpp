@@ -89,9 +89,9 @@ double unit_interval(std::uint64_t& state) {
 // Token ranks drawn from the Zipf weights' running sums: rank_of(u) is the first rank whose
 // sum exceeds u (the last rank if none does). A guide table of as many equal slices of the
 // total as there are ranks names the ranks each slice's draws can land on, so that a draw
-// searches a few neighbouring sums rather than the whole vocabulary's (from 13 s to a few
-// for 100M tokens of a 262,144-token vocabulary). Where rounding puts a draw outside its
-// slice's ranks it searches them all: the same rank either way.
+// searches a few neighbouring sums rather than the whole vocabulary's: a large --synthetic
+// job waited seconds for its draws before its first step. Where rounding puts a draw outside
+// its slice's ranks it searches them all: the same rank either way.
 class ZipfRanks {
  public:
   ZipfRanks(std::int64_t vocab_size, double exponent) : cdf_(static_cast<std::size_t>(vocab_size)) {

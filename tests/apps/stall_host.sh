@@ -10,8 +10,8 @@ work=$(mktemp -d)
 stopped=""
 trap '[ -n "$stopped" ] && kill -CONT "$stopped" 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/err" 2>/dev/null; exit 1; }
-# 20,000 requests of about 1,000 tokens: tens of seconds of steps on 2 cores, several on 16,
-# where the rank is stopped within a second of the first.
+# 20,000 requests of about 1,000 tokens: tens of seconds of steps on 2 cores, where the rank
+# is stopped within a second of the first.
 for exchange in owner gather-reduce; do
   "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$ckpt" --synthetic 20000 --step-tokens 64 \
     --summary-only --etp 3 --exchange "$exchange" --collective-timeout 3 >"$work/out" 2>"$work/err" &

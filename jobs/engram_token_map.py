@@ -4,11 +4,14 @@ its vocabulary (engram_compressed_vocab_size < vocab_size), for benchmarks and t
 the model's tokenizer (from which the real map is built) is not at hand:
 
     python3 jobs/engram_token_map.py --config jobs/models/deepseek-v4.1-flash/config.json \\
-        --out jobs/models/deepseek-v4.1-flash/engram_token_map.npy
+        --out synthetic_token_map.npy
+
+and named with --token-map: written beside a released config, it would be found there by a
+command given a real checkpoint that carries no map.
 
 Token t < C maps to t (so every compressed id is taken and the largest is C - 1), token
 t >= C to a splitmix64 hash of t modulo C. The file is NumPy .npy, int32, shape
-[vocab_size], as pleshard reads it (--token-map, or engram_token_map.npy beside the config).
+[vocab_size], as pleshard reads it (--token-map; docs/design.md §10 says where else it looks).
 Embeddings made with it are not the real model's: say so beside any figure."""
 import argparse
 import json

@@ -225,6 +225,7 @@ std::string PythonEngine::report_json() {
   engine.wait();
   BatchJobReport report;
   report.job = "python";
+  report.token_map = describe_token_map(config_);
   report.cuda_graph = args_.job.cuda_graph;
   report.steps = engine.stats().steps;
   report.seconds = report.steps > 0 ? MPI_Wtime() - first_step_ : 0;

@@ -55,16 +55,14 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
   WriteOptions options;
   options.kind = parse_checkpoint_kind(o.kind);
   if (options.kind == CheckpointKind::synthetic) throw InputError("--kind synthetic: expected safetensors or hdf5");
-  inputs.emplace_back(config.source);
+  for (const auto& file : model_files(config)) inputs.push_back(file);
   const OutputKind kind = options.kind == CheckpointKind::hdf5 ? OutputKind::file : OutputKind::directory;
   const OutputGuard guard({o.out, kind, "--out"}, inputs, std::string("pleshard ") + label);
   options.files = o.files;
   options.layer_prefix = o.layer_prefix;
   ProgressMeter meter(label, total_bytes(tables), !o.quiet);
+  // The map the tables are hashed through goes with them, inside the checkpoint.
   write_checkpoint(o.out, config, tables, options, [&](std::uint64_t done) { meter.update(done); });
-  // The map the tables are hashed through goes with them (a directory's, or beside a file).
-  const std::filesystem::path out(o.out);
-  carry_token_map(config, kind == OutputKind::directory ? out : out.parent_path().empty() ? "." : out.parent_path());
   std::printf("%s: wrote %s checkpoint %s: %zu tables, %.3f GB in %.2f s (%.3f GB/s)\n", label, to_string(options.kind),
               o.out.c_str(), tables.size(), total_bytes(tables) * 1e-9, meter.seconds(),
               total_bytes(tables) * 1e-9 / meter.seconds());
@@ -82,6 +80,7 @@ void inspect(const CkptOptions& o, bool verify) {
   const auto checkpoint = open_ple_checkpoint(o.checkpoint, config, options);
   std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(), to_string(checkpoint->kind()),
               config.source.c_str());
+  if (const std::string map = describe_token_map(config); !map.empty()) std::printf("token map %s\n", map.c_str());
   if (!unhashable.empty()) std::printf("not servable: %s\n", unhashable.c_str());
   std::printf("%4s %6s %8s %8s %12s %12s %12s  %s\n", "d", "layer", "format", "head_dim", "rows", "bytes", "global",
               "hash buffers");

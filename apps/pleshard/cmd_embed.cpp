@@ -60,7 +60,8 @@ void add_embed_command(CLI::App& app, Action& action) {
         const TokenBatch batch = load_batch_json(o->batch, config);
         const OutDtype dtype = parse_out_dtype(o->out_dtype);
         const StorageTier tier = parse_storage_tier(o->storage);
-        std::vector<std::filesystem::path> inputs{config.source, o->batch};
+        std::vector<std::filesystem::path> inputs = model_files(config);
+        inputs.emplace_back(o->batch);
         for (const std::string& file : checkpoint->files()) inputs.emplace_back(file);
         const OutputGuard guard({o->out, OutputKind::file, "--out"}, inputs, "pleshard embed");
         const OutputSource source{"pleshard embed", checkpoint->content_identity(), o->batch, sha256_of_file(o->batch),

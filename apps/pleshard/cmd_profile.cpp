@@ -130,7 +130,8 @@ void add_profile_command(CLI::App& app, Action& action) {
         i.requests = load_requests(o->requests);
         check_token_ranges(i.requests, i.config.vocab_size);
         // Refused before the corpus is counted, and claimed for the job's life.
-        std::vector<std::filesystem::path> inputs{i.config.source, o->requests, o->curve_profile, o->token_map};
+        std::vector<std::filesystem::path> inputs = model_files(i.config);
+        for (const std::string& file : {o->requests, o->curve_profile}) inputs.emplace_back(file);
         for (const std::string& file : i.checkpoint->files()) inputs.emplace_back(file);
         if (world_rank() == 0)
           for (const auto& [file, option] : {std::pair{o->out, "--out"}, std::pair{o->curve, "--curve"}})

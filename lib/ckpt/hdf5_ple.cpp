@@ -368,6 +368,16 @@ ModelConfig read_hdf5_config(const fs::path& path) {
   return parse_model_config(document, p + " (config attribute)");
 }
 
+std::optional<std::vector<std::int64_t>> read_hdf5_token_map(const fs::path& path) {
+  quiet_hdf5();
+  const std::string p = path.string();
+  require_regular_file(p, "checkpoint");
+  if (!is_hdf5_file(p)) throw InputError(p + ": not an HDF5 file");
+  H5Id file = check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": cannot open HDF5 file");
+  if (H5Lexists(file.get(), k_token_map_dataset, H5P_DEFAULT) <= 0) return std::nullopt;
+  return detail::read_int64s(file.get(), k_token_map_dataset, p);
+}
+
 void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, const std::vector<TableSource>& tables,
                            const std::function<void(std::uint64_t)>& progress) {
   quiet_hdf5();
@@ -396,6 +406,11 @@ void write_hdf5_checkpoint(const fs::path& path, const ModelConfig& config, cons
     reserve_file_space(partial, bytes, "the checkpoint");
     write_string_attribute(file.get(), "config", to_json(config).dump());
     write_int_attribute(file.get(), "pleshard_checkpoint_version", 1);
+    // The map the tables are hashed through goes inside the file: one file is the whole model.
+    if (config.token_map != nullptr) {
+      const auto ids = config.token_map->ids();
+      write_vector(file.get(), k_token_map_dataset, H5T_STD_I64LE, H5T_NATIVE_INT64, ids.data(), ids.size());
+    }
     H5Id root = check(H5Gcreate2(file.get(), "/ple", H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, "/ple");
     std::uint64_t done = 0;
     for (const auto& table : tables) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ckpt/checkpoint_token_map.hpp"
 #include "ckpt/hdf5_ple.hpp"
 #include "ckpt/safetensors_ple.hpp"
 #include "core/digest.hpp"
@@ -50,6 +51,11 @@ fs::path single_hdf5_in(const fs::path& dir) {
 
 }  // namespace
 
+fs::path hdf5_checkpoint_file(const fs::path& checkpoint) {
+  if (is_hdf5_path(checkpoint)) return checkpoint;
+  return fs::is_directory(checkpoint) ? single_hdf5_in(checkpoint) : fs::path();
+}
+
 namespace {
 
 std::unique_ptr<PleCheckpoint> open_checkpoint(const fs::path& path, const ModelConfig& config,
@@ -80,18 +86,16 @@ ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& c
   const fs::path dir = fs::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path();
   ModelConfig config;
   if (!config_path.empty()) {
-    config = load_model_config(config_path, token_map);
+    config = read_model_config(config_path);
   } else if (fs::exists(dir / "config.json")) {
-    config = load_model_config(dir / "config.json", token_map);
+    config = read_model_config(dir / "config.json");
   } else {
-    fs::path h5 = is_hdf5_path(checkpoint) ? checkpoint : fs::path();
-    if (h5.empty() && fs::is_directory(checkpoint)) h5 = single_hdf5_in(checkpoint);
+    const fs::path h5 = fs::exists(checkpoint) ? hdf5_checkpoint_file(checkpoint) : fs::path();
     if (h5.empty() || !fs::exists(h5))
       throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
     config = detail::read_hdf5_config(h5);
-    if (!token_map.empty()) use_token_map(config, token_map);
   }
-  find_token_map(config, dir);  // the checkpoint's, where the config's directory has none
+  take_checkpoint_token_map(config, checkpoint, token_map);
   return config;
 }
 

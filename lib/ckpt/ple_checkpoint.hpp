@@ -193,10 +193,14 @@ void write_checkpoint(const std::filesystem::path& path, const ModelConfig& conf
                                                                  const ModelConfig& config,
                                                                  const CheckpointOptions& options = {});
 
+// The .h5 file an HDF5 checkpoint path names (the file, or a directory's one .h5); empty
+// for a checkpoint of another kind.
+[[nodiscard]] std::filesystem::path hdf5_checkpoint_file(const std::filesystem::path& checkpoint);
+
 // The config of a checkpoint: `config_path` when given, else config.json beside the
 // checkpoint (in the directory, or beside the file), else the config stored in an .h5;
-// with the token map `token_map` (--token-map) when given, else the one beside the config,
-// else the one in the checkpoint's directory, where the family hashes through one.
+// with its token map where the family hashes through one, chosen by the checkpoint's rule
+// (ckpt/checkpoint_token_map.hpp: `token_map`, --token-map, when given).
 [[nodiscard]] ModelConfig load_checkpoint_config(const std::filesystem::path& checkpoint,
                                                  const std::filesystem::path& config_path = {},
                                                  const std::filesystem::path& token_map = {});

@@ -18,6 +18,8 @@
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
 #include "io/file_reads.hpp"
+#include "io/npy_array.hpp"
+#include "io/partial_directory.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
@@ -65,7 +67,7 @@ namespace fs = std::filesystem;
 // Every safetensors file of the checkpoint, with the index's promises checked.
 std::vector<fs::path> checkpoint_files(const fs::path& path, std::map<std::string, std::string>& index) {
   if (!fs::is_directory(path)) return {path};
-  const fs::path index_path = path / "model.safetensors.index.json";
+  const fs::path index_path = path / k_index_file;
   std::vector<fs::path> files;
   if (fs::exists(index_path)) {
     require_regular_file(index_path, "index");
@@ -529,23 +531,30 @@ std::unique_ptr<PleCheckpoint> open_safetensors_checkpoint(const std::filesystem
 
 namespace pleshard::detail {
 
+namespace {
+
+// The files of a checkpoint directory as written here or by an earlier version (a killed
+// write's .partial files among them): what a new checkpoint written there may replace.
+bool is_checkpoint_file(const std::string& name) {
+  const auto ends_with = [&](std::string_view tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::string file = ends_with(".partial") ? name.substr(0, name.size() - 8) : name;
+  return file == k_index_file || file == "config.json" || file == k_token_map_file ||
+         (file.size() > 12 && file.compare(file.size() - 12, 12, ".safetensors") == 0);
+}
+
+}  // namespace
+
 void write_safetensors_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
                                   const std::vector<TableSource>& tables, const WriteOptions& options,
                                   const std::function<void(std::uint64_t)>& progress) {
   namespace fs = std::filesystem;
   if (fs::exists(path) && !fs::is_directory(path)) throw InputError(path.string() + ": exists and is not a directory");
-  // A write that fails (a disk too small, a source's error) removes the directory it made:
-  // nothing is left that looks like a checkpoint.
-  struct MadeDirectory {
-    fs::path path;
-    bool made = false;
-    bool done = false;
-    ~MadeDirectory() {
-      std::error_code ignored;
-      if (made && !done) fs::remove_all(path, ignored);
-    }
-  } directory{path, !fs::exists(path)};
-  fs::create_directories(path);
+  // Written aside and put in place whole (io/partial_directory.hpp): a directory that held an
+  // earlier checkpoint then holds this one alone, and a write that fails leaves it as it was.
+  PartialDirectory directory(path, is_checkpoint_file);
+  const fs::path& into = directory.partial();
   const int files = std::max(1, options.files);
 
   // Every tensor in write order; shards are dealt to files in contiguous runs. The small
@@ -682,7 +691,7 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
         sources.push_back(p.source);
         weight_map[p.source.name] = file_name(f);
       }
-    write_safetensors(path / file_name(f), sources, {{"format", "pt"}, {"producer", "pleshard"}},
+    write_safetensors(into / file_name(f), sources, {{"format", "pt"}, {"producer", "pleshard"}},
                       [&](std::uint64_t bytes) {
                         total_bytes = total_before + bytes;
                         if (progress) progress(total_bytes);
@@ -691,10 +700,12 @@ void write_safetensors_checkpoint(const std::filesystem::path& path, const Model
   }
   if (files > 1) {
     const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}}, {"weight_map", weight_map}};
-    write_text_file(path / "model.safetensors.index.json", index.dump(1) + "\n");
+    write_text_file(into / k_index_file, index.dump(1) + "\n");
   }
-  write_text_file(path / "config.json", to_json(config).dump(1) + "\n");
-  directory.done = true;
+  write_text_file(into / "config.json", to_json(config).dump(1) + "\n");
+  // The map the tables are hashed through goes with them.
+  if (config.token_map != nullptr) write_npy_integers(into / k_token_map_file, config.token_map->ids());
+  directory.commit();
 }
 
 }  // namespace pleshard::detail

@@ -89,6 +89,29 @@ std::string embedding_file_job(const std::filesystem::path& path) {
   return detail::read_string_attribute(file.get(), "job", where);
 }
 
+std::vector<std::string> differing_attributes(const std::filesystem::path& path,
+                                              const std::vector<OutputAttribute>& expected) {
+  detail::quiet_hdf5();
+  const std::string where = path.string();
+  std::vector<std::string> differ;
+  try {
+    require_regular_file(path, "output");
+    H5Id file = h5_check(H5Fopen(where.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, where + ": not an HDF5 file");
+    for (const OutputAttribute& a : expected) {
+      const char* name = a.name.c_str();
+      bool same = H5Aexists(file.get(), name) > 0;
+      if (same && std::holds_alternative<std::string>(a.value))
+        same = detail::read_string_attribute(file.get(), name, where) == std::get<std::string>(a.value);
+      else if (same)
+        same = detail::read_int_attribute(file.get(), name, where) == std::get<std::int64_t>(a.value);
+      if (!same) differ.push_back(a.name);
+    }
+  } catch (const InputError&) {
+    return {};  // a file that cannot tell
+  }
+  return differ;
+}
+
 std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path, const EmbeddingFileSpec& spec) {
   detail::quiet_hdf5();
   const std::string where = path.string();

@@ -58,6 +58,11 @@ struct EmbeddingFileSpec {
 // when it is no HDF5 file.
 [[nodiscard]] std::string embedding_file_job(const std::filesystem::path& path);
 
+// The names among `expected` whose root attribute in the file at `path` is missing or has
+// another value (what tells two jobs' outputs apart); empty where the file cannot be read.
+[[nodiscard]] std::vector<std::string> differing_attributes(const std::filesystem::path& path,
+                                                            const std::vector<OutputAttribute>& expected);
+
 // Creates `path` (replacing it) holding everything but the rows; returns each layer's first
 // row's byte offset in the file.
 [[nodiscard]] std::vector<std::uint64_t> create_embedding_file(const std::filesystem::path& path,

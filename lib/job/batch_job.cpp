@@ -41,13 +41,14 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<R
 
 namespace {
 
-// Identifies a job's output by what decides its bytes: the config, the checkpoint's content
-// (not its path: the same job under another spelling resumes, a replaced checkpoint does
-// not), the requests and the layout-independent output settings.
+// Identifies a job's output by what decides its bytes: the config and its token map, the
+// checkpoint's content (not its path: the same job under another spelling resumes, a
+// replaced checkpoint does not), the requests and the layout-independent output settings.
 std::string job_fingerprint(const ModelConfig& config, const std::vector<Request>& requests,
                             const BatchJobOptions& options, std::uint64_t checkpoint_identity) {
   Digest digest(static_cast<std::uint64_t>(options.part_tokens));
-  digest.add(to_json(config).dump()).add(checkpoint_identity).add(std::string_view(to_string(options.dtype)));
+  digest.add(to_json(config).dump()).add(token_map_sha256(config));
+  digest.add(checkpoint_identity).add(std::string_view(to_string(options.dtype)));
   for (const auto& r : requests) {
     digest.add(r.id);
     digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
@@ -189,6 +190,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   BatchJobReport report;
   report.cuda_graph = options.cuda_graph;
   report.output = options.out.string();
+  report.token_map = describe_token_map(config);
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;
   report.tokens_resumed = progress.tokens_resumed;

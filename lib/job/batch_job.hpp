@@ -87,6 +87,7 @@ struct BatchJobReport {
   std::string backend_note;         // why GPU buffers go through host copies (shared GPUs); empty otherwise
   std::string exchange;             // the strategy
   std::string output;               // the output file; empty: summary only
+  std::string token_map;            // describe_token_map: which map the tables were hashed through
   std::int64_t requests = 0;        // of the job, resumed ones included
   std::int64_t tokens = 0;          // of the job, resumed ones included
   std::int64_t tokens_resumed = 0;  // in the parts an earlier run completed (kept, not done again)

@@ -60,6 +60,23 @@ std::uint64_t output_row_digest(int layer, std::int64_t row, std::span<const std
   return Digest(static_cast<std::uint64_t>(row) * 1024 + static_cast<std::uint64_t>(layer)).add(bytes).value();
 }
 
+namespace {
+
+// Why an output at `file` is another job's: the attributes that differ from this job's
+// (config, token_map_sha256, checkpoint_identity, ...), or every input where it cannot tell.
+std::string what_differs(const fs::path& file, const EmbeddingFileSpec& spec) {
+  std::vector<OutputAttribute> decisive;
+  for (const OutputAttribute& a : spec.description.file)
+    if (a.name != "pleshard_version" && a.name != "writer") decisive.push_back(a);
+  const std::vector<std::string> differ = differing_attributes(file, decisive);
+  if (differ.empty()) return "config, token map, checkpoint, requests, --out-dtype or --part-tokens differ";
+  std::string text = "its ";
+  for (std::size_t i = 0; i < differ.size(); ++i) text += (i > 0 ? ", " : "") + differ[i];
+  return text + (differ.size() > 1 ? " differ" : " differs");
+}
+
+}  // namespace
+
 JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options, const EmbeddingFileSpec& spec,
                      bool writer)
     : comms_(comms),
@@ -92,9 +109,8 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
     if (!root) return;
     if (fs::exists(out) && !options_.overwrite) {
       if (embedding_file_job(out) != options_.fingerprint)
-        throw InputError(out.string() +
-                         ": holds the output of another job (config, checkpoint, requests, "
-                         "--out-dtype or --part-tokens differ); --overwrite replaces it");
+        throw InputError(out.string() + ": holds the output of another job (" + what_differs(out, spec) +
+                         "); --overwrite replaces it");
       complete = 1;  // this very job's output, complete
       return;
     }
@@ -103,10 +119,8 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
     if (fs::exists(record_) || fs::is_symlink(record_)) {
       const Record found = read_record(record_);
       if (found.fingerprint != options_.fingerprint)
-        throw InputError(record_.string() +
-                         ": records the progress of a different job (config, checkpoint, "
-                         "requests, --out-dtype or --part-tokens differ); remove it and " +
-                         partial_.string() + " to start afresh");
+        throw InputError(record_.string() + ": records the progress of a different job (" +
+                         what_differs(partial_, spec) + "); remove it and " + partial_.string() + " to start afresh");
       if (fs::exists(partial_)) part_digests_ = found.digests;
       done = static_cast<std::int64_t>(part_digests_.size());
     }

@@ -22,6 +22,7 @@ OutputDescription describe_output(const ModelConfig& config, OutDtype dtype, con
             {"family", family},
             {"config", to_json(config).dump()},
             {"checkpoint_identity", identity_hex(source.checkpoint_identity)},
+            {"token_map_sha256", token_map_sha256(config)},
             {"requests", source.requests},
             {"requests_sha256", source.requests_sha256},
             {"out_dtype", std::string(to_string(dtype))},

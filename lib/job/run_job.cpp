@@ -105,7 +105,8 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     }
     check_token_ranges(l.requests, l.setup.config.vocab_size);
     // What the job reads, so that --out can name none of it.
-    for (const std::string& file : {in.config, in.requests, in.token_map, job.cache.profile.string()})
+    job.inputs = model_files(l.setup.config);
+    for (const std::string& file : {in.requests, job.cache.profile.string()})
       if (!file.empty()) job.inputs.emplace_back(file);
     if (std::filesystem::is_directory(in.checkpoint)) job.inputs.push_back(in.checkpoint);
     return l;

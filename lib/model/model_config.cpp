@@ -7,7 +7,6 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "io/file_checks.hpp"
-#include "io/npy_array.hpp"
 #include "model/model_family.hpp"
 
 namespace pleshard {
@@ -70,11 +69,24 @@ void find_token_map(ModelConfig& config, const std::filesystem::path& dir) {
   if (std::filesystem::exists(beside)) use_token_map(config, beside);
 }
 
-void carry_token_map(const ModelConfig& config, const std::filesystem::path& dir) {
-  if (config.token_map != nullptr) write_npy_integers(dir / k_token_map_file, config.token_map->ids());
+std::vector<std::filesystem::path> model_files(const ModelConfig& config) {
+  std::vector<std::filesystem::path> files;
+  if (!config.file.empty()) files.push_back(config.file);
+  if (config.token_map != nullptr && !config.token_map->file().empty()) files.push_back(config.token_map->file());
+  return files;
 }
 
-ModelConfig load_model_config(const std::filesystem::path& path, const std::filesystem::path& token_map) {
+std::string token_map_sha256(const ModelConfig& config) {
+  return config.token_map != nullptr ? config.token_map->sha256() : std::string();
+}
+
+std::string describe_token_map(const ModelConfig& config) {
+  if (!family_of(config).hashes_through_token_map()) return {};
+  if (config.token_map == nullptr) return "none (tokens hash as themselves)";
+  return config.token_map->source() + " (sha256 " + config.token_map->sha256() + ")";
+}
+
+ModelConfig read_model_config(const std::filesystem::path& path) {
   require_regular_file(path, "config");
   std::ifstream in(path);
   if (!in) throw InputError(path.string() + ": cannot open config file");
@@ -85,6 +97,12 @@ ModelConfig load_model_config(const std::filesystem::path& path, const std::file
     throw InputError(path.string() + ": not valid JSON: " + e.what());
   }
   ModelConfig config = parse_model_config(document, path.string());
+  config.file = path;
+  return config;
+}
+
+ModelConfig load_model_config(const std::filesystem::path& path, const std::filesystem::path& token_map) {
+  ModelConfig config = read_model_config(path);
   if (!token_map.empty()) use_token_map(config, token_map);
   find_token_map(config, path.parent_path());
   return config;

@@ -42,7 +42,8 @@ struct EngramKeys {
 };
 
 struct ModelConfig {
-  std::string source;  // file the config was read from, for messages
+  std::string source;          // file the config was read from, for messages
+  std::filesystem::path file;  // the config.json read (load_model_config); empty for a checkpoint's own
   ModelFamily family = ModelFamily::qwen4exp;
 
   // Every family.
@@ -80,8 +81,13 @@ struct ModelConfig {
 // Parses and validates; throws InputError("<source>: <key> ...") on the first problem.
 [[nodiscard]] ModelConfig parse_model_config(const nlohmann::json& document, const std::string& source);
 
-// Reads a config.json file; a missing file or malformed JSON is an InputError too. A token
-// map is read from `token_map` when given, else found beside the config (find_token_map).
+// Reads a config.json file, with no token map; a missing file or malformed JSON is an
+// InputError too.
+[[nodiscard]] ModelConfig read_model_config(const std::filesystem::path& path);
+
+// read_model_config for a model without a checkpoint (ckpt make, synthetic tables): the
+// token map read from `token_map` when given, else found beside the config (find_token_map).
+// A checkpoint's config takes its map by the checkpoint's rule (ckpt/checkpoint_token_map.hpp).
 [[nodiscard]] ModelConfig load_model_config(const std::filesystem::path& path,
                                             const std::filesystem::path& token_map = {});
 
@@ -96,9 +102,17 @@ void use_token_map(ModelConfig& config, const std::filesystem::path& path);
 // k_token_map_file from `dir` if it is there.
 void find_token_map(ModelConfig& config, const std::filesystem::path& dir);
 
-// Writes the config's token map, if it has one, as k_token_map_file into `dir`: a
-// checkpoint written there carries the map that its tables are hashed through.
-void carry_token_map(const ModelConfig& config, const std::filesystem::path& dir);
+// The files the model was read from (config.json, the token map's .npy): inputs that no
+// command's output may replace.
+[[nodiscard]] std::vector<std::filesystem::path> model_files(const ModelConfig& config);
+
+// The token map's digest (TokenMap::sha256), or "" where the config hashes through none.
+[[nodiscard]] std::string token_map_sha256(const ModelConfig& config);
+
+// "<source> (sha256 <digest>)", "none (tokens hash as themselves)" where the family hashes
+// through a map and none is set, or "" where the family hashes through none: which map a
+// command uses, for inspect and the report.
+[[nodiscard]] std::string describe_token_map(const ModelConfig& config);
 
 // The config as a canonical JSON object (the family's keys, top level), for checkpoints.
 [[nodiscard]] nlohmann::json to_json(const ModelConfig& config);

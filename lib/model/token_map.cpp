@@ -1,18 +1,28 @@
 #include "model/token_map.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/sha256.hpp"
 #include "io/file_checks.hpp"
 #include "io/npy_array.hpp"
 
 namespace pleshard {
 
+TokenMap::TokenMap(std::vector<std::int64_t> ids, std::int64_t compressed_vocab, std::string source)
+    : ids_(std::move(ids)), compressed_vocab_(compressed_vocab), source_(std::move(source)) {
+  static_assert(std::endian::native == std::endian::little, "the digest hashes entries as little-endian int64");
+  sha256_ = Sha256().add({reinterpret_cast<const std::uint8_t*>(ids_.data()), ids_.size() * sizeof(ids_[0])}).hex();
+}
+
 TokenMap TokenMap::load(const std::filesystem::path& path, std::int64_t vocab_size, std::int64_t compressed_vocab) {
   require_regular_file(path, "token map");
-  return from_ids(read_npy_integers(path), vocab_size, compressed_vocab, path.string());
+  TokenMap map = from_ids(read_npy_integers(path), vocab_size, compressed_vocab, path.string());
+  map.file_ = path;
+  return map;
 }
 
 TokenMap TokenMap::from_ids(std::vector<std::int64_t> ids, std::int64_t vocab_size, std::int64_t compressed_vocab,
@@ -32,7 +42,7 @@ TokenMap TokenMap::from_ids(std::vector<std::int64_t> ids, std::int64_t vocab_si
   if (largest + 1 != compressed_vocab)
     throw InputError(where + "token map's largest id is " + std::to_string(largest) +
                      ", expected engram_compressed_vocab_size - 1 = " + std::to_string(compressed_vocab - 1));
-  return TokenMap(std::move(ids), compressed_vocab);
+  return TokenMap(std::move(ids), compressed_vocab, source);
 }
 
 TokenMap TokenMap::identity(std::int64_t vocab_size) {
@@ -40,7 +50,7 @@ TokenMap TokenMap::identity(std::int64_t vocab_size) {
     throw InputError("vocab_size = " + std::to_string(vocab_size) + " must be at least 1 for an identity token map");
   std::vector<std::int64_t> ids(static_cast<std::size_t>(vocab_size));
   std::iota(ids.begin(), ids.end(), std::int64_t{0});
-  return TokenMap(std::move(ids), vocab_size);
+  return TokenMap(std::move(ids), vocab_size, "identity");
 }
 
 }  // namespace pleshard

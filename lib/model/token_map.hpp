@@ -1,7 +1,8 @@
 #pragma once
 // Engram's token map (docs/design.md §10): the compressed id that hashing uses for each token,
 // cid = map[token], built from the tokenizer and shipped beside the checkpoint as
-// engram_token_map.npy.
+// engram_token_map.npy (or inside a native HDF5 checkpoint). It decides every row id, so it
+// is part of a model's identity: its digest goes into a job's fingerprint and its output.
 
 #include <cstdint>
 #include <filesystem>
@@ -31,12 +32,23 @@ class TokenMap {
   [[nodiscard]] std::int64_t vocab_size() const { return static_cast<std::int64_t>(ids_.size()); }
   [[nodiscard]] std::int64_t compressed_vocab() const { return compressed_vocab_; }
 
+  // Where the map came from, for messages: a .npy file, a dataset of a checkpoint, "identity".
+  [[nodiscard]] const std::string& source() const { return source_; }
+  // The .npy file it was read from; empty where it came from elsewhere.
+  [[nodiscard]] const std::filesystem::path& file() const { return file_; }
+  // The map's identity: the SHA-256 of its entries as little-endian int64 (64 hex digits),
+  // the same whatever holds it (an int32 or int64 .npy, a checkpoint's dataset). In Python:
+  // hashlib.sha256(numpy.load(f).astype("<i8").tobytes()).hexdigest().
+  [[nodiscard]] const std::string& sha256() const { return sha256_; }
+
  private:
-  TokenMap(std::vector<std::int64_t> ids, std::int64_t compressed_vocab)
-      : ids_(std::move(ids)), compressed_vocab_(compressed_vocab) {}
+  TokenMap(std::vector<std::int64_t> ids, std::int64_t compressed_vocab, std::string source);
 
   std::vector<std::int64_t> ids_;
   std::int64_t compressed_vocab_ = 0;
+  std::string source_;
+  std::filesystem::path file_;
+  std::string sha256_;
 };
 
 }  // namespace pleshard

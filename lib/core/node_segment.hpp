@@ -35,8 +35,4 @@ class NodeSegment {
   bool maker_ = false;
 };
 
-// The names of segments under /dev/shm whose making process is gone (a job killed while it
-// made them): removed; how many.
-int remove_stale_segments();
-
 }  // namespace pleshard

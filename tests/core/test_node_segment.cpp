@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/node_segment.hpp"
+#include "core/segment_ownership.hpp"
 
 namespace {
 

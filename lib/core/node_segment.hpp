@@ -2,9 +2,11 @@
 // Bytes one node's ranks share: a POSIX shared-memory segment made by the group's first
 // rank and mapped by every rank of the group, its name removed as soon as all have mapped
 // it, so that nothing is left behind however the job ends afterwards (the memory goes with
-// the last mapping). A job killed in the moment between the making and the removal leaves a
-// name behind; the next segment made on the node removes such names whose maker is gone,
-// and no segment is ever opened by a name it did not make in this job.
+// the last mapping). Until then the maker holds a lock on it (core/segment_ownership.hpp): a
+// job killed in that moment leaves a name behind that the next segment made on the node
+// removes, its lock being free; a live job's name, in whatever container, and names pleshard
+// did not make, are never removed; no segment is ever opened by a name it did not make in
+// this job.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,9 +36,5 @@ class NodeSegment {
   std::size_t mapped_ = 0;
   bool maker_ = false;
 };
-
-// The names of segments under /dev/shm whose making process is gone (a job killed while it
-// made them): removed; how many.
-int remove_stale_segments();
 
 }  // namespace pleshard

@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 job=(run --checkpoint "$ckpt" --synthetic 20 --synthetic-max-tokens 100 --step-tokens 64 --etp 1 --quiet)
-segments() { find /dev/shm -maxdepth 1 -name 'pleshard.*' 2>/dev/null | sort; }
+segments() { find /dev/shm -maxdepth 1 -name 'pleshard*' 2>/dev/null | sort; }  # pleshard-seg.<hex>, older forms too
 
 killed() {  # killed TIER: the shared load of TIER, its maker killed
   local tier=$1 before rc start elapsed

@@ -11,11 +11,15 @@
 #include "bench/timing.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/mpi_check.hpp"
+#include "core/parallel.hpp"
 #include "exec/step_kernels.hpp"
 #include "exec/step_space.hpp"
 #include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "kernels/host/lookup_host.hpp"
+#include "kernels/host/row_gather_host.hpp"
+#include "kernels/host/row_plan_host.hpp"
 #include "store/disk_store.hpp"
 #include "store/host_table.hpp"
 #include "store/row_store_factory.hpp"
@@ -218,9 +222,52 @@ std::int64_t count_wrong(const kernels::TableView& view, const std::vector<std::
   return wrong;
 }
 
+// The host's share of the pinned tier's host gathers, on the host tier's table: the step's
+// row plan, its distinct rows gathered into a packed block on every core, then decoded from
+// there as the GPU would (here by the host's decode), checked against the reference.
+LookupBenchResult bench_host_gather(const kernels::TableView& table, const std::vector<std::int64_t>& ids,
+                                    const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o,
+                                    RowFormat format, double row_bytes, double out_row_bytes) {
+  const auto n = static_cast<std::int64_t>(ids.size());
+  LookupBenchResult r{"host-gather", format, n};
+  const std::int64_t bounds[2] = {table.row_begin, table.row_end};
+  const std::size_t stored = kernels::stored_row_bytes(format, o.head_dim);
+  const std::size_t scale_bytes = table.block_scales != nullptr ? kernels::scale_row_bytes(format, o.head_dim) : 0;
+  kernels::HostRowPlan plan;
+  std::vector<std::uint32_t> offsets;
+  std::vector<std::uint8_t> rows(ids.size() * stored);
+  std::vector<std::uint8_t> scales(ids.size() * scale_bytes);
+  std::vector<std::uint8_t> out(expected.size());
+  const auto step = [&] {
+    kernels::plan_rows(ids, bounds, plan);
+    offsets.resize(plan.distinct.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      offsets[i] = static_cast<std::uint32_t>(plan.distinct[i] - table.row_begin);
+    kernels::gather_rows_host(table, offsets.data(), plan.count(), rows.data(), scales.data(), host_cores());
+    const kernels::TableView packed{format,
+                                    o.head_dim,
+                                    0,
+                                    plan.count(),
+                                    rows.data(),
+                                    scale_bytes != 0 ? scales.data() : nullptr,
+                                    table.global_scale};
+    const kernels::DecodeTask task{packed, plan.keys.data(), n, out.data()};
+    kernels::decode_step_host({&task, 1}, o.out_dtype);
+  };
+  r.seconds = median_seconds([&] { return host_seconds(step); }, o.min_repeats, o.min_seconds);
+  r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
+  r.wrong = count_wrong_rows(out, expected, static_cast<std::size_t>(out_row_bytes));
+  return r;
+}
+
 #if PLESHARD_HAVE_CUDA
-int uva_blocks_per_sm(const LookupBenchOptions& o) {
-  return o.uva_blocks_per_sm >= 0 ? o.uva_blocks_per_sm : kernels::k_uva_gather_blocks_per_sm;
+// How the pinned tier reads: through UVA, or gathered by the host on every core.
+PinnedReads pinned_reads(const LookupBenchOptions& o, HostReads host) {
+  PinnedReads reads;
+  reads.host = host;
+  reads.uva_blocks_per_sm = o.uva_blocks_per_sm >= 0 ? o.uva_blocks_per_sm : kernels::k_uva_gather_blocks_per_sm;
+  reads.host_threads = host_cores();
+  return reads;
 }
 
 // Device-tier lookups of the step's ids run beside the pinned lookup in the overlap case.
@@ -244,7 +291,8 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
   for (auto& id : beside_ids) id %= beside_rows;
   const std::vector<std::uint8_t> beside_expected =
       beside_rows == o.rows ? expected : expected_output(beside_source, beside_ids, o.out_dtype);
-  GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, MPI_COMM_NULL, uva_blocks_per_sm(o));
+  GpuStore pinned({&source, 1}, {&whole, 1}, StorageTier::pinned, *space, MPI_COMM_NULL,
+                  pinned_reads(o, HostReads::uva));
   GpuTable device(beside_source, {0, beside_rows}, StorageTier::device);
   const auto n = static_cast<std::int64_t>(ids.size());
   SpaceBuffer d_ids(*space);
@@ -297,14 +345,16 @@ LookupBenchResult bench_pinned_beside_device(const TableSource& source, const st
 // reference row by row.
 void bench_gpu_table(StorageTier tier, const TableSource& source, const std::vector<std::int64_t>& ids,
                      const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
-                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
-  const GpuTable table(source, {0, o.rows}, tier, uva_blocks_per_sm(o));
+                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results,
+                     HostReads host = HostReads::uva) {
+  const GpuTable table(source, {0, o.rows}, tier, pinned_reads(o, host));
   kernels::DeviceBuffer<std::int64_t> d_ids(ids.size());
   kernels::DeviceBuffer<std::uint8_t> d_out(expected.size());
   d_ids.copy_from_host(std::span<const std::int64_t>(ids));
   PLESHARD_CUDA_CHECK(cudaMemset(d_out.data(), 0xCD, d_out.bytes()));
   const auto n = static_cast<std::int64_t>(ids.size());
-  LookupBenchResult r{to_string(tier), format, n};
+  const bool gathered = host == HostReads::gather;
+  LookupBenchResult r{std::string(to_string(tier)) + (gathered ? "-gather" : ""), format, n};
   r.seconds = gpu_median_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); },
                                  o.min_repeats, o.min_seconds);
   r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
@@ -313,6 +363,7 @@ void bench_gpu_table(StorageTier tier, const TableSource& source, const std::vec
   PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
   r.wrong = count_wrong_rows(got, expected, static_cast<std::size_t>(out_row_bytes));
   results.push_back(r);
+  if (gathered) return;
 
   // Baseline: the stored row bytes, gathered one warp per row without decoding.
   const kernels::TableView view = table.view();
@@ -330,9 +381,11 @@ void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vect
                     const std::vector<std::uint8_t>& expected, const LookupBenchOptions& o, RowFormat format,
                     double row_bytes, double out_row_bytes, std::vector<LookupBenchResult>& results) {
   bench_gpu_table(tier, source, ids, expected, o, format, row_bytes, out_row_bytes, results);
-  // After the table above is freed: the case holds a pinned and a device copy of its own.
-  if (tier == StorageTier::pinned)
-    results.push_back(bench_pinned_beside_device(source, ids, expected, o, format, row_bytes, out_row_bytes));
+  if (tier != StorageTier::pinned) return;
+  // The same lookups with the rows gathered by the host and copied up at once.
+  bench_gpu_table(tier, source, ids, expected, o, format, row_bytes, out_row_bytes, results, HostReads::gather);
+  // After the tables above are freed: the case holds a pinned and a device copy of its own.
+  results.push_back(bench_pinned_beside_device(source, ids, expected, o, format, row_bytes, out_row_bytes));
 }
 #endif
 
@@ -388,6 +441,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
           r.wrong = count_wrong(table->view(), ids, options.out_dtype, out) +
                     count_wrong_rows(out, expected, static_cast<std::size_t>(out_row_bytes));
           results.push_back(r);
+          results.push_back(bench_host_gather(table->view(), ids, expected, options, format, row_bytes, out_row_bytes));
           continue;
         }
         if (tier == StorageTier::disk) {

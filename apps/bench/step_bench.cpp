@@ -161,6 +161,7 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
           engine_options.cache.static_share = o.cache.static_share;
         }
         engine_options.disk_reads = o.disk_reads;
+        engine_options.host_reads = o.host_reads;
         engine_options.owner_gpu_plan_from = o.owner_gpu_plan_from;
         engine_options.owner_fixed_below = o.owner_fixed_below;
         PleEngine engine(comms, config, *checkpoint, engine_options);

@@ -49,6 +49,7 @@ struct StepBenchOptions {
   // steps cycle, so hit rates are those of a stream seen again; `pleshard run` streams).
   CacheOptions cache;
   PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
+  HostReads host_reads = HostReads::automatic;               // EngineOptions::host_reads
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
   std::int64_t owner_fixed_below = 0;                        // EngineOptions::owner_fixed_below
 };

@@ -43,6 +43,17 @@ void add_disk_reads_option(CLI::App& cmd, PageCache& reads) {
       ->default_str("cached");
 }
 
+void add_host_reads_option(CLI::App& cmd, HostReads& reads) {
+  cmd.add_option_function<std::string>(
+         "--host-reads", [&reads](const std::string& v) { reads = parse_host_reads(v); },
+         "How the GPU gets pinned rows: uva (each row read by the GPU over PCIe), gather (a step's distinct "
+         "rows gathered by the host's threads and copied up at once) or auto (gather from " +
+             std::to_string(k_host_gather_min_ids) + " lookups a table, UVA below and under CUDA graphs)")
+      ->check(CLI::IsMember({"auto", "gather", "uva"}))
+      ->option_text("auto|gather|uva")
+      ->default_str("auto");
+}
+
 void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids) {
   cmd.add_option("--owner-gpu-plan-from", ids,
                  "Ids a layer from which the owner exchange hashes and plans a step on the GPU (only each "

@@ -313,6 +313,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   add_token_map_option(*step, o->token_map);
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);
+  add_host_reads_option(*step, o->step.host_reads);
   step->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {

@@ -113,6 +113,7 @@ void add_run_command(CLI::App& app, Action& action) {
   add_token_map_option(*cmd, in.token_map);
   add_cache_options(*cmd, in.job.cache);
   add_disk_reads_option(*cmd, in.job.disk_reads);
+  add_host_reads_option(*cmd, in.job.host_reads);
   cmd->add_flag("--quiet", o->quiet, "No progress lines, nor the automatic placement's (the report has it)");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line (docs/report.md)");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

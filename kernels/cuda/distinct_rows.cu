@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
+#include "kernels/host/row_gather_host.hpp"
 
 namespace pleshard::kernels {
 
@@ -54,8 +55,11 @@ DistinctRows::~DistinctRows() { release(); }
 
 void DistinctRows::release() noexcept {
   if (memory_ != nullptr) cudaFree(memory_);
+  if (host_memory_ != nullptr) cudaFreeHost(host_memory_);
   memory_ = nullptr;
+  host_memory_ = nullptr;
   capacity_ = 0;
+  host_capacity_ = 0;
 }
 
 std::size_t DistinctRows::bytes_for(const TableView& table, std::int64_t max_ids) {
@@ -86,6 +90,61 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
   capacity_ = max_ids;
   row_bytes_ = row_bytes;
   scale_bytes_ = scale_bytes;
+}
+
+namespace {
+
+// The host staging of `n` ids: the distinct count, n offsets (8-byte aligned), then the block.
+std::size_t offsets_bytes(std::size_t n) { return sizeof(std::int64_t) + (n * sizeof(std::uint32_t) + 7) / 8 * 8; }
+
+}  // namespace
+
+std::size_t DistinctRows::host_bytes_for(const TableView& table, std::int64_t max_ids) {
+  const auto n = static_cast<std::size_t>(std::max<std::int64_t>(1, max_ids));
+  return offsets_bytes(n) + block_bytes(n, stored_row_bytes(table.format, table.head_dim), scale_bytes_of(table));
+}
+
+void DistinctRows::reserve_host(const TableView& table, std::int64_t max_ids) {
+  reserve(table, max_ids);
+  if (host_capacity_ >= capacity_ && host_memory_ != nullptr) return;
+  if (host_memory_ != nullptr) PLESHARD_CUDA_CHECK(cudaFreeHost(host_memory_));
+  host_memory_ = nullptr;
+  PLESHARD_CUDA_CHECK(cudaHostAlloc(&host_memory_, host_bytes_for(table, capacity_), cudaHostAllocDefault));
+  host_capacity_ = capacity_;
+}
+
+void DistinctRows::plan_for_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,
+                                 cudaStream_t stream) {
+  reserve_host(table, num_ids);  // nothing to do once reserved: the engine reserves first
+  planned_ids_ = num_ids;
+  auto* count = static_cast<std::int64_t*>(host_memory_);
+  *count = 0;
+  if (num_ids == 0) return;
+  plan_.plan(ids, num_ids, stream);
+  PLESHARD_CUDA_CHECK(cudaMemcpyAsync(count, plan_.owners() + plan_.owner_count(), sizeof(std::int64_t),
+                                      cudaMemcpyDeviceToHost, stream));
+  // Every lookup's worth: the count is known on the device only.
+  PLESHARD_CUDA_CHECK(cudaMemcpyAsync(count + 1, plan_.distinct(),
+                                      static_cast<std::size_t>(num_ids) * sizeof(std::uint32_t), cudaMemcpyDeviceToHost,
+                                      stream));
+}
+
+DecodeTask DistinctRows::gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream) {
+  const TableView staged{table.format,      table.head_dim, 0,
+                         planned_ids_,      staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
+                         table.global_scale};
+  auto* count_at = static_cast<std::int64_t*>(host_memory_);
+  const std::int64_t count = *count_at;
+  if (planned_ids_ == 0 || count == 0) return {staged, plan_.keys(), planned_ids_, nullptr};
+  const auto* offsets = reinterpret_cast<const std::uint32_t*>(count_at + 1);
+  auto* host_rows = static_cast<std::uint8_t*>(host_memory_) + offsets_bytes(static_cast<std::size_t>(host_capacity_));
+  std::uint8_t* host_scales = host_rows + (staged_scales_ - staged_rows_);
+  gather_rows_host(table, offsets, count, host_rows, host_scales, threads);
+  const auto n = static_cast<std::size_t>(count);
+  PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_rows_, host_rows, n * row_bytes_, cudaMemcpyHostToDevice, stream));
+  if (scale_bytes_ != 0)
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_scales_, host_scales, n * scale_bytes_, cudaMemcpyHostToDevice, stream));
+  return {staged, plan_.keys(), planned_ids_, nullptr};
 }
 
 DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids, std::int64_t num_ids,

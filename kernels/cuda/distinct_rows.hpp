@@ -45,6 +45,20 @@ class DistinctRows {
   void lookup(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
               cudaStream_t stream);
 
+  // The same block made by the host instead (store/host_reads.hpp), for a table in host
+  // memory: plan_for_host enqueues the plan and the copy of its distinct offsets to the host;
+  // once the caller has waited for the stream, gather_on_host copies those rows out of the
+  // table on `threads` host threads into pinned staging and enqueues one copy of them to
+  // the block (two for block-scaled formats). The staging is rewritten by the next
+  // gather_on_host, so the caller waits for the stream between two (the next plan's wait
+  // does). The task is gather's.
+  void plan_for_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream);
+  [[nodiscard]] DecodeTask gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream);
+  // The pinned host memory reserve_host() allocates for `max_ids` ids of `table`.
+  [[nodiscard]] static std::size_t host_bytes_for(const TableView& table, std::int64_t max_ids);
+  // reserve, and the host's staging for host gathers.
+  void reserve_host(const TableView& table, std::int64_t max_ids);
+
  private:
   void release() noexcept;
 
@@ -57,6 +71,11 @@ class DistinctRows {
   void* memory_ = nullptr;  // the packed block: rows, then block scales
   std::uint8_t* staged_rows_ = nullptr;
   std::uint8_t* staged_scales_ = nullptr;
+  // Host gathers: pinned memory holding the plan's distinct count and offsets copied down,
+  // then the block as the host fills it (the device block's layout).
+  void* host_memory_ = nullptr;
+  std::int64_t host_capacity_ = 0;
+  std::int64_t planned_ids_ = 0;  // the last plan_for_host's lookups
 };
 
 }  // namespace pleshard::kernels

@@ -12,6 +12,7 @@
 #include "engine/step_marks.hpp"
 #include "hash/token_batch.hpp"
 #include "io/file_reads.hpp"
+#include "store/host_reads.hpp"
 #include "store/placement.hpp"
 
 namespace pleshard {
@@ -77,6 +78,8 @@ struct EngineOptions {
   CacheOptions cache;
   // The disk tier's reads: through the page cache, or past it (O_DIRECT).
   PageCache disk_reads = PageCache::use;
+  // How the GPU gets pinned rows: through UVA, or gathered by the host (store/host_reads.hpp).
+  HostReads host_reads = HostReads::automatic;
   // Output slots K: step s leaves its embeddings in slot s mod K, where they stay while the
   // next K - 1 steps run (a consumer keeps a few steps' embeddings without copying them);
   // each slot is a copy of the step's output buffers (in a CUDA graph's bucket, a graph

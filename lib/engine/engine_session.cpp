@@ -12,6 +12,7 @@
 #include "core/host_memory.hpp"
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
+#include "core/parallel.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
 #include "engine/table_placement.hpp"
@@ -186,6 +187,8 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
   if (strategy_ == ExchangeStrategy::hierarchical) check_node_layout(comms);
   node_ranks_ = size_of(comms.etp_node());
+  // A host gather's threads: the node's cores shared by its ranks.
+  gather_threads_ = std::max<std::size_t>(1, host_cores() / static_cast<std::size_t>(size_of(comms.node())));
   open_communicators(comms, gpus);
   // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
   // that hold the same ranges (counted, and read, by the first of them).
@@ -252,8 +255,9 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
       options_.cache.gb > 0 ? options_.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
-  stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, options_.disk_reads, share.comm,
-                               options_.cache.rows, cache_bytes_asked, &profile, options_.cache.static_share});
+  const StoreOptions reads{options_.disk_reads, share.comm, options_.host_reads, gather_threads_};
+  stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, reads, options_.cache.rows, cache_bytes_asked,
+                               &profile, options_.cache.static_share});
   load_.seconds = MPI_Wtime() - load_start;
   load_.peak_resident = peak_resident_bytes();
 }

@@ -115,6 +115,7 @@ class EngineSession {
   std::string backend_note_;
   int gpu_ = -1;
   int node_ranks_ = 1;
+  std::size_t gather_threads_ = 1;  // a host gather's threads (StoreOptions::host_threads)
   TableLoad load_;
   // Destroyed in reverse: stores and communicators before the space they use.
   std::shared_ptr<StepSpace> space_;

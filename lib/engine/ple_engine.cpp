@@ -54,6 +54,8 @@ std::size_t PleEngine::token_bytes() const {
          kernels::out_bytes(session_->options().dtype);
 }
 
+RowStore::HostReadCounts PleEngine::host_reads() const { return session_->store().host_reads(); }
+
 std::vector<CacheReport> PleEngine::cache() const {
   const std::vector<CachedStore*>& caches = session_->caches();
   std::vector<CacheReport> out;

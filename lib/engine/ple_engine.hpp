@@ -21,6 +21,7 @@
 #include "exec/space_event.hpp"
 #include "exec/step_space.hpp"
 #include "hash/token_batch.hpp"
+#include "store/row_store.hpp"
 
 namespace pleshard {
 
@@ -98,6 +99,9 @@ class PleEngine {
   [[nodiscard]] int gpu() const;
   // Per layer, the row cache in front of the tier (empty without one); waits for the space.
   [[nodiscard]] std::vector<CacheReport> cache() const;
+  // How the lookups of pinned tables were read so far (EngineOptions::host_reads), one
+  // count per table and step; zeros without pinned tables.
+  [[nodiscard]] RowStore::HostReadCounts host_reads() const;
 
  private:
   // What lives for the job (space, placement, stores, communicators), then its steps; the

@@ -34,7 +34,7 @@ TableStores make_table_stores(const TableStoreRequest& r) {
   for (const StorageTier tier : k_storage_tiers) {
     if (!placement.uses(tier)) continue;
     const std::vector<RowRange> ranges = ranges_on(placement, tier, r.ranges);
-    std::unique_ptr<RowStore> part = make_row_store(tier, r.checkpoint, ranges, r.space, r.disk_reads, r.host_share);
+    std::unique_ptr<RowStore> part = make_row_store(tier, r.checkpoint, ranges, r.space, r.reads);
     if (caching && capabilities_of(tier).cacheable) {
       std::vector<LayerCache> caches(layers);
       for (std::size_t d = 0; d < layers; ++d) {

@@ -16,6 +16,7 @@
 #include "profile/row_profile.hpp"
 #include "store/cached_store.hpp"
 #include "store/placement.hpp"
+#include "store/row_store_factory.hpp"
 
 namespace pleshard {
 
@@ -24,8 +25,7 @@ struct TableStoreRequest {
   const PleCheckpoint& checkpoint;
   std::span<const RowRange> ranges;  // each table's rows on this rank
   StepSpace& space;
-  PageCache disk_reads = PageCache::use;
-  MPI_Comm host_share = MPI_COMM_NULL;  // make_row_store's: one copy per node of rows in host memory
+  StoreOptions reads;  // make_row_store's
   // The row cache over the cacheable tables: slots per rank or their bytes (one non-zero;
   // both 0: none), shared among them by rows held; the profile's hottest rows fill
   // `static_share` of each table's slots.

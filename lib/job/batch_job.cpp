@@ -89,6 +89,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.owner_fixed_below = options.owner_fixed_below;
   engine.cache = options.cache;
   engine.disk_reads = options.disk_reads;
+  engine.host_reads = options.host_reads;
   return engine;
 }
 
@@ -103,6 +104,9 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.times = stats.times;
   report.graphs_captured = stats.graphs_captured;
   report.steps_fetched_ahead = stats.steps_fetched_ahead;
+  const RowStore::HostReadCounts reads = engine.host_reads();
+  report.host_reads_gathered = reads.gathered;
+  report.host_reads_uva = reads.uva;
   report.step_p50 = percentile(stats.step_seconds, 0.5);
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.load_seconds = stats.load.seconds;
@@ -127,6 +131,7 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
       .max(report.cache_fill_seconds);
   reduction.max(report.shared_ranks);
   reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
+  reduction.sum(report.host_reads_gathered).sum(report.host_reads_uva);
   ExchangeTraffic& t = report.traffic;
   reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
   reduction.sum(t.bytes_between_nodes);
@@ -189,6 +194,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
 
   BatchJobReport report;
   report.cuda_graph = options.cuda_graph;
+  if (engine.placement().uses(StorageTier::pinned)) report.host_reads = to_string(options.host_reads);
   report.output = options.out.string();
   report.token_map = describe_token_map(config);
   report.requests = static_cast<std::int64_t>(requests.size());

@@ -61,6 +61,7 @@ struct BatchJobOptions {
   double collective_timeout_s = 600;                         // EngineOptions::collective_timeout_s
   CacheOptions cache;                                        // EngineOptions::cache
   PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
+  HostReads host_reads = HostReads::automatic;               // EngineOptions::host_reads
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
   std::int64_t owner_fixed_below = 0;                        // EngineOptions::owner_fixed_below
   // Rank 0, after each step: progress over all ranks (from the schedule every rank knows).
@@ -100,7 +101,12 @@ struct BatchJobReport {
   PhaseTimes times;               // max over ranks
   std::int64_t graphs_captured = 0;
   std::int64_t steps_fetched_ahead = 0;  // max over ranks: steps begun inside the step before
-  double step_p50 = 0;                   // rank 0's step latencies, on its stream
+  // Lookups of pinned tables (per table and step), summed over ranks: gathered by the host,
+  // or read by the GPU through UVA (EngineOptions::host_reads).
+  std::string host_reads;  // the option, "auto", "gather" or "uva"
+  std::int64_t host_reads_gathered = 0;
+  std::int64_t host_reads_uva = 0;
+  double step_p50 = 0;  // rank 0's step latencies, on its stream
   double step_p99 = 0;
   double host_copy_bytes = 0;     // embeddings copied to host memory, all ranks
   double bytes_written = 0;       // embeddings written to the output, all ranks

@@ -120,6 +120,11 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"time", "graphs_captured", "CUDA graphs captured", count(r.graphs_captured), ""},
       {"time", "steps_fetched_ahead", "steps fetched beside the step before's decode (max over ranks)",
        count(r.steps_fetched_ahead), ""},
+      {"time", "host_reads", "pinned rows read by (--host-reads)", text_or_null(r.host_reads), ""},
+      {"time", "host_reads_gathered", "pinned lookups gathered by the host (tables x steps, all ranks)",
+       count(r.host_reads_gathered), ""},
+      {"time", "host_reads_uva", "pinned lookups read through UVA (tables x steps, all ranks)", count(r.host_reads_uva),
+       ""},
   };
   for (int p = 0; p < k_step_phases; ++p) {
     const std::string phase = to_string(static_cast<StepPhase>(p));

@@ -44,6 +44,7 @@ class CachedStore final : public RowStore {
   CachedStore(std::unique_ptr<RowStore> backing, StepSpace& space, std::vector<LayerCache> layers);
 
   [[nodiscard]] bool enqueues_only() const override { return backing_->enqueues_only(); }
+  [[nodiscard]] HostReadCounts host_reads() const override { return backing_->host_reads(); }
   // Allocates the caches and their staging for steps of up to `max_ids` ids, and fills the
   // static parts through the slow tier, `max_ids` rows at a time.
   void reserve(std::int64_t max_ids) override;

@@ -1,6 +1,7 @@
 #include "store/gpu_store.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/collective.hpp"
 #include "exec/cuda_step_space.hpp"
@@ -9,8 +10,8 @@
 namespace pleshard {
 
 GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
-                   StepSpace& space, MPI_Comm share, int uva_blocks_per_sm)
-    : tier_(tier), stream_(stream_of(space)) {
+                   StepSpace& space, MPI_Comm share, const PinnedReads& reads)
+    : tier_(tier), space_(space), stream_(stream_of(space)) {
   try {
     const bool shared = tier == StorageTier::pinned && share != MPI_COMM_NULL;
     for (std::size_t d = 0; d < sources.size(); ++d) {
@@ -18,9 +19,9 @@ GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRang
         // A maker that cannot read its rows fails the group, not only itself; the group's
         // agreement is also the point after which every rank may read them.
         tables_.push_back(collective_try(
-            share, [&] { return std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm, share); }));
+            share, [&] { return std::make_unique<GpuTable>(sources[d], ranges[d], tier, reads, share); }));
       } else {
-        tables_.push_back(std::make_unique<GpuTable>(sources[d], ranges[d], tier, uva_blocks_per_sm));
+        tables_.push_back(std::make_unique<GpuTable>(sources[d], ranges[d], tier, reads));
       }
       layouts_.push_back(tables_.back()->layout());
       ranges_.push_back(ranges[d]);
@@ -59,15 +60,28 @@ std::uint64_t GpuStore::step_buffer_bytes(std::int64_t max_ids) const {
 }
 
 bool GpuStore::reads_in_place(std::int64_t count) const {
-  return std::none_of(tables_.begin(), tables_.end(),
-                      [&](const auto& table) { return table->gathers_distinct(count); });
+  return std::none_of(tables_.begin(), tables_.end(), [&](const auto& table) {
+    return table->gathers_distinct(count) || table->gathers_on_host(count, space_.capturing());
+  });
 }
 
 void GpuStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
   joining_ = false;
+  // Tables gathered by the host: every plan enqueued first, then one wait for them all.
+  std::vector<std::size_t> on_host;
+  const bool capturing = space_.capturing();
   for (std::size_t d = 0; d < tables_.size(); ++d) {
     const RowQuery& q = queries[d];
+    if (tables_[d]->tier() == StorageTier::pinned && q.count > 0) {
+      const bool host = tables_[d]->gathers_on_host(q.count, capturing);
+      ++(host ? counts_.gathered : counts_.uva);
+      if (host) {
+        tables_[d]->plan_for_host(q.ids, q.count, stream_);
+        on_host.push_back(d);
+        continue;
+      }
+    }
     if (!tables_[d]->gathers_distinct(q.count)) {
       tasks_[d] = tables_[d]->rows_for(q.ids, q.count, stream_);  // read in place
       continue;
@@ -81,6 +95,9 @@ void GpuStore::submit(std::span<const RowQuery> queries) {
     tasks_[d] = tables_[d]->rows_for(q.ids, q.count, side_);
   }
   if (joining_) PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+  if (on_host.empty()) return;
+  space_.synchronize();  // the plans' distinct rows on the host (watched)
+  for (const std::size_t d : on_host) tasks_[d] = tables_[d]->gather_on_host(stream_);
 }
 
 std::span<const kernels::DecodeTask> GpuStore::wait() {

@@ -1,8 +1,10 @@
 #pragma once
 // The device and pinned tiers: every table's row range in GPU memory, or in pinned host
-// memory read through UVA. The pinned tier gathers the distinct rows of large queries over
-// PCIe on a side stream forked from the step's at submit() and joined at wait(), on a
-// capped grid so that other work of the step runs beside it. Built only with CUDA.
+// memory. The GPU reads pinned rows through UVA — in place, or for large queries each
+// distinct row once over PCIe on a side stream forked from the step's at submit() and
+// joined at wait(), on a capped grid so that other work of the step runs beside it — or
+// the host gathers a step's distinct rows and copies them up at once (store/host_reads.hpp):
+// submit() then waits for the step's row plans, once for every table. Built only with CUDA.
 
 #include <memory>
 #include <vector>
@@ -22,7 +24,7 @@ class GpuStore final : public RowStore {
   // `tier` is device or pinned. Pinned rows with a `share` group (ranks of one node holding
   // the same ranges; collective over it) are held once by the node (GpuTable).
   GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier, StepSpace& space,
-           MPI_Comm share = MPI_COMM_NULL, int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm);
+           MPI_Comm share = MPI_COMM_NULL, const PinnedReads& reads = {});
   ~GpuStore() override;
   GpuStore(const GpuStore&) = delete;
   GpuStore& operator=(const GpuStore&) = delete;
@@ -34,13 +36,17 @@ class GpuStore final : public RowStore {
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 
+  [[nodiscard]] HostReadCounts host_reads() const override { return counts_; }
+
   [[nodiscard]] const GpuTable& table(int layer) const { return *tables_.at(static_cast<std::size_t>(layer)); }
 
  private:
   void release() noexcept;
 
   StorageTier tier_;
+  StepSpace& space_;
   cudaStream_t stream_;  // the space's
+  HostReadCounts counts_;
   std::vector<std::unique_ptr<GpuTable>> tables_;
   std::vector<kernels::DecodeTask> tasks_;
   cudaStream_t side_ = nullptr;  // pinned: where distinct rows are gathered

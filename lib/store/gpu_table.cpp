@@ -58,11 +58,12 @@ void read_band(const TableSource& source, const TableLayout& layout, RowRange b,
 
 }  // namespace
 
-GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, int uva_blocks_per_sm, MPI_Comm share)
+GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, const PinnedReads& reads,
+                   MPI_Comm share)
     : layout_(source.info.layout),
       range_(range),
       tier_(tier),
-      uva_blocks_per_sm_(uva_blocks_per_sm),
+      reads_(reads),
       global_scale_(source.info.global_scale),
       pitch_(gpu_row_pitch(layout_)) {
   if (tier == StorageTier::host || tier == StorageTier::disk)
@@ -264,7 +265,7 @@ kernels::TableView GpuTable::view() const {
 }
 
 kernels::DistinctRows& GpuTable::distinct() const {
-  if (!distinct_) distinct_ = std::make_unique<kernels::DistinctRows>(uva_blocks_per_sm_);
+  if (!distinct_) distinct_ = std::make_unique<kernels::DistinctRows>(reads_.uva_blocks_per_sm);
   return *distinct_;
 }
 
@@ -272,12 +273,30 @@ bool GpuTable::gathers_distinct(std::int64_t num_ids) const {
   return tier_ == StorageTier::pinned && num_ids >= k_pinned_group_min_ids;
 }
 
+bool GpuTable::gathers_on_host(std::int64_t num_ids, bool capturing) const {
+  return tier_ == StorageTier::pinned && pleshard::gathers_on_host(reads_.host, num_ids, capturing);
+}
+
 void GpuTable::reserve(std::int64_t max_ids) const {
-  if (gathers_distinct(max_ids)) distinct().reserve(view(), max_ids);
+  if (gathers_on_host(max_ids, false)) {
+    distinct().reserve_host(view(), max_ids);
+  } else if (gathers_distinct(max_ids)) {
+    distinct().reserve(view(), max_ids);
+  }
 }
 
 std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids) const {
-  return gathers_distinct(max_ids) ? kernels::DistinctRows::bytes_for(view(), max_ids) : 0;
+  return gathers_distinct(max_ids) || gathers_on_host(max_ids, false)
+             ? kernels::DistinctRows::bytes_for(view(), max_ids)
+             : 0;
+}
+
+void GpuTable::plan_for_host(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
+  distinct().plan_for_host(view(), ids, num_ids, stream);
+}
+
+kernels::DecodeTask GpuTable::gather_on_host(cudaStream_t stream) const {
+  return distinct().gather_on_host(view(), reads_.host_threads, stream);
 }
 
 kernels::DecodeTask GpuTable::rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
@@ -287,7 +306,14 @@ kernels::DecodeTask GpuTable::rows_for(const std::int64_t* ids, std::int64_t num
 
 void GpuTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out,
                       cudaStream_t stream) const {
-  kernels::DecodeTask task = rows_for(ids, num_ids, stream);
+  kernels::DecodeTask task;
+  if (gathers_on_host(num_ids, false)) {
+    plan_for_host(ids, num_ids, stream);
+    PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    task = gather_on_host(stream);
+  } else {
+    task = rows_for(ids, num_ids, stream);
+  }
   task.out = out;
   kernels::decode_step_cuda({&task, 1}, dtype, stream);
 }

@@ -9,11 +9,19 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "kernels/cuda/distinct_rows.hpp"
+#include "store/host_reads.hpp"
 #include "store/pinned_rows.hpp"
 #include "store/row_range.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {
+
+// How the GPU reads a pinned table's rows.
+struct PinnedReads {
+  HostReads host = HostReads::automatic;  // through UVA, or gathered by the host (store/host_reads.hpp)
+  int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm;  // cap of UVA distinct-row gathers (0: none)
+  std::size_t host_threads = 1;                                 // threads of a host gather
+};
 
 class GpuTable {
  public:
@@ -25,13 +33,14 @@ class GpuTable {
   // GPU. Block-scaled rows carry their
   // block scales after the codes (TableView::row_pitch). Throws InputError for a pinned
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
-  // `tier` is StorageTier::device or StorageTier::pinned; the pinned tier's distinct-row
-  // gathers run on at most `uva_blocks_per_sm` blocks per SM (0: no cap). Pinned rows with
+  // `tier` is StorageTier::device or StorageTier::pinned; `reads` says how the GPU reads
+  // pinned rows (through UVA, its distinct-row gathers on a capped grid, or gathered by the
+  // host). Pinned rows with
   // a `share` group (ranks of one node holding the same range; collective over it) lie in
   // one segment of the node, filled by the group's first rank and locked by each; the
   // group must agree (collective_try) before any rank reads them.
-  GpuTable(const TableSource& source, RowRange range, StorageTier tier,
-           int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm, MPI_Comm share = MPI_COMM_NULL);
+  GpuTable(const TableSource& source, RowRange range, StorageTier tier, const PinnedReads& reads = {},
+           MPI_Comm share = MPI_COMM_NULL);
   ~GpuTable();
   GpuTable(const GpuTable&) = delete;
   GpuTable& operator=(const GpuTable&) = delete;
@@ -40,8 +49,17 @@ class GpuTable {
   [[nodiscard]] StorageTier tier() const { return tier_; }
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
-  // Whether a lookup of `num_ids` ids reads each distinct row once (pinned, large lookups).
+  // Whether a lookup of `num_ids` ids reads each distinct row once through UVA (pinned,
+  // large lookups read by the GPU).
   [[nodiscard]] bool gathers_distinct(std::int64_t num_ids) const;
+  // Whether a lookup of `num_ids` ids is gathered by the host (pinned; PinnedReads::host),
+  // never while a CUDA graph captures it.
+  [[nodiscard]] bool gathers_on_host(std::int64_t num_ids, bool capturing) const;
+  // A host gather's halves: the plan and its distinct offsets' copy enqueued on `stream`;
+  // then, once the caller has waited for the stream, the rows gathered and their copy to
+  // the GPU enqueued (kernels::DistinctRows::plan_for_host, gather_on_host).
+  void plan_for_host(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const;
+  [[nodiscard]] kernels::DecodeTask gather_on_host(cudaStream_t stream) const;
   // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
   void reserve(std::int64_t max_ids) const;
   // What reserve(max_ids) allocates (RowStore::step_buffer_bytes).
@@ -50,7 +68,8 @@ class GpuTable {
   // Where the decode of `ids` finds its rows: the table in place, or (gathers_distinct)
   // a block of the distinct rows gathered on `stream`. The task's out is left unset.
   [[nodiscard]] kernels::DecodeTask rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const;
-  // rows_for, then decode into `out` (device-accessible), on `stream`.
+  // rows_for (or a host gather, waiting for `stream`), then decode into `out`
+  // (device-accessible), on `stream`.
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out, cudaStream_t stream) const;
 
  private:
@@ -63,7 +82,7 @@ class GpuTable {
   TableLayout layout_;
   RowRange range_;
   StorageTier tier_;
-  int uva_blocks_per_sm_;
+  PinnedReads reads_;
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;         // bytes per row: codes, then (block-scaled) scales and padding
   std::uint8_t* rows_ = nullptr;  // device: owned; pinned: pinned_'s

@@ -24,6 +24,12 @@ PlacedStore::PlacedStore(std::vector<std::unique_ptr<RowStore>> parts, std::vect
   tasks_.resize(holder_.size());
 }
 
+RowStore::HostReadCounts PlacedStore::host_reads() const {
+  HostReadCounts counts;
+  for (const auto& part : parts_) counts += part->host_reads();
+  return counts;
+}
+
 bool PlacedStore::enqueues_only() const {
   return std::all_of(parts_.begin(), parts_.end(), [](const auto& part) { return part->enqueues_only(); });
 }

@@ -18,6 +18,7 @@ class PlacedStore final : public RowStore {
   PlacedStore(std::vector<std::unique_ptr<RowStore>> parts, std::vector<int> holder);
 
   [[nodiscard]] bool enqueues_only() const override;
+  [[nodiscard]] HostReadCounts host_reads() const override;
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   void reserve(std::int64_t max_ids) override;
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;

@@ -64,6 +64,19 @@ class RowStore {
   // the GPU or the host's cores decode this one's).
   [[nodiscard]] virtual bool fetches_ahead() const { return false; }
 
+  // How the lookups of tables in host memory were read so far, one count per table and
+  // step (the pinned tier: store/host_reads.hpp); none for other tiers.
+  struct HostReadCounts {
+    std::int64_t gathered = 0;  // gathered by the host, copied up at once
+    std::int64_t uva = 0;       // read by the GPU through UVA
+    HostReadCounts& operator+=(const HostReadCounts& o) {
+      gathered += o.gathered;
+      uva += o.uva;
+      return *this;
+    }
+  };
+  [[nodiscard]] virtual HostReadCounts host_reads() const { return {}; }
+
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
   // wait() returns (fetches_ahead: until submit() returns).
   virtual void submit(std::span<const RowQuery> queries) = 0;

@@ -14,19 +14,22 @@
 namespace pleshard {
 
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
-                                         std::span<const RowRange> ranges, StepSpace& space, PageCache disk_reads,
-                                         MPI_Comm host_share) {
+                                         std::span<const RowRange> ranges, StepSpace& space,
+                                         const StoreOptions& options) {
   switch (tier) {
     case StorageTier::host:
-      return std::make_unique<HostStore>(checkpoint, ranges, host_share);
+      return std::make_unique<HostStore>(checkpoint, ranges, options.host_share);
     case StorageTier::disk:
-      return std::make_unique<DiskStore>(checkpoint, ranges, space, disk_reads);
+      return std::make_unique<DiskStore>(checkpoint, ranges, space, options.disk_reads);
     case StorageTier::device:
     case StorageTier::pinned:
       break;
   }
 #if PLESHARD_HAVE_CUDA
-  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, host_share);
+  PinnedReads reads;
+  reads.host = options.host_reads;
+  reads.host_threads = options.host_threads;
+  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, options.host_share, reads);
 #else
   (void)space;
   throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");

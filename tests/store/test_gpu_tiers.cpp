@@ -31,16 +31,24 @@ ModelConfig config_with(const char* dtype, int ple_embed_dim) {
 
 struct TierCase {
   StorageTier tier;
-  int uva_blocks_per_sm;
+  PinnedReads reads;
   bool in_place;
 };
 
 template <std::size_t N>
-std::vector<TierCase> with_sources(const std::pair<StorageTier, int> (&tiers)[N]) {
+std::vector<TierCase> with_sources(const std::pair<StorageTier, PinnedReads> (&tiers)[N]) {
   std::vector<TierCase> cases;
-  for (const auto& [tier, blocks] : tiers)
-    for (bool in_place : {true, false}) cases.push_back({tier, blocks, in_place});
+  for (const auto& [tier, reads] : tiers)
+    for (bool in_place : {true, false}) cases.push_back({tier, reads, in_place});
   return cases;
+}
+
+PinnedReads reads_of(HostReads host, int uva_blocks_per_sm) {
+  PinnedReads reads;
+  reads.host = host;
+  reads.uva_blocks_per_sm = uva_blocks_per_sm;
+  reads.host_threads = 3;
+  return reads;
 }
 
 // A GPU tier's rows as bytes in host memory (pinned: they are host memory, page-locked in
@@ -82,18 +90,22 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
       const std::int64_t rows = source.info.layout.rows;
       const RowRange range{97, rows - 41};
       const HostTable host(source, range);
-      // The pinned tier with its gather's SM cap (the default) and without.
-      const std::pair<StorageTier, int> tiers[] = {{StorageTier::device, kernels::k_uva_gather_blocks_per_sm},
-                                                   {StorageTier::pinned, kernels::k_uva_gather_blocks_per_sm},
-                                                   {StorageTier::pinned, 0}};
+      // The pinned tier read through UVA with its gather's SM cap (the default) and without,
+      // and gathered by the host at every size.
+      const std::pair<StorageTier, PinnedReads> tiers[] = {
+          {StorageTier::device, {}},
+          {StorageTier::pinned, reads_of(HostReads::uva, kernels::k_uva_gather_blocks_per_sm)},
+          {StorageTier::pinned, reads_of(HostReads::uva, 0)},
+          {StorageTier::pinned, reads_of(HostReads::gather, kernels::k_uva_gather_blocks_per_sm)}};
       // Rows made on the GPU in place, and rows loaded from the source's bytes.
-      for (const auto& [tier, uva_blocks_per_sm, in_place] : with_sources(tiers)) {
+      for (const auto& [tier, reads, in_place] : with_sources(tiers)) {
         TableSource from = source;
         if (!in_place) from.synthetic.reset();
-        const GpuTable gpu(from, range, tier, uva_blocks_per_sm);
+        const GpuTable gpu(from, range, tier, reads);
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
-                       to_string(tier) + " blocks/SM " + std::to_string(uva_blocks_per_sm) + " " + to_string(dtype) +
+                       to_string(tier) + " " + to_string(reads.host) + " blocks/SM " +
+                       std::to_string(reads.uva_blocks_per_sm) + " " + to_string(dtype) +
                        (in_place ? " made in place" : " loaded"));
           // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
           for (std::int64_t n :

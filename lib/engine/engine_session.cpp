@@ -217,14 +217,12 @@ std::vector<RowRange> EngineSession::read_table_specs(const ModelConfig& config,
 
 void EngineSession::place_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& shards,
                                  const RowProfile& profile, int share_ranks) {
-  std::vector<int> heads;
-  for (const TableSpec& spec : specs_) heads.push_back(spec.total_heads());
   const std::uint64_t step_memory =
       step_memory_estimate(options_, static_cast<int>(checkpoint.tables().size()), heads_, width_, topology_.edp());
   PlacementChoice placed = collective_try(world_, [&] {
     return choose_placement(
         world_, topology_.rank, options_,
-        {layouts_, shards, heads, profile, space_->on_device(),
+        {layouts_, shards, specs_, profile, space_->on_device(),
          checkpoint.kind() != CheckpointKind::synthetic && !options_.cuda_graphs, step_memory, share_ranks});
   });
   placement_ = std::move(placed.placement);

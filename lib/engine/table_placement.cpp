@@ -3,13 +3,27 @@
 #include <vector>
 
 #include "core/log.hpp"
-#include "store/auto_placement.hpp"
 #include "store/tier_memory.hpp"
 
 namespace pleshard {
 
 Placement asked_placement(const EngineOptions& options, int tables) {
   return options.placement.empty() ? Placement::every(options.tier, tables) : Placement{options.placement};
+}
+
+std::vector<TableDemand> table_demands(const PlacementInputs& in) {
+  std::vector<TableDemand> demands;
+  for (std::size_t d = 0; d < in.layouts.size(); ++d) {
+    const std::span<const TableLayout> layout = in.layouts.subspan(d, 1);
+    const std::span<const RowRange> shard = in.shards.subspan(d, 1);
+    const bool profiled = d < in.profile.tables.size();
+    demands.push_back(
+        {tier_bytes(StorageTier::device, layout, shard), tier_bytes(StorageTier::host, layout, shard),
+         tier_bytes(StorageTier::disk, layout, shard),
+         profiled ? static_cast<double>(in.profile.tables[d].lookups) : static_cast<double>(in.specs[d].total_heads()),
+         in.specs[d].read_at_layer});
+  }
+  return demands;
 }
 
 PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options, const PlacementInputs& in) {
@@ -19,16 +33,7 @@ PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& 
     choice.placement = asked_placement(options, tables);
     return choice;
   }
-  std::vector<TableDemand> demands;
-  for (int d = 0; d < tables; ++d) {
-    const std::span<const TableLayout> layout = in.layouts.subspan(static_cast<std::size_t>(d), 1);
-    const std::span<const RowRange> shard = in.shards.subspan(static_cast<std::size_t>(d), 1);
-    const bool profiled = static_cast<std::size_t>(d) < in.profile.tables.size();
-    demands.push_back({tier_bytes(StorageTier::device, layout, shard), tier_bytes(StorageTier::host, layout, shard),
-                       tier_bytes(StorageTier::disk, layout, shard),
-                       profiled ? static_cast<double>(in.profile.tables[static_cast<std::size_t>(d)].lookups)
-                                : static_cast<double>(in.heads[static_cast<std::size_t>(d)])});
-  }
+  const std::vector<TableDemand> demands = table_demands(in);
   const PlacementCapacity capacity =
       measure_capacity(world, in.gpu, in.files, options.gpu_memory_limit, in.gpu ? in.workspace : 0, in.host_sharers);
   const PlacementPlan plan = plan_placement(demands, capacity);

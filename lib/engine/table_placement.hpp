@@ -5,18 +5,21 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <mpi.h>
 
 #include "engine/engine_options.hpp"
+#include "model/table_spec.hpp"
 #include "profile/row_profile.hpp"
+#include "store/auto_placement.hpp"
 
 namespace pleshard {
 
 struct PlacementInputs {
   std::span<const TableLayout> layouts;
   std::span<const RowRange> shards;  // each table's rows on this rank, sharded over ETP
-  std::span<const int> heads;        // each table's lookups per token (heads)
+  std::span<const TableSpec> specs;  // each table's lookups per token (heads) and the decoder layer that reads it
   const RowProfile& profile;         // its tables' lookups, where given, say which table is hottest
   bool gpu = false;                  // the engine's space is a GPU
   bool files = true;                 // the checkpoint is in files (not synthetic)
@@ -28,6 +31,10 @@ struct PlacementChoice {
   Placement placement;
   PlacementReport report;
 };
+
+// What each table asks of each tier on this rank (its rows in `shards`), how hot it is (the
+// profile's lookups where given, else its heads) and when it is read: the automatic plan's input.
+[[nodiscard]] std::vector<TableDemand> table_demands(const PlacementInputs& in);
 
 // The placement EngineOptions give (not an automatic one): `placement`, or every table on `tier`.
 [[nodiscard]] Placement asked_placement(const EngineOptions& options, int tables);

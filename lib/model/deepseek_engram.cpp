@@ -116,6 +116,7 @@ std::vector<TableSpec> DeepseekEngramFamily::tables(const ModelConfig& c) const 
     TableSpec spec;
     spec.ple_index = d;
     spec.decoder_layer = c.ple_layer_ids[static_cast<std::size_t>(d)];
+    spec.read_at_layer = spec.decoder_layer;  // engram_layer_ids are 0-based
     spec.ngram_size = c.ngram_size;
     spec.heads_per_ngram = c.heads_per_ngram;
     spec.head_dim = c.head_dim();

@@ -138,6 +138,7 @@ std::vector<TableSpec> Qwen4ExpFamily::tables(const ModelConfig& config) const {
     TableSpec spec;
     spec.ple_index = d;
     spec.decoder_layer = config.ple_layer_ids.at(static_cast<std::size_t>(d));
+    spec.read_at_layer = spec.decoder_layer - 1;  // ple_layer_ids are 1-based
     spec.ngram_size = config.ngram_size;
     spec.heads_per_ngram = config.heads_per_ngram;
     spec.head_dim = config.head_dim();

@@ -27,6 +27,10 @@ enum class TensorLayout {
 struct TableSpec {
   int ple_index = 0;      // d: the table's position, as --ple-index and /ple_{d}
   int decoder_layer = 0;  // the family's decoder layer id (Qwen4Exp: 1-based; Engram: 0-based)
+  // The decoder layer that reads the table, 0-based in every family: how many decoder layers
+  // run before its rows are needed (the automatic placement's deadline). decoder_layer stays
+  // the family's own id, which its checkpoints' names use.
+  int read_at_layer = 0;
   int ngram_size = 0;
   int heads_per_ngram = 0;
   int head_dim = 0;

@@ -29,6 +29,38 @@ std::uint64_t demand_on(const TableDemand& t, StorageTier tier) {
   return 0;
 }
 
+// "2nd", "3rd", "11th": a place in the reading order.
+std::string ordinal(std::size_t place) {
+  const std::size_t tens = place % 100;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                       : place % 10 == 1        ? "st"
+                       : place % 10 == 2        ? "nd"
+                       : place % 10 == 3        ? "rd"
+                                                : "th";
+  return std::to_string(place) + suffix;
+}
+
+// Why the table at `order[at]` comes where it does: when a step reads it (where the tables are
+// not all read at one layer) and how hot it is beside the tables read at the same layer.
+std::string place_in_order(std::span<const TableDemand> tables, std::span<const std::size_t> order, std::size_t at) {
+  const int layer = tables[order[at]].read_at_layer;
+  std::vector<int> layers;
+  for (const TableDemand& t : tables) layers.push_back(t.read_at_layer);
+  std::sort(layers.begin(), layers.end());
+  const auto same = std::equal_range(layers.begin(), layers.end(), layer);
+  const auto sharing = static_cast<std::size_t>(same.second - same.first);
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  // The order keeps a layer's tables together, hottest first.
+  std::size_t first = at;
+  while (first > 0 && tables[order[first - 1]].read_at_layer == layer) --first;
+  const std::string hottest = "hottest " + std::to_string(at - first + 1) + " of " + std::to_string(sharing);
+  if (layers.size() == 1) return sharing > 1 ? ", " + hottest : "";
+  const auto place = static_cast<std::size_t>(std::lower_bound(layers.begin(), layers.end(), layer) - layers.begin());
+  return std::string(", read ") + (place == 0 ? "first" : ordinal(place + 1) + " of " + std::to_string(layers.size())) +
+         " (decoder layer " + std::to_string(layer) + ", 0-based" +
+         (sharing > 1 ? "; " + hottest + " read there" : "") + ")";
+}
+
 }  // namespace
 
 std::vector<std::string> PlacementPlan::lines(std::span<const TableDemand> tables) const {
@@ -47,33 +79,36 @@ PlacementPlan plan_placement(std::span<const TableDemand> tables, const Placemen
   PlacementPlan plan;
   plan.placement.tiers.assign(n, StorageTier::disk);
   plan.why.assign(n, "");
-  // The hottest first: most lookups per byte of GPU memory.
+  // The earliest read first; at one layer, the hottest first: most lookups per byte of GPU memory.
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
   const auto heat = [&](std::size_t d) {
     return tables[d].lookups / static_cast<double>(std::max<std::uint64_t>(1, tables[d].gpu_bytes));
   };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return heat(a) > heat(b); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (tables[a].read_at_layer != tables[b].read_at_layer) return tables[a].read_at_layer < tables[b].read_at_layer;
+    return heat(a) > heat(b);
+  });
   std::uint64_t device = capacity.gpu ? capacity.device_bytes : 0;
   std::uint64_t host = capacity.host_bytes;
   const StorageTier host_tier = capacity.gpu ? StorageTier::pinned : StorageTier::host;
   for (std::size_t rank = 0; rank < n; ++rank) {
     const std::size_t d = order[rank];
     const TableDemand& t = tables[d];
-    const std::string hottest = n > 1 ? ", hottest " + std::to_string(rank + 1) + " of " + std::to_string(n) : "";
+    const std::string place = place_in_order(tables, order, rank);
     if (capacity.gpu && t.gpu_bytes <= device) {
       plan.placement.tiers[d] = StorageTier::device;
-      plan.why[d] = "fits the GPU's " + gb(device) + " left" + hottest;
+      plan.why[d] = "fits the GPU's " + gb(device) + " left" + place;
       device -= t.gpu_bytes;
     } else if (demand_on(t, host_tier) <= host) {
       plan.placement.tiers[d] = host_tier;
       plan.why[d] = (capacity.gpu ? "the GPU has " + gb(device) + " left; " : std::string()) + "fits host memory's " +
-                    gb(host) + " left" + hottest;
+                    gb(host) + " left" + place;
       host -= demand_on(t, host_tier);
     } else if (capacity.files && t.disk_bytes <= host) {
       plan.placement.tiers[d] = StorageTier::disk;
       plan.why[d] = (capacity.gpu ? "the GPU has " + gb(device) + " left, " : std::string()) + "host memory " +
-                    gb(host) + "; read from the checkpoint's files" + hottest;
+                    gb(host) + "; read from the checkpoint's files" + place;
       host -= t.disk_bytes;
     } else {
       throw InputError("--placement auto: table " + std::to_string(d) + " fits nowhere: it takes " + gb(t.gpu_bytes) +

@@ -2,9 +2,13 @@
 // `--placement auto`: each table on the fastest tier with room for it, as a pure function of
 // what a rank has (so it is tested with given capacities). Tables go to the device first,
 // then pinned host memory, then the disk (on a machine without a GPU: host memory, then the
-// disk), the hottest table first: the one with the most lookups per byte it keeps, which a
-// profile measures and the heads per table estimate otherwise. The GPU memory the device
-// tables leave becomes the row cache in front of the tables that are not on the device.
+// disk), in the order a step needs them: the table read at the earliest decoder layer first,
+// because a slow tier's reads for a table can hide only behind the decoder layers that run
+// before it, and the table read first has the fewest (DeepSeek-V4.1's layer-1 table gets the
+// GPU before its layer-14 one, however hot that is). Among tables read at the same layer
+// the hottest first: the one with the most lookups per byte it keeps, which a profile
+// measures and the heads per table estimate otherwise. The GPU memory the device tables
+// leave becomes the row cache in front of the tables that are not on the device.
 
 #include <cstdint>
 #include <span>
@@ -21,6 +25,7 @@ struct TableDemand {
   std::uint64_t host_bytes = 0;  // host tier
   std::uint64_t disk_bytes = 0;  // disk tier: the block scales it keeps in host memory
   double lookups = 1;            // per step, relative to the other tables
+  int read_at_layer = 0;         // its deadline: the 0-based decoder layer that reads it (TableSpec)
 };
 
 // What one rank may use, margins already taken.
@@ -33,7 +38,7 @@ struct PlacementCapacity {
 
 struct PlacementPlan {
   Placement placement;
-  std::vector<std::string> why;   // per table: why its tier
+  std::vector<std::string> why;   // per table: why its tier, and its place in the order
   std::uint64_t device_left = 0;  // GPU memory the tables leave
   std::uint64_t host_left = 0;
   // GPU memory for the row cache in front of the tables not on the device: what the

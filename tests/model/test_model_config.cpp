@@ -329,3 +329,23 @@ TEST(EngramConfig, TheReleasedConfigsRowsAreChecked) {
 }
 
 }  // namespace
+
+namespace {
+
+// Each family says which decoder layer reads each table, 0-based whatever its config's ids:
+// Qwen4Exp's are 1-based (sorted), Engram's 0-based (in config order).
+TEST(TableSpec, TheDecoderLayerThatReadsATableCountsFromZeroInEveryFamily) {
+  const auto read_at = [](const ModelConfig& c) {
+    std::vector<int> layers;
+    for (const auto& spec : pleshard::derive_table_specs(c)) layers.push_back(spec.read_at_layer);
+    return layers;
+  };
+  EXPECT_EQ(read_at(parse_model_config(minimal(), "cfg.json")), (std::vector<int>{1, 4}));  // ple_layer_ids 5, 2
+  EXPECT_EQ(read_at(parse_model_config(engram(), "cfg.json")), (std::vector<int>{14, 1}));  // engram_layer_ids 14, 1
+  const std::filesystem::path models = std::filesystem::path(PLESHARD_SOURCE_DIR) / "jobs/models";
+  EXPECT_EQ(read_at(pleshard::load_model_config(models / "qwen3.8-flash-next/config.json")), (std::vector<int>{1}));
+  EXPECT_EQ(read_at(pleshard::load_model_config(models / "deepseek-v4.1-flash/config.json")),
+            (std::vector<int>{1, 14}));
+}
+
+}  // namespace

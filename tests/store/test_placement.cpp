@@ -1,9 +1,10 @@
 // Placements: `--placement` parsed and refused (an unknown table, a table placed twice or not
 // at all, a tier the build or machine lacks, tiers that cannot share a step), and the
 // automatic plan as a pure function of given capacities: device first, then pinned (host
-// without a GPU), then disk, the hottest table first, the GPU memory left as the row cache;
-// refused when a table fits nowhere. The real sizes: DeepSeek-V4.1-Flash's two Engram tables
-// of 101.4 GB on one H200 machine.
+// without a GPU), then disk, the table read at the earliest decoder layer first and, among
+// tables read at one layer, the hottest first, the GPU memory left as the row cache; refused
+// when a table fits nowhere. The real sizes: DeepSeek-V4.1-Flash's two Engram tables of
+// 101.4 GB on one H200 machine.
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,53 @@ TEST(AutoPlacement, TheHottestTableTakesTheDevice) {
   // Equal lookups: the smaller table has more per byte and goes first.
   const PlacementPlan sized = plan_placement(std::vector<TableDemand>{table(55), table(40)}, gpu);
   EXPECT_EQ(sized.placement.tiers, (std::vector<StorageTier>{StorageTier::pinned, StorageTier::device}));
+}
+
+TableDemand read_at(int layer, std::uint64_t gb, double lookups) {
+  TableDemand t = table(gb, lookups);
+  t.read_at_layer = layer;
+  return t;
+}
+
+TEST(AutoPlacement, TheTableReadFirstTakesTheDeviceHoweverHotTheOthers) {
+  const PlacementCapacity gpu{true, true, 60 * k_gb, 500 * k_gb};
+  // DeepSeek-V4.1's layers 1 and 14, the later table three times as hot: the device still
+  // goes to the one read first, in either table order.
+  const PlacementPlan plan = plan_placement(std::vector<TableDemand>{read_at(1, 50, 1), read_at(14, 50, 3)}, gpu);
+  EXPECT_EQ(plan.placement.tiers, (std::vector<StorageTier>{StorageTier::device, StorageTier::pinned}));
+  EXPECT_EQ(plan.why[0], "fits the GPU's 60 GB left, read first (decoder layer 1, 0-based)");
+  EXPECT_EQ(plan.why[1],
+            "the GPU has 10 GB left; fits host memory's 500 GB left, read 2nd of 2 (decoder layer 14, 0-based)");
+  const PlacementPlan swapped = plan_placement(std::vector<TableDemand>{read_at(14, 50, 3), read_at(1, 50, 1)}, gpu);
+  EXPECT_EQ(swapped.placement.tiers, (std::vector<StorageTier>{StorageTier::pinned, StorageTier::device}));
+  // Nor does the later table's being smaller, and so hotter per byte.
+  const PlacementPlan big = plan_placement(std::vector<TableDemand>{read_at(1, 55, 1), read_at(14, 40, 1)}, gpu);
+  EXPECT_EQ(big.placement.tiers, (std::vector<StorageTier>{StorageTier::device, StorageTier::pinned}));
+  // Host memory too goes in reading order: the table read last is left the disk.
+  const PlacementCapacity tight{true, true, 60 * k_gb, 60 * k_gb};
+  const PlacementPlan three =
+      plan_placement(std::vector<TableDemand>{read_at(9, 50, 9), read_at(3, 50, 1), read_at(6, 50, 5)}, tight);
+  EXPECT_EQ(three.placement.tiers,
+            (std::vector<StorageTier>{StorageTier::disk, StorageTier::device, StorageTier::pinned}));
+  EXPECT_NE(three.why[0].find("read 3rd of 3 (decoder layer 9, 0-based)"), std::string::npos) << three.why[0];
+}
+
+TEST(AutoPlacement, TablesReadAtOneLayerGoHottestFirst) {
+  const PlacementCapacity gpu{true, true, 60 * k_gb, 500 * k_gb};
+  // Layer 3's two tables: the hotter takes the device; layer 7's, hotter still, comes after both.
+  const PlacementPlan plan =
+      plan_placement(std::vector<TableDemand>{read_at(3, 50, 1), read_at(3, 50, 3), read_at(7, 50, 9)}, gpu);
+  EXPECT_EQ(plan.placement.tiers,
+            (std::vector<StorageTier>{StorageTier::pinned, StorageTier::device, StorageTier::pinned}));
+  EXPECT_NE(plan.why[1].find("read first (decoder layer 3, 0-based; hottest 1 of 2 read there)"), std::string::npos)
+      << plan.why[1];
+  EXPECT_NE(plan.why[0].find("read first (decoder layer 3, 0-based; hottest 2 of 2 read there)"), std::string::npos)
+      << plan.why[0];
+  EXPECT_NE(plan.why[2].find("read 2nd of 2 (decoder layer 7, 0-based)"), std::string::npos) << plan.why[2];
+  // Every table read at one layer: heat alone, and the why says only that.
+  const PlacementPlan same = plan_placement(std::vector<TableDemand>{read_at(5, 50, 1), read_at(5, 50, 3)}, gpu);
+  EXPECT_EQ(same.placement.tiers, (std::vector<StorageTier>{StorageTier::pinned, StorageTier::device}));
+  EXPECT_EQ(same.why[1], "fits the GPU's 60 GB left, hottest 1 of 2");
 }
 
 TEST(AutoPlacement, WithoutAGpuHostThenDisk) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # After h200-build.sh (same build directory): DeepSeek-V4.1-Flash's Engram tables on one H200.
-#   [CORPUS=...] [PARTS="tests step lookup real"] jobs/device/h200-engram-bench.sh
+#   [CORPUS=...] [PARTS="tests step lookup real host-reads"] jobs/device/h200-engram-bench.sh
 # The corpus is folded into the model's vocabulary (token t -> t mod 129,280: real n-gram
 # statistics, not the model's tokenizer) and hashed through a synthetic token map
 # (jobs/engram_token_map.py): say both beside any figure.
@@ -13,10 +13,15 @@
 # - real: one table of the real size (layer 1 alone: 384,006,168 rows, 98.3 GB of codes +
 #   3.1 GB of scales) made in place on the device tier, served by bench step and run
 #   --summary-only on the folded corpus.
+# - host-reads: the pinned tier of the V4.1 shape read through UVA, gathered by the host and
+#   chosen per step (--host-reads uva, gather, auto; bench step eager and graph, B = 1 ...
+#   8192, 4,096 distinct steps), bench lookup of pinned against pinned-gather from 64 ids to
+#   1M (where the gather overtakes UVA), and the host-to-device copy's own rate (PyTorch, a
+#   pinned 256 MiB tensor) that the gathered rows are measured against.
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-parts=${PARTS:-tests step lookup real}
+parts=${PARTS:-tests step lookup real host-reads}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 
@@ -53,6 +58,28 @@ fi
 if part lookup; then
   log lookup "$app" bench lookup --storage device pinned --formats fp8_e8m0 fp8 bf16 --head-dim 256 \
     --rows 16777216 --ids 8192 1048576 --min-seconds 0.2
+fi
+
+if part host-reads; then
+  for reads in uva gather auto; do
+    log host-reads "$app" bench step --config "$models/shape/config.json" --storage pinned --host-reads "$reads" \
+      --requests "$folded" --tokens 1 64 256 1024 8192 --distinct-steps 4096 --min-seconds 0.3
+  done
+  log host-reads "$app" bench lookup --storage pinned --formats fp8_e8m0 --head-dim 256 --rows 16777216 \
+    --ids 64 256 1024 4096 16384 65536 1048576 --min-seconds 0.1
+  python3 - <<'PY' | tee -a "$out/host-reads.txt"
+import time, torch
+x = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()
+y = torch.empty_like(x, device="cuda")
+for _ in range(3):
+    y.copy_(x, non_blocking=True)
+torch.cuda.synchronize()
+t = time.perf_counter()
+for _ in range(20):
+    y.copy_(x, non_blocking=True)
+torch.cuda.synchronize()
+print(f"host-to-device copy of 256 MiB from pinned memory: {20 * x.numel() / (time.perf_counter() - t) / 1e9:.1f} GB/s")
+PY
 fi
 
 if part real; then

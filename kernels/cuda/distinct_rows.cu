@@ -94,6 +94,11 @@ void DistinctRows::reserve(const TableView& table, std::int64_t max_ids) {
 
 namespace {
 
+// A host gather's rows cross in up to k_host_copies copies of at least k_host_copy_rows
+// rows (about 1 MB of 264-byte rows): each starts while the host gathers the next.
+constexpr std::int64_t k_host_copies = 8;
+constexpr std::int64_t k_host_copy_rows = 4096;
+
 // The host staging of `n` ids: the distinct count, n offsets (8-byte aligned), then the block.
 std::size_t offsets_bytes(std::size_t n) { return sizeof(std::int64_t) + (n * sizeof(std::uint32_t) + 7) / 8 * 8; }
 
@@ -139,11 +144,20 @@ DecodeTask DistinctRows::gather_on_host(const TableView& table, std::size_t thre
   const auto* offsets = reinterpret_cast<const std::uint32_t*>(count_at + 1);
   auto* host_rows = static_cast<std::uint8_t*>(host_memory_) + offsets_bytes(static_cast<std::size_t>(host_capacity_));
   std::uint8_t* host_scales = host_rows + (staged_scales_ - staged_rows_);
-  gather_rows_host(table, offsets, count, host_rows, host_scales, threads);
-  const auto n = static_cast<std::size_t>(count);
-  PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_rows_, host_rows, n * row_bytes_, cudaMemcpyHostToDevice, stream));
-  if (scale_bytes_ != 0)
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_scales_, host_scales, n * scale_bytes_, cudaMemcpyHostToDevice, stream));
+  // In pieces, each copied up as soon as it is gathered: the bus moves one while the host
+  // gathers the next.
+  const std::int64_t piece = std::max(k_host_copy_rows, (count + k_host_copies - 1) / k_host_copies);
+  for (std::int64_t begin = 0; begin < count; begin += piece) {
+    const auto first = static_cast<std::size_t>(begin);
+    const auto n = static_cast<std::size_t>(std::min(count, begin + piece) - begin);
+    gather_rows_host(table, offsets + begin, static_cast<std::int64_t>(n), host_rows + first * row_bytes_,
+                     host_scales + first * scale_bytes_, threads);
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_rows_ + first * row_bytes_, host_rows + first * row_bytes_,
+                                        n * row_bytes_, cudaMemcpyHostToDevice, stream));
+    if (scale_bytes_ != 0)
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_scales_ + first * scale_bytes_, host_scales + first * scale_bytes_,
+                                          n * scale_bytes_, cudaMemcpyHostToDevice, stream));
+  }
   return {staged, plan_.keys(), planned_ids_, nullptr};
 }
 

@@ -15,8 +15,9 @@ namespace {
 // thread keeps that many misses in flight.
 constexpr std::int64_t k_prefetch_rows = 8;
 constexpr std::size_t k_line = 64;
-// Rows a thread takes at a time: enough that waking a helper pays (a row is about 100 ns cold).
-constexpr std::size_t k_rows_per_piece = 256;
+// Rows a thread takes at a time: enough that waking a helper pays (a cold row is 50-200 ns),
+// few enough that a step of a few thousand rows keeps every thread busy.
+constexpr std::size_t k_rows_per_piece = 64;
 
 void prefetch(const std::uint8_t* p, std::size_t bytes) {
   for (std::size_t b = 0; b < bytes; b += k_line) __builtin_prefetch(p + b);

@@ -19,8 +19,11 @@ enum class HostReads { automatic, gather, uva };
 // InputError naming `what` (the option) for another name.
 [[nodiscard]] HostReads parse_host_reads(std::string_view name, const char* what = "--host-reads");
 
-// Lookups of a table in one step from which `auto` gathers on the host.
-inline constexpr std::int64_t k_host_gather_min_ids = 1024;
+// Lookups of a table in one step from which `auto` gathers on the host. On an H100 (FP8 +
+// E8M0 rows of 256 values, 16.8M-row tables, docs/performance.md) UVA took 38 us for 4,096
+// ids and 288 us for 16,384, the host gather 156 and 563 us; at 24,576 ids a table the
+// gather's step was 1.4x faster, at 65,536 ids its lookup 1.9x.
+inline constexpr std::int64_t k_host_gather_min_ids = 16384;
 
 // Whether a step of `ids` lookups of a table is gathered by the host: never while a CUDA
 // graph captures it.

@@ -39,8 +39,8 @@ Gathered reference(const TableView& t, const std::vector<std::uint32_t>& offsets
 TEST(RowGatherHost, EqualsACopyRowByRow) {
   std::mt19937_64 rng(5);
   const std::int64_t rows = 3001;
-  for (const RowFormat format : {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4,
-                                 RowFormat::fp8_e8m0}) {
+  for (const RowFormat format :
+       {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0}) {
     const int head_dim = 64;
     const std::size_t row_bytes = kernels::stored_row_bytes(format, head_dim);
     const std::size_t scale_bytes = kernels::scale_row_bytes(format, head_dim);
@@ -51,10 +51,16 @@ TEST(RowGatherHost, EqualsACopyRowByRow) {
       std::vector<std::uint8_t> plane(interleaved ? 0 : static_cast<std::size_t>(rows) * scale_bytes);
       for (auto& b : table) b = static_cast<std::uint8_t>(rng());
       for (auto& b : plane) b = static_cast<std::uint8_t>(rng());
-      const std::uint8_t* scales =
-          scale_bytes == 0 ? nullptr : interleaved ? table.data() + row_bytes : plane.data();
-      const TableView view{format, head_dim, 500, 500 + rows, table.data(), scales, 1.0f,
-                           interleaved ? pitch : 0, interleaved && scale_bytes != 0 ? pitch : 0};
+      const std::uint8_t* scales = scale_bytes == 0 ? nullptr : interleaved ? table.data() + row_bytes : plane.data();
+      const TableView view{format,
+                           head_dim,
+                           500,
+                           500 + rows,
+                           table.data(),
+                           scales,
+                           1.0f,
+                           interleaved ? pitch : 0,
+                           interleaved && scale_bytes != 0 ? pitch : 0};
       for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{300}, std::size_t{2999}}) {
         std::vector<std::uint32_t> offsets(count);
         for (auto& o : offsets) o = static_cast<std::uint32_t>(rng() % static_cast<std::uint64_t>(rows));

@@ -17,6 +17,7 @@
 #include "python_names.hpp"
 #include "runtime.hpp"
 #include "token_arrays.hpp"
+#include "without_gil.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -162,10 +163,13 @@ std::shared_ptr<PythonEngine> make_engine(
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  py::gil_scoped_release release;  // agreeing, then loading the tables, takes a while
-  // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
-  rethrow_agreed(mpi, failure);
-  return std::make_shared<PythonEngine>(args);
+  // Agreeing, then loading the tables, takes a while: other threads run meanwhile.
+  return without_gil([&] {
+    const EngineMaking making;
+    // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
+    rethrow_agreed(mpi, failure);
+    return std::make_shared<PythonEngine>(args);
+  });
 }
 
 // None: every request fresh; a list with an entry per request (None: fresh); or a 2-D array.
@@ -208,14 +212,12 @@ py::list forward(const std::shared_ptr<PythonEngine>& self, const py::handle& to
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  StepOutput out;
-  {
-    py::gil_scoped_release release;
-    out = self->forward([&] {
+  const StepOutput out = without_gil([&] {
+    return self->forward([&] {
       if (failure) std::rethrow_exception(failure);
       return make_step_batch(self->config(), t.values, q.values, c);
     });
-  }
+  });
   py::list arrays;
   for (int d = 0; d < static_cast<int>(out.layers.size()); ++d) arrays.append(EmbeddingArray(self, out, d));
   return arrays;
@@ -262,29 +264,22 @@ steps it and reports it together.)")
       .def(
           "report",
           [](PythonEngine& e) {
-            std::string json;
-            {
-              py::gil_scoped_release release;  // waits for the last step, then reduces over the ranks
-              json = e.report_json();
-            }
+            // Waits for the last step, then reduces over the ranks.
+            const std::string json = without_gil([&] { return e.report_json(); });
             return py::module_::import("json").attr("loads")(json);
           },
           "The run report as a dict (docs/report.md; collective)")
       .def(
-          "wait",
-          [](PythonEngine& e) {
-            py::gil_scoped_release release;
-            e.wait();
-          },
+          "wait", [](PythonEngine& e) { without_gil([&] { e.wait(); }); },
           "Returns when the last step is done (a host wait)")
-      .def("close", &PythonEngine::close, py::call_guard<py::gil_scoped_release>(),
-           "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
-           "already taken from them (NumPy, DLPack) keep their memory and stay readable")
+      .def(
+          "close", [](PythonEngine& e) { without_gil([&] { e.close(); }); },
+          "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
+          "already taken from them (NumPy, DLPack) keep their memory and stay readable")
       .def("__enter__", [](const py::object& self) { return self; })
       .def("__exit__",
            [](PythonEngine& e, const py::args&) {
-             py::gil_scoped_release release;  // waits for a step in flight, collective
-             e.close();
+             without_gil([&] { e.close(); });  // waits for a step in flight, collective
            })
       .def_property_readonly("closed", &PythonEngine::closed)
       .def_property_readonly("num_tables", [](const PythonEngine& e) { return e.engine().num_layers(); })

@@ -135,7 +135,7 @@ std::shared_ptr<PythonEngine> make_engine(
     if (!(share >= 0 && share <= 1))
       throw InputError("cache_static " + std::to_string(share) + ": must be a share from 0 to 1");
     if (reads != "cached" && reads != "direct")
-      throw InputError("disk_reads '" + reads + "': must be cached or direct");
+      throw InputError("disk_reads '" + quoted_value(reads) + "': must be cached or direct");
     args.job.cache.rows = rows;
     args.job.cache.gb = gb;
     args.job.cache.profile = optional_path(cache_profile, "cache_profile");

@@ -18,8 +18,8 @@ namespace pleshard::python {
 template <typename T>
 T argument_as(const pybind11::handle& value, const std::string& name, const char* expected) {
   const auto refused = [&] {
-    return InputError(name + ": " + std::string(pybind11::repr(value)) + " (" + type_name(value) + "); expected " +
-                      expected);
+    return InputError(name + ": " + quoted_value(std::string(pybind11::repr(value))) + " (" + type_name(value) +
+                      "); expected " + expected);
   };
   if constexpr (std::is_same_v<T, bool>) {
     if (!PyBool_Check(value.ptr())) throw InputError(name + ": " + type_name(value) + "; expected " + expected);

@@ -177,6 +177,18 @@ for fragment, kwargs in [
     ("needs a cache", {"storage": "disk", "cache_profile": config_path}),
 ]:
     expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+# A 70 kB value is quoted by its start and its length, whichever check refuses it.
+big = "0=host," * 10000
+for fragment, kwargs in [
+    ("--placement 0=host,0=host,", {"placement": big}),
+    ("--storage host and --placement 0=host,", {"storage": "host", "placement": big}),
+    ("tp: '0=host,0=host,", {"tp": big}),
+    ("disk_reads '0=host,0=host,", {"storage": "disk", "disk_reads": big}),
+    ('exchange strategy "0=host,0=host,', {"exchange": big}),
+]:
+    message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+    check(len(message) < 600 and re.search(r"\(700\d\d bytes\)", message), f"{fragment}: {message[:300]}... "
+          f"({len(message)} characters)")
 # Paths as str, bytes or os.PathLike, as os.fsdecode takes them.
 for path in (checkpoint.encode(), pathlib.Path(checkpoint)):
     pleshard.Engine(checkpoint=path, config=os.fsencode(config_path)).close()

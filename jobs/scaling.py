@@ -5,12 +5,13 @@ count, provenance in every row; CSV and plots (PNG and SVG).
 
     jobs/scaling.sh -c CHECKPOINT [-m strong|weak] [-r "1 2 4"] [-n REPEATS] [-q REQUESTS | -s N]
                     [-t TP] [-e ETP_PER_TP|all] [-g STORAGE] [-x "MORE RUN ARGS"]... [-o OUT_PREFIX]
-                    [-b BUILD_DIR]
+                    [-b BUILD_DIR] [-- RUN ARG...]
 
 strong: the same work at every rank count (REQUESTS, or N synthetic requests); weak: N
 synthetic requests per DP rank, so the work grows with the ranks. -e: ETP = TP x ETP_PER_TP,
-or `all` for ETP = ranks (the tables sharded over every rank). -c synthetic needs
--x "--config CONFIG". LAUNCHER overrides how ranks start (default: mpiexec -n; e.g.
+or `all` for ETP = ranks (the tables sharded over every rank). -x's words are split as a
+shell splits them; the arguments after -- go to `pleshard run` each as it is (paths with
+spaces or any bytes: -- --config "$CONFIG"). -c synthetic needs a --config. LAUNCHER overrides how ranks start (default: mpiexec -n; e.g.
 "srun --mpi=pmix -n"); PLESHARD the executable.
 
 Writes OUT_PREFIX.csv (one row per rank count), OUT_PREFIX-runs.csv (every run, every key
@@ -49,15 +50,20 @@ def parse_args(argv):
     p.add_argument("-o", dest="prefix", default="scaling", help="output files' prefix (default scaling)")
     p.add_argument("-b", dest="build", default=os.path.join(PROJECT, "build"), help="build directory (default: the project's build)")
     # -x's value may itself start with "--" (-x --cuda-graph): join it to the option first.
-    joined, i = [], 0
+    # What follows a bare -- is pleshard run's, never parsed here.
+    joined, run_args, i = [], [], 0
     while i < len(argv):
         if argv[i] == "-x" and i + 1 < len(argv):
             joined.append("-x" + argv[i + 1])
             i += 2
+        elif argv[i] == "--":
+            run_args = argv[i + 1:]
+            break
         else:
             joined.append(argv[i])
             i += 1
     a = p.parse_args(joined)
+    a.run_args = run_args
     try:
         a.ranks = sorted({int(r) for r in a.ranks.replace(",", " ").split()})
     except ValueError:
@@ -207,7 +213,7 @@ def main(argv):
     if not os.access(app, os.X_OK) and os.sep in app:
         sys.exit(f"scaling: {app} not found or not executable (build first, or set PLESHARD or -b BUILD_DIR)")
     os.makedirs(os.path.dirname(a.prefix) or ".", exist_ok=True)  # before the runs, not after them
-    launch, prov, more = launcher(), provenance(), [arg for m in a.more for arg in shlex.split(m)]
+    launch, prov, more = launcher(), provenance(), [arg for m in a.more for arg in shlex.split(m)] + a.run_args
     rows, runs, expected_requests = [], [], []
     for n in a.ranks:
         fit = layout(a, n)

@@ -3,7 +3,7 @@
 # efficiency and provenance, and plots: jobs/scaling.py under Debian's Python (which has
 # python3-matplotlib; a pyenv or venv python3 first on PATH often does not).
 #   jobs/scaling.sh -c CHECKPOINT [-m strong|weak] [-r "1 2 4"] [-n REPEATS] [-q REQUESTS | -s N]
-#                   [-t TP] [-e ETP_PER_TP|all] [-g STORAGE] [-x "MORE RUN ARGS"]... [-o OUT_PREFIX] [-b BUILD_DIR]
+#                   [-t TP] [-e ETP_PER_TP|all] [-g STORAGE] [-x "MORE RUN ARGS"]... [-o OUT_PREFIX] [-b BUILD_DIR] [-- RUN ARG...]
 # jobs/scaling.sh -h says more. PYTHON overrides the interpreter.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

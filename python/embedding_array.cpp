@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "dlpack.hpp"
 #include "format/row_format.hpp"
+#include "python_values.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -68,25 +69,27 @@ py::capsule to_dlpack(const py::object& self, const py::object& stream, const py
                       const py::object& dl_device, const py::object& copy) {
   const auto& a = self.cast<const EmbeddingArray&>();
   a.check();
-  if (!copy.is_none() && copy.cast<bool>())
+  if (!copy.is_none() && argument_as<bool>(copy, "__dlpack__ copy", "True, False or None"))
     throw InputError("__dlpack__(copy=True): pleshard hands its outputs over without a copy; copy after importing");
   const DLDevice device = device_of(a);
   if (!dl_device.is_none()) {
-    const auto asked = dl_device.cast<std::pair<int, int>>();
+    const auto asked =
+        argument_as<std::pair<int, int>>(dl_device, "__dlpack__ dl_device", "a (device type, device id) pair or None");
     if (asked.first != device.device_type || asked.second != device.device_id)
       throw InputError("__dlpack__(dl_device=(" + std::to_string(asked.first) + ", " + std::to_string(asked.second) +
                        ")): the array is on device (" + std::to_string(device.device_type) + ", " +
                        std::to_string(device.device_id) + ")");
   }
+  const std::intptr_t consumer =
+      stream.is_none() ? 1 : argument_as<std::intptr_t>(stream, "__dlpack__ stream", "an int or None");
   if (a.on_gpu()) {
     // DLPack: None is the legacy default stream, -1 asks for no ordering, 0 is ambiguous.
-    const std::intptr_t consumer = stream.is_none() ? 1 : stream.cast<std::intptr_t>();
     if (consumer == 0)
       throw InputError(
           "__dlpack__(stream=0) is ambiguous for CUDA: pass 1 (the legacy default stream), 2 (the "
           "per-thread one) or a stream's handle");
     if (consumer != -1) a.engine().share(a.step(), reinterpret_cast<void*>(consumer));
-  } else if (!stream.is_none() && stream.cast<std::intptr_t>() != -1) {
+  } else if (!stream.is_none() && consumer != -1) {
     throw InputError("__dlpack__(stream=...): the array is in host memory, which takes no stream");
   }
   const EmbeddingView& v = a.view();

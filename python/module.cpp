@@ -15,8 +15,10 @@
 #include "embedding_array.hpp"
 #include "engine.hpp"
 #include "python_names.hpp"
+#include "python_values.hpp"
 #include "runtime.hpp"
 #include "token_arrays.hpp"
+#include "without_gil.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -24,22 +26,6 @@ using namespace pybind11::literals;
 namespace pleshard::python {
 
 namespace {
-
-// Keyword `name` as T, or a ValueError naming it (read inside the ranks' agreement, so that
-// one rank's wrong type is an error on every rank, not a hang in the others).
-template <typename T>
-T keyword(const py::object& value, const char* name, const char* expected) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!PyBool_Check(value.ptr()))
-      throw InputError(std::string(name) + ": " + type_name(value) + "; expected " + expected);
-  }
-  try {
-    return value.cast<T>();
-  } catch (const py::cast_error&) {
-    throw InputError(std::string(name) + ": " + std::string(py::repr(value)) + " (" + type_name(value) +
-                     "); expected " + expected);
-  }
-}
 
 // A path as str, bytes or os.PathLike, its bytes as the file system has them (os.fsencode:
 // any bytes but NUL); an empty one is refused as run's options refuse it (an unset variable
@@ -60,7 +46,7 @@ std::string optional_path(const py::object& path, const char* name) {
   return path.is_none() ? std::string() : path_of(path, name);
 }
 std::string optional_text(const py::object& value, const char* name) {
-  return value.is_none() ? std::string() : keyword<std::string>(value, name, "a str or None");
+  return value.is_none() ? std::string() : argument_as<std::string>(value, name, "a str or None");
 }
 
 // An mpi4py communicator's MPI_Comm (through its Fortran handle, which needs no mpi4py
@@ -83,7 +69,7 @@ MPI_Comm communicator(const py::object& comm) {
 
 // A count of ids a layer for the owner exchange's thresholds, from 0 to 2^40.
 std::int64_t owner_ids(const py::object& value, const char* name) {
-  const auto ids = keyword<std::int64_t>(value, name, "an int");
+  const auto ids = argument_as<std::int64_t>(value, name, "an int");
   if (ids < 0 || ids > (std::int64_t{1} << 40))
     throw InputError(std::string(name) + " " + std::to_string(ids) + ": must be from 0 to 2^40 ids a layer");
   return ids;
@@ -102,6 +88,8 @@ std::shared_ptr<PythonEngine> make_engine(
   EngineArguments args;
   args.comm = mpi;
   std::exception_ptr failure;
+  // Every keyword is read inside the ranks' agreement: one rank's wrong value or type is an
+  // error on every rank, not a hang in the others.
   try {
     // Taken here rather than refused by Python on one rank, where the others would wait in
     // their agreement.
@@ -114,32 +102,32 @@ std::shared_ptr<PythonEngine> make_engine(
     args.inputs.checkpoint = path_of(checkpoint, "checkpoint");
     args.inputs.config = optional_path(config, "config");
     args.inputs.token_map = optional_path(token_map, "token_map");
-    args.inputs.tp = keyword<int>(tp, "tp", "an int");
+    args.inputs.tp = argument_as<int>(tp, "tp", "an int");
     if (!etp.is_none()) {
-      args.inputs.etp = keyword<int>(etp, "etp", "an int or None");
+      args.inputs.etp = argument_as<int>(etp, "etp", "an int or None");
       if (args.inputs.etp < 1) throw InputError("etp " + std::to_string(args.inputs.etp) + ": must be >= 1");
     }
     args.inputs.storage = optional_text(storage, "storage");
     args.inputs.placement = optional_text(placement, "placement");
-    const auto gpu_limit = keyword<double>(gpu_memory_limit, "gpu_memory_limit", "a number of GB");
+    const auto gpu_limit = argument_as<double>(gpu_memory_limit, "gpu_memory_limit", "a number of GB");
     if (!(gpu_limit == 0 || (gpu_limit >= 0.001 && gpu_limit <= 1e6)))
       throw InputError("gpu_memory_limit " + std::to_string(gpu_limit) +
                        ": must be a number of GB from 0.001 to 1e6 (0: all that is free)");
     args.inputs.gpu_memory_limit_gb = gpu_limit;
-    args.inputs.exchange = keyword<std::string>(exchange, "exchange", "a str");
-    args.inputs.out_dtype = keyword<std::string>(out_dtype, "out_dtype", "a str");
+    args.inputs.exchange = argument_as<std::string>(exchange, "exchange", "a str");
+    args.inputs.out_dtype = argument_as<std::string>(out_dtype, "out_dtype", "a str");
     args.inputs.layer_prefix = optional_text(layer_prefix, "layer_prefix");
-    args.job.cuda_graph = keyword<bool>(cuda_graph, "cuda_graph", "True or False");
-    args.job.schedule.step_tokens = keyword<std::int64_t>(step_tokens, "step_tokens", "an int");
-    const auto timeout = keyword<double>(collective_timeout, "collective_timeout", "a number of seconds");
+    args.job.cuda_graph = argument_as<bool>(cuda_graph, "cuda_graph", "True or False");
+    args.job.schedule.step_tokens = argument_as<std::int64_t>(step_tokens, "step_tokens", "an int");
+    const auto timeout = argument_as<double>(collective_timeout, "collective_timeout", "a number of seconds");
     if (!(timeout >= k_min_collective_timeout_s && timeout <= k_max_collective_timeout_s))
       throw InputError("collective_timeout " + std::to_string(timeout) + ": must be from 1 to 1e7 seconds");
     args.job.collective_timeout_s = timeout;
     // As run's --cache-* and --disk-reads check them, named as the keywords.
-    const auto rows = keyword<std::int64_t>(cache_rows, "cache_rows", "an int");
-    const auto gb = keyword<double>(cache_gb, "cache_gb", "a number of GB");
-    const auto share = keyword<double>(cache_static, "cache_static", "a share from 0 to 1");
-    const auto reads = keyword<std::string>(disk_reads, "disk_reads", "a str");
+    const auto rows = argument_as<std::int64_t>(cache_rows, "cache_rows", "an int");
+    const auto gb = argument_as<double>(cache_gb, "cache_gb", "a number of GB");
+    const auto share = argument_as<double>(cache_static, "cache_static", "a share from 0 to 1");
+    const auto reads = argument_as<std::string>(disk_reads, "disk_reads", "a str");
     if (rows < 0) throw InputError("cache_rows " + std::to_string(rows) + ": must be >= 0");
     if (!std::isfinite(gb) || gb < 0 || gb > 1e9)
       throw InputError("cache_gb " + std::to_string(gb) + ": must be a finite number of GB >= 0");
@@ -147,13 +135,13 @@ std::shared_ptr<PythonEngine> make_engine(
     if (!(share >= 0 && share <= 1))
       throw InputError("cache_static " + std::to_string(share) + ": must be a share from 0 to 1");
     if (reads != "cached" && reads != "direct")
-      throw InputError("disk_reads '" + reads + "': must be cached or direct");
+      throw InputError("disk_reads '" + quoted_value(reads) + "': must be cached or direct");
     args.job.cache.rows = rows;
     args.job.cache.gb = gb;
     args.job.cache.profile = optional_path(cache_profile, "cache_profile");
     args.job.cache.static_share = share;
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
-    args.output_slots = keyword<int>(output_slots, "output_slots", "an int");
+    args.output_slots = argument_as<int>(output_slots, "output_slots", "an int");
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
     args.job.owner_fixed_below = owner_ids(owner_fixed_below, "owner_fixed_below");
@@ -162,10 +150,13 @@ std::shared_ptr<PythonEngine> make_engine(
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  py::gil_scoped_release release;  // agreeing, then loading the tables, takes a while
-  // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
-  rethrow_agreed(mpi, failure);
-  return std::make_shared<PythonEngine>(args);
+  // Agreeing, then loading the tables, takes a while: other threads run meanwhile.
+  return without_gil([&] {
+    const EngineMaking making;
+    // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
+    rethrow_agreed(mpi, failure);
+    return std::make_shared<PythonEngine>(args);
+  });
 }
 
 // None: every request fresh; a list with an entry per request (None: fresh); or a 2-D array.
@@ -208,14 +199,12 @@ py::list forward(const std::shared_ptr<PythonEngine>& self, const py::handle& to
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  StepOutput out;
-  {
-    py::gil_scoped_release release;
-    out = self->forward([&] {
+  const StepOutput out = without_gil([&] {
+    return self->forward([&] {
       if (failure) std::rethrow_exception(failure);
       return make_step_batch(self->config(), t.values, q.values, c);
     });
-  }
+  });
   py::list arrays;
   for (int d = 0; d < static_cast<int>(out.layers.size()); ++d) arrays.append(EmbeddingArray(self, out, d));
   return arrays;
@@ -262,29 +251,22 @@ steps it and reports it together.)")
       .def(
           "report",
           [](PythonEngine& e) {
-            std::string json;
-            {
-              py::gil_scoped_release release;  // waits for the last step, then reduces over the ranks
-              json = e.report_json();
-            }
+            // Waits for the last step, then reduces over the ranks.
+            const std::string json = without_gil([&] { return e.report_json(); });
             return py::module_::import("json").attr("loads")(json);
           },
           "The run report as a dict (docs/report.md; collective)")
       .def(
-          "wait",
-          [](PythonEngine& e) {
-            py::gil_scoped_release release;
-            e.wait();
-          },
+          "wait", [](PythonEngine& e) { without_gil([&] { e.wait(); }); },
           "Returns when the last step is done (a host wait)")
-      .def("close", &PythonEngine::close, py::call_guard<py::gil_scoped_release>(),
-           "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
-           "already taken from them (NumPy, DLPack) keep their memory and stay readable")
+      .def(
+          "close", [](PythonEngine& e) { without_gil([&] { e.close(); }); },
+          "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
+          "already taken from them (NumPy, DLPack) keep their memory and stay readable")
       .def("__enter__", [](const py::object& self) { return self; })
       .def("__exit__",
            [](PythonEngine& e, const py::args&) {
-             py::gil_scoped_release release;  // waits for a step in flight, collective
-             e.close();
+             without_gil([&] { e.close(); });  // waits for a step in flight, collective
            })
       .def_property_readonly("closed", &PythonEngine::closed)
       .def_property_readonly("num_tables", [](const PythonEngine& e) { return e.engine().num_layers(); })

@@ -7,6 +7,7 @@
 #include "dlpack.hpp"
 #include "exec/stream_order.hpp"
 #include "python_names.hpp"
+#include "python_values.hpp"
 
 namespace py = pybind11;
 
@@ -201,13 +202,14 @@ IntArray read_any(const py::handle& object, const std::string& name, int ndim) {
   if (py::hasattr(object, "__dlpack__")) {
     bool on_gpu = false;
     if (py::hasattr(object, "__dlpack_device__")) {
-      const auto device = object.attr("__dlpack_device__")().cast<py::tuple>();
-      on_gpu = device[0].cast<int>() == kDLCUDA;
+      const auto device = argument_as<std::pair<int, int>>(
+          object.attr("__dlpack_device__")(), name + ": __dlpack_device__()", "a (device type, device id) pair");
+      on_gpu = device.first == kDLCUDA;
     }
     // A GPU array is read after its producer's work: the producer orders it before the
     // legacy default stream (1), on which the copy then runs.
     const py::object capsule = on_gpu ? object.attr("__dlpack__")(py::arg("stream") = 1) : object.attr("__dlpack__")();
-    return from_capsule(capsule.cast<py::capsule>(), name, ndim);
+    return from_capsule(argument_as<py::capsule>(capsule, name + ": __dlpack__()", "a DLPack capsule"), name, ndim);
   }
   if (py::isinstance<py::list>(object) || py::isinstance<py::tuple>(object))
     return from_list(object.cast<py::sequence>(), name, ndim);

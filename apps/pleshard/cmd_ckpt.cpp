@@ -1,5 +1,6 @@
 // pleshard ckpt make | convert | inspect | verify
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -40,6 +41,28 @@ std::uint64_t total_bytes(const std::vector<TableSource>& tables) {
   return total;
 }
 
+// The row tensors a safetensors checkpoint of `config` spreads over its files: each table's
+// rows in pieces of shard_rows (an Engram table is one piece).
+std::int64_t shard_count(const ModelConfig& config) {
+  std::int64_t shards = 0;
+  for (const TableSpec& spec : derive_table_specs(config))
+    if (spec.shard_rows > 0) shards += (spec.padded_rows + spec.shard_rows - 1) / spec.shard_rows;
+  return shards;
+}
+
+// --files: one file at least per shard (more would be written empty), one for HDF5.
+void check_files(const CkptOptions& o, const ModelConfig& config, CheckpointKind kind) {
+  const std::string files = "--files " + std::to_string(o.files);
+  if (kind == CheckpointKind::hdf5) {
+    if (o.files > 1) throw InputError(files + ": an HDF5 checkpoint is one file (--files spreads safetensors)");
+    return;
+  }
+  const std::int64_t shards = std::max<std::int64_t>(1, shard_count(config));
+  if (o.files > shards)
+    throw InputError(files + ": the checkpoint has " + std::to_string(shards) +
+                     " shards to spread over its files; at most " + std::to_string(shards));
+}
+
 // Single-process tools: rank 0 works, the others wait and share its outcome.
 template <typename Body>
 int on_rank_zero(Body&& body) {
@@ -55,6 +78,7 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
   WriteOptions options;
   options.kind = parse_checkpoint_kind(o.kind);
   if (options.kind == CheckpointKind::synthetic) throw InputError("--kind synthetic: expected safetensors or hdf5");
+  check_files(o, config, options.kind);
   for (const auto& file : model_files(config)) inputs.push_back(file);
   const OutputKind kind = options.kind == CheckpointKind::hdf5 ? OutputKind::file : OutputKind::directory;
   const OutputGuard guard({o.out, kind, "--out"}, inputs, std::string("pleshard ") + label);
@@ -148,7 +172,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
                    "f32|bf16|f16 for unquantized configs (default bf16); "
                    "fp8/nvfp4 follow ple_embedding_dtype");
   make->add_option("--kind", o->kind, "safetensors or hdf5")->capture_default_str();
-  make->add_option("--files", o->files, "safetensors files to spread the shards over")
+  make->add_option("--files", o->files, "safetensors files to spread the shards over (at most one a shard)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   make->add_option("--seed", o->seed, "Seed of the synthetic values")
@@ -180,7 +204,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
       ->required()
       ->check(path_given());
   convert->add_option("--kind", o->kind, "Output kind: safetensors or hdf5")->required();
-  convert->add_option("--files", o->files, "safetensors files to spread the shards over")
+  convert->add_option("--files", o->files, "safetensors files to spread the shards over (at most one a shard)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   add_token_map_option(*convert, o->token_map);

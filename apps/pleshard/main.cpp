@@ -42,6 +42,10 @@ int run_cli(int argc, char** argv) {
   const int rank = app::world_rank();
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  cli.failure_message([&args](const CLI::App* app, const CLI::Error& e) {
+    return app::with_values_quoted(CLI::FailureMessage::simple(app, e), args);
+  });
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,7 +54,7 @@ int run_cli(int argc, char** argv) {
       return 0;
     }
     // An unknown option first: a typo must not read as the option it misspells missing.
-    const std::string unknown = app::unknown_argument(cli, std::vector<std::string>(argv + 1, argv + argc));
+    const std::string unknown = app::unknown_argument(cli, args);
     if (rank == 0) {
       if (unknown.empty())
         cli.exit(e);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/error.hpp"
+
 namespace pleshard::app {
 
 namespace {
@@ -77,7 +79,7 @@ CLI::Validator finite_in(double min, double max, const std::string& what) {
       [min, max, what](std::string& value) {
         const double v = number_of(value);
         if (std::isfinite(v) && v >= min && v <= max) return std::string();
-        return value + " is out of range: must be " + what;
+        return quoted_value(value) + " is out of range: must be " + what;
       },
       "[" + shortest(min) + ", " + shortest(max) + "]", "finite_in");
 }
@@ -100,7 +102,8 @@ std::string unknown_argument(const CLI::App& app, const std::vector<std::string>
         std::vector<std::string> names;
         for (const CLI::Option* o : cmd->get_options())
           for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-        return "unknown option " + name + suggestion(name, names) + "; see " + command_path(cmd) + " --help";
+        return "unknown option " + quoted_value(name) + suggestion(name, names) + "; see " + command_path(cmd) +
+               " --help";
       }
       value_next = option->get_items_expected_max() > 0 && arg.find('=') == std::string::npos;
       continue;
@@ -118,10 +121,22 @@ std::string unknown_argument(const CLI::App& app, const std::vector<std::string>
     } else if (!commands.empty() && !value_next) {
       std::vector<std::string> names;
       for (const CLI::App* c : commands) names.push_back(c->get_name());
-      return "unknown command " + arg + suggestion(arg, names) + "; see " + command_path(cmd) + " --help";
+      return "unknown command " + quoted_value(arg) + suggestion(arg, names) + "; see " + command_path(cmd) + " --help";
     }
   }
   return "";
+}
+
+std::string with_values_quoted(std::string message, const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    const std::size_t eq = arg.starts_with("--") ? arg.find('=') : std::string::npos;
+    const std::string value = eq == std::string::npos ? arg : arg.substr(eq + 1);
+    if (value.size() <= k_quoted_value_bytes) continue;
+    const std::string quoted = quoted_value(value);
+    for (std::size_t at = message.find(value); at != std::string::npos; at = message.find(value, at + quoted.size()))
+      message.replace(at, value.size(), quoted);
+  }
+  return message;
 }
 
 CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype) {

@@ -35,4 +35,8 @@ CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype);
 // options before unknown ones, so a typo would read as a missing option without this.
 [[nodiscard]] std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args);
 
+// `message` (CLI11's, which quotes a value whole) with every long value of `args` (an argument,
+// or what follows --name=) as quoted_value quotes it: CLI11's failure message for every command.
+[[nodiscard]] std::string with_values_quoted(std::string message, const std::vector<std::string>& args);
+
 }  // namespace pleshard::app

@@ -57,7 +57,7 @@ template <typename E, std::size_t N>
 template <typename E, std::size_t N>
 [[nodiscard]] E parse_value(const EnumNames<E, N>& names, std::string_view name, const std::string& what) {
   if (const auto value = find_value(names, name)) return *value;
-  throw InputError(what + " \"" + std::string(name) + "\": expected " + name_list(names));
+  throw InputError(what + " \"" + quoted_value(name) + "\": expected " + name_list(names));
 }
 
 }  // namespace pleshard

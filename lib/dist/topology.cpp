@@ -72,7 +72,7 @@ int ranks_per_node_override() {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < 1 || value > (1 << 20))
-    throw InputError(std::string("PLESHARD_RANKS_PER_NODE=") + text + ": expected a positive number of ranks");
+    throw InputError("PLESHARD_RANKS_PER_NODE=" + quoted_value(text) + ": expected a positive number of ranks");
   return static_cast<int>(value);
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/version.hpp"
+#include "model/model_family.hpp"
 
 namespace pleshard {
 
@@ -16,6 +17,10 @@ std::string identity_hex(std::uint64_t identity) {
 
 OutputDescription describe_output(const ModelConfig& config, OutDtype dtype, const OutputSource& source) {
   const std::string family = to_string(config.family);
+  // decoder_layer is the config's own id (readers match it against the config's list), and
+  // its base says how that family counts: renumbering one family's ids would shift them
+  // under readers that already match them, with nothing in the file to tell.
+  const std::int64_t base = family_of(config).first_layer_id();
   OutputDescription d;
   d.file = {{"pleshard_version", version_string()},
             {"writer", source.writer},
@@ -30,6 +35,7 @@ OutputDescription describe_output(const ModelConfig& config, OutDtype dtype, con
   for (int layer = 0; layer < config.num_ple_layers(); ++layer)
     d.layers.push_back({{"ple_index", std::int64_t{layer}},
                         {"decoder_layer", std::int64_t{config.ple_layer_ids[static_cast<std::size_t>(layer)]}},
+                        {"decoder_layer_base", base},
                         {"family", family},
                         {"row_width", config.ple_embed_dim},
                         {"heads", std::int64_t{config.total_heads()}},

@@ -1,9 +1,10 @@
 #pragma once
 // The attributes that make an embedding output describe itself (docs/output.md): each
-// /ple_{d} its PLE index, decoder layer, model family, row width and heads; the file its
-// model config, the checkpoint's content identity, the requests and their digest, the
-// options that shaped the bytes, and the version of pleshard that wrote it. Nothing in them
-// depends on the layout or the run, so every layout and every resume writes the same bytes.
+// /ple_{d} its PLE index, decoder layer (the config's id) and that id's base, model family,
+// row width and heads; the file its model config, the checkpoint's content identity, the
+// requests and their digest, the options that shaped the bytes, and the version of pleshard
+// that wrote it. Nothing in them depends on the layout or the run, so every layout and every
+// resume writes the same bytes.
 
 #include <cstdint>
 #include <string>

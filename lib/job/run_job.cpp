@@ -32,12 +32,13 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
   // Where the tables live: --storage T (every table on T), --placement per table, or the
   // automatic placement (the default), which the engine plans once it knows what each rank has.
   if (!in.storage.empty() && !in.placement.empty())
-    throw InputError("--storage " + in.storage + " and --placement " + in.placement +
+    throw InputError("--storage " + quoted_value(in.storage) + " and --placement " + quoted_value(in.placement) +
                      ": give one (--storage T is --placement T)");
   const std::string& asked = in.storage.empty() ? in.placement : in.storage;
   s.job.auto_placement = asked.empty() || asked == "auto";
   if (!s.job.auto_placement && in.gpu_memory_limit_gb > 0)
-    throw InputError("--gpu-memory-limit: the budget of --placement auto, not of --storage or --placement " + asked);
+    throw InputError("--gpu-memory-limit: the budget of --placement auto, not of --storage or --placement " +
+                     quoted_value(asked));
   s.job.gpu_memory_limit = static_cast<std::uint64_t>(in.gpu_memory_limit_gb * 1e9);
   if (s.job.auto_placement) {
     // Without a GPU the plan can only be host and disk.

@@ -14,6 +14,7 @@ class DeepseekEngramFamily final : public Family {
  public:
   [[nodiscard]] ModelFamily kind() const override { return ModelFamily::deepseek_engram; }
   [[nodiscard]] const char* layers_key() const override { return "engram_layer_ids"; }
+  [[nodiscard]] int first_layer_id() const override { return 0; }
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;
   void write(const ModelConfig& config, nlohmann::json& json) const override;
   [[nodiscard]] std::vector<TableSpec> tables(const ModelConfig& config) const override;

@@ -21,6 +21,9 @@ class Family {
   [[nodiscard]] virtual ModelFamily kind() const = 0;
   // The key whose presence selects the family.
   [[nodiscard]] virtual const char* layers_key() const = 0;
+  // The id that key gives a model's first decoder layer: 1 where its ids count from 1, 0
+  // where they count from 0 (the config's own numbering, kept wherever a layer id is shown).
+  [[nodiscard]] virtual int first_layer_id() const = 0;
   // Reads and checks the family's keys into `config`: its shape (N, K, head_dim, tables)
   // and its own keys. `config.vocab_size` is read before.
   virtual void read(const detail::ConfigReader& reader, ModelConfig& config) const = 0;

@@ -20,6 +20,7 @@ class Qwen4ExpFamily final : public Family {
  public:
   [[nodiscard]] ModelFamily kind() const override { return ModelFamily::qwen4exp; }
   [[nodiscard]] const char* layers_key() const override { return "ple_layer_ids"; }
+  [[nodiscard]] int first_layer_id() const override { return 1; }
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;
   void write(const ModelConfig& config, nlohmann::json& json) const override;
   [[nodiscard]] std::vector<TableSpec> tables(const ModelConfig& config) const override;

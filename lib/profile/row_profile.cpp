@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "io/detail/h5_handle.hpp"
 #include "io/durable_file.hpp"
+#include "io/file_checks.hpp"
 
 namespace pleshard {
 
@@ -53,7 +54,7 @@ void write_row_profile(const std::filesystem::path& path, const RowProfile& prof
 RowProfile read_row_profile(const std::filesystem::path& path) {
   detail::quiet_hdf5();
   const std::string where = path.string();
-  if (!std::filesystem::is_regular_file(path)) throw InputError(where + ": row profile not found");
+  require_regular_file(path, "row profile");
   H5Id file = h5_check(H5Fopen(where.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, where + ": not an HDF5 file");
   if (H5Aexists(file.get(), "kind") <= 0 || detail::read_string_attribute(file.get(), "kind", where) != k_kind)
     throw InputError(where + ": not a pleshard row profile (pleshard profile writes them)");

@@ -56,7 +56,7 @@ std::vector<RowRange> ranges_on(const Placement& placement, StorageTier tier, st
 }
 
 Placement parse_placement(std::string_view text, int tables) {
-  const std::string option = "--placement " + std::string(text);
+  const std::string option = "--placement " + quoted_value(text);
   if (text.find('=') == std::string_view::npos)
     return Placement::every(parse_storage_tier(text, "--placement"), tables);
   Placement placement;
@@ -68,12 +68,12 @@ Placement parse_placement(std::string_view text, int tables) {
     at = comma + 1;
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos)
-      throw InputError(option + ": '" + std::string(item) + "' is not TABLE=TIER (say where each table lives)");
+      throw InputError(option + ": '" + quoted_value(item) + "' is not TABLE=TIER (say where each table lives)");
     int table = -1;
     const std::string_view index = item.substr(0, eq);
     const auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), table);
     if (error != std::errc() || end != index.data() + index.size() || table < 0)
-      throw InputError(option + ": '" + std::string(index) + "' is not a table's index (0, 1, ...)");
+      throw InputError(option + ": '" + quoted_value(index) + "' is not a table's index (0, 1, ...)");
     if (table >= tables)
       throw InputError(option + ": table " + std::to_string(table) + " does not exist; the model has " +
                        std::to_string(tables) + (tables == 1 ? " table" : " tables") + " (0 to " +

@@ -59,7 +59,7 @@ def check(path, writer, requests, part_tokens):
             s = f[f"ple_{d}"]
             l = {k: (text(v) if isinstance(v, (bytes, str)) else int(v)) for k, v in s.attrs.items()}
             expect(f"{path}: /ple_{d} attributes", l, {"dtype": "bfloat16", "ple_index": d, "decoder_layer": layer,
-                                                         "family": "qwen4exp", "row_width": config["ple_embed_dim"],
+                                                         "decoder_layer_base": 1, "family": "qwen4exp", "row_width": config["ple_embed_dim"],
                                                          "heads": heads, "head_dim": config["ple_embed_dim"] // heads})
             # docs/output.md's read: the raw 16-bit words, from the dataset's offset in the file.
             raw = np.fromfile(path, dtype=np.uint16, count=s.size, offset=s.id.get_offset()).reshape(s.shape)

@@ -2,6 +2,10 @@
 # Runs each Slurm batch script the way sbatch does: copied to a spool directory and run from
 # there, in the submit directory, with the SLURM_* variables of a job and an srun stand-in
 # (slurm-standin/srun, through mpiexec) first on PATH. The model is jobs/example's, synthetic.
+# Checked beside that: the script's arguments and CONFIG reach pleshard as they are (a path
+# with a space, a non-ASCII letter and a newline, in the C locale); pleshard-run prints its
+# command, leaves the tables to run's default placement, passes PLACEMENT, and refuses
+# STORAGE with PLACEMENT in one line.
 #   sbatch_spool.sh PLESHARD SOURCE_DIR
 set -euo pipefail
 app=$(realpath "$1"); src=$(realpath "$2")
@@ -10,10 +14,14 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/elsewhere" "$work/out"
 job=0
 
-# sbatch_like SCRIPT SUBMIT_DIR TASKS [VAR=VALUE...]: prints the job's output; returns its status.
+# sbatch_like SCRIPT SUBMIT_DIR TASKS [VAR=VALUE...] [-- SCRIPT ARGUMENT...]: the job's output in
+# $work/job$job.log; returns its status.
 sbatch_like() {
   local script=$1 submit=$2 tasks=$3
   shift 3
+  local settings=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do settings+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
   job=$((job + 1))
   local spool=$work/spool/job$job
   mkdir -p "$spool"
@@ -29,7 +37,7 @@ sbatch_like() {
     SLURM_JOB_ID=$job SLURM_JOBID=$job SLURM_JOB_NAME="$(basename "$script" .sbatch)" SLURM_SUBMIT_DIR="$submit" \
     SLURM_SUBMIT_HOST="$(hostname)" SLURM_NTASKS="$tasks" SLURM_NPROCS="$tasks" SLURM_JOB_NUM_NODES=1 \
     SLURM_NNODES=1 SLURM_JOB_NODELIST="$(hostname)" SLURM_CPUS_ON_NODE="$(nproc)" SLURM_RESTART_COUNT=0 \
-    SRUN_STANDIN_LOG="$work/srun$job.log" "$@" "$spool/slurm_script") >"$work/job$job.log" 2>&1
+    SRUN_STANDIN_LOG="$work/srun$job.log" "${settings[@]}" "$spool/slurm_script" "$@") >"$work/job$job.log" 2>&1
 }
 fail() {
   echo "FAIL: $1"
@@ -37,12 +45,36 @@ fail() {
   exit 1
 }
 model=(CHECKPOINT=synthetic CONFIG=jobs/example/config.json)  # relative to the submit directory
+# A model folder whose name holds a space, a non-ASCII letter and a newline, read in the C
+# locale: paths reach pleshard as the bytes they are, never split or re-quoted.
+odd="$work/model è"$'\n'"dir"
+mkdir -p "$odd"
+cp "$src/jobs/example/config.json" "$odd/config.json"
 
-# pleshard-run: 2 tasks from the checkout, ETP 2 (each rank makes half the tables).
-sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 2 PLESHARD="$app" "${model[@]}" SYNTHETIC=8 ETP=2 \
-  EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" || fail "pleshard-run.sbatch from the spool"
+# pleshard-run: 2 tasks from the checkout, ETP 2 (each rank makes half the tables); the config
+# as a script argument; where the tables live left to run's default (the automatic placement).
+sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 2 PLESHARD="$app" CHECKPOINT=synthetic SYNTHETIC=8 ETP=2 \
+  EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" LC_ALL=C -- --config "$odd/config.json" ||
+  fail "pleshard-run.sbatch from the spool, its config as an argument"
 grep -q "srun (stand-in): 2 tasks" "$work/srun$job.log" || fail "pleshard-run.sbatch did not start its tasks with srun"
 grep -q "tokens/s" "$work/job$job.log" || fail "pleshard-run.sbatch printed no report"
+grep -q "^pleshard-run: srun --mpi=pmix --kill-on-bad-exit=1 $app run --checkpoint synthetic " "$work/job$job.log" ||
+  fail "pleshard-run.sbatch did not print the command it runs"
+if grep -qE -- "--(storage|placement) " "$work/srun$job.log"; then
+  fail "pleshard-run.sbatch chose a tier where neither STORAGE nor PLACEMENT was set (run's default is auto)"
+fi
+grep -q "placed automatically  *yes" "$work/job$job.log" || fail "pleshard-run.sbatch: the tables were not placed automatically"
+
+# pleshard-run: a placement per table reaches run; STORAGE and PLACEMENT together are refused.
+sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 1 PLESHARD="$app" "${model[@]}" SYNTHETIC=4 \
+  PLACEMENT=0=host,1=host EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" || fail "pleshard-run.sbatch with PLACEMENT"
+grep -q -- "--placement 0=host,1=host" "$work/srun$job.log" || fail "pleshard-run.sbatch: PLACEMENT did not reach run"
+if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 1 PLESHARD="$app" "${model[@]}" STORAGE=host \
+  PLACEMENT=auto; then
+  fail "pleshard-run.sbatch ran with both STORAGE and PLACEMENT"
+fi
+grep -q "pleshard-run: STORAGE=host and PLACEMENT=auto: set one" "$work/job$job.log" ||
+  fail "pleshard-run.sbatch's error for STORAGE and PLACEMENT"
 
 # pleshard-run: no executable to be found is one clear line, not a command not found.
 if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$work/elsewhere" 1 "${model[@]}"; then
@@ -65,7 +97,7 @@ fi
 grep -q "pleshard-scaling: no jobs/scaling.sh in the submit directory .*set PLESHARD_HOME" "$work/job$job.log" ||
   fail "pleshard-scaling.sbatch's error"
 sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$work/elsewhere" 2 PLESHARD_HOME="$src" PLESHARD="$app" \
-  CHECKPOINT=synthetic CONFIG="$src/jobs/example/config.json" RANKS=2 REPEATS=1 MODE=weak SYNTHETIC=4 \
-  ETP_PER_TP=all RUN_ARGS="--synthetic-max-tokens 64" || fail "pleshard-scaling.sbatch with PLESHARD_HOME"
+  CHECKPOINT=synthetic CONFIG="$odd/config.json" RANKS=2 REPEATS=1 MODE=weak SYNTHETIC=4 LC_ALL=C \
+  ETP_PER_TP=all RUN_ARGS="--synthetic-max-tokens 64" || fail "pleshard-scaling.sbatch with PLESHARD_HOME, CONFIG in $odd"
 [ -s "$work/elsewhere/pleshard-scaling-$job.csv" ] || fail "no pleshard-scaling-$job.csv in the submit directory"
 echo "sbatch from the spool: both scripts ran, and refused in one line where the project is not found"

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -117,7 +118,12 @@ TEST(RowProfile, RefusesFilesThatAreNotProfilesNamingThem) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   };
-  refused(dir / "missing.h5", "not found");
+  refused(dir / "missing.h5", "row profile not found");
+  // What a path names when it is no file, said as every other input says it.
+  refused(dir.path(), "row profile is a directory, not a file");
+  ASSERT_EQ(::mkfifo((dir / "fifo.h5").c_str(), 0600), 0);
+  refused(dir / "fifo.h5", "row profile is a FIFO, not a file");
+  refused("/dev/null", "row profile is a device, not a file");
   const ModelConfig config = small_config(nullptr, 1);  // an HDF5 checkpoint is no profile
   write_checkpoint(dir / "other.h5", config, synthetic_tables(config, RowFormat::bf16, 1), {CheckpointKind::hdf5});
   refused(dir / "other.h5", "not a pleshard row profile");

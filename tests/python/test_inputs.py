@@ -38,6 +38,19 @@ class DLPackOnly:
         return self.a.__dlpack_device__()
 
 
+class WrongDLPack:
+    """An array whose DLPack methods return what no DLPack array returns."""
+
+    def __init__(self, capsule, device):
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, stream=None):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
 kinds = {
     "numpy int64": (tokens, qsl),
     "numpy int32": (tokens.astype(np.int32), qsl.astype(np.int32)),
@@ -82,6 +95,9 @@ refusals = [
     ("context: has 1 tokens, expected ngram_size - 1 = 2", tokens, qsl, [[1]] + [None] * (len(qsl) - 2)),
     ("contexts: expected 2 dimensions", tokens, qsl, np.zeros(len(qsl) - 1, dtype=np.int64)),
     (f"is outside the vocabulary [0, {vocab})", np.array([vocab], dtype=np.int64), np.array([0, 1]), None),
+    ("tokens: __dlpack__(): 5 (int); expected a DLPack capsule", WrongDLPack(5, (1, 0)), qsl, None),
+    ("tokens: __dlpack_device__(): 'cpu' (str); expected a (device type, device id) pair",
+     WrongDLPack(tokens.__dlpack__(), "cpu"), qsl, None),
 ]
 for fragment, t, q, c in refusals:
     expect_error(ValueError, fragment, engine.forward, t, q, c)
@@ -96,6 +112,19 @@ used = tokens.__dlpack__()
 engine.forward(used, qsl)
 expect_error(ValueError, "already consumed", engine.forward, used, qsl)
 print(f"inputs: {len(refusals) + 1} wrong inputs refused with ValueError")
+
+# Embeddings.__dlpack__'s arguments of the wrong type: a ValueError naming the argument.
+output = engine.forward(tokens, qsl)[0]
+dlpack_refusals = [
+    ("__dlpack__ stream: 'x' (str); expected an int or None", {"stream": "x"}),
+    ("__dlpack__ stream: 1.5 (float); expected an int or None", {"stream": 1.5}),
+    ("__dlpack__ copy: str; expected True, False or None", {"copy": "no"}),
+    ("__dlpack__ dl_device: 'cpu' (str); expected a (device type, device id) pair or None", {"dl_device": "cpu"}),
+    ("__dlpack__ dl_device: (1,) (tuple); expected a (device type, device id) pair", {"dl_device": (1,)}),
+]
+for fragment, kwargs in dlpack_refusals:
+    expect_error(ValueError, fragment, output.__dlpack__, **kwargs)
+print(f"Embeddings.__dlpack__: {len(dlpack_refusals)} arguments of the wrong type refused with ValueError")
 
 # Keywords: `pleshard run`'s options (besides comm and output_slots), refused as run refuses.
 signature = pleshard.Engine.__init__.__doc__
@@ -148,6 +177,18 @@ for fragment, kwargs in [
     ("needs a cache", {"storage": "disk", "cache_profile": config_path}),
 ]:
     expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+# A 70 kB value is quoted by its start and its length, whichever check refuses it.
+big = "0=host," * 10000
+for fragment, kwargs in [
+    ("--placement 0=host,0=host,", {"placement": big}),
+    ("--storage host and --placement 0=host,", {"storage": "host", "placement": big}),
+    ("tp: '0=host,0=host,", {"tp": big}),
+    ("disk_reads '0=host,0=host,", {"storage": "disk", "disk_reads": big}),
+    ('exchange strategy "0=host,0=host,', {"exchange": big}),
+]:
+    message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+    check(len(message) < 600 and re.search(r"\(700\d\d bytes\)", message), f"{fragment}: {message[:300]}... "
+          f"({len(message)} characters)")
 # Paths as str, bytes or os.PathLike, as os.fsdecode takes them.
 for path in (checkpoint.encode(), pathlib.Path(checkpoint)):
     pleshard.Engine(checkpoint=path, config=os.fsencode(config_path)).close()

@@ -25,7 +25,7 @@ const json* ConfigReader::find(const char* key) const {
 }
 
 void ConfigReader::fail(const char* key, const json& value, const std::string& what) const {
-  throw InputError(source_ + ": " + key + " = " + value.dump() + ": " + what);
+  throw InputError(source_ + ": " + key + " = " + quoted_value(value.dump()) + ": " + what);
 }
 
 void ConfigReader::fail_missing(const char* key) const {

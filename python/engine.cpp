@@ -67,6 +67,7 @@ void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
                    {"cache_static", exact(job.cache.static_share)},
                    {"cache_profile (given or not)", std::to_string(static_cast<int>(!job.cache.profile.empty()))},
                    {"disk_reads", std::to_string(static_cast<int>(job.disk_reads))},
+                   {"host_reads", to_string(job.host_reads)},
                    {"owner_gpu_plan_from", std::to_string(job.owner_gpu_plan_from)},
                    {"owner_fixed_below", std::to_string(job.owner_fixed_below)},
                    {"layer_prefix", in.layer_prefix},
@@ -226,6 +227,7 @@ std::string PythonEngine::report_json() {
   BatchJobReport report;
   report.job = "python";
   report.token_map = describe_token_map(config_);
+  if (engine.placement().uses(StorageTier::pinned)) report.host_reads = to_string(args_.job.host_reads);
   report.cuda_graph = args_.job.cuda_graph;
   report.steps = engine.stats().steps;
   report.seconds = report.steps > 0 ? MPI_Wtime() - first_step_ : 0;

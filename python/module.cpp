@@ -82,7 +82,8 @@ std::shared_ptr<PythonEngine> make_engine(
     const py::object& step_tokens, const py::object& token_map, const py::object& layer_prefix,
     const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
     const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads,
-    const py::object& owner_gpu_plan_from, const py::object& owner_fixed_below, const py::kwargs& unknown) {
+    const py::object& host_reads, const py::object& owner_gpu_plan_from, const py::object& owner_fixed_below,
+    const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
@@ -141,6 +142,8 @@ std::shared_ptr<PythonEngine> make_engine(
     args.job.cache.profile = optional_path(cache_profile, "cache_profile");
     args.job.cache.static_share = share;
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
+    // As run's --host-reads checks it.
+    args.job.host_reads = parse_host_reads(argument_as<std::string>(host_reads, "host_reads", "a str"), "host_reads");
     args.output_slots = argument_as<int>(output_slots, "output_slots", "an int");
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
@@ -244,7 +247,7 @@ steps it and reports it together.)")
            "etp"_a = py::none(), "exchange"_a = "auto", "cuda_graph"_a = false, "out_dtype"_a = "bfloat16",
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
            "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
-           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached",
+           "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached", "host_reads"_a = "auto",
            "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0)
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")

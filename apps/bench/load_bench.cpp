@@ -142,7 +142,7 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
   for (const StorageTier tier : o.tiers) {
     LoadBenchResult r{to_string(tier)};
     r.bytes = static_cast<double>(load_bytes(tier, layouts, ranges));
-    require_tier_memory(comm, tier, tier_bytes(tier, layouts, ranges));
+    require_table_memory(comm, tier, tier_bytes(tier, layouts, ranges));
     const std::unique_ptr<StepSpace> space = make_tier_space(tier);
     if (o.cold) drop_pages(files);
     PLESHARD_MPI_CHECK(MPI_Barrier(comm));

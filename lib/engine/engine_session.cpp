@@ -247,7 +247,7 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
     const bool counted = !capabilities_of(tier).in_host_memory || share.reader;
-    require_tier_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
+    require_table_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
     load_.bytes += counted ? load_bytes(tier, layouts_, on) : 0;
   }
   const double load_start = MPI_Wtime();

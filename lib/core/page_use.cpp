@@ -87,6 +87,7 @@ PageUse ProcessPages::use_of(const void* p, std::size_t bytes) const {
     huge += static_cast<double>(m.huge_bytes) * static_cast<double>(to - from) / static_cast<double>(m.end - m.begin);
     use.ask = first ? m.ask : std::min(use.ask, m.ask);
     use.shared = use.shared || m.shared;
+    use.known = true;
     first = false;
   }
   use.huge_bytes = std::min<std::uint64_t>(bytes, static_cast<std::uint64_t>(huge + 0.5));

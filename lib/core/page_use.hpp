@@ -22,6 +22,7 @@ struct PageUse {
   std::uint64_t huge_bytes = 0;           // of them mapped by 2 MiB pages
   PageAsk ask = PageAsk::system;          // the weakest of the mappings that hold the range
   bool shared = false;                    // in a shared mapping (a node's segment)
+  bool known = false;                     // smaps named a mapping that holds it (not: unreadable)
   std::vector<std::uint64_t> node_bytes;  // resident bytes by NUMA node (index = node); empty: unknown
   [[nodiscard]] double huge_share() const {
     return bytes > 0 ? static_cast<double>(huge_bytes) / static_cast<double>(bytes) : 0;

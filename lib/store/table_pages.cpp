@@ -32,6 +32,7 @@ RankTable measure(const ProcessPages& pages, std::span<const std::uint8_t> rows,
   RankTable r;
   if (rows.empty()) return r;
   const PageUse use = pages.use_of(rows.data(), rows.size());
+  if (!use.known) return r;  // the kernel said nothing of it (smaps unreadable): left out, not taken for none
   r.holds = 1;
   r.bytes = static_cast<std::int64_t>(use.bytes);
   r.huge_bytes = static_cast<std::int64_t>(use.huge_bytes);

@@ -22,7 +22,7 @@ struct HostTablePages {
   StorageTier tier = StorageTier::host;
   bool shared = false;                  // in a node's shared segment (on some rank)
   std::string ask = "system";           // how the weakest rank's mapping asks for pages (PageAsk)
-  int ranks = 0;                        // ranks holding rows of it
+  int ranks = 0;                        // ranks holding rows of it, whose kernel says how they are mapped
   std::uint64_t bytes = 0;              // their bytes of it, summed (a shared copy once per rank mapping it)
   std::uint64_t huge_bytes = 0;         // of them on 2 MiB pages
   double huge_share_min = 0;            // the lowest share of a rank's bytes on 2 MiB pages

@@ -12,6 +12,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -90,10 +91,18 @@ TEST(HugePages, ATableUnderOneHugePageKeepsSmallPages) {
   HostBytes table(100 * 1024, "test table");
   fill_and_check(table.data(), table.size());
   const PageUse use = ProcessPages().use_of(table.data(), table.size());
+  EXPECT_TRUE(use.known);
   EXPECT_EQ(use.huge_bytes, 0u);
   EXPECT_EQ(use.ask, PageAsk::system);
   EXPECT_EQ(table_mapping_bytes(table.size()), std::size_t{100 * 1024});
   EXPECT_EQ(table_mapping_bytes(k_huge_page_bytes + 1), 2 * k_huge_page_bytes);
+}
+
+TEST(HugePages, MemoryTheKernelNamesNoMappingOfIsNotTakenForSmallPages) {
+  void* p = ::mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  ::munmap(p, 1 << 20);
+  EXPECT_FALSE(ProcessPages().use_of(p, 1 << 20).known);
 }
 
 // 2 MiB pages reserved for one test, the machine's count put back when it ends.

@@ -17,6 +17,7 @@
 #include "kernels/common/row_decode.hpp"
 #include "store/row_range.hpp"
 #include "store/row_store_factory.hpp"
+#include "store/table_pages.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
@@ -94,6 +95,18 @@ std::int64_t count_wrong(RowStore& store, StepSpace& space, const PleCheckpoint&
   return wrong;
 }
 
+void set_huge_shares(LoadBenchResult& r, const std::vector<HostTablePages>& tables) {
+  double bytes = 0;
+  double huge = 0;
+  for (const HostTablePages& t : tables) {
+    if (t.ranks == 0) continue;
+    bytes += static_cast<double>(t.bytes);
+    huge += static_cast<double>(t.huge_bytes);
+    r.huge_share_min = r.huge_share_min < 0 ? t.huge_share_min : std::min(r.huge_share_min, t.huge_share_min);
+  }
+  if (bytes > 0) r.huge_share = huge / bytes;
+}
+
 void drop_pages(const std::vector<std::string>& files) {
   for (const auto& f : files) drop_cached_pages(f);
 }
@@ -142,13 +155,14 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
   for (const StorageTier tier : o.tiers) {
     LoadBenchResult r{to_string(tier)};
     r.bytes = static_cast<double>(load_bytes(tier, layouts, ranges));
-    require_tier_memory(comm, tier, tier_bytes(tier, layouts, ranges));
+    require_table_memory(comm, tier, tier_bytes(tier, layouts, ranges));
     const std::unique_ptr<StepSpace> space = make_tier_space(tier);
     if (o.cold) drop_pages(files);
     PLESHARD_MPI_CHECK(MPI_Barrier(comm));
     std::unique_ptr<RowStore> store;
     r.seconds = host_seconds([&] { store = make_row_store(tier, *checkpoint, ranges, *space); });
     r.wrong = count_wrong(*store, *space, *checkpoint, ranges, o.check_ids);
+    set_huge_shares(r, measure_host_tables(comm, *store, std::vector<StorageTier>(layouts.size(), tier)));
     finish(r);
   }
   return results;

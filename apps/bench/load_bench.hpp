@@ -3,7 +3,8 @@
 // job makes it), next to the rate the checkpoint's files read at in the same run — every
 // byte of the rank's share of each file by parallel pread, into memory and dropped — with
 // the page cache dropped before each when cold. Each tier's rows are then checked against
-// rows read from the checkpoint and decoded by the shared core (#wrong).
+// rows read from the checkpoint and decoded by the shared core (#wrong), and the pages behind
+// the tables in host memory measured (the share on 2 MiB pages).
 
 #include <cstdint>
 #include <filesystem>
@@ -30,6 +31,10 @@ struct LoadBenchResult {
   double bytes = 0;          // all ranks
   double peak_resident = 0;  // max over ranks, after this case
   std::int64_t wrong = 0;
+  // The tier's tables in host memory (store/table_pages.hpp): the share of their bytes on
+  // 2 MiB pages over all ranks, and the lowest of a rank's; -1 where none lies there.
+  double huge_share = -1;
+  double huge_share_min = -1;
 
   [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }
 };

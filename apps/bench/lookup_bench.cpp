@@ -406,10 +406,10 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
     const TableLayout layout = source.info.layout;
     const RowRange whole{0, options.rows};
     for (const StorageTier tier : options.tiers) {
-      require_tier_memory(comm, tier, tier_bytes(tier, {&layout, 1}, {&whole, 1}));
+      require_table_memory(comm, tier, tier_bytes(tier, {&layout, 1}, {&whole, 1}));
       if (tier == StorageTier::pinned) {
         const RowRange beside{0, options.device_rows_beside()};
-        require_tier_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&beside, 1}));
+        require_table_memory(comm, StorageTier::device, tier_bytes(StorageTier::device, {&layout, 1}, {&beside, 1}));
       }
     }
     const bool host_tier =

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -175,18 +176,24 @@ void print_load_results(const std::vector<LoadBenchResult>& results, int ranks, 
       "files = every byte of the files by parallel pread\n",
       o.checkpoint.c_str(), ranks, o.cold ? "cold" : "warm");
   const double files_rate = results.empty() ? 0 : results.front().gigabytes_per_second();
-  std::printf("%-8s %14s %10s %10s %14s %16s %7s\n", "what", "bytes", "seconds", "GB/s", "of files' rate",
-              "peak resident GB", "#wrong");
+  // The share of the host memory's tables on 2 MiB pages (all ranks / the lowest rank), "-"
+  // where the tier keeps none there.
+  const auto share = [](double s) { return s < 0 ? std::string("-") : std::to_string(std::lround(100 * s)) + "%"; };
+  const auto json_share = [](double s) { return s < 0 ? std::string("null") : std::to_string(s); };
+  std::printf("%-8s %14s %10s %10s %14s %16s %7s %16s\n", "what", "bytes", "seconds", "GB/s", "of files' rate",
+              "peak resident GB", "#wrong", "2 MiB pages");
   for (const auto& r : results)
-    std::printf("%-8s %14.0f %10.3f %10.3f %13.0f%% %16.3f %7" PRId64 "\n", r.what.c_str(), r.bytes, r.seconds,
-                r.gigabytes_per_second(), 100 * r.gigabytes_per_second() / files_rate, r.peak_resident * 1e-9, r.wrong);
+    std::printf("%-8s %14.0f %10.3f %10.3f %13.0f%% %16.3f %7" PRId64 " %16s\n", r.what.c_str(), r.bytes, r.seconds,
+                r.gigabytes_per_second(), 100 * r.gigabytes_per_second() / files_rate, r.peak_resident * 1e-9, r.wrong,
+                (share(r.huge_share) + " / " + share(r.huge_share_min)).c_str());
   for (const auto& r : results)
     std::printf(
         "{\"bench\": \"load\", \"what\": \"%s\", \"ranks\": %d, \"cold\": %s, \"bytes\": %.0f, "
         "\"seconds\": %.6f, \"gb_per_s\": %.6f, \"of_files_rate\": %.4f, \"peak_resident_bytes\": %.0f, "
-        "\"wrong\": %" PRId64 "}\n",
+        "\"wrong\": %" PRId64 ", \"huge_page_share\": %s, \"huge_page_share_min\": %s}\n",
         r.what.c_str(), ranks, o.cold ? "true" : "false", r.bytes, r.seconds, r.gigabytes_per_second(),
-        r.gigabytes_per_second() / files_rate, r.peak_resident, r.wrong);
+        r.gigabytes_per_second() / files_rate, r.peak_resident, r.wrong, json_share(r.huge_share).c_str(),
+        json_share(r.huge_share_min).c_str());
 }
 
 }  // namespace

@@ -29,6 +29,10 @@ struct FaultPlan {
   // (PLESHARD_FAULT_DISK_READ_FAILURE, on the rank PLESHARD_FAULT_DISK_READ_FAILURE_RANK
   // names, 0 by default).
   std::optional<std::uint64_t> disk_read_failure;
+  // Tables' host memory asks for no 2 MiB pages, reserved or transparent (and refuses
+  // transparent ones where they are always on), as on a machine that offers none
+  // (PLESHARD_FAULT_SMALL_PAGES=1).
+  bool small_pages = false;
 };
 
 // The plan in force; none by default.

@@ -1,11 +1,15 @@
 #include "core/host_memory.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <exception>
 #include <fstream>
 #include <string>
+#include <utility>
+
+#include "core/huge_pages.hpp"
 
 namespace pleshard {
 
@@ -61,10 +65,31 @@ std::uint64_t available_host_bytes() {
   return std::min(available, headroom);
 }
 
+std::uint64_t available_table_bytes() {
+  const std::uint64_t available = available_host_bytes();
+  return available == 0 ? 0 : available + free_hugetlb_bytes();
+}
+
 std::uint64_t peak_resident_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+}
+
+HostBytes::HostBytes(std::size_t size, const std::string& what)
+    : data_(size == 0 ? nullptr : map_private_table(table_mapping_bytes(size), what)), size_(size) {}
+
+HostBytes::~HostBytes() {
+  if (data_ != nullptr) ::munmap(data_, table_mapping_bytes(size_));
+}
+
+HostBytes::HostBytes(HostBytes&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+HostBytes& HostBytes::operator=(HostBytes&& other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(size_, other.size_);
+  return *this;
 }
 
 }  // namespace pleshard

@@ -7,11 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
+#include "core/huge_pages.hpp"
 #include "core/mpi_check.hpp"
 #include "core/segment_ownership.hpp"
 
@@ -21,46 +23,49 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(group, &rank));
   maker_ = rank == 0;
-  mapped_ = std::max<std::size_t>(1, bytes);
-  char name[64] = {};
+  mapped_ = table_mapping_bytes(bytes);
+  char name[4096] = {};  // the segment's path
   // The maker's hold on the name: it goes (the name with it, where a failure came first) at
   // the end of this constructor, after the name is removed below.
   std::optional<OwnedSegment> made;
-  // The maker makes and sizes it (its pages reserved now: a node short of shared memory is
-  // refused here, not a SIGBUS at the first write), then says its name.
+  // The maker makes and sizes it, its pages taken now (core/huge_pages.hpp: on a hugetlbfs
+  // mount's reserved pages where they hold it, else in /dev/shm, a node short of shared
+  // memory refused here, not a SIGBUS at the first write), then says its path.
   collective_try(group, [&] {
     if (!maker_) return;
-    (void)remove_stale_segments();
-    made.emplace(what);
-    const int reserved = ::posix_fallocate(made->fd(), 0, static_cast<off_t>(mapped_));
-    void* p = reserved == 0 ? ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, made->fd(), 0) : MAP_FAILED;
-    const int failure = reserved != 0 ? reserved : errno;
-    if (p == MAP_FAILED)
+    int failure = 0;
+    for (const std::filesystem::path& directory : shared_table_directories(mapped_)) {
+      (void)remove_stale_segments(directory);
+      made.emplace(what, directory);
+      data_ = map_shared_table(made->fd(), mapped_, true);
+      if (data_ != nullptr) break;
+      failure = errno;
+      made.reset();  // a hugetlbfs mount's pages ran out meanwhile: the next directory
+    }
+    if (data_ == nullptr)
       throw InputError(what + ": the node's shared memory (/dev/shm) cannot hold " + std::to_string(bytes) +
                        " bytes: " + std::strerror(failure) + " (--no-shared-tables keeps a copy per rank)");
-    data_ = static_cast<std::uint8_t*>(p);
-    std::strncpy(name, made->name().c_str(), sizeof name - 1);
+    std::strncpy(name, made->path().c_str(), sizeof name - 1);
   });
   PLESHARD_MPI_CHECK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, group));
   // Every other rank maps it; then the name goes.
   const std::exception_ptr opened = [&]() -> std::exception_ptr {
     if (maker_) return nullptr;
     try {
-      const int fd = ::shm_open(name, O_RDWR, 0600);
+      const int fd = ::open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) throw InputError(what + ": cannot open shared memory " + name + ": " + std::strerror(errno));
-      void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      data_ = map_shared_table(fd, mapped_, false);
       const int failure = errno;
       ::close(fd);
-      if (p == MAP_FAILED)
+      if (data_ == nullptr)
         throw InputError(what + ": cannot map shared memory " + name + ": " + std::strerror(failure));
-      data_ = static_cast<std::uint8_t*>(p);
     } catch (const std::exception&) {
       return std::current_exception();
     }
     return nullptr;
   }();
   PLESHARD_MPI_CHECK(MPI_Barrier(group));
-  if (maker_) ::shm_unlink(name);
+  if (maker_) ::unlink(name);
   try {
     rethrow_agreed(group, opened);
   } catch (...) {

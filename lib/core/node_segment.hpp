@@ -1,12 +1,13 @@
 #pragma once
 // Bytes one node's ranks share: a POSIX shared-memory segment made by the group's first
-// rank and mapped by every rank of the group, its name removed as soon as all have mapped
-// it, so that nothing is left behind however the job ends afterwards (the memory goes with
-// the last mapping). Until then the maker holds a lock on it (core/segment_ownership.hpp): a
-// job killed in that moment leaves a name behind that the next segment made on the node
-// removes, its lock being free; a live job's name, in whatever container, and names pleshard
-// did not make, are never removed; no segment is ever opened by a name it did not make in
-// this job.
+// rank (on 2 MiB pages where the machine offers them, on the maker's NUMA home:
+// core/huge_pages.hpp) and mapped by every rank of the group, its name removed as soon as
+// all have mapped it, so that nothing is left behind however the job ends afterwards (the
+// memory goes with the last mapping). Until then the maker holds a lock on it
+// (core/segment_ownership.hpp): a job killed in that moment leaves a name behind that the
+// next segment made on the node removes, its lock being free; a live job's name, in
+// whatever container, and names pleshard did not make, are never removed; no segment is
+// ever opened by a name it did not make in this job.
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,48 +50,50 @@ bool is_segment_name(std::string_view name) {
 // that microsecond, leaving a name of no bytes that stays).
 constexpr mode_t k_locked_mode = 0600;
 
-// The segment named `name` (pleshard's form), removed where it is provably stale: its maker's
-// lock is free although it was taken once. The lock is tried, never waited for.
-bool remove_if_stale(const std::string& name) {
-  const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+// The segment at `path` (pleshard's form of name), removed where it is provably stale: its
+// maker's lock is free although it was taken once. The lock is tried, never waited for.
+bool remove_if_stale(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;  // gone meanwhile, or another user's
   struct stat status {};
   const bool stale = ::flock(fd, LOCK_SH | LOCK_NB) == 0 && ::fstat(fd, &status) == 0 && S_ISREG(status.st_mode) &&
                      (status.st_mode & 07777) == k_locked_mode;
-  const bool removed = stale && ::shm_unlink(name.c_str()) == 0;
+  const bool removed = stale && ::unlink(path.c_str()) == 0;
   ::close(fd);
   return removed;
 }
 
 }  // namespace
 
-OwnedSegment::OwnedSegment(const std::string& what) : name_(fresh_name()) {
-  fd_ = ::shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0);  // no permissions until locked
-  if (fd_ < 0) throw InputError(what + ": cannot make shared memory " + name_ + ": " + std::strerror(errno));
+// Files of the directory as shm_open opens /dev/shm's: no links followed, none inherited.
+OwnedSegment::OwnedSegment(const std::string& what, const std::filesystem::path& directory)
+    : name_(fresh_name()), path_(directory.string() + name_) {
+  fd_ = ::open(path_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);  // no permissions until locked
+  if (fd_ < 0) throw InputError(what + ": cannot make shared memory " + path_ + ": " + std::strerror(errno));
   // A cleanup holds the lock for a moment only: waited for.
   int locked = 0;
   do locked = ::flock(fd_, LOCK_EX);
   while (locked != 0 && errno == EINTR);
   if (locked != 0 || ::fchmod(fd_, k_locked_mode) != 0) {
     const int failure = errno;
-    ::shm_unlink(name_.c_str());
+    ::unlink(path_.c_str());
     ::close(fd_);
-    throw SystemError(what + ": cannot lock shared memory " + name_ + ": " + std::strerror(failure));
+    throw SystemError(what + ": cannot lock shared memory " + path_ + ": " + std::strerror(failure));
   }
 }
 
 OwnedSegment::~OwnedSegment() {
   // The name first: it never exists unlocked while its maker lives.
-  ::shm_unlink(name_.c_str());
+  ::unlink(path_.c_str());
   ::close(fd_);
 }
 
-int remove_stale_segments() {
+int remove_stale_segments(const std::filesystem::path& directory) {
   int removed = 0;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
     const std::string name = entry.path().filename().string();
-    if (is_segment_name(name) && remove_if_stale("/" + name)) ++removed;
+    if (is_segment_name(name) && remove_if_stale(entry.path().string())) ++removed;
   }
   return removed;
 }

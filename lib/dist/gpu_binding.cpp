@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/numa_home.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
@@ -98,6 +99,10 @@ GpuBinding bind_local_gpu(MPI_Comm world) {
   if (devices != 0) {
     PLESHARD_CUDA_CHECK(cudaSetDevice(local_rank % devices));
     mine = GpuUuid{kernels::device_uuid()};
+    // The rank's tables' pages, and its threads, go to the GPU's NUMA node.
+    char bus_id[32] = {};
+    PLESHARD_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, local_rank % devices));
+    (void)set_numa_home(pci_device_numa_node(bus_id));
   }
   return agree_gpu_binding(world, mine);
 }

@@ -39,7 +39,8 @@ struct GpuBinding {
 
 #if PLESHARD_HAVE_CUDA
 // Sets this rank's current device to its node-local rank modulo the devices it sees (all of
-// the node's, or the one a per-task mask leaves it), then agrees as agree_gpu_binding does.
+// the node's, or the one a per-task mask leaves it) and makes the device's NUMA node the
+// rank's home (core/numa_home.hpp), then agrees as agree_gpu_binding does.
 [[nodiscard]] GpuBinding bind_local_gpu(MPI_Comm world);
 #endif
 

@@ -14,6 +14,7 @@
 #include "io/file_reads.hpp"
 #include "store/host_reads.hpp"
 #include "store/placement.hpp"
+#include "store/table_pages.hpp"
 
 namespace pleshard {
 
@@ -131,6 +132,12 @@ struct TableLoad {
   int shared_ranks = 1;             // the ranks of my node sharing my host-tier rows (1: none)
   std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
   double cache_fill_seconds = 0;    // the row cache's static part read from the slow tier, after it
+  // The pages behind every table in host memory, measured after the load and agreed over the
+  // ranks (the same on every rank); what rank 0's machine offers for 2 MiB pages, and where
+  // its tables' pages go (core/numa_home.hpp).
+  std::vector<HostTablePages> host_pages;
+  std::string huge_page_offer;
+  std::string numa_placement;
 };
 
 // The load, and where the engine's steps spent their time, on the step space's stream, and

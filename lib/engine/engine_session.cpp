@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -10,8 +11,10 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
+#include "core/huge_pages.hpp"
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
+#include "core/numa_home.hpp"
 #include "core/parallel.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
@@ -247,9 +250,10 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
     const bool counted = !capabilities_of(tier).in_host_memory || share.reader;
-    require_tier_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
+    require_table_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
     load_.bytes += counted ? load_bytes(tier, layouts_, on) : 0;
   }
+  load_.huge_page_offer = read_huge_page_offer().describe();  // before the tables take any
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
       options_.cache.gb > 0 ? options_.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
@@ -258,6 +262,19 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
                                &profile, options_.cache.static_share});
   load_.seconds = MPI_Wtime() - load_start;
   load_.peak_resident = peak_resident_bytes();
+  measure_host_pages();
+}
+
+void EngineSession::measure_host_pages() {
+  std::vector<StorageTier> tiers;
+  for (int d = 0; d < placement_.tables(); ++d) tiers.push_back(placement_.tier(d));
+  load_.host_pages = measure_host_tables(world_, store(), tiers);
+  load_.numa_placement = describe_numa_placement();
+  // Said once per process, not once per engine (bench step makes many).
+  static std::set<std::string> said;
+  if (topology_.rank == 0)
+    for (const std::string& line : huge_page_warnings(load_.host_pages))
+      if (said.insert(line).second) log_warning(line);
 }
 
 EngineSession::~EngineSession() = default;

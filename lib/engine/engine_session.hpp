@@ -96,6 +96,9 @@ class EngineSession {
   // (collective), the load timed.
   void load_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& ranges, const RowProfile& profile,
                    const SharedRows& share);
+  // The pages behind the tables in host memory (collective), and the warning for a large
+  // one on no huge pages, from rank 0.
+  void measure_host_pages();
 
   Topology topology_;
   EngineOptions options_;

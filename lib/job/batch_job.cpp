@@ -114,13 +114,16 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.load_peak_resident = static_cast<double>(stats.load.peak_resident);
   report.shared_ranks = stats.load.shared_ranks;
   report.cache_fill_seconds = stats.load.cache_fill_seconds;
+  report.host_pages = stats.load.host_pages;
+  report.huge_page_offer = stats.load.huge_page_offer;
+  report.numa_placement = stats.load.numa_placement;
   report.traffic = engine.traffic();
   report.cache = engine.cache();
 }
 
 void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm world) {
   // Phase times and the job's time: the slowest rank; sizes: all ranks; collectives and
-  // step latencies: rank 0's own.
+  // step latencies: rank 0's own (the tables' pages were agreed by the engine).
   RankReduction reduction;
   for (double& phase : report.times.phase) reduction.max(phase);
   reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);

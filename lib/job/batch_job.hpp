@@ -116,6 +116,11 @@ struct BatchJobReport {
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
   double shared_ranks = 1;        // max over ranks: ranks of a node sharing one copy of host-tier rows
   double cache_fill_seconds = 0;  // max over ranks: the row cache's static part, after the load
+  // The pages behind the tables in host memory, agreed over the ranks by the engine
+  // (TableLoad); what rank 0's machine offers for 2 MiB pages and where its pages go.
+  std::vector<HostTablePages> host_pages;
+  std::string huge_page_offer;
+  std::string numa_placement;
   std::vector<CollectiveReport> collectives;
   std::vector<CacheReport> cache;  // per layer, summed over ranks; empty without a cache
   // What the exchange moved, summed over ranks (tokens: each rank's DP rank's, so bytes over

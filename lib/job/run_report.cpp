@@ -57,6 +57,25 @@ std::vector<ReportRecord> placement_records(const BatchJobReport& r) {
   return records;
 }
 
+std::vector<ReportRecord> host_page_records(const BatchJobReport& r) {
+  std::vector<ReportRecord> records;
+  for (const HostTablePages& t : r.host_pages)
+    records.push_back(
+        {{"", "ple_index", "table", count(std::int64_t{t.ple_index}), ""},
+         {"", "tier", "tier", std::string(to_string(t.tier)), ""},
+         {"", "shared", "node's copy", t.shared, ""},
+         {"", "pages", "pages asked", t.ask, ""},
+         {"", "bytes", "bytes, all ranks", count(static_cast<std::int64_t>(t.bytes)), ""},
+         {"", "huge_page_share", "on 2 MiB pages", real(t.huge_share()), ""},
+         {"", "huge_page_share_min", "lowest rank", real(t.huge_share_min), ""},
+         {"", "ranks_without_huge_pages", "ranks with none", count(std::int64_t{t.ranks_without_huge}), ""},
+         {"", "numa_node", "NUMA node, rank 0",
+          t.numa_node >= 0 ? ReportField::Value(std::int64_t{t.numa_node}) : ReportField::Value(nullptr), ""},
+         {"", "numa_home_share_min", "on the GPU's node, lowest rank", real_if(t.home_share_min >= 0, t.home_share_min),
+          ""}});
+  return records;
+}
+
 std::vector<ReportRecord> collective_records(const BatchJobReport& r) {
   std::vector<ReportRecord> records;
   for (const CollectiveReport& c : r.collectives)
@@ -141,6 +160,9 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"tables", "table_shared_ranks", "ranks of a node sharing one copy of the host and pinned tiers' rows, most",
        count(r.shared_ranks), ""},
       {"tables", "cache_fill_s", "row cache's static part filled, slowest rank (s)", real(r.cache_fill_seconds), ""},
+      {"tables", "huge_page_offer", "2 MiB pages the machine offers, rank 0", text_or_null(r.huge_page_offer), ""},
+      {"tables", "numa_placement", "where the tables' pages go, rank 0", text_or_null(r.numa_placement), ""},
+      {"tables", "host_pages", "pages behind the tables in host memory, all ranks", host_page_records(r), ""},
       {"output", "host_copy_bytes", "embeddings copied to the host (bytes)", count(r.host_copy_bytes), ""},
       {"output", "bytes_written", "embeddings written (bytes)", count(r.bytes_written), ""},
       {"output", "write_s", "writes and syncs, slowest writer (s)", real(r.write_seconds), ""},

@@ -52,6 +52,7 @@ class CachedStore final : public RowStore {
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override {
     return backing_->step_buffer_bytes(max_ids);
   }
+  [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override { return backing_->host_rows(layer); }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 

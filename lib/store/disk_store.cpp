@@ -29,7 +29,8 @@ DiskStore::DiskStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
     // The range's block scales, in bands of rows: each band's reads in flight together.
     const std::size_t scale_bytes = info.layout.scale_bytes();
     HostBytes& scales = layers_.back().table_scales;
-    scales = HostBytes(static_cast<std::size_t>(range.size()) * scale_bytes);  // every band read below
+    scales = HostBytes(static_cast<std::size_t>(range.size()) * scale_bytes,  // every band read below
+                       "disk tier: table " + std::to_string(info.ple_index) + "'s block scales");
     const auto band = static_cast<std::int64_t>(items_per_band(scale_bytes == 0 ? 1 : scale_bytes));
     for (std::int64_t begin = range.begin; scale_bytes != 0 && begin < range.end; begin += band) {
       const std::int64_t end = std::min(range.end, begin + band);

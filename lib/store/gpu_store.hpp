@@ -35,6 +35,7 @@ class GpuStore final : public RowStore {
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override { return table(layer).host_rows(); }
 
   [[nodiscard]] HostReadCounts host_reads() const override { return counts_; }
 

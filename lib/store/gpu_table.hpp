@@ -49,6 +49,10 @@ class GpuTable {
   [[nodiscard]] StorageTier tier() const { return tier_; }
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
+  // The pinned tier's rows in host memory; empty on the device.
+  [[nodiscard]] std::span<const std::uint8_t> host_rows() const {
+    return pinned_ ? std::span<const std::uint8_t>(pinned_->data(), pinned_->size()) : std::span<const std::uint8_t>();
+  }
   // Whether a lookup of `num_ids` ids reads each distinct row once through UVA (pinned,
   // large lookups read by the GPU).
   [[nodiscard]] bool gathers_distinct(std::int64_t num_ids) const;

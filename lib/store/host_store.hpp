@@ -22,6 +22,9 @@ class HostStore final : public RowStore {
   [[nodiscard]] bool reads_in_place(std::int64_t /*count*/) const override { return true; }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
+  [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override {
+    return tables_.at(static_cast<std::size_t>(layer)).bytes();
+  }
 
  private:
   std::vector<HostTable> tables_;

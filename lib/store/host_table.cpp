@@ -25,7 +25,7 @@ std::size_t HostTable::bytes_for(const TableLayout& layout, RowRange range) {
 HostTable::HostTable(const TableSource& source, RowRange range)
     : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale) {
   check_range(layout_, range);
-  own_ = HostBytes(bytes_for(layout_, range));  // filled whole by the source
+  own_ = HostBytes(bytes_for(layout_, range), "host tier: table " + std::to_string(source.info.ple_index));
   const std::size_t row_bytes = static_cast<std::size_t>(range.size()) * layout_.row_bytes();
   rows_ = own_.span().first(row_bytes);
   scales_ = own_.span().subspan(row_bytes);

@@ -28,6 +28,8 @@ class HostTable {
   [[nodiscard]] kernels::TableView view() const;
   [[nodiscard]] const TableLayout& layout() const { return layout_; }
   [[nodiscard]] RowRange range() const { return range_; }
+  // The rows, then their block scales: the memory the table keeps.
+  [[nodiscard]] std::span<const std::uint8_t> bytes() const { return {rows_.data(), rows_.size() + scales_.size()}; }
 
   // out: ids.size() * head_dim elements of `dtype`.
   void lookup(std::span<const std::int64_t> ids, OutDtype dtype, void* out) const;

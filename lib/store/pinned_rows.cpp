@@ -1,11 +1,8 @@
 #include "store/pinned_rows.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -25,12 +22,12 @@ std::size_t page_bytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZ
 PinnedRows::PinnedRows(std::size_t bytes, std::size_t skew, std::string what) : what_(std::move(what)), bytes_(bytes) {
   if (bytes == 0) return;
   skew %= page_bytes();
-  mapped_ = mapping_bytes(bytes, skew);
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    throw InputError(what_ + ": cannot map " + std::to_string(mapped_) + " bytes of host memory: " +
-                     std::strerror(errno) + " (" + std::to_string(available_host_bytes()) + " available)");
-  base_ = static_cast<std::uint8_t*>(p);
+  // On 2 MiB pages where the machine offers them, asked for before the first byte is written
+  // or locked (a locked page is never merged into a huge one afterwards): the rows' first
+  // byte lies `skew` into the first of them, which starts the mapping.
+  own_ = HostBytes(mapping_bytes(bytes, skew), what_);
+  base_ = own_.data();
+  mapped_ = own_.size();
   data_ = base_ + skew;
 }
 
@@ -53,8 +50,7 @@ PinnedRows::PinnedRows(std::shared_ptr<const NodeSegment> segment, std::size_t b
 }
 
 PinnedRows::~PinnedRows() {
-  for (std::uint8_t* piece : pieces_) cudaHostUnregister(piece);
-  if (base_ != nullptr && !segment_) ::munmap(base_, mapped_);  // a shared segment unmaps itself
+  for (std::uint8_t* piece : pieces_) cudaHostUnregister(piece);  // then own_, or the segment, unmaps the rows
 }
 
 void PinnedRows::lock_through(std::size_t end) {

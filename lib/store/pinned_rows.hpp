@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/host_memory.hpp"
 #include "core/node_segment.hpp"
 
 namespace pleshard {
@@ -42,10 +43,13 @@ class PinnedRows {
 
   // Whether this rank fills the rows: its own, or a shared segment it made.
   [[nodiscard]] bool filled_here() const { return !segment_ || segment_->maker(); }
+  // The rows' bytes, for the measure of the pages behind them.
+  [[nodiscard]] std::size_t size() const { return bytes_; }
 
  private:
   std::string what_;
-  std::shared_ptr<const NodeSegment> segment_;  // the mapping's owner where shared
+  HostBytes own_;                               // the mapping where it is this process's own, or
+  std::shared_ptr<const NodeSegment> segment_;  // its owner where shared
   std::uint8_t* base_ = nullptr;                // the mapping: whole pages around the rows
   std::size_t mapped_ = 0;
   std::uint8_t* data_ = nullptr;

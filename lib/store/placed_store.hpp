@@ -24,6 +24,9 @@ class PlacedStore final : public RowStore {
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override {
+    return parts_[static_cast<std::size_t>(holder_.at(static_cast<std::size_t>(layer)))]->host_rows(layer);
+  }
 
  private:
   std::vector<std::unique_ptr<RowStore>> parts_;

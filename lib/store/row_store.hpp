@@ -77,6 +77,14 @@ class RowStore {
   };
   [[nodiscard]] virtual HostReadCounts host_reads() const { return {}; }
 
+  // Where the layer's rows lie in host memory (the host and pinned tiers: rows and block
+  // scales), for the measure of the pages behind them (store/table_pages.hpp); empty where
+  // the store keeps them elsewhere.
+  [[nodiscard]] virtual std::span<const std::uint8_t> host_rows(int layer) const {
+    (void)layer;
+    return {};
+  }
+
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
   // wait() returns (fetches_ahead: until submit() returns).
   virtual void submit(std::span<const RowQuery> queries) = 0;

@@ -103,7 +103,7 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
   (void)gpu_limit;
   (void)workspace;
 #endif
-  const std::uint64_t available = available_host_bytes();
+  const std::uint64_t available = available_table_bytes();
   const auto host_margin =
       std::max(k_host_margin_bytes, static_cast<std::uint64_t>(k_host_margin_share * static_cast<double>(available)));
   // Unknown (neither /proc/meminfo nor a cgroup limit readable): not a limit here; the
@@ -117,8 +117,13 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
   return c;
 }
 
-void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
-                         const std::string& what, const std::string& remedy) {
+namespace {
+
+// require_tier_memory, the host tiers' bytes held against `host` (what the message says they
+// were counted from: `host_source`).
+void require_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
+                    const std::string& what, const std::string& remedy, std::uint64_t host,
+                    const std::string& host_source) {
   if (tier == StorageTier::disk && bytes == 0) return;
   (void)device_reserve;  // used only where CUDA is built
   const Sharing shared = sharing_of(world, tier == StorageTier::device, bytes);
@@ -142,15 +147,27 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
 #endif
       return;
     }
-    const std::uint64_t available = available_host_bytes();
+    const std::uint64_t available = host;
     const std::string tier_remedy = tier == StorageTier::disk ? "fewer ranks per node: the disk tier keeps block scales"
                                                               : "use more nodes, or --storage disk";
     if (available != 0 && needed > available)
       throw InputError(std::string(to_string(tier)) + " tier: " + what + " of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +
-                       " are available (MemAvailable, or the cgroup's limit; " +
-                       (remedy.empty() ? tier_remedy : remedy) + ")");
+                       " are available (" + host_source + "; " + (remedy.empty() ? tier_remedy : remedy) + ")");
   });
+}
+
+}  // namespace
+
+void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
+                         const std::string& what, const std::string& remedy) {
+  require_memory(world, tier, bytes, device_reserve, what, remedy, available_host_bytes(),
+                 "MemAvailable, or the cgroup's limit");
+}
+
+void require_table_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes) {
+  require_memory(world, tier, bytes, k_device_table_reserve_bytes, "the tables", "", available_table_bytes(),
+                 "MemAvailable, or the cgroup's limit, and free reserved 2 MiB pages");
 }
 
 }  // namespace pleshard

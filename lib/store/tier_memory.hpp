@@ -32,14 +32,20 @@ namespace pleshard {
 [[nodiscard]] std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
+// GPU memory a rank keeps beside its tables: its step workspace and collectives.
+inline constexpr std::uint64_t k_device_table_reserve_bytes = std::uint64_t{1} << 30;
+
 // Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
 // host, pinned and disk tiers: the sum over a node's ranks within its MemAvailable; device tier:
 // the sum over the ranks that share a GPU within its free memory, less `device_reserve` per
 // rank for its step workspace and collectives. `what` and `remedy` say, for the message,
 // what the bytes are and what to change (defaults: the tables, and the tiers' remedies).
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
-                         std::uint64_t device_reserve = std::uint64_t{1} << 30, const std::string& what = "the tables",
-                         const std::string& remedy = "");
+                         std::uint64_t device_reserve = k_device_table_reserve_bytes,
+                         const std::string& what = "the tables", const std::string& remedy = "");
+// require_tier_memory for the tables themselves, whose host memory may also come from the
+// reserved 2 MiB pages still free (available_table_bytes: MemAvailable leaves them out).
+void require_table_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes);
 
 // The margins --placement auto keeps: of a GPU's memory, 1 GiB and 2% of its size (NCCL's
 // buffers, CUDA graphs, the runtime's own) beside each rank's step workspace; of a node's

@@ -15,9 +15,10 @@ using namespace pleshard;
 class FaultPlanEnvironment : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* v : {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
-                          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD",
-                          "PLESHARD_FAULT_DISK_READ_FAILURE", "PLESHARD_FAULT_DISK_READ_FAILURE_RANK"})
+    for (const char* v :
+         {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
+          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "PLESHARD_FAULT_DISK_READ_FAILURE",
+          "PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "PLESHARD_FAULT_SMALL_PAGES"})
       ::unsetenv(v);
     set_fault_plan({});
   }
@@ -31,6 +32,7 @@ TEST_F(FaultPlanEnvironment, NoneByDefault) {
   EXPECT_FALSE(plan.write_limit.has_value());
   EXPECT_FALSE(plan.kill_in_shared_load);
   EXPECT_FALSE(plan.disk_read_failure.has_value());
+  EXPECT_FALSE(plan.small_pages);
   EXPECT_FALSE(fault_plan().write_limit.has_value());
 }
 
@@ -40,12 +42,14 @@ TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
   ::setenv("PLESHARD_FAULT_KILL_AFTER_PARTS", "5", 1);
   ::setenv("PLESHARD_FAULT_WRITE_LIMIT", "4096", 1);
   ::setenv("PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "1", 1);
+  ::setenv("PLESHARD_FAULT_SMALL_PAGES", "1", 1);
   set_fault_plan(fault_plan_from_environment(0));
   EXPECT_EQ(fault_plan().stall_step, 3u);
   EXPECT_EQ(fault_plan().stall_rank, 2);
   EXPECT_EQ(fault_plan().kill_after_parts, 5u);
   EXPECT_EQ(fault_plan().write_limit, 4096u);
   EXPECT_TRUE(fault_plan().kill_in_shared_load);
+  EXPECT_TRUE(fault_plan().small_pages);
 }
 
 TEST_F(FaultPlanEnvironment, ADiskReadFailureIsItsRanksAlone) {

@@ -17,7 +17,8 @@
 #   chosen per step (--host-reads uva, gather, auto; bench step eager and graph, B = 1 ...
 #   8192, 4,096 distinct steps), bench lookup of pinned against pinned-gather from 64 ids to
 #   1M (where the gather overtakes UVA), and the host-to-device copy's own rate (PyTorch, a
-#   pinned 256 MiB tensor) that the gathered rows are measured against.
+#   pinned 256 MiB tensor) that the gathered rows are measured against; the run report of the
+#   V4.1 shape pinned (its tables' share on 2 MiB pages, the lookups gathered and read by UVA).
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -67,6 +68,9 @@ if part host-reads; then
   done
   log host-reads "$app" bench lookup --storage pinned --formats fp8_e8m0 --head-dim 256 --rows 16777216 \
     --ids 64 256 1024 4096 16384 65536 1048576 --min-seconds 0.1
+  # The job's report: its tables' share on 2 MiB pages and how many lookups went each way.
+  log host-reads "$app" run --config "$models/shape/config.json" --checkpoint synthetic --storage pinned \
+    --requests "$folded" --summary-only --json
   python3 - <<'PY' | tee -a "$out/host-reads.txt"
 import time, torch
 x = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()

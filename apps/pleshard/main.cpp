@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
       if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
     code = run_cli(static_cast<int>(args.size()), args.data());
   }
+  pleshard::reach_fault_point(pleshard::FaultPoint::end);
   MPI_Finalize();
   return code;
 }

@@ -8,6 +8,7 @@
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
 #include "core/rank_reduction.hpp"
 #include "exec/space_event.hpp"
@@ -148,6 +149,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   const Topology& topo = comms.topology();
   const bool world_root = topo.rank == 0;
   PleEngine engine(comms, config, checkpoint, engine_options(options));
+  reach_fault_point(FaultPoint::output);
   StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();

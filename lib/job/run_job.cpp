@@ -6,6 +6,7 @@
 #include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/sha256.hpp"
 
 namespace pleshard {
@@ -79,6 +80,7 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
 }
 
 BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
+  reach_fault_point(FaultPoint::start);
   int rank = 0;
   MPI_Comm_rank(world, &rank);
   struct Loaded {

@@ -1,6 +1,7 @@
 #include "store/host_store.hpp"
 
 #include "core/collective.hpp"
+#include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
 
 namespace pleshard {
@@ -10,10 +11,14 @@ HostStore::HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> 
   if (share != MPI_COMM_NULL) PLESHARD_MPI_CHECK(MPI_Comm_size(share, &sharers));
   for (std::size_t d = 0; d < ranges.size(); ++d) {
     const int table = static_cast<int>(d);
-    if (sharers > 1 && ranges[d].size() > 0) {
-      const TableLayout& layout = checkpoint.table(table).layout;
-      auto segment = std::make_shared<const NodeSegment>(share, HostTable::bytes_for(layout, ranges[d]),
-                                                         "host tier: table " + std::to_string(d));
+    const bool shared = sharers > 1 && ranges[d].size() > 0;
+    std::shared_ptr<const NodeSegment> segment;
+    if (shared)
+      segment =
+          std::make_shared<const NodeSegment>(share, HostTable::bytes_for(checkpoint.table(table).layout, ranges[d]),
+                                              "host tier: table " + std::to_string(d));
+    reach_fault_point(FaultPoint::load);  // a test's stop: no row of the table read yet
+    if (shared) {
       // A maker that cannot read its rows fails the group, not only itself.
       collective_try(share, [&] { tables_.emplace_back(checkpoint.table_source(table), ranges[d], segment); });
     } else {

@@ -14,6 +14,7 @@
 #include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
 #include "core/segment_ownership.hpp"
+#include "core/watched_collectives.hpp"
 
 namespace pleshard {
 
@@ -41,7 +42,7 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
     data_ = static_cast<std::uint8_t*>(p);
     std::strncpy(name, made->name().c_str(), sizeof name - 1);
   });
-  PLESHARD_MPI_CHECK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, group));
+  watched_bcast(name, sizeof name, MPI_CHAR, 0, group, what + ": the shared segment's name");
   // Every other rank maps it; then the name goes.
   const std::exception_ptr opened = [&]() -> std::exception_ptr {
     if (maker_) return nullptr;
@@ -59,7 +60,7 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
     }
     return nullptr;
   }();
-  PLESHARD_MPI_CHECK(MPI_Barrier(group));
+  watched_barrier(group, what + ": every rank's mapping of the shared segment");
   if (maker_) ::shm_unlink(name);
   try {
     rethrow_agreed(group, opened);

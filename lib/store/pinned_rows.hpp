@@ -40,9 +40,6 @@ class PinnedRows {
   // when the memory cannot be locked (ulimit -l, host memory).
   void lock_through(std::size_t end);
 
-  // Whether this rank fills the rows: its own, or a shared segment it made.
-  [[nodiscard]] bool filled_here() const { return !segment_ || segment_->maker(); }
-
  private:
   std::string what_;
   std::shared_ptr<const NodeSegment> segment_;  // the mapping's owner where shared

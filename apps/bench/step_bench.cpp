@@ -10,6 +10,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "hash/ngram_ids.hpp"
@@ -164,6 +165,7 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
         engine_options.host_reads = o.host_reads;
         engine_options.owner_gpu_plan_from = o.owner_gpu_plan_from;
         engine_options.owner_fixed_below = o.owner_fixed_below;
+        engine_options.collective_timeout_s = o.collective_timeout_s;
         PleEngine engine(comms, config, *checkpoint, engine_options);
         for (const std::int64_t tokens : o.tokens) {
           // My DP rank's steps and my ETP group's token counts for each.
@@ -201,19 +203,20 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             // of the plan's two buffers), then a probe of one round for the step count.
             for (std::size_t k = 0; k < std::max<std::size_t>(2, mine.size()); ++k) (void)step(k);
             engine.wait();
-            PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+            const std::string what = "bench step: every rank's steps";
+            watched_barrier(comm, what);
             double t0 = MPI_Wtime();
             for (std::size_t k = 0; k < mine.size(); ++k) (void)step(k);
             engine.wait();
             double probe = (MPI_Wtime() - t0) / static_cast<double>(mine.size());
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, comm));
+            watched_allreduce(&probe, 1, MPI_DOUBLE, MPI_MAX, comm, what);
             const auto steps = static_cast<std::size_t>(
                 std::clamp(o.min_seconds / std::max(probe, 1e-9), static_cast<double>(o.min_steps), 100000.0));
             const std::size_t first = engine.stats().step_seconds.size();
             const ExchangeTraffic traffic_before = engine.traffic();
             const PhaseTimes times_before = engine.stats().times;
             const std::vector<CacheReport> cache_before = engine.cache();
-            PLESHARD_MPI_CHECK(MPI_Barrier(comm));
+            watched_barrier(comm, what);
             t0 = MPI_Wtime();
             for (std::size_t k = 0; k < steps; ++k) (void)step(k);
             engine.wait();
@@ -228,25 +231,24 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
               looked_up[2] +=
                   static_cast<double>(now.hits + now.misses + now.repeats - then.hits - then.misses - then.repeats);
             }
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, looked_up, 3, MPI_DOUBLE, MPI_SUM, comm));
+            watched_allreduce(looked_up, 3, MPI_DOUBLE, MPI_SUM, comm, what);
             const ExchangeTraffic moved = engine.traffic() - traffic_before;
             const PhaseTimes& times = engine.stats().times;
             double sums[4] = {moved.bytes_sent, static_cast<double>(moved.tokens),
                               times[StepPhase::gather] + times[StepPhase::combine] - times_before[StepPhase::gather] -
                                   times_before[StepPhase::combine],
                               times.steps - times_before.steps};
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm));
+            watched_allreduce(sums, 4, MPI_DOUBLE, MPI_SUM, comm, what);
             std::vector<double> latency(engine.stats().step_seconds.begin() + static_cast<std::ptrdiff_t>(first),
                                         engine.stats().step_seconds.end());
             latency.resize(steps);
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE,
-                                             MPI_MAX, comm));
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, comm));
+            watched_allreduce(latency.data(), static_cast<int>(latency.size()), MPI_DOUBLE, MPI_MAX, comm, what);
+            watched_allreduce(&wall, 1, MPI_DOUBLE, MPI_MAX, comm, what);
             // The first step again, checked.
             const StepOutput out = step(0);
             engine.wait();
             std::int64_t wrong = count_wrong(*checkpoint, config, mine.front(), out, engine);
-            PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT64_T, MPI_SUM, comm));
+            watched_allreduce(&wrong, 1, MPI_INT64_T, MPI_SUM, comm, what);
 
             StepBenchResult r;
             r.tier = tier_case.automatic ? "auto:" + engine.placement().describe() : tier_case.name;

@@ -52,6 +52,7 @@ struct StepBenchOptions {
   HostReads host_reads = HostReads::automatic;               // EngineOptions::host_reads
   std::int64_t owner_gpu_plan_from = k_owner_gpu_plan_from;  // EngineOptions::owner_gpu_plan_from
   std::int64_t owner_fixed_below = 0;                        // EngineOptions::owner_fixed_below
+  double collective_timeout_s = 600;                         // EngineOptions::collective_timeout_s
 };
 
 struct StepBenchResult {

@@ -1,5 +1,5 @@
-// Options shared by several commands: the row cache, the disk tier's reads (run, bench step),
-// the token map (every command that hashes).
+// Options shared by several commands: the row cache, the disk tier's reads, the owner
+// exchange's sizes, the stall limit (run, bench step), the token map (every command that hashes).
 
 #include <string>
 
@@ -68,6 +68,14 @@ void add_owner_fixed_option(CLI::App& cmd, std::int64_t& ids) {
                  "owner exchange sends the step in fixed-size messages (every owner as many entries as a rank could "
                  "ask of it, so no count waits for the host; what CUDA graphs capture); 0: never")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+}
+
+void add_collective_timeout_option(CLI::App& cmd, double& seconds) {
+  cmd.add_option("--collective-timeout", seconds,
+                 "Seconds any wait for other ranks (start-up, the load, each step, the output, the end) or for the GPU "
+                 "may make no progress before a stopped or stalled peer ends the job on every rank")
+      ->check(finite_in(k_min_collective_timeout_s, k_max_collective_timeout_s, "from 1 to 1e7 seconds"))
       ->capture_default_str();
 }
 

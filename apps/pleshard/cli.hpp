@@ -32,6 +32,9 @@ void add_host_reads_option(CLI::App& cmd, HostReads& reads);
 void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids);
 // --owner-fixed-below IDS (run, bench step): EngineOptions::owner_fixed_below.
 void add_owner_fixed_option(CLI::App& cmd, std::int64_t& ids);
+// --collective-timeout SECONDS (run, bench step): EngineOptions::collective_timeout_s, and the
+// stall limit of every wait for other ranks that the command's callback sets (core/watched_wait.hpp).
+void add_collective_timeout_option(CLI::App& cmd, double& seconds);
 
 // Rank in MPI_COMM_WORLD; only rank 0 prints results.
 [[nodiscard]] int world_rank();

@@ -15,6 +15,7 @@
 #include "ckpt/synthetic.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/watched_wait.hpp"
 #include "model/model_config.hpp"
 #include "option_checks.hpp"
 #include "store/placement.hpp"
@@ -321,7 +322,10 @@ void add_bench_command(CLI::App& app, Action& action) {
   add_cache_options(*step, o->step.cache);
   add_disk_reads_option(*step, o->step.disk_reads);
   add_host_reads_option(*step, o->step.host_reads);
+  add_collective_timeout_option(*step, o->step.collective_timeout_s);
   step->callback([&action, o] {
+    // Every wait for other ranks from here to MPI_Finalize is watched, as run's are.
+    set_stall_limit(o->step.collective_timeout_s);
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         if (o->step_rows < 16) throw InputError("bench step: --rows must be >= 16");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "core/watched_wait.hpp"
 #include "job/run_job.hpp"
 #include "job/run_report.hpp"
 #include "option_checks.hpp"
@@ -106,10 +107,7 @@ void add_run_command(CLI::App& app, Action& action) {
                 "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
   cmd->add_flag("--no-fetch-ahead{false}", in.job.fetch_ahead,
                 "Read a disk-tier step's rows only once the step before is decoded (default: beside its decode)");
-  cmd->add_option("--collective-timeout", in.job.collective_timeout_s,
-                  "Seconds a step may make no progress before a stalled peer ends the job")
-      ->check(finite_in(k_min_collective_timeout_s, k_max_collective_timeout_s, "from 1 to 1e7 seconds"))
-      ->capture_default_str();
+  add_collective_timeout_option(*cmd, in.job.collective_timeout_s);
   add_token_map_option(*cmd, in.token_map);
   add_cache_options(*cmd, in.job.cache);
   add_disk_reads_option(*cmd, in.job.disk_reads);
@@ -120,6 +118,8 @@ void add_run_command(CLI::App& app, Action& action) {
     if (requests->count() == 0 && synthetic->count() == 0) throw CLI::RequiredError("--requests or --synthetic");
     if (out->count() == 0 && summary->count() == 0) throw CLI::RequiredError("--out or --summary-only");
     if (synthetic->count() > 0) o->inputs.synthetic = o->synthetic;
+    // Every wait for other ranks from here to MPI_Finalize is watched.
+    set_stall_limit(o->inputs.job.collective_timeout_s);
     action = [o] {
       double last = -1;
       if (!o->quiet)

@@ -16,6 +16,7 @@
 #include "core/fault_plan.hpp"
 #include "core/kokkos_runtime.hpp"
 #include "core/version.hpp"
+#include "core/watched_collectives.hpp"
 #include "option_checks.hpp"
 
 namespace {
@@ -109,6 +110,11 @@ int main(int argc, char** argv) {
       if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
     code = run_cli(static_cast<int>(args.size()), args.data());
   }
+  // MPI_Finalize waits for every rank, blocking: a watched barrier first, so that a rank
+  // stopped before the end ends the job within the command's stall limit. One stopped after
+  // the barrier has no work of the job left; the launcher still ends it with the job.
+  pleshard::reach_fault_point(pleshard::FaultPoint::end);
+  pleshard::watched_barrier(MPI_COMM_WORLD, "every rank's end of the command");
   MPI_Finalize();
   return code;
 }

@@ -18,7 +18,7 @@
 
 #include "core/band_pipeline.hpp"
 #include "core/error.hpp"
-#include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #include "io/durable_file.hpp"
 #include "io/file_checks.hpp"
 #include "kernels/common/ngram_hash.hpp"
@@ -140,6 +140,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
 #endif
     require_regular_file(path_, "checkpoint");
     if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
+    // An open through MPI-IO waits for every rank, blocking: every rank is known to be here first.
+    if (shared_) watched_barrier(comm_, path_ + ": every rank's collective open");
     file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
     identities_.emplace_back(path_);
     pread_ = std::make_unique<PreadFile>(path_);
@@ -209,7 +211,12 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
   // would wait there for ranks that are not coming; it leaves the handles open instead (its
   // process is ending, and the others are ended with it).
   ~Hdf5PleCheckpoint() override {
-    if (!shared_ || std::uncaught_exceptions() == 0) return;
+    if (!shared_) return;
+    if (std::uncaught_exceptions() == 0) {
+      // The close waits for every rank, blocking: every rank is known to be here first.
+      watched_barrier(comm_, path_ + ": every rank's collective close");
+      return;
+    }
     for (Table& t : sets_) {
       t.weight.abandon();
       t.scales.abandon();
@@ -256,7 +263,7 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     if (collective_) {
       band = static_cast<std::int64_t>(items_per_band(info.layout.bytes_per_row(), read_band_bytes_));
       bands = (end - begin + band - 1) / band;
-      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bands, 1, MPI_INT64_T, MPI_MAX, comm_));
+      watched_allreduce(&bands, 1, MPI_INT64_T, MPI_MAX, comm_, where + ": every rank's collective read");
     }
     for (std::int64_t k = 0; k < std::max<std::int64_t>(1, bands); ++k) {
       const std::int64_t first = std::min(end, begin + k * band);
@@ -275,7 +282,8 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       }
       // A band that failed on one rank ends the read on all, before the next collective.
       int failed = failure.empty() ? 0 : 1;
-      if (collective_) PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm_));
+      // Each band's reads (collective: blocking until every rank's) follow a watched agreement.
+      if (collective_) watched_allreduce(&failed, 1, MPI_INT, MPI_MAX, comm_, where + ": every rank's collective read");
       if (failed != 0) throw InputError(!failure.empty() ? failure : where + ": another rank could not read its rows");
     }
   }

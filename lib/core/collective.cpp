@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/mpi_check.hpp"
-#include "core/watched_wait.hpp"
+#include "core/watched_collectives.hpp"
 
 namespace pleshard {
 
@@ -20,6 +20,9 @@ namespace {
 // than MPI's int counts.
 constexpr std::size_t k_max_agreed_message = std::size_t{1} << 16;
 
+// What a stalled agreement waited for: every rank to finish the work before it.
+constexpr const char* k_agreement = "agreeing whether any rank failed";
+
 }  // namespace
 
 void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
@@ -27,11 +30,9 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   int size = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const int mine = failure != nullptr ? rank : size;
-  int first = size;
-  MPI_Request request = MPI_REQUEST_NULL;
-  PLESHARD_MPI_CHECK(MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &request));
-  wait_watched(request, "agreeing on failure");
+  // Who failed first, as every rank says; then that rank's message.
+  int first = failure != nullptr ? rank : size;
+  watched_allreduce(&first, 1, MPI_INT, MPI_MIN, comm, k_agreement);
   if (first == size) return;
 
   std::string message = rank == first ? failure->what() : std::string();
@@ -43,11 +44,9 @@ void agree_on_failure(MPI_Comm comm, const std::exception* failure) {
   const bool input =
       rank == first && (dynamic_cast<const InputError*>(failure) != nullptr || (agreed != nullptr && agreed->input()));
   int header[2] = {static_cast<int>(message.size()), input ? 1 : 0};
-  PLESHARD_MPI_CHECK(MPI_Ibcast(header, 2, MPI_INT, first, comm, &request));
-  wait_watched(request, "agreeing on failure");
+  watched_bcast(header, 2, MPI_INT, first, comm, k_agreement);
   message.resize(static_cast<std::size_t>(header[0]));
-  PLESHARD_MPI_CHECK(MPI_Ibcast(message.data(), header[0], MPI_CHAR, first, comm, &request));
-  wait_watched(request, "agreeing on failure");
+  watched_bcast(message.data(), header[0], MPI_CHAR, first, comm, k_agreement);
   throw AgreedError(message, first, header[1] != 0);
 }
 

@@ -1,9 +1,13 @@
 #include "core/fault_plan.hpp"
 
+#include <signal.h>
+
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -27,6 +31,19 @@ std::optional<std::uint64_t> whole_number(const char* variable) {
   return n;
 }
 
+constexpr std::array<std::pair<std::string_view, FaultPoint>, 4> k_points{{{"start", FaultPoint::start},
+                                                                           {"load", FaultPoint::load},
+                                                                           {"output", FaultPoint::output},
+                                                                           {"end", FaultPoint::end}}};
+
+std::optional<FaultPoint> fault_point(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  for (const auto& [name, point] : k_points)
+    if (name == text) return point;
+  throw InputError(std::string(variable) + "=" + text + ": not a point of the job (start, load, output or end)");
+}
+
 }  // namespace
 
 const FaultPlan& fault_plan() { return plan_in_force(); }
@@ -44,7 +61,13 @@ FaultPlan fault_plan_from_environment(int rank) {
   const auto disk_read_failure = whole_number("PLESHARD_FAULT_DISK_READ_FAILURE");
   if (whole_number("PLESHARD_FAULT_DISK_READ_FAILURE_RANK").value_or(0) == static_cast<std::uint64_t>(rank))
     plan.disk_read_failure = disk_read_failure;
+  const auto stop_at = fault_point("PLESHARD_FAULT_STOP_AT");
+  if (whole_number("PLESHARD_FAULT_STOP_RANK").value_or(0) == static_cast<std::uint64_t>(rank)) plan.stop_at = stop_at;
   return plan;
+}
+
+void reach_fault_point(FaultPoint point) {
+  if (plan_in_force().stop_at == point) ::raise(SIGSTOP);
 }
 
 }  // namespace pleshard

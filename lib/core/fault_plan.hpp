@@ -9,6 +9,12 @@
 
 namespace pleshard {
 
+// Points of a job outside its steps where a rank can be made to stop: its start (the
+// options parsed, before the inputs are read), each host-tier table's load (its node segment
+// made, before its rows are read), the output's opening, and its end (the command done,
+// before MPI_Finalize).
+enum class FaultPoint { start, load, output, end };
+
 struct FaultPlan {
   // At this step the GPU stream of rank `stall_rank` stalls, as a hung peer's would
   // (PLESHARD_FAULT_STALL_STEP, PLESHARD_FAULT_STALL_RANK).
@@ -33,6 +39,10 @@ struct FaultPlan {
   // transparent ones where they are always on), as on a machine that offers none
   // (PLESHARD_FAULT_SMALL_PAGES=1).
   bool small_pages = false;
+  // This process stops itself (SIGSTOP, as a frozen node or a stopped job step would) on
+  // reaching this point (PLESHARD_FAULT_STOP_AT=start|load|output|end, on the rank
+  // PLESHARD_FAULT_STOP_RANK names, 0 by default).
+  std::optional<FaultPoint> stop_at;
 };
 
 // The plan in force; none by default.
@@ -40,7 +50,10 @@ struct FaultPlan {
 void set_fault_plan(const FaultPlan& plan);
 
 // The plan the environment asks for, on the process of world rank `rank`; throws InputError
-// naming a variable whose value is not a whole number.
+// naming a variable whose value is not a whole number, or not a point's name.
 [[nodiscard]] FaultPlan fault_plan_from_environment(int rank);
+
+// Where the job reaches `point`: stops this process if the plan says so.
+void reach_fault_point(FaultPoint point);
 
 }  // namespace pleshard

@@ -16,6 +16,7 @@
 #include "core/huge_pages.hpp"
 #include "core/mpi_check.hpp"
 #include "core/segment_ownership.hpp"
+#include "core/watched_collectives.hpp"
 
 namespace pleshard {
 
@@ -47,7 +48,7 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
                        " bytes: " + std::strerror(failure) + " (--no-shared-tables keeps a copy per rank)");
     std::strncpy(name, made->path().c_str(), sizeof name - 1);
   });
-  PLESHARD_MPI_CHECK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, group));
+  watched_bcast(name, sizeof name, MPI_CHAR, 0, group, what + ": the shared segment's name");
   // Every other rank maps it; then the name goes.
   const std::exception_ptr opened = [&]() -> std::exception_ptr {
     if (maker_) return nullptr;
@@ -64,7 +65,7 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
     }
     return nullptr;
   }();
-  PLESHARD_MPI_CHECK(MPI_Barrier(group));
+  watched_barrier(group, what + ": every rank's mapping of the shared segment");
   if (maker_) ::unlink(name);
   try {
     rethrow_agreed(group, opened);

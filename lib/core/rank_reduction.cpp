@@ -1,6 +1,7 @@
 #include "core/rank_reduction.hpp"
 
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 
 namespace pleshard {
 
@@ -12,8 +13,8 @@ void reduce(const std::vector<T*>& values, MPI_Datatype type, MPI_Op op, MPI_Com
   std::vector<T> buffer;
   buffer.reserve(values.size());
   for (const T* v : values) buffer.push_back(*v);
-  PLESHARD_MPI_CHECK(
-      MPI_Allreduce(MPI_IN_PLACE, buffer.data(), mpi_count(buffer.size(), "report values"), type, op, comm));
+  watched_allreduce(buffer.data(), mpi_count(buffer.size(), "report values"), type, op, comm,
+                    "the report's values of every rank");
   for (std::size_t i = 0; i < values.size(); ++i) *values[i] = buffer[i];
 }
 

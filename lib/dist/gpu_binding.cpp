@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
+#include "core/watched_collectives.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
@@ -50,25 +51,24 @@ GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine) {
     int has_gpu;
     int rank;
   } lacking{mine.has_value() ? 1 : 0, rank};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &lacking, 1, MPI_2INT, MPI_MINLOC, world));
+  const std::string what = "the GPU binding of every rank";
+  watched_allreduce(&lacking, 1, MPI_2INT, MPI_MINLOC, world, what);
   if (lacking.has_gpu == 0)
     throw SystemError("GPU binding: world rank " + std::to_string(lacking.rank) + " sees no CUDA device");
 
-  MPI_Comm node = MPI_COMM_NULL;
-  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  MPI_Comm node = watched_split_shared(world, 0, what);
   int local_ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_size(node, &local_ranks));
   std::vector<GpuUuid> node_gpus(static_cast<std::size_t>(local_ranks));
   static_assert(sizeof(GpuUuid) == 2 * sizeof(std::uint64_t));
-  PLESHARD_MPI_CHECK(
-      MPI_Allgather(mine->words.data(), 2, MPI_UINT64_T, node_gpus.data()->words.data(), 2, MPI_UINT64_T, node));
+  watched_allgather(mine->words.data(), node_gpus.data()->words.data(), 2, MPI_UINT64_T, node, what);
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
 
   struct {
     int sharing;
     int rank;
   } worst{ranks_per_gpu(node_gpus), rank};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_2INT, MPI_MAXLOC, world));
+  watched_allreduce(&worst, 1, MPI_2INT, MPI_MAXLOC, world, what);
   GpuBinding binding;
   binding.ranks_sharing = worst.sharing;
   binding.own_gpu = worst.sharing <= 1;
@@ -82,15 +82,14 @@ GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine) {
                              std::to_string(worst.sharing) + " ranks on one (GPUs compared by UUID)";
     std::strncpy(why, text.c_str(), sizeof why - 1);
   }
-  PLESHARD_MPI_CHECK(MPI_Bcast(why, sizeof why, MPI_CHAR, worst.rank, world));
+  watched_bcast(why, sizeof why, MPI_CHAR, worst.rank, world, what);
   binding.why = why;
   return binding;
 }
 
 #if PLESHARD_HAVE_CUDA
 GpuBinding bind_local_gpu(MPI_Comm world) {
-  MPI_Comm node = MPI_COMM_NULL;
-  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  MPI_Comm node = watched_split_shared(world, 0, "the GPU binding of every rank");
   int local_rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node, &local_rank));
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace pleshard {
@@ -59,7 +60,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm comm, cudaStream_t stream) : stream_
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
   ncclUniqueId id{};
   if (rank_ == 0) PLESHARD_NCCL_CHECK(ncclGetUniqueId(&id));
-  PLESHARD_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm));
+  watched_bcast(&id, sizeof(id), MPI_BYTE, 0, comm, "NCCL's unique id");
+  // ncclCommInitRank blocks until every rank joins: every rank is known to be here first.
+  watched_barrier(comm, "NCCL's communicator");
   PLESHARD_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
 }
 

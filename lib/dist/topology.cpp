@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 
 namespace pleshard {
 
@@ -27,23 +28,14 @@ Topology make_topology(int world, int rank, int tp, int etp) {
   return {world, tp, etp, rank};
 }
 
-namespace {
-
-MPI_Comm split(MPI_Comm parent, int color, int key) {
-  MPI_Comm comm = MPI_COMM_NULL;
-  PLESHARD_MPI_CHECK(MPI_Comm_split(parent, color, key, &comm));
-  return comm;
-}
-
-}  // namespace
-
 Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) {
-  PLESHARD_MPI_CHECK(MPI_Comm_dup(parent, &world_));
-  tp_ = split(world_, t.dp_rank(), t.tp_rank());
-  dp_ = split(world_, t.tp_rank(), t.dp_rank());
-  etp_ = split(world_, t.etp_group(), t.etp_rank());
-  etp_dp_ = split(world_, t.etp_group() * t.tp + t.tp_rank(), t.etp_dp_rank());
-  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &node_));
+  const std::string what = "the job's communicators";
+  world_ = watched_dup(parent, what);
+  tp_ = watched_split(world_, t.dp_rank(), t.tp_rank(), what);
+  dp_ = watched_split(world_, t.tp_rank(), t.dp_rank(), what);
+  etp_ = watched_split(world_, t.etp_group(), t.etp_rank(), what);
+  etp_dp_ = watched_split(world_, t.etp_group() * t.tp + t.tp_rank(), t.etp_dp_rank(), what);
+  node_ = watched_split_shared(world_, t.rank, what);
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node_, &node_rank_));
   // My node: its first world rank, or (tests on one machine) blocks of the override.
   int node = 0;
@@ -58,12 +50,12 @@ Communicators::Communicators(MPI_Comm parent, const Topology& t) : topology_(t) 
     node = t.rank / per_node;
   } else {
     node = t.rank;
-    PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &node, 1, MPI_INT, MPI_MIN, node_));
+    watched_allreduce(&node, 1, MPI_INT, MPI_MIN, node_, what);
   }
-  etp_node_ = split(etp_, node, t.etp_rank());
+  etp_node_ = watched_split(etp_, node, t.etp_rank(), what);
   int local = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(etp_node_, &local));
-  etp_cross_ = split(etp_, local, t.etp_rank());
+  etp_cross_ = watched_split(etp_, local, t.etp_rank(), what);
 }
 
 int ranks_per_node_override() {

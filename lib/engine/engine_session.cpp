@@ -16,6 +16,7 @@
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
 #include "core/parallel.hpp"
+#include "core/watched_collectives.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
 #include "engine/table_placement.hpp"
@@ -60,7 +61,7 @@ class HostShare {
     } catch (const InputError&) {  // refused where the hierarchical exchange uses it
     }
     const int color = t.etp_rank() + t.etp * (per_node > 0 ? t.rank / per_node : 0);
-    PLESHARD_MPI_CHECK(MPI_Comm_split(comms.node(), color, t.rank, &comm_));
+    comm_ = watched_split(comms.node(), color, t.rank, "the ranks sharing tables in host memory");
     PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
     PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   }
@@ -148,8 +149,9 @@ void require_same_options(MPI_Comm world, const EngineOptions& options) {
   std::int64_t lowest[count];
   std::int64_t highest[count];
   for (std::size_t i = 0; i < count; ++i) lowest[i] = highest[i] = shaping[i].second;
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lowest, static_cast<int>(count), MPI_INT64_T, MPI_MIN, world));
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, highest, static_cast<int>(count), MPI_INT64_T, MPI_MAX, world));
+  const std::string what = "the engine options of every rank";
+  watched_allreduce(lowest, static_cast<int>(count), MPI_INT64_T, MPI_MIN, world, what);
+  watched_allreduce(highest, static_cast<int>(count), MPI_INT64_T, MPI_MAX, world, what);
   for (std::size_t i = 0; i < count; ++i)
     if (lowest[i] != highest[i])
       throw InputError(std::string("the engine's ") + shaping[i].first + " differs between ranks (from " +

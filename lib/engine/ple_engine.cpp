@@ -13,7 +13,8 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
     : session_(std::make_unique<EngineSession>(comms, config, checkpoint, options)),
       runner_(std::make_unique<StepRunner>(*session_)) {
   runner_->use_cuda_graphs(options.cuda_graphs);
-  // From here on the job steps: every host wait for peers is watched as the GPU's are.
+  // From here on the job steps: every host wait for peers is watched as the GPU's are (a
+  // command sets the limit for its whole life; Python, which has no command, for the engine's).
   stall_limit_ = std::make_unique<StallLimitScope>(options.collective_timeout_s);
 }
 

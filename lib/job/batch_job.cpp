@@ -8,8 +8,10 @@
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/error.hpp"
-#include "core/mpi_check.hpp"
+#include "core/fault_plan.hpp"
 #include "core/rank_reduction.hpp"
+#include "core/watched_collectives.hpp"
+#include "core/watched_wait.hpp"
 #include "exec/space_event.hpp"
 #include "job/job_output.hpp"
 #include "job/job_steps.hpp"
@@ -150,7 +152,10 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                              const std::vector<Request>& requests, const BatchJobOptions& options) {
   const Topology& topo = comms.topology();
   const bool world_root = topo.rank == 0;
+  WaitContext phase("placing and loading the tables");
   PleEngine engine(comms, config, checkpoint, engine_options(options));
+  phase.enter("opening the output");
+  reach_fault_point(FaultPoint::output);
   StepSpace& space = engine.space();
   const std::size_t token_bytes = engine.token_bytes();
   const int layers = engine.num_layers();
@@ -261,7 +266,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     return true;
   };
 
-  PLESHARD_MPI_CHECK(MPI_Barrier(comms.world()));
+  phase.enter("the steps");
+  watched_barrier(comms.world(), "every rank's start of the steps");
   const double start = MPI_Wtime();
   const auto report_progress = [&] {
     if (!world_root || !options.progress) return;
@@ -304,8 +310,10 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   }
   if (finish_parts(parts.size())) report_progress();
   engine.wait();
+  phase.enter("committing the output");
   if (output && !output->complete()) output->commit();
   report.seconds = MPI_Wtime() - start;
+  phase.enter("the report");
 
   report.write_seconds = output ? output->write_seconds() : 0;
   report.bytes_written = output ? static_cast<double>(output->bytes_written()) : 0;

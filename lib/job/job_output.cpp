@@ -15,7 +15,7 @@
 #include "core/fault_plan.hpp"
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
-#include "core/watched_wait.hpp"
+#include "core/watched_collectives.hpp"
 #include "io/durable_file.hpp"
 #include "io/pread_file.hpp"
 
@@ -95,7 +95,8 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
     claim_.emplace(OutputClaim::first(out, "pleshard run"));
     held = claim_->held() ? 1 : 0;
   });
-  PLESHARD_MPI_CHECK(MPI_Bcast(&held, 1, MPI_INT, 0, comms.world()));
+  const std::string what = "the output's state from rank 0";
+  watched_bcast(&held, 1, MPI_INT, 0, comms.world(), what);
   collective_try(comms.world(), [&] {
     if (!root && held != 0) claim_.emplace(OutputClaim::join(out));
   });
@@ -141,12 +142,11 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       write_record(record_, options_.fingerprint, {});
     }
   });
-  PLESHARD_MPI_CHECK(MPI_Bcast(&complete, 1, MPI_INT64_T, 0, comms.world()));
+  watched_bcast(&complete, 1, MPI_INT64_T, 0, comms.world(), what);
   complete_ = complete != 0;
   if (complete_) return;
-  PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
-  PLESHARD_MPI_CHECK(
-      MPI_Bcast(offsets.data(), mpi_count(offsets.size(), "output layers"), MPI_UINT64_T, 0, comms.world()));
+  watched_bcast(&done, 1, MPI_INT64_T, 0, comms.world(), what);
+  watched_bcast(offsets.data(), mpi_count(offsets.size(), "output layers"), MPI_UINT64_T, 0, comms.world(), what);
 
   // The parts a killed job completed are trusted only as far as their rows still match.
   if (done > 0) {
@@ -168,7 +168,7 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       part_digests_.resize(static_cast<std::size_t>(done));
       write_record(record_, options_.fingerprint, part_digests_);
     });
-    PLESHARD_MPI_CHECK(MPI_Bcast(&done, 1, MPI_INT64_T, 0, comms.world()));
+    watched_bcast(&done, 1, MPI_INT64_T, 0, comms.world(), what);
   }
   parts_done_ = static_cast<std::size_t>(done);
   collective_try(comms.world(), [&] {
@@ -213,9 +213,10 @@ std::vector<std::uint64_t> JobOutput::read_part_digests(std::size_t parts,
       }
   }
   auto first_unreadable = static_cast<std::uint64_t>(readable);
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first_unreadable, 1, MPI_UINT64_T, MPI_MIN, comms_.world()));
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, digests.data(), mpi_count(digests.size(), "output parts"),
-                                   MPI_UINT64_T, MPI_SUM, comms_.world()));
+  const std::string what = "every rank's digests of the completed parts";
+  watched_allreduce(&first_unreadable, 1, MPI_UINT64_T, MPI_MIN, comms_.world(), what);
+  watched_allreduce(digests.data(), mpi_count(digests.size(), "output parts"), MPI_UINT64_T, MPI_SUM, comms_.world(),
+                    what);
   digests.resize(static_cast<std::size_t>(first_unreadable));
   return digests;
 }
@@ -243,9 +244,7 @@ void JobOutput::finish_part(std::size_t parts) {
     write_seconds_ += MPI_Wtime() - t0;
   });
   std::uint64_t digest = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
-  PLESHARD_MPI_CHECK(MPI_Ireduce(&part_digest_, &digest, 1, MPI_UINT64_T, MPI_SUM, 0, comms_.world(), &request));
-  wait_watched(request, "the output part's digest");
+  watched_reduce(&part_digest_, &digest, 1, MPI_UINT64_T, MPI_SUM, 0, comms_.world(), "the output part's digest");
   part_digest_ = 0;
   collective_try(comms_.world(), [&] {
     if (comms_.topology().rank != 0) return;

@@ -6,7 +6,9 @@
 #include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "core/sha256.hpp"
+#include "core/watched_wait.hpp"
 
 namespace pleshard {
 
@@ -79,8 +81,10 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
 }
 
 BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
+  reach_fault_point(FaultPoint::start);
   int rank = 0;
   MPI_Comm_rank(world, &rank);
+  WaitContext phase("reading the job's inputs");
   struct Loaded {
     EngineSetup setup;
     std::vector<Request> requests;
@@ -112,8 +116,10 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     if (std::filesystem::is_directory(in.checkpoint)) job.inputs.push_back(in.checkpoint);
     return l;
   });
+  phase.enter("opening the checkpoint");
   const Communicators comms(world, loaded.setup.topology);
   const auto checkpoint = open_engine_checkpoint(comms, in, loaded.setup);
+  phase.enter("the job");
   // A failure inside the job is one rank's; the app then takes every rank down.
   return run_batch_job(comms, loaded.setup.config, *checkpoint, loaded.requests, loaded.setup.job);
 }

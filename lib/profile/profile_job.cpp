@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #include "hash/ngram_ids.hpp"
 #include "model/table_spec.hpp"
 #include "store/row_range.hpp"
@@ -50,14 +51,15 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   // What could stop the gather, agreed by every rank before it starts (MPI counts are int).
   std::int64_t agreed[2] = {static_cast<std::int64_t>(rows.size()), s.saturated ? 1 : 0};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT64_T, MPI_SUM, comm));
+  const std::string what = "every rank's counts of the table's rows";
+  watched_allreduce(agreed, 2, MPI_INT64_T, MPI_SUM, comm, what);
   if (agreed[1] != 0)
     throw InputError("profile: a row is looked up 2^32 times: the corpus is too large to profile in one run");
   if (agreed[0] > std::numeric_limits<int>::max())
     throw InputError("profile: " + std::to_string(agreed[0]) + " rows looked up in one table; at most 2^31 - 1");
   const int mine = static_cast<int>(rows.size());
   std::vector<int> sizes(static_cast<std::size_t>(ranks)), offsets(sizes.size());
-  PLESHARD_MPI_CHECK(MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm));
+  watched_gather(&mine, sizes.data(), 1, MPI_INT, 0, comm, what);
   std::int64_t total = 0;
   for (std::size_t r = 0; r < sizes.size(); ++r) {
     offsets[r] = static_cast<int>(total);
@@ -67,10 +69,8 @@ TableProfile gather(MPI_Comm comm, const Share& s) {
   t.table_rows = s.table_rows;
   t.lookups = s.lookups;
   std::vector<std::int64_t> all_rows(rank == 0 ? static_cast<std::size_t>(total) : 0), all_counts(all_rows.size());
-  PLESHARD_MPI_CHECK(
-      MPI_Gatherv(rows.data(), mine, MPI_INT64_T, all_rows.data(), sizes.data(), offsets.data(), MPI_INT64_T, 0, comm));
-  PLESHARD_MPI_CHECK(MPI_Gatherv(counts.data(), mine, MPI_INT64_T, all_counts.data(), sizes.data(), offsets.data(),
-                                 MPI_INT64_T, 0, comm));
+  watched_gatherv(rows.data(), mine, all_rows.data(), sizes.data(), offsets.data(), MPI_INT64_T, 0, comm, what);
+  watched_gatherv(counts.data(), mine, all_counts.data(), sizes.data(), offsets.data(), MPI_INT64_T, 0, comm, what);
   if (rank != 0) return t;
   std::vector<std::size_t> order(all_rows.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -16,8 +16,8 @@ GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRang
     const bool shared = tier == StorageTier::pinned && share != MPI_COMM_NULL;
     for (std::size_t d = 0; d < sources.size(); ++d) {
       if (shared && ranges[d].size() > 0) {
-        // A maker that cannot read its rows fails the group, not only itself; the group's
-        // agreement is also the point after which every rank may read them.
+        // A rank that cannot make or read its part fails the group, not only itself; the
+        // group's agreement is also the point after which every rank may read every part.
         tables_.push_back(collective_try(
             share, [&] { return std::make_unique<GpuTable>(sources[d], ranges[d], tier, reads, share); }));
       } else {

@@ -8,6 +8,7 @@
 
 #include "core/band_pipeline.hpp"
 #include "core/host_memory.hpp"
+#include "core/mpi_check.hpp"
 #include "core/parallel.hpp"
 #include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
@@ -95,37 +96,47 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     }
     rows_ = pinned_->data();
   }
+  // The rows this rank makes or reads: all of them, or of rows a group shares its balanced
+  // part, so that none of the group waits for one rank's whole load.
+  RowRange fill = range;
+  if (share != MPI_COMM_NULL) {
+    int sharers = 1;
+    int sharer = 0;
+    PLESHARD_MPI_CHECK(MPI_Comm_size(share, &sharers));
+    PLESHARD_MPI_CHECK(MPI_Comm_rank(share, &sharer));
+    fill = balanced_cuts(range, source.chunk_rows, sharers, sharer);
+  }
   try {
-    if (pinned_ && !pinned_->filled_here()) {
-      pinned_->lock_through(bytes);  // the group's first rank fills the pages locked here
-    } else if (source.synthetic) {
-      make_synthetic(source.info.ple_index, source.synthetic->seed);
+    if (source.synthetic) {
+      make_synthetic(source.info.ple_index, source.synthetic->seed, fill);
     } else {
-      load(source);
+      load(source, fill);
     }
+    if (pinned_) pinned_->lock_through(bytes);  // the others' parts too, for this rank's GPU
   } catch (...) {
     if (tier_ == StorageTier::device) cudaFree(rows_);
     throw;
   }
 }
 
-void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
-  const auto rows = static_cast<std::size_t>(range_.size());
+void GpuTable::make_synthetic(int ple_index, std::uint64_t seed, RowRange fill) {
+  const auto rows = static_cast<std::size_t>(fill.size());
+  std::uint8_t* const at = rows_ + static_cast<std::size_t>(fill.begin - range_.begin) * pitch_;
   const kernels::OwnedStream stream;
-  kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed,  ple_index,
-                                  range_.begin,   range_.size(),    rows_, pitch_};
-  target.scales = rows_ + layout_.row_bytes();  // block scales after each row's codes
+  kernels::SyntheticTarget target{layout_.format, layout_.head_dim, seed, ple_index,
+                                  fill.begin,     fill.size(),      at,   pitch_};
+  target.scales = at + layout_.row_bytes();  // block scales after each row's codes
   target.scale_pitch = pitch_;
   if (tier_ == StorageTier::device) {
     // Pitch padding reads as zeros, as in a table loaded from a file.
-    if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, rows * pitch_, stream.get()));
+    if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(at, 0, rows * pitch_, stream.get()));
     kernels::make_synthetic_rows_cuda(target, stream.get());
     stream.synchronize();
     return;
   }
   // Pinned: made in GPU memory band by band and copied down whole (rows the device wrote
   // one by one through the bus would be slow), two bands on two streams in turn.
-  pinned_->lock_through(rows * pitch_);
+  pinned_->lock_through(static_cast<std::size_t>(fill.end - range_.begin) * pitch_);
   const std::size_t band = items_per_band(pitch_);
   const kernels::OwnedStream other;
   const cudaStream_t streams[2] = {stream.get(), other.get()};
@@ -136,25 +147,25 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed) {
     const cudaStream_t s = streams[k % 2];
     std::uint8_t* scratch = staging[k % 2].data();
     if (pitch_ != layout_.bytes_per_row()) PLESHARD_CUDA_CHECK(cudaMemsetAsync(scratch, 0, n * pitch_, s));
-    target.first_row = range_.begin + static_cast<std::int64_t>(first);
+    target.first_row = fill.begin + static_cast<std::int64_t>(first);
     target.count = static_cast<std::int64_t>(n);
     target.rows = scratch;
     target.scales = scratch + layout_.row_bytes();
     kernels::make_synthetic_rows_cuda(target, s);
-    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows_ + first * pitch_, scratch, n * pitch_, cudaMemcpyDeviceToHost, s));
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(at + first * pitch_, scratch, n * pitch_, cudaMemcpyDeviceToHost, s));
   }
   stream.synchronize();
   other.synchronize();
 }
 
-void GpuTable::load(const TableSource& source) {
+void GpuTable::load(const TableSource& source, RowRange fill) {
   // Bands of about 64 MiB of stored rows on the source's chunk boundaries (else on those of
   // 1 MiB of codes), so that no chunk is split between two bands and read for each.
   const auto band = static_cast<std::int64_t>(items_per_band(layout_.bytes_per_row()));
   std::int64_t chunk = source.chunk_rows;
   if (chunk <= 0 || chunk > band)
     chunk = static_cast<std::int64_t>(items_per_band(layout_.row_bytes(), k_read_piece_bytes));
-  const RowCuts bands{range_, std::max<std::int64_t>(1, band / chunk) * chunk};
+  const RowCuts bands{fill, std::max<std::int64_t>(1, band / chunk) * chunk};
   if (tier_ == StorageTier::pinned) {
     load_pinned(source, bands);
   } else {

@@ -37,8 +37,8 @@ class GpuTable {
   // pinned rows (through UVA, its distinct-row gathers on a capped grid, or gathered by the
   // host). Pinned rows with
   // a `share` group (ranks of one node holding the same range; collective over it) lie in
-  // one segment of the node, filled by the group's first rank and locked by each; the
-  // group must agree (collective_try) before any rank reads them.
+  // one segment of the node, each rank filling a balanced part of the rows and locking all
+  // of them; the group must agree (collective_try) before any rank reads them.
   GpuTable(const TableSource& source, RowRange range, StorageTier tier, const PinnedReads& reads = {},
            MPI_Comm share = MPI_COMM_NULL);
   ~GpuTable();
@@ -78,8 +78,9 @@ class GpuTable {
 
  private:
   [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use
-  void make_synthetic(int ple_index, std::uint64_t seed);
-  void load(const TableSource& source);
+  // Rows `fill` of the range: all of it, or this rank's part of rows a group shares.
+  void make_synthetic(int ple_index, std::uint64_t seed, RowRange fill);
+  void load(const TableSource& source, RowRange fill);
   void load_device(const TableSource& source, const RowCuts& bands);
   void load_pinned(const TableSource& source, const RowCuts& bands);
 

@@ -15,8 +15,8 @@ class HostStore final : public RowStore {
  public:
   // ranges[d]: the rows of table d to hold. `share`: the ranks of my node that hold the same
   // ranges (MPI_COMM_NULL, or a group of one: none), which then keep one copy of them in
-  // memory they share (core/node_segment.hpp), read by the group's first rank; collective
-  // over `share`.
+  // memory they share (core/node_segment.hpp), each rank reading a balanced part of every
+  // table; collective over `share`.
   HostStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, MPI_Comm share = MPI_COMM_NULL);
 
   [[nodiscard]] bool reads_in_place(std::int64_t /*count*/) const override { return true; }

@@ -32,9 +32,13 @@ HostTable::HostTable(const TableSource& source, RowRange range)
   source.rows(range.begin, range.end, rows_, scales_);
 }
 
-HostTable::HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared)
+HostTable::HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared,
+                     RowRange fill)
     : layout_(source.info.layout), range_(range), global_scale_(source.info.global_scale), shared_(std::move(shared)) {
   check_range(layout_, range);
+  if (fill.begin < range.begin || fill.end > range.end || fill.begin > fill.end)
+    throw SystemError("HostTable: rows [" + std::to_string(fill.begin) + ", " + std::to_string(fill.end) +
+                      ") to read outside the shared range");
   if (shared_->size() != bytes_for(layout_, range))
     throw SystemError("HostTable: a shared segment of " + std::to_string(shared_->size()) + " bytes for " +
                       std::to_string(bytes_for(layout_, range)));
@@ -42,10 +46,10 @@ HostTable::HostTable(const TableSource& source, RowRange range, std::shared_ptr<
   const std::span<std::uint8_t> all(shared_->data(), shared_->size());
   rows_ = all.first(row_bytes);
   scales_ = all.subspan(row_bytes);
-  if (shared_->maker())
-    source.rows(range.begin, range.end, rows_, scales_);
-  else
-    source.rows(range.begin, range.begin, {}, {});
+  const auto at = static_cast<std::size_t>(fill.begin - range.begin);
+  const auto n = static_cast<std::size_t>(fill.size());
+  source.rows(fill.begin, fill.end, rows_.subspan(at * layout_.row_bytes(), n * layout_.row_bytes()),
+              scales_.subspan(at * layout_.scale_bytes(), n * layout_.scale_bytes()));
 }
 
 kernels::TableView HostTable::view() const {

@@ -19,10 +19,11 @@ class HostTable {
   HostTable(const PleCheckpoint& checkpoint, int ple_index, RowRange range);
   // Takes rows [range.begin, range.end) of the table `source` produces.
   HostTable(const TableSource& source, RowRange range);
-  // The same rows in memory the ranks of a node share (store/host_store.hpp): the segment's
-  // maker reads them, the other ranks read an empty range (a collective read needs every
-  // rank) and use the maker's once it is done. `shared` holds bytes_for(layout, range).
-  HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared);
+  // The same rows in memory the ranks of a node share (store/host_store.hpp): each rank of
+  // the group reads its part `fill` of `range` into place (a collective read needs every
+  // rank; a part may be empty), and uses the others' once the group has agreed that all are
+  // read. `shared` holds bytes_for(layout, range).
+  HostTable(const TableSource& source, RowRange range, std::shared_ptr<const NodeSegment> shared, RowRange fill);
   [[nodiscard]] static std::size_t bytes_for(const TableLayout& layout, RowRange range);
 
   [[nodiscard]] kernels::TableView view() const;

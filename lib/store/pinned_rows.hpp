@@ -41,8 +41,6 @@ class PinnedRows {
   // when the memory cannot be locked (ulimit -l, host memory).
   void lock_through(std::size_t end);
 
-  // Whether this rank fills the rows: its own, or a shared segment it made.
-  [[nodiscard]] bool filled_here() const { return !segment_ || segment_->maker(); }
   // The rows' bytes, for the measure of the pages behind them.
   [[nodiscard]] std::size_t size() const { return bytes_; }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A contiguous range of rows (or tokens), the balanced split of one range into parts, and
-// its cut at multiples of a number of rows.
+// its cut at multiples of a number of rows, and the balanced split of such cuts.
 
 #include <algorithm>
 #include <cstddef>
@@ -38,5 +38,16 @@ struct RowCuts {
     return {std::max(range.begin, first), std::min(range.end, first + rows)};
   }
 };
+
+// Part `index` of `parts` contiguous parts of `range` holding balanced numbers of its cuts
+// at multiples of `rows` (RowCuts: a file's chunks, none split between two parts); a part
+// with no cut is empty, at the range's end. The rows that one of several ranks reads of
+// a range they share.
+[[nodiscard]] inline RowRange balanced_cuts(RowRange range, std::int64_t rows, int parts, int index) {
+  const RowCuts cuts{range, std::max<std::int64_t>(1, rows)};
+  const RowRange mine = balanced_range(static_cast<std::int64_t>(cuts.count()), parts, index);
+  if (mine.size() == 0) return {range.end, range.end};
+  return {cuts.at(static_cast<std::size_t>(mine.begin)).begin, cuts.at(static_cast<std::size_t>(mine.end - 1)).end};
+}
 
 }  // namespace pleshard

@@ -8,6 +8,7 @@
 #include "core/collective.hpp"
 #include "core/host_memory.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
 #endif
@@ -56,8 +57,8 @@ struct Sharing {
 };
 
 Sharing sharing_of(MPI_Comm world, bool gpu, std::uint64_t bytes) {
-  MPI_Comm node = MPI_COMM_NULL;
-  PLESHARD_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  const std::string what = "the memory every rank of the node uses";
+  MPI_Comm node = watched_split_shared(world, 0, what);
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_size(node, &ranks));
   std::array<std::uint64_t, 2> where{};
@@ -68,7 +69,7 @@ Sharing sharing_of(MPI_Comm world, bool gpu, std::uint64_t bytes) {
 #endif
   const std::uint64_t mine[3] = {where[0], where[1], bytes};
   std::vector<std::uint64_t> all(3 * static_cast<std::size_t>(ranks));
-  PLESHARD_MPI_CHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, node));
+  watched_allgather(mine, all.data(), 3, MPI_UINT64_T, node, what);
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
   Sharing s{0, 0, ranks};
   for (std::size_t r = 0; r < static_cast<std::size_t>(ranks); ++r)
@@ -111,7 +112,7 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
   const std::uint64_t host = available == 0 ? std::uint64_t{1} << 62 : less(available, host_margin);
   const int copies = (sharing.node + std::max(1, host_sharers) - 1) / std::max(1, host_sharers);  // on my node
   std::uint64_t limits[2] = {device, host / static_cast<std::uint64_t>(copies)};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, limits, 2, MPI_UINT64_T, MPI_MIN, world));
+  watched_allreduce(limits, 2, MPI_UINT64_T, MPI_MIN, world, "the memory every rank has for tables");
   c.device_bytes = limits[0];
   c.host_bytes = limits[1];
   return c;

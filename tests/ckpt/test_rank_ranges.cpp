@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
@@ -48,6 +50,43 @@ TEST(RankRanges, CutsCoverTheRangeOnceOnMultiplesOfTheirRows) {
         next = part.end;
       }
       EXPECT_EQ(next, range.end) << range.begin << ".." << range.end << " by " << rows;
+    }
+  }
+}
+
+TEST(RankRanges, BalancedCutsCoverTheRangeOnceWithoutSplittingACut) {
+  for (const RowRange range :
+       {RowRange{0, 0}, RowRange{5, 5}, RowRange{0, 1}, RowRange{3, 13}, RowRange{11, 40}, RowRange{0, 1000}}) {
+    for (const std::int64_t rows : {0, 1, 4, 7, 64}) {
+      const std::int64_t cut = std::max<std::int64_t>(1, rows);
+      for (int parts = 1; parts <= 5; ++parts) {
+        std::int64_t next = range.begin;
+        std::int64_t largest = 0;
+        std::int64_t smallest = range.size();
+        for (int i = 0; i < parts; ++i) {
+          const RowRange part = balanced_cuts(range, rows, parts, i);
+          if (part.size() == 0) {
+            EXPECT_EQ(part.begin, range.end);
+            continue;
+          }
+          EXPECT_EQ(part.begin, next);
+          // Bounds inside the range fall on the cuts.
+          if (part.begin != range.begin) {
+            EXPECT_EQ(part.begin % cut, 0);
+          }
+          if (part.end != range.end) {
+            EXPECT_EQ(part.end % cut, 0);
+          }
+          largest = std::max(largest, part.size());
+          smallest = std::min(smallest, part.size());
+          next = part.end;
+        }
+        EXPECT_EQ(next, range.end) << range.begin << ".." << range.end << " by " << rows << " in " << parts;
+        // Balanced: parts differ by at most one cut and the two partial cuts at the ends.
+        if (range.size() >= parts * cut) {
+          EXPECT_LE(largest - smallest, 2 * cut) << rows << " in " << parts;
+        }
+      }
     }
   }
 }

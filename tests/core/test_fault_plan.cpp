@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
@@ -18,7 +19,8 @@ class FaultPlanEnvironment : public ::testing::Test {
     for (const char* v :
          {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
           "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "PLESHARD_FAULT_DISK_READ_FAILURE",
-          "PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "PLESHARD_FAULT_SMALL_PAGES"})
+          "PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT",
+           "PLESHARD_FAULT_STOP_RANK"})
       ::unsetenv(v);
     set_fault_plan({});
   }
@@ -33,6 +35,7 @@ TEST_F(FaultPlanEnvironment, NoneByDefault) {
   EXPECT_FALSE(plan.kill_in_shared_load);
   EXPECT_FALSE(plan.disk_read_failure.has_value());
   EXPECT_FALSE(plan.small_pages);
+  EXPECT_FALSE(plan.stop_at.has_value());
   EXPECT_FALSE(fault_plan().write_limit.has_value());
 }
 
@@ -59,6 +62,29 @@ TEST_F(FaultPlanEnvironment, ADiskReadFailureIsItsRanksAlone) {
   ::setenv("PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "1", 1);
   EXPECT_FALSE(fault_plan_from_environment(0).disk_read_failure.has_value());
   EXPECT_EQ(fault_plan_from_environment(1).disk_read_failure, 4u);
+}
+
+TEST_F(FaultPlanEnvironment, AStopIsItsRanksAloneAtThePointNamed) {
+  ::setenv("PLESHARD_FAULT_STOP_AT", "load", 1);
+  EXPECT_EQ(fault_plan_from_environment(0).stop_at, FaultPoint::load);  // rank 0 by default
+  ::setenv("PLESHARD_FAULT_STOP_RANK", "1", 1);
+  EXPECT_FALSE(fault_plan_from_environment(0).stop_at.has_value());
+  for (const auto& [name, point] : {std::pair{"start", FaultPoint::start}, std::pair{"load", FaultPoint::load},
+                                    std::pair{"output", FaultPoint::output}, std::pair{"end", FaultPoint::end}}) {
+    ::setenv("PLESHARD_FAULT_STOP_AT", name, 1);
+    EXPECT_EQ(fault_plan_from_environment(1).stop_at, point) << name;
+  }
+}
+
+TEST_F(FaultPlanEnvironment, AStopAtNoPointIsNamed) {
+  ::setenv("PLESHARD_FAULT_STOP_AT", "steps", 1);
+  try {
+    (void)fault_plan_from_environment(0);
+    ADD_FAILURE() << "steps was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "PLESHARD_FAULT_STOP_AT=steps: not a point of the job (start, load, output or end)");
+  }
 }
 
 TEST_F(FaultPlanEnvironment, AValueNotAWholeNumberIsNamed) {

@@ -1,9 +1,10 @@
 // The stall limit of the engines alive in one process: the shortest holds, whatever order
-// they end in, and with none alive waits are unwatched.
+// they end in, and with none alive waits are unwatched; a command's limit holds beside them.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "core/watched_wait.hpp"
@@ -27,6 +28,20 @@ TEST(StallLimit, TheShortestOfTheScopesAliveHolds) {
   d.reset();
   EXPECT_EQ(stall_limit(), 600.0);
   b.reset();
+  EXPECT_TRUE(std::isinf(stall_limit()));
+}
+
+TEST(StallLimit, TheCommandsLimitHoldsBesideTheScopes) {
+  set_stall_limit(5.0);
+  EXPECT_EQ(stall_limit(), 5.0);
+  {
+    const StallLimitScope longer(600.0);
+    EXPECT_EQ(stall_limit(), 5.0);
+    const StallLimitScope shorter(2.0);
+    EXPECT_EQ(stall_limit(), 2.0);
+  }
+  EXPECT_EQ(stall_limit(), 5.0);  // the scopes gone, the command's still holds
+  set_stall_limit(std::numeric_limits<double>::infinity());
   EXPECT_TRUE(std::isinf(stall_limit()));
 }
 

@@ -135,8 +135,11 @@ void GpuTable::make_synthetic(int ple_index, std::uint64_t seed, RowRange fill) 
     return;
   }
   // Pinned: made in GPU memory band by band and copied down whole (rows the device wrote
-  // one by one through the bus would be slow), two bands on two streams in turn.
-  pinned_->lock_through(static_cast<std::size_t>(fill.end - range_.begin) * pitch_);
+  // one by one through the bus would be slow), two bands on two streams in turn. A copy
+  // lands only in page-locked memory: every page the fill touches is locked first, the one
+  // that holds its last row too, where the fill is a part of a shared copy whose next part
+  // another rank makes (lock_through locks whole pages only up to a part's end).
+  pinned_->lock_through(static_cast<std::size_t>(range_.size()) * pitch_);
   const std::size_t band = items_per_band(pitch_);
   const kernels::OwnedStream other;
   const cudaStream_t streams[2] = {stream.get(), other.get()};

@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PLESHARD_FAULT_SMALL_PAGES=1
 run() { "$mpiexec" -n "$1" --oversubscribe "$app" run --checkpoint synthetic --config "$config" --synthetic 4 \
-  --summary-only --quiet --json "${@:2}"; }
+  --summary-only --quiet --json --storage host "${@:2}"; }
 run 2 --etp 1 >"$work/shared.json" 2>"$work/shared.err"
 
 python3 - "$work" <<'PY'

@@ -16,11 +16,10 @@ using namespace pleshard;
 class FaultPlanEnvironment : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* v :
-         {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
-          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "PLESHARD_FAULT_DISK_READ_FAILURE",
-          "PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT",
-           "PLESHARD_FAULT_STOP_RANK"})
+    for (const char* v : {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
+                          "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD",
+                          "PLESHARD_FAULT_DISK_READ_FAILURE", "PLESHARD_FAULT_DISK_READ_FAILURE_RANK",
+                          "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT", "PLESHARD_FAULT_STOP_RANK"})
       ::unsetenv(v);
     set_fault_plan({});
   }

@@ -9,6 +9,7 @@
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/watched_collectives.hpp"
 #include "hash/batch_json.hpp"
 #include "job/run_report.hpp"
 #include "runtime.hpp"
@@ -32,8 +33,8 @@ void require_same(MPI_Comm comm, const std::vector<std::pair<const char*, std::s
   for (const auto& [name, value] : named) lowest.push_back(Digest().add(std::string_view(value)).value());
   std::vector<std::uint64_t> highest = lowest;
   const int n = static_cast<int>(named.size());
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, lowest.data(), n, MPI_UINT64_T, MPI_MIN, comm));
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, highest.data(), n, MPI_UINT64_T, MPI_MAX, comm));
+  watched_allreduce(lowest.data(), n, MPI_UINT64_T, MPI_MIN, comm, "the ranks' Engine arguments");
+  watched_allreduce(highest.data(), n, MPI_UINT64_T, MPI_MAX, comm, "the ranks' Engine arguments");
   std::exception_ptr failure;
   for (std::size_t i = 0; i < named.size() && !failure; ++i)
     if (lowest[i] != highest[i])
@@ -106,7 +107,7 @@ std::uint64_t digest_of(const TokenBatch& batch) {
 
 PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
   // The caller's communicator carries none of the engine's messages, its checks' included.
-  PLESHARD_MPI_CHECK(MPI_Comm_dup(args.comm, &comm_));
+  comm_ = watched_dup(args.comm, "making an Engine");
   try {
     PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &world_size_));
     require_same_arguments(comm_, args);
@@ -170,7 +171,7 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
     if (engine.topology().tp > 1) {
       const std::uint64_t digest = failure ? 0 : digest_of(batch);
       std::uint64_t seen[3] = {digest, failure ? 0 : ~digest, failure ? 0U : 1U};
-      PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp()));
+      watched_allreduce(seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp(), "forward: the TP ranks' batches");
       const bool all_made = seen[2] == 1;
       if (!failure && all_made && seen[0] != ~seen[1])
         failure = std::make_exception_ptr(
@@ -234,7 +235,7 @@ std::string PythonEngine::report_json() {
   // The TP ranks of a DP rank step the same batch: counted once.
   const bool counts = engine.topology().tp_rank() == 0;
   std::int64_t done[2] = {counts ? requests_ : 0, counts ? tokens_ : 0};
-  PLESHARD_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, done, 2, MPI_INT64_T, MPI_SUM, comms_->world()));
+  watched_allreduce(done, 2, MPI_INT64_T, MPI_SUM, comms_->world(), "report: the ranks' tokens");
   report.requests = done[0];
   report.tokens = done[1];
   report.rows_per_token = static_cast<std::int64_t>(config_.total_heads()) * config_.num_ple_layers();

@@ -12,6 +12,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "core/watched_wait.hpp"
 #include "embedding_array.hpp"
 #include "engine.hpp"
 #include "python_names.hpp"
@@ -156,6 +157,10 @@ std::shared_ptr<PythonEngine> make_engine(
   // Agreeing, then loading the tables, takes a while: other threads run meanwhile.
   return without_gil([&] {
     const EngineMaking making;
+    // The ranks' waits for each other while they make the engine are watched as its steps
+    // are (a rank's own limit, or the default where its keyword was refused).
+    const StallLimitScope watched(args.job.collective_timeout_s);
+    const WaitContext part("making an Engine");
     // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
     rethrow_agreed(mpi, failure);
     return std::make_shared<PythonEngine>(args);

@@ -29,7 +29,7 @@ inline constexpr const char* k_default_layer_prefix = "model.language_model.laye
 // One PLE table as a checkpoint stores it.
 struct PleTableInfo {
   int ple_index = 0;
-  int decoder_layer = 0;  // 1-based
+  int decoder_layer = 0;  // the config's own id: Qwen4Exp's 1-based, Engram's 0-based
   TableLayout layout;     // rows = padded rows
   float global_scale = 1.0f;
   // Hash buffers; empty when the checkpoint does not carry them.

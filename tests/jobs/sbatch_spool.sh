@@ -5,7 +5,7 @@
 # Checked beside that: the script's arguments and CONFIG reach pleshard as they are (a path
 # with a space, a non-ASCII letter and a newline, in the C locale); pleshard-run prints its
 # command, leaves the tables to run's default placement, passes PLACEMENT, and refuses
-# STORAGE with PLACEMENT in one line.
+# STORAGE with PLACEMENT in one line; so does pleshard-scaling, which resumes when requeued.
 #   sbatch_spool.sh PLESHARD SOURCE_DIR
 set -euo pipefail
 app=$(realpath "$1"); src=$(realpath "$2")
@@ -82,13 +82,27 @@ if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$work/elsewhere" 1 "${mode
 fi
 grep -q "pleshard-run: no pleshard executable: .*set PLESHARD" "$work/job$job.log" || fail "pleshard-run.sbatch's error"
 
-# pleshard-scaling: submitted from a folder inside the checkout, strong scaling on 1 and 2 ranks.
-sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" CHECKPOINT=synthetic \
-  CONFIG=example/config.json RANKS="1 2" REPEATS=1 SYNTHETIC=8 ETP_PER_TP=all \
-  RUN_ARGS="--synthetic-max-tokens 64" OUT_PREFIX="$work/out/strong" || fail "pleshard-scaling.sbatch from the spool"
+# pleshard-scaling: submitted from a folder inside the checkout, strong scaling on 1 and 2 ranks,
+# the tables placed as PLACEMENT says.
+scaling=(CHECKPOINT=synthetic CONFIG=example/config.json RANKS="1 2" REPEATS=1 SYNTHETIC=8 ETP_PER_TP=all
+         RUN_ARGS="--synthetic-max-tokens 64" OUT_PREFIX="$work/out/strong")
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" PLACEMENT=host ||
+  fail "pleshard-scaling.sbatch from the spool"
 [ "$(grep -c "srun (stand-in): [12] tasks" "$work/srun$job.log")" -eq 2 ] ||
   fail "pleshard-scaling.sbatch did not launch its 1- and 2-rank runs through srun"
 [ "$(wc -l <"$work/out/strong.csv")" -eq 3 ] || fail "pleshard-scaling.sbatch: expected 2 rows in strong.csv"
+[ "$(grep -c -- "--placement host" "$work/srun$job.log")" -eq 2 ] || fail "pleshard-scaling.sbatch: PLACEMENT did not reach run"
+# Requeued (SLURM_RESTART_COUNT=1): both rank counts are in strong.csv, so nothing runs again.
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" PLACEMENT=host \
+  SLURM_RESTART_COUNT=1 || fail "pleshard-scaling.sbatch requeued"
+[ ! -s "$work/srun$job.log" ] && grep -q "2 ranks: in .*strong.csv already (--resume)" "$work/job$job.log" ||
+  fail "pleshard-scaling.sbatch requeued ran its rank counts again"
+if sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" STORAGE=host \
+  PLACEMENT=auto; then
+  fail "pleshard-scaling.sbatch ran with both STORAGE and PLACEMENT"
+fi
+grep -q "pleshard-scaling: STORAGE=host and PLACEMENT=auto: set one" "$work/job$job.log" ||
+  fail "pleshard-scaling.sbatch's error for STORAGE and PLACEMENT"
 
 # pleshard-scaling: from outside the checkout, refused in one line; with PLESHARD_HOME, run.
 if sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$work/elsewhere" 2 "${model[@]}"; then

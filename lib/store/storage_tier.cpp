@@ -31,7 +31,14 @@ const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
 StorageTier parse_storage_tier(std::string_view name, const std::string& what) {
   const StorageTier tier = parse_value(k_tiers, name, what);
   if ((tier == StorageTier::device || tier == StorageTier::pinned) && !gpu_available())
-    throw InputError(what + " " + std::string(name) + ": needs a CUDA build and a GPU");
+#if PLESHARD_HAVE_CUDA
+    throw InputError(what + " " + std::string(name) +
+                     ": no GPU found (none visible to this process: check the node has one, and "
+                     "CUDA_VISIBLE_DEVICES and the job's GPU request)");
+#else
+    throw InputError(what + " " + std::string(name) +
+                     ": no GPU support: this build has no CUDA (rebuild where nvcc is found)");
+#endif
   return tier;
 }
 

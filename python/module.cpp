@@ -11,6 +11,7 @@
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/rank_threads.hpp"
 #include "core/version.hpp"
 #include "core/watched_wait.hpp"
 #include "embedding_array.hpp"
@@ -84,11 +85,12 @@ std::shared_ptr<PythonEngine> make_engine(
     const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
     const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads,
     const py::object& host_reads, const py::object& owner_gpu_plan_from, const py::object& owner_fixed_below,
-    const py::kwargs& unknown) {
+    const py::object& threads, const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
   args.comm = mpi;
+  std::optional<std::size_t> asked_threads;
   std::exception_ptr failure;
   // Every keyword is read inside the ranks' agreement: one rank's wrong value or type is an
   // error on every rank, not a hang in the others.
@@ -149,6 +151,13 @@ std::shared_ptr<PythonEngine> make_engine(
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
     args.job.owner_fixed_below = owner_ids(owner_fixed_below, "owner_fixed_below");
+    if (!threads.is_none()) {
+      const auto count = argument_as<std::int64_t>(threads, "threads", "an int or None");
+      if (count < 1 || count > static_cast<std::int64_t>(k_max_rank_threads))
+        throw InputError("threads " + std::to_string(count) + ": must be from 1 to " +
+                         std::to_string(k_max_rank_threads));
+      asked_threads = static_cast<std::size_t>(count);
+    }
   } catch (const py::error_already_set& e) {
     failure = std::make_exception_ptr(InputError(error_line(e)));
   } catch (const std::exception&) {
@@ -163,6 +172,8 @@ std::shared_ptr<PythonEngine> make_engine(
     const WaitContext part("making an Engine");
     // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
     rethrow_agreed(mpi, failure);
+    // The process's threads from here on, as `pleshard --threads` sets a command's.
+    use_rank_threads(agree_rank_threads(mpi, asked_threads, "threads="));
     return std::make_shared<PythonEngine>(args);
   });
 }
@@ -253,7 +264,7 @@ steps it and reports it together.)")
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
            "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
            "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached", "host_reads"_a = "auto",
-           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0)
+           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0, "threads"_a = py::none())
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(

@@ -193,9 +193,12 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
   if (strategy_ == ExchangeStrategy::hierarchical) check_node_layout(comms);
   if (topology_.rank == 0 && options.log_start) {
-    log_info(std::to_string(topology_.world) + (topology_.world == 1 ? " rank" : " ranks") + ", rank 0 on " +
-             std::to_string(threads_.count) + (threads_.count == 1 ? " thread" : " threads") + " (" + threads_.how +
-             ")");
+    // The threads once a process (a benchmark makes many engines on the same ones).
+    static bool said = false;
+    if (!std::exchange(said, true))
+      log_info(std::to_string(topology_.world) + (topology_.world == 1 ? " rank" : " ranks") + ", rank 0 on " +
+               std::to_string(threads_.count) + (threads_.count == 1 ? " thread" : " threads") + " (" + threads_.how +
+               ")");
     log_placement(placement_report_);
   }
   node_ranks_ = size_of(comms.etp_node());

@@ -42,8 +42,8 @@ void add_threads_option(CLI::App& app, int& threads) {
   }
 }
 
-// `args` without the program: the command line less the --kokkos-* arguments; `all`: argc
-// and argv whole, for Kokkos. `kokkos_threads`: --kokkos-threads=N, --threads' other name.
+// `args`: the command line less the --kokkos-* arguments, for the commands; `argc` and
+// `argv`: all of it, for Kokkos. `kokkos_threads`: --kokkos-threads=N, --threads' other name.
 int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional<std::size_t> kokkos_threads) {
   using namespace pleshard;
   CLI::App cli{"pleshard: hashed n-gram per-layer embedding (PLE) tables across ranks"};

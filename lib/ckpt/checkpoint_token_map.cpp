@@ -22,8 +22,10 @@ MapPtr map_file(const ModelConfig& config, const fs::path& file) {
   return std::make_shared<const TokenMap>(TokenMap::load(file, config.vocab_size, config.engram.compressed_vocab));
 }
 
-// The map the checkpoint carries, or null.
-MapPtr carried_map(const ModelConfig& config, const fs::path& checkpoint) {
+}  // namespace
+
+MapPtr carried_token_map(const ModelConfig& config, const fs::path& checkpoint) {
+  if (!family_of(config).hashes_through_token_map() || !fs::exists(checkpoint)) return nullptr;
   const fs::path h5 = hdf5_checkpoint_file(checkpoint);
   if (!h5.empty())
     if (auto ids = detail::read_hdf5_token_map(h5))
@@ -34,6 +36,8 @@ MapPtr carried_map(const ModelConfig& config, const fs::path& checkpoint) {
   const fs::path beside = (dir.empty() ? fs::path(".") : dir) / k_token_map_file;
   return fs::exists(beside) ? map_file(config, beside) : nullptr;
 }
+
+namespace {
 
 // The map beside the config, where it is another file than `carried`'s.
 MapPtr map_beside_config(const ModelConfig& config, const MapPtr& carried) {
@@ -56,7 +60,7 @@ void take_checkpoint_token_map(ModelConfig& config, const fs::path& checkpoint, 
     if (!token_map.empty()) use_token_map(config, token_map);  // refused there, naming the family
     return;
   }
-  const MapPtr carried = carried_map(config, checkpoint);
+  const MapPtr carried = carried_token_map(config, checkpoint);
   const MapPtr beside = map_beside_config(config, carried);
   if (!token_map.empty()) {
     use_token_map(config, token_map);

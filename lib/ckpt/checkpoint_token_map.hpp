@@ -9,10 +9,17 @@
 // command is refused naming both: the tables were made with one of them.
 
 #include <filesystem>
+#include <memory>
 
 #include "model/model_config.hpp"
 
 namespace pleshard {
+
+// The map the checkpoint carries (above), checked against the config's vocabulary; null where
+// it carries none or the config's family hashes through none. Part of the checkpoint's
+// content identity (PleCheckpoint::content_identity).
+[[nodiscard]] std::shared_ptr<const TokenMap> carried_token_map(const ModelConfig& config,
+                                                                const std::filesystem::path& checkpoint);
 
 // Sets config.token_map by the rule above, where the config's family hashes through a map
 // (else a `token_map` given is an InputError, as use_token_map says). `checkpoint` is the

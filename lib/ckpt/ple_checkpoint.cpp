@@ -76,6 +76,7 @@ std::unique_ptr<PleCheckpoint> open_checkpoint(const fs::path& path, const Model
 std::unique_ptr<PleCheckpoint> open_ple_checkpoint(const fs::path& path, const ModelConfig& config,
                                                    const CheckpointOptions& options) {
   auto checkpoint = open_checkpoint(path, config, options);
+  if (const auto carried = carried_token_map(config, path)) checkpoint->set_carried_token_map(carried->sha256());
   // The hash buffers as a job would use them, checked now: every head inside the table.
   for (const TableSpec& spec : derive_table_specs(config))
     (void)hashing_spec(spec, checkpoint->table(spec.ple_index), checkpoint->path(), false);
@@ -176,6 +177,7 @@ std::uint64_t PleCheckpoint::content_identity() const {
     for (const auto* buffer : {&t.multipliers, &t.head_sizes, &t.head_offsets})
       digest.add({reinterpret_cast<const std::uint8_t*>(buffer->data()), buffer->size() * sizeof(std::int64_t)});
   }
+  digest.add(std::string_view(carried_token_map_));
   for (const FileIdentity& file : identities_) digest.add(sampled_content_digest(file.path()));
   return digest.value();
 }

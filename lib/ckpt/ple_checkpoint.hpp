@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -143,10 +144,14 @@ class PleCheckpoint {
   }
 
   // What the checkpoint holds, whatever its path: its kind, its tables (layout, scales, hash
-  // buffers) and a sampled digest of each file (sampled_content_digest). A job's progress
+  // buffers), the token map it carries (ckpt/checkpoint_token_map.hpp) and a sampled digest
+  // of each file (sampled_content_digest). A job's progress
   // record keeps it, so that a checkpoint replaced between a kill and a rerun is not resumed
   // while the same one under another spelling of its path is.
   [[nodiscard]] virtual std::uint64_t content_identity() const;
+  // The SHA-256 of the token map the checkpoint carries ("" for none): set once by
+  // open_ple_checkpoint, which knows the config it is checked against.
+  void set_carried_token_map(std::string sha256) { carried_token_map_ = std::move(sha256); }
 
   // Reads every row band and checks whatever the format can check (HDF5 checksums); per
   // table, the rows whose values other stacks read differently (format/row_anomalies.hpp).
@@ -163,6 +168,7 @@ class PleCheckpoint {
   std::string path_;
   std::vector<PleTableInfo> tables_;
   std::vector<FileIdentity> identities_;  // the files read_rows reads
+  std::string carried_token_map_;          // set_carried_token_map
 };
 
 struct CheckpointOptions {

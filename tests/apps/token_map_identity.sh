@@ -5,8 +5,9 @@
 #   directory's tensors); a different map beside --config is refused naming both; --token-map
 #   wins, with a warning; `ckpt inspect` says which map and its digest;
 # - identity: the output's token_map_sha256 is the map's (checked against Python's hashlib),
-#   the report names the map; a killed job rerun after its map was replaced, or a complete
-#   output rerun under another map, is refused saying the token map differs;
+#   the report names the map, and the map a checkpoint carries is part of its identity; a
+#   killed job rerun after its map was replaced, or a complete output rerun under another
+#   map, is refused saying the token map differs;
 # - no output writes over a model's files: seven writers aimed at the map in use are refused
 #   and the map is unchanged; an HDF5 checkpoint written beside another's map leaves it alone;
 # - a checkpoint directory rewritten holds the new checkpoint alone (no old index followed),
@@ -95,12 +96,13 @@ grep -qE "token map +st/engram_token_map.npy \(sha256 $m1\)" log || { cat log; f
 got=$("$py" -c 'import h5py, sys; print(h5py.File(sys.argv[1])["/"].attrs["token_map_sha256"].decode())' whole.h5)
 [ "$got" = "$m1" ] || fail "token_map_sha256 is $got, the map's SHA-256 is $m1"
 cp other/engram_token_map.npy st/engram_token_map.npy
-refused "whole.h5: holds the output of another job \(its token_map_sha256 differs\)" job --out whole.h5 --quiet
+refused "whole.h5: holds the output of another job \(its checkpoint_identity, token_map_sha256 differ\)" \
+  job --out whole.h5 --quiet
 cp saved.npy st/engram_token_map.npy
 PLESHARD_FAULT_KILL_AFTER_PARTS=2 job --out killed.h5 --quiet >/dev/null 2>&1 && fail "the job was not killed"
 [ -e killed.h5.progress ] || fail "the killed job left no progress record"
 cp other/engram_token_map.npy st/engram_token_map.npy
-refused "killed.h5.progress: records the progress of a different job \(its token_map_sha256 differs\)" \
+refused "killed.h5.progress: records the progress of a different job \(its checkpoint_identity, token_map_sha256 differ\)" \
   job --out killed.h5 --quiet
 cp saved.npy st/engram_token_map.npy
 job --out killed.h5 >log 2>&1 || { cat log; fail "the rerun under the first map"; }

@@ -254,3 +254,37 @@ TEST(RowAnomalies, NanCodesOfEveryFormatAndScalesOfEveryCode) {
 }
 
 }  // namespace
+
+#include "io/npy_array.hpp"
+
+namespace {
+
+// The token map a checkpoint carries is part of what it is: the same rows with another map
+// beside them (a directory) or inside them (HDF5) are another checkpoint to a job's resume.
+TEST(EngramCheckpointIdentity, TheMapItCarriesIsPartOfIt) {
+  using namespace pleshard::testing_support;
+  const ScratchDir dir;
+  const ModelConfig config = engram_config(700);
+  const auto tables = synthetic_tables(config, RowFormat::fp8_e8m0, 5);
+  WriteOptions h5;
+  h5.kind = CheckpointKind::hdf5;
+  write_checkpoint(dir / "st", config, tables, {});
+  write_checkpoint(dir / "a.h5", config, tables, h5);
+  const std::uint64_t st = open_ple_checkpoint(dir / "st", config)->content_identity();
+  const std::uint64_t a = open_ple_checkpoint(dir / "a.h5", config)->content_identity();
+  // Another map of the same vocabularies: two entries swapped.
+  std::vector<std::int64_t> other(config.token_map->ids().begin(), config.token_map->ids().end());
+  std::swap(other[5], other[6]);
+  ModelConfig with_other = config;
+  with_other.token_map =
+      std::make_shared<const TokenMap>(TokenMap::from_ids(other, 1000, 700, "another test token map"));
+  write_checkpoint(dir / "b.h5", with_other, tables, h5);
+  EXPECT_NE(open_ple_checkpoint(dir / "b.h5", config)->content_identity(), a);
+  write_npy_integers(dir / "st" / k_token_map_file, other);
+  EXPECT_NE(open_ple_checkpoint(dir / "st", config)->content_identity(), st);
+  // The map put back: the same checkpoint again.
+  write_npy_integers(dir / "st" / k_token_map_file, config.token_map->ids());
+  EXPECT_EQ(open_ple_checkpoint(dir / "st", config)->content_identity(), st);
+}
+
+}  // namespace

@@ -10,8 +10,8 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -168,7 +168,7 @@ class PleCheckpoint {
   std::string path_;
   std::vector<PleTableInfo> tables_;
   std::vector<FileIdentity> identities_;  // the files read_rows reads
-  std::string carried_token_map_;          // set_carried_token_map
+  std::string carried_token_map_;         // set_carried_token_map
 };
 
 struct CheckpointOptions {

@@ -15,6 +15,7 @@
 #include "core/watched_wait.hpp"
 #include "embedding_array.hpp"
 #include "engine.hpp"
+#include "keyword_names.hpp"
 #include "python_names.hpp"
 #include "python_values.hpp"
 #include "runtime.hpp"
@@ -144,7 +145,7 @@ std::shared_ptr<PythonEngine> make_engine(
     args.job.cache.static_share = share;
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
     // As run's --host-reads checks it.
-    args.job.host_reads = parse_host_reads(argument_as<std::string>(host_reads, "host_reads", "a str"), "host_reads");
+    args.job.host_reads = parse_host_reads(argument_as<std::string>(host_reads, "host_reads", "a str"));
     args.output_slots = argument_as<int>(output_slots, "output_slots", "an int");
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
@@ -227,6 +228,8 @@ PYBIND11_MODULE(pleshard, m) {
   using namespace pleshard::python;
   m.doc() = "pleshard: hashed n-gram per-layer embeddings (PLE, Engram) served by pleshard's engine";
   m.attr("__version__") = version_string();
+  // The library's messages name the Engine's keywords, not pleshard's options.
+  use_option_spelling(keyword_spelling());
 
   // pleshard's one-line messages: bad input as ValueError, everything else as RuntimeError.
   py::register_exception_translator([](std::exception_ptr p) {

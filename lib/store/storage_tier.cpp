@@ -1,5 +1,6 @@
 #include "store/storage_tier.hpp"
 
+#include <optional>
 #include <string>
 
 #include "core/enum_names.hpp"
@@ -24,15 +25,25 @@ constexpr EnumNames<StorageTier, 4> k_tiers{{{StorageTier::host, "host"},
                                              {StorageTier::pinned, "pinned"},
                                              {StorageTier::disk, "disk"}}};
 
+// `quoted` and `plain` name the value as refused and as taken.
+StorageTier tier_named(std::string_view name, const std::string& quoted, const std::string& plain) {
+  const std::optional<StorageTier> tier = find_value(k_tiers, name);
+  if (!tier) throw InputError(quoted + ": expected " + name_list(k_tiers));
+  if ((*tier == StorageTier::device || *tier == StorageTier::pinned) && !gpu_available())
+    throw InputError(plain + ": needs a CUDA build and a GPU");
+  return *tier;
+}
+
 }  // namespace
 
 const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
 
+StorageTier parse_storage_tier(std::string_view name, Option option) {
+  return tier_named(name, option_quoted(option, name), option_is(option, name));
+}
+
 StorageTier parse_storage_tier(std::string_view name, const std::string& what) {
-  const StorageTier tier = parse_value(k_tiers, name, what);
-  if ((tier == StorageTier::device || tier == StorageTier::pinned) && !gpu_available())
-    throw InputError(what + " " + std::string(name) + ": needs a CUDA build and a GPU");
-  return tier;
+  return tier_named(name, what + " \"" + quoted_value(name) + "\"", what + " " + quoted_value(name));
 }
 
 bool tier_uses_gpu(StorageTier tier) {

@@ -135,7 +135,8 @@ std::vector<TableSpec> DeepseekEngramFamily::tables(const ModelConfig& c) const 
       if (expected != h.rows)
         throw InputError(c.source + ": engram_num_embeddings = " + std::to_string(expected) + " for layer " +
                          std::to_string(spec.decoder_layer) + ", but its heads derive " + std::to_string(h.rows) +
-                         " rows");
+                         " rows from engram_vocab_size; engram_num_embeddings only checks that count: remove it "
+                         "from a config whose engram_vocab_size was changed (or set it to what the heads derive)");
     }
     // Every byte count of the table stays inside 2^62 (rows x at most 4 bytes per value).
     if (spec.padded_rows > (std::int64_t{1} << 62) / (4 * static_cast<std::int64_t>(spec.head_dim)))

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import pleshard
-from support import APP, ROOT_ENV, check, expect_error, flat, requests
+from support import APP, ROOT_ENV, check, expect_error, flat, pybind11_signature, requests
 
 checkpoint, config_path = sys.argv[1], sys.argv[2]
 with open(config_path) as f:
@@ -128,8 +128,7 @@ print(f"Embeddings.__dlpack__: {len(dlpack_refusals)} arguments of the wrong typ
 
 # Keywords: `pleshard run`'s options (besides comm and output_slots), refused by run's checks,
 # whose messages name them as keywords (storage="tape"), never as run's options (--storage).
-signature = pleshard.Engine.__init__.__doc__
-keywords = re.findall(r"(\w+): [\w.\[\], ]+?(?: = [^,)]+)?(?=, |\))", signature.split("*,", 1)[1])
+keywords = [a.arg for a in pybind11_signature("__init__", pleshard.Engine.__init__.__doc__).args.kwonlyargs]
 run_help = subprocess.run([APP, "run", "--help"], capture_output=True, text=True, env={**os.environ, **ROOT_ENV}).stdout
 options = set(re.findall(r"--([a-z-]+)", run_help))
 unnamed = [k for k in keywords if k not in ("comm", "output_slots") and k.replace("_", "-") not in options]

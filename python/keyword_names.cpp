@@ -26,6 +26,7 @@ constexpr EnumName<Option> k_keywords[] = {
     {Option::host_reads, "host_reads"},
     {Option::owner_fixed_below, "owner_fixed_below"},
     {Option::owner_gpu_plan_from, "owner_gpu_plan_from"},
+    {Option::threads, "threads"},
 };
 
 const OptionSpelling k_keyword_spelling{k_keywords, "=", true};

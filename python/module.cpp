@@ -11,6 +11,7 @@
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "core/rank_threads.hpp"
 #include "core/version.hpp"
 #include "core/watched_wait.hpp"
 #include "embedding_array.hpp"
@@ -77,11 +78,12 @@ std::shared_ptr<PythonEngine> make_engine(
     const Int& output_slots, const Int& step_tokens, const OptionalPath& token_map, const OptionalText& layer_prefix,
     const Number& collective_timeout, const Int& cache_rows, const Number& cache_gb, const OptionalPath& cache_profile,
     const Number& cache_static, const Text& disk_reads, const Text& host_reads, const Int& owner_gpu_plan_from,
-    const Int& owner_fixed_below, const py::kwargs& unknown) {
+    const Int& owner_fixed_below, const Typed<shown::OptionalInt>& threads, const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
   args.comm = mpi;
+  std::optional<std::size_t> asked_threads;
   std::exception_ptr failure;
   // Every keyword is read inside the ranks' agreement: one rank's wrong value or type is an
   // error on every rank, not a hang in the others.
@@ -142,6 +144,13 @@ std::shared_ptr<PythonEngine> make_engine(
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
     args.job.owner_fixed_below = owner_ids(owner_fixed_below, "owner_fixed_below");
+    if (!threads.is_none()) {
+      const auto count = argument_as<std::int64_t>(threads, "threads", "an int or None");
+      if (count < 1 || count > static_cast<std::int64_t>(k_max_rank_threads))
+        throw InputError("threads " + std::to_string(count) + ": must be from 1 to " +
+                         std::to_string(k_max_rank_threads));
+      asked_threads = static_cast<std::size_t>(count);
+    }
   } catch (const py::error_already_set& e) {
     failure = std::make_exception_ptr(InputError(error_line(e)));
   } catch (const std::exception&) {
@@ -156,6 +165,8 @@ std::shared_ptr<PythonEngine> make_engine(
     const WaitContext part("making an Engine");
     // A keyword one rank got wrong is an error on every rank, not a hang in the others' opening.
     rethrow_agreed(mpi, failure);
+    // The process's threads from here on, as `pleshard --threads` sets a command's.
+    use_rank_threads(agree_rank_threads(mpi, asked_threads, "threads="));
     return std::make_shared<PythonEngine>(args);
   });
 }
@@ -250,7 +261,7 @@ steps it and reports it together.)")
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
            "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
            "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached", "host_reads"_a = "auto",
-           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0,
+           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0, "threads"_a = py::none(),
            R"(Makes the engine on every rank of comm (collective). Keywords (docs/python.md):
   checkpoint: a checkpoint directory or file (.safetensors, .h5), or "synthetic" with config; required
   config: the model's config.json (None: beside the checkpoint)
@@ -275,7 +286,8 @@ steps it and reports it together.)")
   disk_reads: the disk tier's reads: "cached" (through the page cache) or "direct" (past it)
   host_reads: how the GPU gets pinned rows: "auto", "gather" or "uva"
   owner_gpu_plan_from: ids a layer from which the owner exchange plans its messages on the GPU
-  owner_fixed_below: ids a layer below which the owner exchange sends fixed-size messages)")
+  owner_fixed_below: ids a layer below which the owner exchange sends fixed-size messages
+  threads: the rank's host threads, for the process (None: from the launcher's binding, as run's))")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(

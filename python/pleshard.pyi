@@ -82,6 +82,7 @@ class Engine:
         host_reads: str = "auto",
         owner_gpu_plan_from: int = 65536,
         owner_fixed_below: int = 0,
+        threads: int | None = None,
     ) -> None: ...
     def forward(
         self,

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "bench/bench_progress.hpp"
 #include "bench/timing.hpp"
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
@@ -90,7 +91,10 @@ std::vector<ExchangeBenchResult> run_exchange_bench(MPI_Comm comm, CollectiveBac
   SpaceBuffer send(*space);
   SpaceBuffer recv(*space);
   SpaceBuffer data(*space);
+  BenchProgress progress(std::string("exchange (") + to_string(backend) + ")", static_cast<int>(o.step_tokens.size()),
+                         me == 0);
   for (const std::int64_t tokens : o.step_tokens) {
+    progress.next(std::to_string(tokens) + " tokens");
     // Ids: each rank's block encodes (rank, index) so every received id names its sender.
     const auto count = static_cast<std::size_t>(tokens * o.heads);
     std::vector<std::int64_t> ids(count);

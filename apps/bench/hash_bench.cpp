@@ -4,6 +4,7 @@
 #include <functional>
 #include <numeric>
 
+#include "bench/bench_progress.hpp"
 #include "bench/timing.hpp"
 #include "core/mpi_check.hpp"
 #include "io/requests.hpp"
@@ -67,8 +68,12 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
   const int heads = config.total_heads();
 #if PLESHARD_HAVE_CUDA
   const bool cuda = options.cuda && kernels::cuda_device_count() > 0;
-#endif
 
+#else
+  const bool cuda = false;
+#endif
+  BenchProgress progress(
+      "hash", static_cast<int>(options.batch_tokens.size()) * ((options.host ? 1 : 0) + (cuda ? 1 : 0)), rank == 0);
   std::vector<HashBenchResult> results;
   for (const std::int64_t tokens : options.batch_tokens) {
     const TokenBatch batch = make_bench_batch(config, tokens, 1000 + static_cast<std::uint64_t>(rank));
@@ -76,6 +81,7 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
     kernels::compute_ngram_ids_host(params, batch.view(), reference.data());
 
     if (options.host) {
+      progress.next("host, " + std::to_string(tokens) + " tokens");
       HashBenchResult r{"host", tokens, heads};
       std::vector<std::int64_t> ids(reference.size(), -1);
       PLESHARD_MPI_CHECK(MPI_Barrier(comm));
@@ -87,6 +93,7 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
     }
 #if PLESHARD_HAVE_CUDA
     if (cuda) {
+      progress.next("cuda, " + std::to_string(tokens) + " tokens");
       HashBenchResult r{"cuda", tokens, heads};
       kernels::DeviceBuffer<std::int64_t> d_tokens(batch.tokens.size());
       kernels::DeviceBuffer<std::int64_t> d_qsl(batch.query_start_loc.size());

@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 
+#include "bench/bench_progress.hpp"
 #include "bench/timing.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "core/collective.hpp"
@@ -146,6 +147,8 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
     results.push_back(r);
   };
 
+  BenchProgress progress("load", 1 + static_cast<int>(o.tiers.size()), rank == 0);
+  progress.next("the files' read rate");
   LoadBenchResult read{"files"};
   if (o.cold) drop_pages(files);
   PLESHARD_MPI_CHECK(MPI_Barrier(comm));
@@ -153,6 +156,7 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
   finish(read);
 
   for (const StorageTier tier : o.tiers) {
+    progress.next(std::string("the ") + to_string(tier) + " tier");
     LoadBenchResult r{to_string(tier)};
     r.bytes = static_cast<double>(load_bytes(tier, layouts, ranges));
     require_table_memory(comm, tier, tier_bytes(tier, layouts, ranges));

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "bench/bench_progress.hpp"
 #include "bench/timing.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/mpi_check.hpp"
@@ -17,6 +18,7 @@
 #include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
 #include "kernels/common/ngram_hash.hpp"
+#include "kernels/host/kernel_threads.hpp"
 #include "kernels/host/lookup_host.hpp"
 #include "kernels/host/row_gather_host.hpp"
 #include "kernels/host/row_plan_host.hpp"
@@ -230,6 +232,7 @@ LookupBenchResult bench_host_gather(const kernels::TableView& table, const std::
                                     RowFormat format, double row_bytes, double out_row_bytes) {
   const auto n = static_cast<std::int64_t>(ids.size());
   LookupBenchResult r{"host-gather", format, n};
+  r.ceiling = "host-memcpy";
   const std::int64_t bounds[2] = {table.row_begin, table.row_end};
   const std::size_t stored = kernels::stored_row_bytes(format, o.head_dim);
   const std::size_t scale_bytes = table.block_scales != nullptr ? kernels::scale_row_bytes(format, o.head_dim) : 0;
@@ -257,6 +260,31 @@ LookupBenchResult bench_host_gather(const kernels::TableView& table, const std::
   r.seconds = median_seconds([&] { return host_seconds(step); }, o.min_repeats, o.min_seconds);
   r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
   r.wrong = count_wrong_rows(out, expected, static_cast<std::size_t>(out_row_bytes));
+  return r;
+}
+
+// The host tier's ceiling: one memcpy of as many bytes as the ids' stored rows, cut into a
+// piece per thread of the host lookup, from and to buffers of their own (cold for a large
+// step, as the table's rows are). GB/s counts the bytes read and written, as the lookups' do.
+LookupBenchResult bench_host_memcpy(std::int64_t n, const LookupBenchOptions& o, RowFormat format, double row_bytes) {
+  const auto bytes = static_cast<std::size_t>(static_cast<double>(n) * row_bytes);
+  std::vector<std::uint8_t> from(bytes, 0x5a);
+  std::vector<std::uint8_t> to(bytes);
+  const std::size_t threads = host_lookup_threads();
+  const std::size_t piece = (bytes + threads - 1) / threads;
+  LookupBenchResult r{"host-memcpy", format, n};
+  r.seconds = median_seconds(
+      [&] {
+        return host_seconds([&] {
+          parallel_for(threads, threads, 1, [&](std::size_t t) {
+            const std::size_t first = std::min(bytes, t * piece);
+            std::memcpy(to.data() + first, from.data() + first, std::min(bytes, first + piece) - first);
+          });
+        });
+      },
+      o.min_repeats, o.min_seconds);
+  r.bytes = 2.0 * static_cast<double>(bytes);
+  r.wrong = to == from ? 0 : 1;
   return r;
 }
 
@@ -355,6 +383,7 @@ void bench_gpu_table(StorageTier tier, const TableSource& source, const std::vec
   const auto n = static_cast<std::int64_t>(ids.size());
   const bool gathered = host == HostReads::gather;
   LookupBenchResult r{std::string(to_string(tier)) + (gathered ? "-gather" : ""), format, n};
+  r.ceiling = std::string(to_string(tier)) + "-plain";
   r.seconds = gpu_median_seconds([&] { table.lookup(d_ids.data(), n, o.out_dtype, d_out.data(), nullptr); },
                                  o.min_repeats, o.min_seconds);
   r.bytes = static_cast<double>(n) * (row_bytes + out_row_bytes);
@@ -391,6 +420,11 @@ void bench_gpu_tier(StorageTier tier, const TableSource& source, const std::vect
 
 }  // namespace
 
+std::size_t host_lookup_threads() {
+  return std::max<std::size_t>(static_cast<std::size_t>(Kokkos::DefaultHostExecutionSpace::concurrency()),
+                               kernels::own_kernel_threads());
+}
+
 std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options) {
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -398,6 +432,9 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
 #if PLESHARD_HAVE_CUDA
   if (std::any_of(options.tiers.begin(), options.tiers.end(), tier_uses_gpu)) (void)bind_local_gpu(comm);
 #endif
+  BenchProgress progress("lookup",
+                         static_cast<int>(options.formats.size() * options.ids_per_step.size() * options.tiers.size()),
+                         rank == 0);
   for (RowFormat format : options.formats) {
     const ModelConfig config = bench_config(format, options.rows, options.head_dim);
     const TableSource source = bench_table(config, format, options.rows);
@@ -430,10 +467,12 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
       const std::vector<std::uint8_t> expected = expected_output(source, ids, options.out_dtype);
       const std::size_t first = results.size();
       for (const StorageTier tier : options.tiers) {
+        progress.next(std::string(to_string(tier)) + ", " + to_string(format) + ", " + std::to_string(n) + " ids");
         PLESHARD_MPI_CHECK(MPI_Barrier(comm));
         if (tier == StorageTier::host) {
           std::vector<std::uint8_t> out(expected.size());
           LookupBenchResult r{"host", format, n};
+          r.ceiling = "host-memcpy";
           r.seconds =
               median_seconds([&] { return host_seconds([&] { table->lookup(ids, options.out_dtype, out.data()); }); },
                              options.min_repeats, options.min_seconds);
@@ -442,6 +481,7 @@ std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBench
                     count_wrong_rows(out, expected, static_cast<std::size_t>(out_row_bytes));
           results.push_back(r);
           results.push_back(bench_host_gather(table->view(), ids, expected, options, format, row_bytes, out_row_bytes));
+          results.push_back(bench_host_memcpy(n, options, format, row_bytes));
           continue;
         }
         if (tier == StorageTier::disk) {

@@ -3,7 +3,9 @@
 // and ids-per-step size, validated element by element (#wrong). GB/s follows FBGEMM:
 // (rows read * stored row bytes, scales included + rows written * output row bytes) / time.
 // The disk tier reads each distinct row once; its GB/s counts the rows it read. The pinned
-// tier is also measured with a device-tier lookup running beside it.
+// tier is also measured with a device-tier lookup running beside it. Each tier beside its
+// ceiling in the same run: a memcpy of the rows' bytes for the host tier, the rows' bytes
+// gathered without decoding for a GPU tier.
 
 #include <cstdint>
 #include <filesystem>
@@ -42,6 +44,8 @@ struct LookupBenchResult {
   // "pinned|device" for a pinned lookup with device-tier lookups of the same ids (modulo
   // the device table's rows, LookupBenchOptions::beside_rows) on another stream at once
   // (rows and bytes of all), which shows whether the pinned gather leaves room for other work.
+  // "host-memcpy": a memcpy of as many bytes as the ids' stored rows, on the host lookup's
+  // threads (host_lookup_threads()), the host tier's ceiling.
   std::string tier;
   RowFormat format = RowFormat::bf16;
   std::int64_t ids = 0;
@@ -51,10 +55,15 @@ struct LookupBenchResult {
   // "pinned|device" only: the share of the device work's own time hidden behind the pinned
   // lookup (1: all of it, 0: none, the two ran one after the other).
   std::optional<double> hidden = std::nullopt;
+  // The tier of the row (same format and ids) whose GB/s is this one's ceiling; empty: none.
+  std::string ceiling = {};
 
   [[nodiscard]] double rows_per_second() const { return static_cast<double>(ids) / seconds; }
   [[nodiscard]] double gigabytes_per_second() const { return bytes / seconds * 1e-9; }
 };
+
+// Threads the host tier's lookup runs on: Kokkos' host space's, else --kokkos-threads'.
+[[nodiscard]] std::size_t host_lookup_threads();
 
 // Collective over `comm`: each rank benchmarks its own table; times reduced with MAX.
 [[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options);

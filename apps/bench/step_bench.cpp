@@ -1,10 +1,10 @@
 #include "bench/step_bench.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include "bench/bench_progress.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/collective.hpp"
@@ -87,7 +87,7 @@ std::int64_t count_wrong(const PleCheckpoint& checkpoint, const ModelConfig& con
 
 }  // namespace
 
-std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOptions& o) {
+StepBenchRun run_step_bench(MPI_Comm comm, const StepBenchOptions& o) {
   int world = 1;
   int rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_size(comm, &world));
@@ -133,14 +133,24 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
     const Placement placement = parse_placement(o.placement, config.num_ple_layers());
     cases.push_back({placement.describe(), StorageTier::host, placement.tiers, false, placement.capabilities()});
   }
-  std::vector<StepBenchResult> results;
+  // Whether an engine of this tier case, exchange and cache is benchmarked.
+  const auto wanted = [&](const TierCase& tier_case, ExchangeStrategy strategy, bool cached) {
+    if (tier_case.can.whole_tables && strategy != o.exchanges.front()) return false;  // nothing is exchanged
+    return !cached || (o.cache.enabled() && tier_case.can.cacheable);
+  };
+  int engines = 0;
+  for (const TierCase& tier_case : cases)
+    for (const ExchangeStrategy strategy : o.exchanges)
+      for (const bool cached : {false, true}) engines += wanted(tier_case, strategy, cached) ? 1 : 0;
+  BenchProgress progress("step", engines * static_cast<int>(o.tokens.size()) * ((o.eager ? 1 : 0) + (o.graph ? 1 : 0)),
+                         rank == 0);
+  StepBenchRun run;
   for (const TierCase& tier_case : cases)
     for (const ExchangeStrategy strategy : o.exchanges)
       for (const bool cached : {false, true}) {
         const StorageTier tier = tier_case.tier;
         const TierCapabilities can = tier_case.can;
-        if (can.whole_tables && strategy != o.exchanges.front()) continue;  // nothing is exchanged
-        if (cached && (!o.cache.enabled() || !can.cacheable)) continue;
+        if (!wanted(tier_case, strategy, cached)) continue;
         const ExchangeStrategy exchange = can.whole_tables ? ExchangeStrategy::automatic : strategy;
         CheckpointOptions ckpt_options;
         ckpt_options.collective_io = can.loads_collectively;
@@ -187,6 +197,8 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
           };
           for (const bool graph : {false, true}) {
             if ((graph && !o.graph) || (!graph && !o.eager)) continue;
+            progress.next(tier_case.name + ", " + engine.exchange() + (cached ? ", cached" : "") + ", " +
+                          (graph ? "graph" : "eager") + ", " + std::to_string(tokens) + " tokens");
             std::string refused;  // the same answer on every rank
             try {
               engine.use_cuda_graphs(graph);
@@ -194,9 +206,10 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
               refused = e.what();
             }
             if (!refused.empty()) {
-              if (graph && rank == 0)
-                std::fprintf(stderr, "bench step: no graph rows for the %s exchange: %s\n", engine.exchange(),
-                             refused.c_str());
+              const std::string why = "graph mode of " + tier_case.name + ", the " + engine.exchange() +
+                                      " exchange: " + refused + (why_no_cuda().empty() ? "" : "; " + why_no_cuda());
+              if (std::find(run.skipped.begin(), run.skipped.end(), why) == run.skipped.end())
+                run.skipped.push_back(why);
               continue;
             }
             // Warm-up (graphs captured: at least two steps, for a short bucket's graph of each
@@ -221,6 +234,10 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             for (std::size_t k = 0; k < steps; ++k) (void)step(k);
             engine.wait();
             double wall = MPI_Wtime() - t0;
+            // Tokens the timed steps took, this DP rank's (its TP ranks each count them).
+            std::int64_t done = 0;
+            for (std::size_t k = 0; k < steps; ++k) done += mine[k % mine.size()].num_tokens();
+            watched_allreduce(&done, 1, MPI_INT64_T, MPI_SUM, comm, what);
             double looked_up[3] = {0, 0, 0};  // hits, repeats, lookups
             const std::vector<CacheReport> cache_after = engine.cache();
             for (std::size_t d = 0; d < cache_after.size(); ++d) {
@@ -268,16 +285,17 @@ std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOption
             r.p50 = percentile(latency, 0.5);
             r.p99 = percentile(latency, 0.99);
             r.wall = wall;
+            r.tokens_done = done / topology.tp;
             r.wrong = wrong;
             r.cached = cached;
             r.hit_rate = looked_up[2] > 0 ? looked_up[0] / looked_up[2] : 0;
             r.repeat_rate = looked_up[2] > 0 ? looked_up[1] / looked_up[2] : 0;
-            results.push_back(r);
+            run.results.push_back(r);
           }
           engine.use_cuda_graphs(false);
         }
       }
-  return results;
+  return run;
 }
 
 }  // namespace pleshard

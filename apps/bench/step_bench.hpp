@@ -71,18 +71,26 @@ struct StepBenchResult {
   std::int64_t steps = 0;
   double p50 = 0;  // seconds per step
   double p99 = 0;
-  double wall = 0;  // of all the timed steps, max over ranks
+  double wall = 0;               // of all the timed steps, max over ranks
+  std::int64_t tokens_done = 0;  // in the timed steps, all DP ranks together
   std::int64_t wrong = 0;
   int dp = 1;
   bool cached = false;     // with the row cache
   double hit_rate = 0;     // of the timed steps' lookups, all ranks: found in the cache
   double repeat_rate = 0;  // and repeating a miss of their step (read from the tier once)
 
-  [[nodiscard]] double tokens_per_second() const { return static_cast<double>(steps * tokens * dp) / wall; }
+  // Of all DP ranks together, and of one (the same DP ranks' mean).
+  [[nodiscard]] double tokens_per_second() const { return static_cast<double>(tokens_done) / wall; }
+  [[nodiscard]] double tokens_per_second_per_dp_rank() const { return tokens_per_second() / dp; }
   [[nodiscard]] double rows_per_second() const { return tokens_per_second() * heads * layers; }
 };
 
+struct StepBenchRun {
+  std::vector<StepBenchResult> results;
+  std::vector<std::string> skipped;  // cases not run, and why (CUDA graphs refused)
+};
+
 // Collective over `comm`.
-[[nodiscard]] std::vector<StepBenchResult> run_step_bench(MPI_Comm comm, const StepBenchOptions& options);
+[[nodiscard]] StepBenchRun run_step_bench(MPI_Comm comm, const StepBenchOptions& options);
 
 }  // namespace pleshard

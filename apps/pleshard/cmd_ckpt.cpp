@@ -11,7 +11,6 @@
 #include "ckpt/synthetic.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
-#include "core/parallel.hpp"
 #include "core/progress.hpp"
 #include "io/output_target.hpp"
 #include "model/table_spec.hpp"
@@ -31,7 +30,6 @@ struct CkptOptions {
   std::string token_map;
   std::uint64_t seed = k_default_synthetic_seed;
   int files = 1;
-  int threads = 0;
   bool cpu = false;
   bool quiet = false;
 };
@@ -179,8 +177,6 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   make->add_option("--seed", o->seed, "Seed of the synthetic values")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  make->add_option("--threads", o->threads, "Threads making rows (default: every core; the bytes never depend on it)")
-      ->check(finite_in(1, 4096, "a whole number of threads from 1 to 4096"));
   make->add_flag("--cpu", o->cpu, "Make rows on the host's cores even where a GPU is present (the same bytes)");
   add_token_map_option(*make, o->token_map);
   add_common(make);
@@ -188,7 +184,6 @@ void add_ckpt_command(CLI::App& app, Action& action) {
     action = [o] {
       return on_rank_zero([&] {
         const ModelConfig config = load_model_config(o->config, o->token_map);
-        set_host_threads(static_cast<std::size_t>(o->threads));
         const RowFormat format = o->format.empty() ? default_format(config) : parse_row_format(o->format);
         write_tables(*o, config,
                      synthetic_tables(config, format, o->seed, o->cpu ? RowMaker::host : RowMaker::gpu_if_present), {},

@@ -1,6 +1,5 @@
 // pleshard run: the batch job under mpirun/srun.
 
-#include <cinttypes>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -128,12 +127,11 @@ void add_run_command(CLI::App& app, Action& action) {
           last = p.seconds;
           const double rate = p.tokens_per_s();
           std::fprintf(
-              stderr,
-              "pleshard run: %" PRId64 "/%" PRId64 " requests, %" PRId64 "/%" PRId64
-              " tokens (%.0f%%)  %.4g tokens/s  ETA %.0f s\n",
-              p.requests_done, p.requests, p.tokens_done, p.tokens,
-              p.tokens > 0 ? 100.0 * static_cast<double>(p.tokens_done) / static_cast<double>(p.tokens) : 100.0, rate,
-              rate > 0 ? static_cast<double>(p.tokens - p.tokens_done) / rate : 0.0);
+              stderr, "pleshard run: %s/%s requests, %s/%s tokens (%.0f%%)  %s tokens/s  ETA %.0f s\n",
+              plain_number(p.requests_done).c_str(), plain_number(p.requests).c_str(),
+              plain_number(p.tokens_done).c_str(), plain_number(p.tokens).c_str(),
+              p.tokens > 0 ? 100.0 * static_cast<double>(p.tokens_done) / static_cast<double>(p.tokens) : 100.0,
+              plain_number(rate).c_str(), rate > 0 ? static_cast<double>(p.tokens - p.tokens_done) / rate : 0.0);
         };
       const BatchJobReport report = run_job(MPI_COMM_WORLD, o->inputs);
       if (world_rank() == 0) print_report(report, *o);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,15 +16,39 @@
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
 #include "core/kokkos_runtime.hpp"
+#include "core/rank_threads.hpp"
 #include "core/version.hpp"
 #include "core/watched_collectives.hpp"
+#include "help_format.hpp"
 #include "option_checks.hpp"
 
 namespace {
 
-int run_cli(int argc, char** argv) {
+// --threads N on every command that runs (CLI11 checks it there, and each --help shows it).
+void add_threads_option(CLI::App& app, int& threads) {
+  for (CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (!cmd->get_subcommands([](const CLI::App*) { return true; }).empty()) {
+      add_threads_option(*cmd, threads);
+      continue;
+    }
+    cmd->add_option("--threads", threads,
+                    "Threads of each rank's host work: the host tier's hashing and decoding, host gathers, making "
+                    "and reading rows (default: the launcher's binding: SLURM_CPUS_PER_TASK, else OMP_NUM_THREADS, "
+                    "else the cores of the rank's CPU affinity mask, shared with ranks bound alike; "
+                    "--kokkos-threads=N is another name)")
+        ->check(pleshard::app::finite_in(
+            1, static_cast<double>(pleshard::k_max_rank_threads),
+            "a whole number of threads from 1 to " + std::to_string(pleshard::k_max_rank_threads)));
+  }
+}
+
+// `args`: the command line less the --kokkos-* arguments, for the commands; `argc` and
+// `argv`: all of it, for Kokkos. `kokkos_threads`: --kokkos-threads=N, --threads' other name.
+int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional<std::size_t> kokkos_threads) {
   using namespace pleshard;
   CLI::App cli{"pleshard: hashed n-gram per-layer embedding (PLE) tables across ranks"};
+  // Before the commands are added: each takes its formatter from its parent.
+  cli.formatter(std::make_shared<app::PlainHelp>());
   cli.require_subcommand(1);
   const BuildVersion version = build_version();
   cli.set_version_flag("--version",
@@ -39,23 +64,26 @@ int run_cli(int argc, char** argv) {
   app::add_ckpt_command(cli, action);
   app::add_profile_command(cli, action);
   app::add_bench_command(cli, action);
+  int threads = 0;
+  add_threads_option(cli, threads);
 
   const int rank = app::world_rank();
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  cli.failure_message([&args](const CLI::App* app, const CLI::Error& e) {
-    return app::with_values_quoted(CLI::FailureMessage::simple(app, e), args);
-  });
+  const std::vector<std::string> words(args.begin() + 1, args.end());
+  cli.failure_message(
+      [&words](const CLI::App* app, const CLI::Error& e) { return app::usage_error(*app, e, words) + "\n"; });
   try {
-    cli.parse(argc, argv);
+    cli.parse(static_cast<int>(args.size()), args.data());
+    if (threads > 0 && kokkos_threads)
+      throw CLI::ValidationError("--threads and --kokkos-threads", "the same count by two names: give one");
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help, --version
       if (rank == 0) cli.exit(e);
       return 0;
     }
     // An unknown option first: a typo must not read as the option it misspells missing.
-    const std::string unknown = app::unknown_argument(cli, args);
+    const std::string unknown = app::unknown_argument(cli, words);
     if (rank == 0) {
       if (unknown.empty())
         cli.exit(e);
@@ -65,6 +93,19 @@ int run_cli(int argc, char** argv) {
     return 2;
   }
   try {
+    // The rank's threads, agreed once the command is known and before Kokkos starts on them.
+    const RankThreads rank_threads =
+        threads > 0 ? agree_rank_threads(MPI_COMM_WORLD, static_cast<std::size_t>(threads), "--threads ")
+                    : agree_rank_threads(MPI_COMM_WORLD, kokkos_threads, "--kokkos-threads=");
+    use_rank_threads(rank_threads);
+    std::unique_ptr<KokkosRuntime> kokkos;
+    try {
+      kokkos = std::make_unique<KokkosRuntime>(argc, argv, rank_threads.count);
+    } catch (const std::exception& e) {
+      // The same arguments on every rank: each knows, rank 0 says it.
+      if (rank == 0) std::fprintf(stderr, "pleshard: error: Kokkos options: %s\n", e.what());
+      return 2;
+    }
     return action();
   } catch (const AgreedError& e) {
     if (rank == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
@@ -87,28 +128,22 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int code = 0;
   {
-    std::unique_ptr<pleshard::KokkosRuntime> kokkos;
+    const int rank = pleshard::app::world_rank();
+    std::optional<std::size_t> kokkos_threads;
     try {
-      kokkos = std::make_unique<pleshard::KokkosRuntime>(argc, argv);
+      kokkos_threads = pleshard::kokkos_threads_option(argc, argv);
+      // The faults the shell tests ask for, read once here; the job asks the plan.
+      pleshard::set_fault_plan(pleshard::fault_plan_from_environment(rank));
+      // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
+      std::vector<char*> args;
+      for (int i = 0; i < argc; ++i)
+        if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
+      code = run_cli(args, argc, argv, kokkos_threads);
     } catch (const std::exception& e) {
-      // The same arguments on every rank: each knows, rank 0 says it.
-      if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: Kokkos options: %s\n", e.what());
-      MPI_Finalize();
-      return 2;
+      // The same arguments and environment on every rank: each knows, rank 0 says it.
+      if (rank == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
+      code = 2;
     }
-    // The faults the shell tests ask for, read once here; the job asks the plan.
-    try {
-      pleshard::set_fault_plan(pleshard::fault_plan_from_environment(pleshard::app::world_rank()));
-    } catch (const std::exception& e) {
-      if (pleshard::app::world_rank() == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
-      MPI_Finalize();
-      return 2;
-    }
-    // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
-    std::vector<char*> args;
-    for (int i = 0; i < argc; ++i)
-      if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
-    code = run_cli(static_cast<int>(args.size()), args.data());
   }
   // MPI_Finalize waits for every rank, blocking: a watched barrier first, so that a rank
   // stopped before the end ends the job within the command's stall limit. One stopped after

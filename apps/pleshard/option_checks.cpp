@@ -139,6 +139,15 @@ std::string with_values_quoted(std::string message, const std::vector<std::strin
   return message;
 }
 
+std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args) {
+  // The command given: the subcommands parsed so far, the last the innermost.
+  const CLI::App* cmd = &app;
+  for (std::vector<const CLI::App*> parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); });
+       !parsed.empty(); parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }))
+    cmd = parsed.front();
+  return "pleshard: error: " + with_values_quoted(e.what(), args) + "; see " + command_path(cmd) + " --help";
+}
+
 CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype) {
   dtype = k_default_out_dtype;
   return cmd

@@ -35,6 +35,11 @@ CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype);
 // options before unknown ones, so a typo would read as a missing option without this.
 [[nodiscard]] std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args);
 
+// CLI11's parse error `e` of the command line `args` (argv without the program), as every
+// error of pleshard's reads: "pleshard: error: --part-tokens: 0 is out of range: ...; see
+// pleshard run --help" (the command given, or the one that was being parsed).
+[[nodiscard]] std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args);
+
 // `message` (CLI11's, which quotes a value whole) with every long value of `args` (an argument,
 // or what follows --name=) as quoted_value quotes it: CLI11's failure message for every command.
 [[nodiscard]] std::string with_values_quoted(std::string message, const std::vector<std::string>& args);

@@ -15,9 +15,10 @@
 namespace pleshard::kernels {
 
 // Threads a host kernel spreads over itself: 1 where Kokkos' host space has threads (it
-// spreads the work) or none were asked for (kernel_threads()).
+// spreads the work, on the count it started with: core/kokkos_runtime.hpp), else the
+// process's (host_threads()).
 [[nodiscard]] inline std::size_t own_kernel_threads() {
-  return Kokkos::DefaultHostExecutionSpace::concurrency() > 1 ? 1 : kernel_threads();
+  return Kokkos::DefaultHostExecutionSpace::concurrency() > 1 ? 1 : host_threads();
 }
 
 // body(item, first, last) for the blocks [first, last) of at most `block` elements of each

@@ -2,6 +2,17 @@
 
 #include <limits>
 
+namespace pleshard {
+
+std::string processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  PLESHARD_MPI_CHECK(MPI_Get_processor_name(name, &length));
+  return std::string(name, static_cast<std::size_t>(length));
+}
+
+}  // namespace pleshard
+
 namespace pleshard::detail {
 
 void throw_mpi_count(std::string_view what, const std::string& count) {

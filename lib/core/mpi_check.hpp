@@ -44,6 +44,9 @@ void for_each_mpi_chunk(std::size_t total, std::size_t max_chunk, Body&& body) {
     body(first, static_cast<int>(std::min(max_chunk, total - first)));
 }
 
+// This machine's name as MPI knows it (MPI_Get_processor_name), for messages about a node.
+[[nodiscard]] std::string processor_name();
+
 }  // namespace pleshard
 
 namespace pleshard::detail {

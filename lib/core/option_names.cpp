@@ -31,6 +31,7 @@ constexpr EnumName<Option> k_command_line[] = {
     {Option::owner_fixed_below, "--owner-fixed-below"},
     {Option::owner_gpu_plan_from, "--owner-gpu-plan-from"},
     {Option::no_shared_tables, "--no-shared-tables"},
+    {Option::threads, "--threads"},
 };
 
 const OptionSpelling k_command_line_spelling{k_command_line, " ", false};

@@ -38,6 +38,7 @@ enum class Option {
   owner_fixed_below,
   owner_gpu_plan_from,
   no_shared_tables,
+  threads,
 };
 
 // A front end's spelling: each option's name (an option it lacks is left out) and how a

@@ -13,7 +13,6 @@ namespace pleshard {
 namespace {
 
 std::atomic<std::size_t> g_host_threads{0};
-std::atomic<std::size_t> g_kernel_threads{1};
 
 // Threads kept for the process's parallel loops, so that a loop — a step's host kernels, a
 // round of reads — starts none. The caller works on its own loop beside the helpers that
@@ -107,10 +106,6 @@ class HelperPool {
 };
 
 }  // namespace
-
-void set_kernel_threads(std::size_t threads) { g_kernel_threads = std::max<std::size_t>(1, threads); }
-
-std::size_t kernel_threads() { return g_kernel_threads; }
 
 void set_host_threads(std::size_t threads) { g_host_threads = threads; }
 

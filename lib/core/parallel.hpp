@@ -22,15 +22,12 @@ void parallel_for(std::size_t count, std::size_t max_threads, std::size_t min_pe
   return n == 0 ? 1 : n;
 }
 
-// Threads for bulk host work (making synthetic rows): the machine's cores unless set, for
-// the process (ckpt make --threads; 0 goes back to all cores).
+// Threads of the process's host work: the host kernels (a step's hashing and decoding,
+// where Kokkos' host space runs on one thread, as Debian's Serial-only Kokkos does), a host
+// gather, making synthetic rows, reading checkpoints. The machine's cores unless set; the
+// commands and the Python module set the rank's (core/rank_threads.hpp), and 0 goes back
+// to the machine's cores.
 void set_host_threads(std::size_t threads);
 [[nodiscard]] std::size_t host_threads();
-
-// Threads the host kernels (a step's hashing and decoding) spread their work over where
-// Kokkos' host space runs on one thread (Debian's Kokkos is Serial-only): --kokkos-threads,
-// for the process; 1 (one core per rank) unless set, and 0 counts as 1.
-void set_kernel_threads(std::size_t threads);
-[[nodiscard]] std::size_t kernel_threads();
 
 }  // namespace pleshard

@@ -1,7 +1,7 @@
 #include "core/report_fields.hpp"
 
 #include <algorithm>
-#include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -34,17 +34,12 @@ std::string text_value(const ReportField& field) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        char text[64];
         if constexpr (std::is_same_v<T, std::nullptr_t>) {
           return "-";
         } else if constexpr (std::is_same_v<T, bool>) {
           return v ? "yes" : "no";
-        } else if constexpr (std::is_same_v<T, std::int64_t>) {
-          std::snprintf(text, sizeof text, "%" PRId64, v);
-          return text;
-        } else if constexpr (std::is_same_v<T, double>) {
-          std::snprintf(text, sizeof text, "%.4g", v);
-          return text;
+        } else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) {
+          return plain_number(v);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return v.empty() ? "-" : v;
         } else {
@@ -78,6 +73,25 @@ std::string text_table(const std::vector<ReportRecord>& records) {
 }
 
 }  // namespace
+
+std::string plain_number(std::int64_t value) {
+  const std::string digits = std::to_string(value < 0 ? -static_cast<std::uint64_t>(value) : value);
+  std::string grouped = value < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return grouped;
+}
+
+std::string plain_number(double value) {
+  const double size = std::fabs(value);
+  if (size >= 1000 && size < 1e15) return plain_number(static_cast<std::int64_t>(std::llround(value)));
+  // %.4g writes fixed notation for 4 significant digits from 1e-4 to below 1,000.
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value == 0 ? 0.0 : value);  // -0 as 0
+  return text;
+}
 
 std::string report_json(const std::vector<ReportField>& fields) {
   nlohmann::ordered_json object = nlohmann::ordered_json::object();

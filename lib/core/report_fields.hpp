@@ -24,6 +24,13 @@ struct ReportField {
   std::string text;  // the value as the text shows it, where that is not the value itself
 };
 
+// A number as people read it in the text report and the progress lines: fixed notation with
+// the thousands grouped ("31,480"), whole from 1,000 and 4 significant digits below ("4.876",
+// "0.000368"); scientific only where fixed notation would not fit (below 1e-4, from 1e15).
+// The JSON report keeps its numbers as numbers.
+[[nodiscard]] std::string plain_number(double value);
+[[nodiscard]] std::string plain_number(std::int64_t value);
+
 // One JSON object on one line, keys in the list's order.
 [[nodiscard]] std::string report_json(const std::vector<ReportField>& fields);
 

@@ -22,13 +22,6 @@ int distinct_gpus(std::vector<GpuUuid> gpus) {
   return static_cast<int>(std::unique(gpus.begin(), gpus.end()) - gpus.begin());
 }
 
-std::string processor_name() {
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
-  int length = 0;
-  PLESHARD_MPI_CHECK(MPI_Get_processor_name(name, &length));
-  return std::string(name, static_cast<std::size_t>(length));
-}
-
 }  // namespace
 
 int ranks_per_gpu(std::span<const GpuUuid> node_gpus) {

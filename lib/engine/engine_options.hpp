@@ -58,9 +58,10 @@ struct EngineOptions {
   // GPU memory they leave to a row cache in front of those not on the device, unless `cache`
   // sizes one.
   bool auto_placement = false;
-  // Rank 0 logs the automatic placement's choice to stderr as it makes it (the run report
-  // holds it either way).
-  bool log_placement = true;
+  // Rank 0 logs the engine's start to stderr once the options are checked: the ranks and
+  // rank 0's threads (the first engine of the process), and the automatic placement's
+  // choice (the run report holds both).
+  bool log_start = true;
   std::uint64_t gpu_memory_limit = 0;  // bytes per rank the automatic placement may use; 0: all free
   // One copy per node of the host and pinned tiers' rows, shared by the node's ranks that hold
   // the same ranges (store/host_store.hpp, store/gpu_table.hpp); false: a copy per rank.

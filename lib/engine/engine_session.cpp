@@ -16,7 +16,6 @@
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
 #include "core/option_names.hpp"
-#include "core/parallel.hpp"
 #include "core/watched_collectives.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
@@ -171,6 +170,8 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const int tables = static_cast<int>(checkpoint.tables().size());
   require_same_options(world_, options);  // first: the checks below then fail on every rank alike
   check_engine_options(options, tables);
+  // The host's threads, a host gather's too: the rank's, as the launcher bound it.
+  threads_ = rank_threads();
   GpuBinding gpus;
   // The step's space: the GPU where a table's tier decodes there (an automatic placement
   // uses the GPU wherever there is one), else the host.
@@ -195,9 +196,16 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   local_ = can.whole_tables;
   strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
   if (strategy_ == ExchangeStrategy::hierarchical) check_node_layout(comms);
+  if (topology_.rank == 0 && options.log_start) {
+    // The threads once a process (a benchmark makes many engines on the same ones).
+    static bool said = false;
+    if (!std::exchange(said, true))
+      log_info(std::to_string(topology_.world) + (topology_.world == 1 ? " rank" : " ranks") + ", rank 0 on " +
+               std::to_string(threads_.count) + (threads_.count == 1 ? " thread" : " threads") + " (" + threads_.how +
+               ")");
+    log_placement(placement_report_);
+  }
   node_ranks_ = size_of(comms.etp_node());
-  // A host gather's threads: the node's cores shared by its ranks.
-  gather_threads_ = std::max<std::size_t>(1, host_cores() / static_cast<std::size_t>(size_of(comms.node())));
   open_communicators(comms, gpus);
   // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
   // that hold the same ranges (counted, and read, by the first of them).
@@ -230,7 +238,7 @@ void EngineSession::place_tables(const PleCheckpoint& checkpoint, const std::vec
       step_memory_estimate(options_, static_cast<int>(checkpoint.tables().size()), heads_, width_, topology_.edp());
   PlacementChoice placed = collective_try(world_, [&] {
     return choose_placement(
-        world_, topology_.rank, options_,
+        world_, options_,
         {layouts_, shards, specs_, profile, space_->on_device(),
          checkpoint.kind() != CheckpointKind::synthetic && !options_.cuda_graphs, step_memory, share_ranks});
   });
@@ -263,7 +271,7 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
       options_.cache.gb > 0 ? options_.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
-  const StoreOptions reads{options_.disk_reads, share.comm, options_.host_reads, gather_threads_};
+  const StoreOptions reads{options_.disk_reads, share.comm, options_.host_reads, threads_.count};
   stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, reads, options_.cache.rows, cache_bytes_asked,
                                &profile, options_.cache.static_share});
   load_.seconds = MPI_Wtime() - load_start;

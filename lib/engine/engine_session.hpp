@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/rank_threads.hpp"
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/engine_options.hpp"
@@ -73,6 +74,7 @@ class EngineSession {
   [[nodiscard]] std::uint64_t cache_bytes(std::int64_t max_ids) const;
   [[nodiscard]] const char* backend() const { return backend_; }
   [[nodiscard]] const std::string& backend_note() const { return backend_note_; }
+  [[nodiscard]] const RankThreads& threads() const { return threads_; }
   [[nodiscard]] const TableLoad& load() const { return load_; }
 
  private:
@@ -118,7 +120,7 @@ class EngineSession {
   std::string backend_note_;
   int gpu_ = -1;
   int node_ranks_ = 1;
-  std::size_t gather_threads_ = 1;  // a host gather's threads (StoreOptions::host_threads)
+  RankThreads threads_;  // the rank's host threads, a host gather's too (StoreOptions::host_threads)
   TableLoad load_;
   // Destroyed in reverse: stores and communicators before the space they use.
   std::shared_ptr<StepSpace> space_;

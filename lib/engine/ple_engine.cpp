@@ -39,6 +39,7 @@ const char* PleEngine::exchange() const { return runner_->exchange().name(); }
 const ExchangeTraffic& PleEngine::traffic() const { return runner_->exchange().traffic(); }
 const char* PleEngine::backend() const { return session_->backend(); }
 const std::string& PleEngine::backend_note() const { return session_->backend_note(); }
+const RankThreads& PleEngine::threads() const { return session_->threads(); }
 int PleEngine::num_layers() const { return static_cast<int>(session_->specs().size()); }
 StepSpace& PleEngine::space() const { return *session_->space(); }
 int PleEngine::output_slots() const { return session_->options().output_slots; }

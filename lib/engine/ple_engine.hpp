@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ckpt/ple_checkpoint.hpp"
+#include "core/rank_threads.hpp"
 #include "dist/communicator.hpp"
 #include "dist/topology.hpp"
 #include "engine/engine_options.hpp"
@@ -87,6 +88,8 @@ class PleEngine {
   [[nodiscard]] const char* backend() const;
   // Why GPU buffers go through host copies ("GPUs are shared: ..."); empty when they do not.
   [[nodiscard]] const std::string& backend_note() const;
+  // This rank's host threads and where their count came from (core/rank_threads.hpp).
+  [[nodiscard]] const RankThreads& threads() const;
   [[nodiscard]] std::size_t token_bytes() const;  // bytes of one token's embedding per layer
   [[nodiscard]] int num_layers() const;
   [[nodiscard]] StepSpace& space() const;

@@ -41,12 +41,13 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
     step.bytes_sent += gather_bytes(slots, bytes * static_cast<std::size_t>(slots));
   }
   marks.mark(StepPhase::gather, gathers_slots);
-  // Where the store reads the tables in place, the decode hashes its own keys: a launch
+  // Where the store reads the tables in place, a GPU's decode hashes its own keys: a launch
   // fewer, and the ids are never written (the hash phase is then part of the decode's). A
   // slot of my own is left in pinned memory for that decode, which carries it in its
-  // parameters where it can, or in a CUDA graph reads it there (another launch saved).
+  // parameters where it can, or in a CUDA graph reads it there (another launch saved). The
+  // host saves nothing so: it hashes in a phase of its own, as every tier's report says.
   const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
-  const bool decode_hashes = ctx_.store.reads_in_place(plan.ids_per_layer());
+  const bool decode_hashes = ctx_.space.on_device() && ctx_.store.reads_in_place(plan.ids_per_layer());
   if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash, !decode_hashes);
 

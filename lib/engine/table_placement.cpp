@@ -26,7 +26,7 @@ std::vector<TableDemand> table_demands(const PlacementInputs& in) {
   return demands;
 }
 
-PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options, const PlacementInputs& in) {
+PlacementChoice choose_placement(MPI_Comm world, const EngineOptions& options, const PlacementInputs& in) {
   const int tables = static_cast<int>(in.layouts.size());
   PlacementChoice choice;
   if (!options.auto_placement) {
@@ -42,13 +42,14 @@ PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& 
   choice.report.lines = plan.lines(demands);
   // The cache's slots; its staging and probe tables take the rest of what is left.
   if (!options.cache.enabled()) choice.report.cache_bytes = plan.cache_bytes / 20 * 19;
-  if (rank == 0 && options.log_placement) {
-    for (const std::string& line : choice.report.lines) log_info("placement auto: " + line);
-    if (choice.report.cache_bytes > 0)
-      log_info("placement auto: row cache of " + std::to_string(choice.report.cache_bytes) +
-               " bytes of GPU memory in front of the tables not on the device");
-  }
   return choice;
+}
+
+void log_placement(const PlacementReport& report) {
+  for (const std::string& line : report.lines) log_info("placement auto: " + line);
+  if (report.cache_bytes > 0)
+    log_info("placement auto: row cache of " + std::to_string(report.cache_bytes) +
+             " bytes of GPU memory in front of the tables not on the device");
 }
 
 std::uint64_t step_memory_estimate(const EngineOptions& options, int layers, int heads, std::int64_t width, int slots) {

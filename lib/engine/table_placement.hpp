@@ -40,8 +40,11 @@ struct PlacementChoice {
 [[nodiscard]] Placement asked_placement(const EngineOptions& options, int tables);
 
 // Collective over `world` where the placement is automatic.
-[[nodiscard]] PlacementChoice choose_placement(MPI_Comm world, int rank, const EngineOptions& options,
-                                               const PlacementInputs& in);
+[[nodiscard]] PlacementChoice choose_placement(MPI_Comm world, const EngineOptions& options, const PlacementInputs& in);
+
+// The automatic placement's choice, a line per table, to stderr: logged by rank 0 once the
+// options are known to agree with it (an error about them comes alone).
+void log_placement(const PlacementReport& report);
 
 // A generous estimate of one rank's step memory on the GPU (the workspace, its output slots
 // and a store's staging), for the automatic placement's budget before those exist.

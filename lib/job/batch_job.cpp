@@ -80,7 +80,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.tier = options.storage;
   engine.placement = options.placement;
   engine.auto_placement = options.auto_placement;
-  engine.log_placement = static_cast<bool>(options.progress);  // a quiet job logs neither
+  engine.log_start = static_cast<bool>(options.progress);  // a quiet job logs none of it
   engine.gpu_memory_limit = options.gpu_memory_limit;
   engine.share_tables = options.share_tables;
   engine.max_tokens = options.schedule.step_tokens;
@@ -103,6 +103,7 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.backend = engine.backend();
   report.backend_note = engine.backend_note();
   report.exchange = engine.exchange();
+  report.threads = engine.threads();
   report.times = stats.times;
   report.graphs_captured = stats.graphs_captured;
   report.steps_fetched_ahead = stats.steps_fetched_ahead;

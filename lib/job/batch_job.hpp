@@ -87,6 +87,7 @@ struct BatchJobReport {
   std::string backend;              // the exchange's collectives: mpi, nccl, mpi-staged or none
   std::string backend_note;         // why GPU buffers go through host copies (shared GPUs); empty otherwise
   std::string exchange;             // the strategy
+  RankThreads threads;              // rank 0's host threads, and where their count came from
   std::string output;               // the output file; empty: summary only
   std::string token_map;            // describe_token_map: which map the tables were hashed through
   std::int64_t requests = 0;        // of the job, resumed ones included

@@ -30,7 +30,13 @@ StorageTier tier_named(std::string_view name, const std::string& quoted, const s
   const std::optional<StorageTier> tier = find_value(k_tiers, name);
   if (!tier) throw InputError(quoted + ": expected " + name_list(k_tiers));
   if ((*tier == StorageTier::device || *tier == StorageTier::pinned) && !gpu_available())
-    throw InputError(plain + ": needs a CUDA build and a GPU");
+#if PLESHARD_HAVE_CUDA
+    throw InputError(plain +
+                     ": no GPU found (none visible to this process: check the node has one, and "
+                     "CUDA_VISIBLE_DEVICES and the job's GPU request)");
+#else
+    throw InputError(plain + ": no GPU support: this build has no CUDA (rebuild where nvcc is found)");
+#endif
   return *tier;
 }
 

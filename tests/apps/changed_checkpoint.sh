@@ -16,8 +16,8 @@ cp "$ckpt/config.json" "$work/config.json"
 "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/ckpt.h5" --config "$work/config.json" --storage disk \
   --synthetic 3000 --step-tokens 4 --etp 3 --out "$work/out.h5" >"$work/out" 2>"$work/err" &
 job_pid=$!
-for _ in $(seq 200); do grep -q "pleshard run:" "$work/err" && break; sleep 0.1; done
-grep -q "pleshard run:" "$work/err" || { echo "FAIL: the job did not start"; cat "$work/err"; exit 1; }
+for _ in $(seq 200); do grep -q "tokens/s" "$work/err" && break; sleep 0.1; done
+grep -q "tokens/s" "$work/err" || { echo "FAIL: the job did not start stepping"; cat "$work/err"; exit 1; }
 start=$(date +%s)
 truncate -s 100000 "$work/ckpt.h5"
 timeout 60 tail --pid=$job_pid -f /dev/null

@@ -140,7 +140,7 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   if [ "$nccl" = nccl ]; then check mixed_graph_1 1 1 "0=pinned,1=device" nccl --cuda-graph; fi
   check auto_device_1 1 1 auto "$nccl"
   placed auto_device_1 device
-elif ! grep -q "needs a CUDA build and a GPU" "$work/probe.log"; then
+elif ! grep -qE "no GPU (found|support)" "$work/probe.log"; then
   echo "FAIL: --storage device failed:"; cat "$work/probe.log"; exit 1
 fi
 echo "tiers: identical (${checked[*]})"

@@ -4,8 +4,9 @@
 # (slurm-standin/srun, through mpiexec) first on PATH. The model is jobs/example's, synthetic.
 # Checked beside that: the script's arguments and CONFIG reach pleshard as they are (a path
 # with a space, a non-ASCII letter and a newline, in the C locale); pleshard-run prints its
-# command, leaves the tables to run's default placement, passes PLACEMENT, and refuses
-# STORAGE with PLACEMENT in one line.
+# command and which requests it uses, leaves the tables to run's default placement, passes
+# PLACEMENT and THREADS, gives the ranks --cpus-per-task's threads, and refuses STORAGE with
+# PLACEMENT in one line; so does pleshard-scaling, which resumes when requeued.
 #   sbatch_spool.sh PLESHARD SOURCE_DIR
 set -euo pipefail
 app=$(realpath "$1"); src=$(realpath "$2")
@@ -54,7 +55,7 @@ cp "$src/jobs/example/config.json" "$odd/config.json"
 # pleshard-run: 2 tasks from the checkout, ETP 2 (each rank makes half the tables); the config
 # as a script argument; where the tables live left to run's default (the automatic placement).
 sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 2 PLESHARD="$app" CHECKPOINT=synthetic SYNTHETIC=8 ETP=2 \
-  EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" LC_ALL=C -- --config "$odd/config.json" ||
+  EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" SLURM_CPUS_PER_TASK=1 LC_ALL=C -- --config "$odd/config.json" ||
   fail "pleshard-run.sbatch from the spool, its config as an argument"
 grep -q "srun (stand-in): 2 tasks" "$work/srun$job.log" || fail "pleshard-run.sbatch did not start its tasks with srun"
 grep -q "tokens/s" "$work/job$job.log" || fail "pleshard-run.sbatch printed no report"
@@ -64,11 +65,17 @@ if grep -qE -- "--(storage|placement) " "$work/srun$job.log"; then
   fail "pleshard-run.sbatch chose a tier where neither STORAGE nor PLACEMENT was set (run's default is auto)"
 fi
 grep -q "placed automatically  *yes" "$work/job$job.log" || fail "pleshard-run.sbatch: the tables were not placed automatically"
+grep -q "^pleshard-run: requests: 8 synthetic ones (REQUESTS unset; set REQUESTS=FILE for yours); embeddings: none" \
+  "$work/job$job.log" || fail "pleshard-run.sbatch did not say which requests it uses"
+grep -q "thread count came from  *SLURM_CPUS_PER_TASK (SLURM_CPUS_PER_TASK=1)" "$work/job$job.log" ||
+  fail "pleshard-run.sbatch: the ranks' threads did not come from --cpus-per-task"
 
 # pleshard-run: a placement per table reaches run; STORAGE and PLACEMENT together are refused.
 sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 1 PLESHARD="$app" "${model[@]}" SYNTHETIC=4 \
-  PLACEMENT=0=host,1=host EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" || fail "pleshard-run.sbatch with PLACEMENT"
+  PLACEMENT=0=host,1=host THREADS=1 EXTRA_ARGS="--synthetic-max-tokens 64 --quiet" ||
+  fail "pleshard-run.sbatch with PLACEMENT and THREADS"
 grep -q -- "--placement 0=host,1=host" "$work/srun$job.log" || fail "pleshard-run.sbatch: PLACEMENT did not reach run"
+grep -q -- "--threads 1" "$work/srun$job.log" || fail "pleshard-run.sbatch: THREADS did not reach run"
 if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$src" 1 PLESHARD="$app" "${model[@]}" STORAGE=host \
   PLACEMENT=auto; then
   fail "pleshard-run.sbatch ran with both STORAGE and PLACEMENT"
@@ -82,13 +89,27 @@ if sbatch_like "$src/jobs/slurm/pleshard-run.sbatch" "$work/elsewhere" 1 "${mode
 fi
 grep -q "pleshard-run: no pleshard executable: .*set PLESHARD" "$work/job$job.log" || fail "pleshard-run.sbatch's error"
 
-# pleshard-scaling: submitted from a folder inside the checkout, strong scaling on 1 and 2 ranks.
-sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" CHECKPOINT=synthetic \
-  CONFIG=example/config.json RANKS="1 2" REPEATS=1 SYNTHETIC=8 ETP_PER_TP=all \
-  RUN_ARGS="--synthetic-max-tokens 64" OUT_PREFIX="$work/out/strong" || fail "pleshard-scaling.sbatch from the spool"
+# pleshard-scaling: submitted from a folder inside the checkout, strong scaling on 1 and 2 ranks,
+# the tables placed as PLACEMENT says.
+scaling=(CHECKPOINT=synthetic CONFIG=example/config.json RANKS="1 2" REPEATS=1 SYNTHETIC=8 ETP_PER_TP=all
+         RUN_ARGS="--synthetic-max-tokens 64" OUT_PREFIX="$work/out/strong")
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" PLACEMENT=host ||
+  fail "pleshard-scaling.sbatch from the spool"
 [ "$(grep -c "srun (stand-in): [12] tasks" "$work/srun$job.log")" -eq 2 ] ||
   fail "pleshard-scaling.sbatch did not launch its 1- and 2-rank runs through srun"
 [ "$(wc -l <"$work/out/strong.csv")" -eq 3 ] || fail "pleshard-scaling.sbatch: expected 2 rows in strong.csv"
+[ "$(grep -c -- "--placement host" "$work/srun$job.log")" -eq 2 ] || fail "pleshard-scaling.sbatch: PLACEMENT did not reach run"
+# Requeued (SLURM_RESTART_COUNT=1): both rank counts are in strong.csv, so nothing runs again.
+sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" PLACEMENT=host \
+  SLURM_RESTART_COUNT=1 || fail "pleshard-scaling.sbatch requeued"
+[ ! -s "$work/srun$job.log" ] && grep -q "2 ranks: in .*strong.csv already (--resume)" "$work/job$job.log" ||
+  fail "pleshard-scaling.sbatch requeued ran its rank counts again"
+if sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$src/jobs" 2 PLESHARD="$app" "${scaling[@]}" STORAGE=host \
+  PLACEMENT=auto; then
+  fail "pleshard-scaling.sbatch ran with both STORAGE and PLACEMENT"
+fi
+grep -q "pleshard-scaling: STORAGE=host and PLACEMENT=auto: set one" "$work/job$job.log" ||
+  fail "pleshard-scaling.sbatch's error for STORAGE and PLACEMENT"
 
 # pleshard-scaling: from outside the checkout, refused in one line; with PLESHARD_HOME, run.
 if sbatch_like "$src/jobs/slurm/pleshard-scaling.sbatch" "$work/elsewhere" 2 "${model[@]}"; then

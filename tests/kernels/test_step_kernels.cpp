@@ -45,7 +45,7 @@ std::vector<std::unique_ptr<StepSpace>> spaces() {
   return out;
 }
 
-// A space and the threads its host kernels spread over: one, and three as --kokkos-threads=3
+// A space and the threads its host kernels spread over: one, and three as --threads 3
 // gives them where Kokkos is Serial (kernel_threads.hpp) — the same bytes either way.
 struct SpaceCase {
   std::unique_ptr<StepSpace> space;
@@ -64,10 +64,13 @@ std::vector<SpaceCase> space_cases() {
 // Sets the host kernels' threads for a scope.
 class KernelThreads {
  public:
-  explicit KernelThreads(std::size_t threads) { set_kernel_threads(threads); }
-  ~KernelThreads() { set_kernel_threads(1); }
+  explicit KernelThreads(std::size_t threads) : before_(host_threads()) { set_host_threads(threads); }
+  ~KernelThreads() { set_host_threads(before_); }
   KernelThreads(const KernelThreads&) = delete;
   KernelThreads& operator=(const KernelThreads&) = delete;
+
+ private:
+  std::size_t before_;
 };
 
 // Where a table of a block-scaled format keeps its scales: a plane of their own (host tier,

@@ -185,6 +185,8 @@ for fragment, kwargs in [
     ("a row cache stands in front of the pinned or disk tier, not the host tier", {"cache_rows": 10}),
     (f'cache_profile="{config_path}": needs a cache (cache_rows or cache_gb)',
      {"storage": "disk", "cache_profile": config_path}),
+    ("threads 0: must be from 1 to 4096", {"threads": 0}),
+    ("threads: 'x' (str); expected an int or None", {"threads": "x"}),
 ]:
     message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
     check(not re.search(r"--[a-z]", message), f"a refusal names a command-line option: {message}")
@@ -200,6 +202,12 @@ for fragment, kwargs in [
     message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
     check(len(message) < 600 and re.search(r"\(700\d\d bytes\)", message), f"{fragment}: {message[:300]}... "
           f"({len(message)} characters)")
+# threads: the rank's host threads, as run's --threads sets them; the report says how many
+# and where the count came from.
+with pleshard.Engine(**base, threads=3) as asked:
+    r = asked.report()
+    check(r["threads"] == 3 and r["threads_from"] == "asked", f"threads=3: the report has {r['threads']} "
+          f"threads from {r['threads_from']}")
 # Paths as str, bytes or os.PathLike, as os.fsdecode takes them.
 for path in (checkpoint.encode(), pathlib.Path(checkpoint)):
     pleshard.Engine(checkpoint=path, config=os.fsencode(config_path)).close()

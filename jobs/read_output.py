@@ -3,10 +3,12 @@
 (docs/output.md): h5py's own read (HDF5 converts each bf16 value to float32), the raw 16-bit
 words through h5py (the dataset's own type as the memory type: no conversion), the raw
 words straight from the file at the dataset's offset (NumPy), those widened to float32
-values, and, where PyTorch is installed, the words viewed as torch.bfloat16. Checks that every way gives the same
-values and prints MB/s of the file's bytes for each (best of --repeats, page cache warm).
+values, and, where PyTorch is installed, the words viewed as torch.bfloat16; and, where the
+module pleshard is importable (PYTHONPATH=build/python), pleshard.read_output, as NumPy words and
+as a torch.bfloat16 tensor. Checks that every way gives the same values and prints MB/s of the
+file's bytes for each (best of --repeats, page cache warm).
 
-    /usr/bin/python3 jobs/read_output.py OUT.h5 [--layer D] [--repeats 3]
+    PYTHONPATH=build/python /usr/bin/python3 jobs/read_output.py OUT.h5 [--layer D] [--repeats 3]
 """
 import argparse
 import sys
@@ -19,6 +21,10 @@ try:
     import torch
 except ImportError:
     torch = None
+try:
+    import pleshard
+except ImportError:
+    pleshard = None
 
 
 def best_seconds(read, repeats):
@@ -66,8 +72,16 @@ def main():
             ways.append(("numpy.fromfile, viewed as torch.bfloat16",
                          lambda: torch.from_numpy(file_raw().view(np.int16)).view(torch.bfloat16),
                          lambda t: t.float().numpy()))
+        if pleshard is not None:
+            ways.append(("pleshard.read_output, uint16 words", lambda: pleshard.read_output(a.output, a.layer).rows,
+                         as_float32))
+            if torch is not None:
+                ways.append(("pleshard.read_output(torch=True), bfloat16",
+                             lambda: pleshard.read_output(a.output, a.layer, torch=True).rows,
+                             lambda t: t.float().numpy()))
         print(f"{a.output} /ple_{a.layer}: {shape[0]} x {shape[1]} bfloat16, {megabytes:.1f} MB"
-              + ("" if torch is not None else " (no PyTorch here: its view is not timed)"))
+              + ("" if torch is not None else " (no PyTorch here: its view is not timed)")
+              + ("" if pleshard is not None else " (no module pleshard on PYTHONPATH: read_output is not timed)"))
         reference = None
         for name, read, values in ways:
             seconds, got = best_seconds(read, a.repeats)

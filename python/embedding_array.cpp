@@ -11,6 +11,7 @@
 #include "dlpack.hpp"
 #include "format/row_format.hpp"
 #include "python_values.hpp"
+#include "shown_types.hpp"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -62,11 +63,16 @@ void destroy_capsule(PyObject* capsule) {
   tensor->deleter(tensor);
 }
 
+// An Embeddings as the Python object that holds it: the NumPy views and DLPack capsules made
+// from it keep it, and so its slot's memory, alive.
+using EmbeddingsObject = Typed<shown::EmbeddingsInstance>;
+
 DLDevice device_of(const EmbeddingArray& a) { return a.on_gpu() ? DLDevice{kDLCUDA, a.gpu()} : DLDevice{kDLCPU, 0}; }
 
 // `max_version` is answered with the unversioned capsule every consumer reads (DLPack 0.8).
-py::capsule to_dlpack(const py::object& self, const py::object& stream, const py::object& /*max_version*/,
-                      const py::object& dl_device, const py::object& copy) {
+Typed<shown::Any> to_dlpack(const EmbeddingsObject& self, const Typed<shown::OptionalInt>& stream,
+                            const Typed<shown::OptionalVersion>& /*max_version*/,
+                            const Typed<shown::OptionalDevice>& dl_device, const Typed<shown::OptionalFlag>& copy) {
   const auto& a = self.cast<const EmbeddingArray&>();
   a.check();
   if (!copy.is_none() && argument_as<bool>(copy, "__dlpack__ copy", "True, False or None"))
@@ -112,7 +118,7 @@ py::capsule to_dlpack(const py::object& self, const py::object& stream, const py
   return py::reinterpret_steal<py::capsule>(capsule);
 }
 
-py::dict cuda_array_interface(const EmbeddingArray& a) {
+Typed<shown::Mapping> cuda_array_interface(const EmbeddingArray& a) {
   if (!a.on_gpu()) throw py::attribute_error("the array is in host memory: no __cuda_array_interface__");
   const EmbeddingView& v = a.view();
   if (v.dtype == OutDtype::bf16)
@@ -155,26 +161,27 @@ numpy.from_dlpack), __cuda_array_interface__ on a GPU, and as a NumPy view on th
       .def("__dlpack__", &to_dlpack, "stream"_a = py::none(), "max_version"_a = py::none(), "dl_device"_a = py::none(),
            "copy"_a = py::none())
       .def("__dlpack_device__",
-           [](const EmbeddingArray& a) {
+           [](const EmbeddingArray& a) -> Typed<shown::Pair> {
              const DLDevice d = device_of(a);
              return py::make_tuple(d.device_type, d.device_id);
            })
       .def_property_readonly("__cuda_array_interface__", &cuda_array_interface)
       .def(
           "__array__",
-          [](const py::object& self, const py::object& dtype, const py::object& /*copy*/) {
+          [](const EmbeddingsObject& self, const Typed<shown::OptionalDtype>& dtype,
+             const Typed<shown::OptionalFlag>& /*copy*/) {
             py::array view = host_view(self, false);
             return dtype.is_none() ? view : py::array(view.attr("astype")(dtype));
           },
           "dtype"_a = py::none(), "copy"_a = py::none())
       .def(
-          "numpy", [](const py::object& self) { return host_view(self, false); },
+          "numpy", [](const EmbeddingsObject& self) { return host_view(self, false); },
           "A read-only NumPy view (host tier; float32 and float16)")
       .def(
-          "bits", [](const py::object& self) { return host_view(self, true); },
+          "bits", [](const EmbeddingsObject& self) { return host_view(self, true); },
           "The values' bits as a read-only NumPy view of unsigned words (host tier; any dtype)")
       .def_property_readonly("shape",
-                             [](const EmbeddingArray& a) {
+                             [](const EmbeddingArray& a) -> Typed<shown::Pair> {
                                a.check();
                                return py::make_tuple(a.view().rows, a.view().width);
                              })

@@ -16,9 +16,12 @@
 #include "core/watched_wait.hpp"
 #include "embedding_array.hpp"
 #include "engine.hpp"
+#include "keyword_names.hpp"
 #include "python_names.hpp"
 #include "python_values.hpp"
+#include "read_output.hpp"
 #include "runtime.hpp"
+#include "shown_types.hpp"
 #include "token_arrays.hpp"
 #include "without_gil.hpp"
 
@@ -29,21 +32,6 @@ namespace pleshard::python {
 
 namespace {
 
-// A path as str, bytes or os.PathLike, its bytes as the file system has them (os.fsencode:
-// any bytes but NUL); an empty one is refused as run's options refuse it (an unset variable
-// in a script).
-std::string path_of(const py::object& path, const char* name) {
-  py::object bytes;
-  try {
-    bytes = py::module_::import("os").attr("fsencode")(path);
-  } catch (const py::error_already_set&) {
-    throw InputError(std::string(name) + ": " + type_name(path) + "; expected a path (str, bytes or os.PathLike)");
-  }
-  const std::string text = bytes.cast<std::string>();
-  if (text.empty()) throw InputError(std::string(name) + ": empty path");
-  if (text.find('\0') != std::string::npos) throw InputError(std::string(name) + ": the path holds a NUL character");
-  return text;
-}
 std::string optional_path(const py::object& path, const char* name) {
   return path.is_none() ? std::string() : path_of(path, name);
 }
@@ -77,15 +65,20 @@ std::int64_t owner_ids(const py::object& value, const char* name) {
   return ids;
 }
 
+// Each keyword as any object, read below (shown_types.hpp).
+using OptionalPath = Typed<shown::OptionalPath>;
+using OptionalText = Typed<shown::OptionalText>;
+using Text = Typed<shown::Text>;
+using Int = Typed<shown::Int>;
+using Number = Typed<shown::Number>;
 std::shared_ptr<PythonEngine> make_engine(
-    const py::object& checkpoint, const py::object& config, const py::object& storage, const py::object& placement,
-    const py::object& gpu_memory_limit, const py::object& tp, const py::object& etp, const py::object& exchange,
-    const py::object& cuda_graph, const py::object& out_dtype, const py::object& comm, const py::object& output_slots,
-    const py::object& step_tokens, const py::object& token_map, const py::object& layer_prefix,
-    const py::object& collective_timeout, const py::object& cache_rows, const py::object& cache_gb,
-    const py::object& cache_profile, const py::object& cache_static, const py::object& disk_reads,
-    const py::object& host_reads, const py::object& owner_gpu_plan_from, const py::object& owner_fixed_below,
-    const py::object& threads, const py::kwargs& unknown) {
+    const OptionalPath& checkpoint, const OptionalPath& config, const OptionalText& storage,
+    const OptionalText& placement, const Number& gpu_memory_limit, const Int& tp, const Typed<shown::OptionalInt>& etp,
+    const Text& exchange, const Typed<shown::Flag>& cuda_graph, const Text& out_dtype, const Typed<shown::Comm>& comm,
+    const Int& output_slots, const Int& step_tokens, const OptionalPath& token_map, const OptionalText& layer_prefix,
+    const Number& collective_timeout, const Int& cache_rows, const Number& cache_gb, const OptionalPath& cache_profile,
+    const Number& cache_static, const Text& disk_reads, const Text& host_reads, const Int& owner_gpu_plan_from,
+    const Int& owner_fixed_below, const Typed<shown::OptionalInt>& threads, const py::kwargs& unknown) {
   ensure_runtime();
   const MPI_Comm mpi = communicator(comm);
   EngineArguments args;
@@ -146,7 +139,7 @@ std::shared_ptr<PythonEngine> make_engine(
     args.job.cache.static_share = share;
     args.job.disk_reads = reads == "direct" ? PageCache::bypass : PageCache::use;
     // As run's --host-reads checks it.
-    args.job.host_reads = parse_host_reads(argument_as<std::string>(host_reads, "host_reads", "a str"), "host_reads");
+    args.job.host_reads = parse_host_reads(argument_as<std::string>(host_reads, "host_reads", "a str"));
     args.output_slots = argument_as<int>(output_slots, "output_slots", "an int");
     // As run's --owner-gpu-plan-from and --owner-fixed-below check them.
     args.job.owner_gpu_plan_from = owner_ids(owner_gpu_plan_from, "owner_gpu_plan_from");
@@ -202,8 +195,9 @@ std::vector<std::optional<std::vector<std::int64_t>>> read_contexts(const py::ha
   return out;
 }
 
-py::list forward(const std::shared_ptr<PythonEngine>& self, const py::handle& tokens, const py::handle& query_start_loc,
-                 const py::handle& contexts) {
+Typed<shown::EmbeddingsList> forward(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
+                                     const Typed<shown::IntArray>& query_start_loc,
+                                     const Typed<shown::Contexts>& contexts) {
   // Read while the GIL is held; a bad argument is raised only after the ranks agree on it.
   std::exception_ptr failure;
   IntArray t;
@@ -238,6 +232,8 @@ PYBIND11_MODULE(pleshard, m) {
   using namespace pleshard::python;
   m.doc() = "pleshard: hashed n-gram per-layer embeddings (PLE, Engram) served by pleshard's engine";
   m.attr("__version__") = version_string();
+  // The library's messages name the Engine's keywords, not pleshard's options.
+  use_option_spelling(keyword_spelling());
 
   // pleshard's one-line messages: bad input as ValueError, everything else as RuntimeError.
   py::register_exception_translator([](std::exception_ptr p) {
@@ -253,6 +249,7 @@ PYBIND11_MODULE(pleshard, m) {
   });
 
   bind_embedding_array(m);
+  bind_read_output(m);
 
   py::class_<PythonEngine, std::shared_ptr<PythonEngine>>(m, "Engine", R"(pleshard's engine on this process's
 ranks: the keywords are `pleshard run`'s options, with its defaults and refusals.
@@ -264,12 +261,38 @@ steps it and reports it together.)")
            "comm"_a = py::none(), "output_slots"_a = 2, "step_tokens"_a = 8192, "token_map"_a = py::none(),
            "layer_prefix"_a = py::none(), "collective_timeout"_a = 600.0, "cache_rows"_a = 0, "cache_gb"_a = 0.0,
            "cache_profile"_a = py::none(), "cache_static"_a = 0.5, "disk_reads"_a = "cached", "host_reads"_a = "auto",
-           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0, "threads"_a = py::none())
+           "owner_gpu_plan_from"_a = k_owner_gpu_plan_from, "owner_fixed_below"_a = 0, "threads"_a = py::none(),
+           R"(Makes the engine on every rank of comm (collective). Keywords (docs/python.md):
+  checkpoint: a checkpoint directory or file (.safetensors, .h5), or "synthetic" with config; required
+  config: the model's config.json (None: beside the checkpoint)
+  storage: every table on one tier: "host", "device", "pinned" or "disk" (None: placement)
+  placement: "auto", a tier, or one per table ("0=device,1=pinned"); None with storage None: "auto"
+  gpu_memory_limit: GB of each rank's GPU the automatic placement may use (0: all that is free)
+  tp: tensor-parallel ranks of each DP rank
+  etp: ranks of an ETP group, which own one row range each of every table (None: tp)
+  exchange: how the group combines rows: "auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"
+  cuda_graph: steps replayed as CUDA graphs, one per step size (device and pinned tiers)
+  out_dtype: the embeddings' values: "bfloat16", "float32" or "float16"
+  comm: the mpi4py communicator the engine is collective over (None: MPI_COMM_WORLD)
+  output_slots: how many steps' outputs stay valid, 1 to 64
+  step_tokens: the most tokens of one rank's step
+  token_map: an Engram model's token map, .npy (None: the checkpoint's, else beside the config)
+  layer_prefix: the safetensors tensors' prefix, {L} the 0-based decoder layer (None: the default)
+  collective_timeout: seconds without progress of a GPU or peer after which the job ends on every rank
+  cache_rows: slots per rank of a row cache in front of the pinned or disk tier (0: none)
+  cache_gb: the row cache's size in GB per rank, instead of cache_rows
+  cache_profile: a pleshard profile output whose hottest rows fill the cache's static part
+  cache_static: the share of the cache's slots kept for the profile's hottest rows, 0 to 1
+  disk_reads: the disk tier's reads: "cached" (through the page cache) or "direct" (past it)
+  host_reads: how the GPU gets pinned rows: "auto", "gather" or "uva"
+  owner_gpu_plan_from: ids a layer from which the owner exchange plans its messages on the GPU
+  owner_fixed_below: ids a layer below which the owner exchange sends fixed-size messages
+  threads: the rank's host threads, for the process (None: from the launcher's binding, as run's))")
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
       .def(
           "report",
-          [](PythonEngine& e) {
+          [](PythonEngine& e) -> Typed<shown::Mapping> {
             // Waits for the last step, then reduces over the ranks.
             const std::string json = without_gil([&] { return e.report_json(); });
             return py::module_::import("json").attr("loads")(json);
@@ -282,7 +305,7 @@ steps it and reports it together.)")
           "close", [](PythonEngine& e) { without_gil([&] { e.close(); }); },
           "Frees the tables, buffers and communicators (collective). Its Embeddings raise afterwards; views "
           "already taken from them (NumPy, DLPack) keep their memory and stay readable")
-      .def("__enter__", [](const py::object& self) { return self; })
+      .def("__enter__", [](const std::shared_ptr<PythonEngine>& self) { return self; })
       .def("__exit__",
            [](PythonEngine& e, const py::args&) {
              without_gil([&] { e.close(); });  // waits for a step in flight, collective

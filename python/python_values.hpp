@@ -37,4 +37,20 @@ T argument_as(const pybind11::handle& value, const std::string& name, const char
   }
 }
 
+// A path as str, bytes or os.PathLike, its bytes as the file system has them (os.fsencode:
+// any bytes but NUL); an empty one is refused as run's options refuse it (an unset variable
+// in a script).
+inline std::string path_of(const pybind11::handle& path, const char* name) {
+  pybind11::object bytes;
+  try {
+    bytes = pybind11::module_::import("os").attr("fsencode")(path);
+  } catch (const pybind11::error_already_set&) {
+    throw InputError(std::string(name) + ": " + type_name(path) + "; expected a path (str, bytes or os.PathLike)");
+  }
+  const std::string text = bytes.cast<std::string>();
+  if (text.empty()) throw InputError(std::string(name) + ": empty path");
+  if (text.find('\0') != std::string::npos) throw InputError(std::string(name) + ": the path holds a NUL character");
+  return text;
+}
+
 }  // namespace pleshard::python

@@ -2,7 +2,8 @@
 # Installs the Debian packages pleshard builds against (and the Python its job scripts and
 # their tests use: jobs/scaling.py, jobs/plot_curve.py, the output checks, the PyTorch flows
 # torch_seed_flow.py and torch_engram_flow.py on the CPU; the Python module's pybind11,
-# mpi4py and NumPy), only those missing. python3-torch (1.13, no CUDA) is the largest: about
+# mpi4py and NumPy, and what `pip install --no-build-isolation .` builds it with: venv, pip,
+# setuptools, wheel), only those missing. python3-torch (1.13, no CUDA) is the largest: about
 # 135 MB to download, 555 MB installed with its needs.
 # Idempotent and quiet; says clearly why when it cannot install.
 set -euo pipefail
@@ -18,6 +19,7 @@ packages=(
   clang-format
   python3-matplotlib python3-numpy python3-h5py python3-torch
   python3-dev pybind11-dev python3-pybind11 python3-mpi4py
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, build, check the formatting, and run the whole test suite, then build a tiny
-# consumer project against the installed package and import its Python module.
+# consumer project against the installed package, import its Python module, and install the
+# module with pip into a virtual environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -17,3 +18,5 @@ log=build/consumer.log
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 build/consumer/consumer
 echo "== the Python module from the installed package"
 tests/install/python_module.sh build "$PWD/build/install"
+echo "== the Python module installed by pip into a virtual environment"
+tests/install/pip_install.sh build

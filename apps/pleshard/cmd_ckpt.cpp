@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "ckpt/named_checkpoint.hpp"
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "cli.hpp"
@@ -91,7 +92,7 @@ void write_tables(const CkptOptions& o, const ModelConfig& config, const std::ve
 }
 
 void inspect(const CkptOptions& o, bool verify) {
-  const ModelConfig config = load_checkpoint_config(o.checkpoint, o.config, o.token_map);
+  const ModelConfig config = load_named_checkpoint_config(o.checkpoint, o.config, o.token_map);
   const auto specs = derive_table_specs(config);
   // Tables that cannot be hashed (an Engram checkpoint without its token map) cannot be
   // served: verify refuses them before reading a row; inspect says so.
@@ -99,7 +100,7 @@ void inspect(const CkptOptions& o, bool verify) {
   if (verify && !unhashable.empty()) throw InputError(unhashable);
   CheckpointOptions options;
   options.layer_prefix = o.layer_prefix;
-  const auto checkpoint = open_ple_checkpoint(o.checkpoint, config, options);
+  const auto checkpoint = open_named_checkpoint(o.checkpoint, config, options);
   std::printf("checkpoint %s (%s), config %s\n", checkpoint->path().c_str(), to_string(checkpoint->kind()),
               config.source.c_str());
   if (const std::string map = describe_token_map(config); !map.empty()) std::printf("token map %s\n", map.c_str());
@@ -222,7 +223,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
       ckpt->add_subcommand("inspect", "Print layers, formats, shapes, bytes and hash-buffer agreement");
   CLI::App* verify_cmd = ckpt->add_subcommand("verify", "Validate everything and read every row (exit 0 valid, 1 not)");
   for (CLI::App* cmd : {inspect_cmd, verify_cmd}) {
-    cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory or file")->required();
+    cmd->add_option("--checkpoint", o->checkpoint,
+                    "Checkpoint directory or file, or synthetic (the tables ckpt make would write for --config)")
+        ->required();
     cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
     add_token_map_option(*cmd, o->token_map);
     add_common(cmd);

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "ckpt/synthetic.hpp"
+#include "ckpt/named_checkpoint.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
@@ -116,17 +116,10 @@ void add_profile_command(CLI::App& app, Action& action) {
       };
       const Inputs in = collective_try(MPI_COMM_WORLD, [&] {
         Inputs i;
-        if (o->checkpoint == k_synthetic_checkpoint) {
-          if (o->config.empty()) throw InputError("--checkpoint synthetic needs --config");
-          i.config = load_model_config(o->config, o->token_map);
-          i.checkpoint = synthetic_checkpoint(i.config, default_format(i.config), k_default_synthetic_seed);
-        } else {
-          if (!std::filesystem::exists(o->checkpoint)) throw InputError(o->checkpoint + ": checkpoint not found");
-          i.config = load_checkpoint_config(o->checkpoint, o->config, o->token_map);
-          CheckpointOptions options;
-          options.comm = MPI_COMM_SELF;  // only its tables' metadata is read
-          i.checkpoint = open_ple_checkpoint(o->checkpoint, i.config, options);
-        }
+        i.config = load_named_checkpoint_config(o->checkpoint, o->config, o->token_map);
+        CheckpointOptions options;
+        options.comm = MPI_COMM_SELF;  // only its tables' metadata is read
+        i.checkpoint = open_named_checkpoint(o->checkpoint, i.config, options);
         i.requests = load_requests(o->requests);
         check_token_ranges(i.requests, i.config.vocab_size);
         // Refused before the corpus is counted, and claimed for the job's life.

@@ -8,6 +8,7 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/option_names.hpp"
 #include "model/model_family.hpp"
 
 namespace pleshard {
@@ -66,15 +67,16 @@ void take_checkpoint_token_map(ModelConfig& config, const fs::path& checkpoint, 
     use_token_map(config, token_map);
     for (const MapPtr& found : {carried, beside})
       if (found != nullptr && found->sha256() != config.token_map->sha256())
-        log_warning(token_map.string() + ": --token-map differs from " + found->source() + " (sha256 " +
-                    short_digest(*config.token_map) + "... against " + short_digest(*found) +
-                    "...); hashing through --token-map as asked");
+        log_warning(token_map.string() + ": " + option_name(Option::token_map) + " differs from " + found->source() +
+                    " (sha256 " + short_digest(*config.token_map) + "... against " + short_digest(*found) +
+                    "...); hashing through " + option_name(Option::token_map) + " as asked");
     return;
   }
   if (carried != nullptr && beside != nullptr && carried->sha256() != beside->sha256())
     throw InputError(beside->source() + " and " + carried->source() + ": two different token maps (sha256 " +
                      short_digest(*beside) + "... and " + short_digest(*carried) +
-                     "...); the checkpoint's tables were made with one of them: name it with --token-map");
+                     "...); the checkpoint's tables were made with one of them: name it with " +
+                     option_name(Option::token_map));
   config.token_map = carried != nullptr ? carried : beside;
 }
 

@@ -11,6 +11,7 @@
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/option_names.hpp"
 #include "core/parallel.hpp"
 #include "io/file_checks.hpp"
 
@@ -93,7 +94,8 @@ ModelConfig load_checkpoint_config(const fs::path& checkpoint, const fs::path& c
   } else {
     const fs::path h5 = fs::exists(checkpoint) ? hdf5_checkpoint_file(checkpoint) : fs::path();
     if (h5.empty() || !fs::exists(h5))
-      throw InputError(checkpoint.string() + ": no --config given and no config.json beside the checkpoint");
+      throw InputError(checkpoint.string() + ": no " + option_name(Option::config) +
+                       " given and no config.json beside the checkpoint");
     config = detail::read_hdf5_config(h5);
   }
   take_checkpoint_token_map(config, checkpoint, token_map);

@@ -15,6 +15,7 @@
 #include "core/fault_plan.hpp"
 #include "core/huge_pages.hpp"
 #include "core/mpi_check.hpp"
+#include "core/option_names.hpp"
 #include "core/segment_ownership.hpp"
 #include "core/watched_collectives.hpp"
 
@@ -45,7 +46,10 @@ NodeSegment::NodeSegment(MPI_Comm group, std::size_t bytes, const std::string& w
     }
     if (data_ == nullptr)
       throw InputError(what + ": the node's shared memory (/dev/shm) cannot hold " + std::to_string(bytes) +
-                       " bytes: " + std::strerror(failure) + " (--no-shared-tables keeps a copy per rank)");
+                       " bytes: " + std::strerror(failure) +
+                       (option_offered(Option::no_shared_tables)
+                            ? " (" + option_name(Option::no_shared_tables) + " keeps a copy per rank)"
+                            : std::string()));
     std::strncpy(name, made->path().c_str(), sizeof name - 1);
   });
   watched_bcast(name, sizeof name, MPI_CHAR, 0, group, what + ": the shared segment's name");

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
+#include "core/option_names.hpp"
 #include "core/parallel.hpp"
 #include "core/watched_collectives.hpp"
 
@@ -96,9 +97,8 @@ void warn_oversubscribed(MPI_Comm comm, const std::vector<NodeEntry>& node, int 
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank != 0 || nodes[0] == 0 || g_warned.exchange(true)) return;
-  const std::string advice =
-      ": oversubscribed, every thread slowed; give each rank fewer (--threads N, Python's threads=N), or run fewer "
-      "ranks a node";
+  const std::string advice = ": oversubscribed, every thread slowed; give each rank fewer (" +
+                             option_with(Option::threads, "N") + "), or run fewer ranks a node";
   if (!over) {
     log_warning(std::to_string(nodes[0]) + " of " + std::to_string(nodes[1]) +
                 " nodes run more threads than their ranks have cores" + advice);

@@ -12,6 +12,7 @@
 
 #include "core/collective.hpp"
 #include "core/mpi_check.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -72,8 +73,8 @@ void wait_watched(MPI_Request& request, const std::string& what) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g", limit);
       const std::string context = t_context != nullptr ? " (" + *t_context + ")" : std::string();
-      abort_job(what + context + ": no progress in " + seconds +
-                " s (--collective-timeout): a peer rank stopped, stalled or failed");
+      abort_job(what + context + ": no progress in " + seconds + " s (" + option_name(Option::collective_timeout) +
+                "): a peer rank stopped, stalled or failed");
     }
     std::this_thread::yield();
   }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
+#include "core/option_names.hpp"
 #include "core/watched_collectives.hpp"
 
 namespace pleshard {
@@ -17,13 +18,15 @@ std::string Topology::describe() const {
 
 Topology make_topology(int world, int rank, int tp, int etp) {
   if (etp == 0) etp = tp;
-  const std::string layout = "layout --tp " + std::to_string(tp) + " --etp " + std::to_string(etp) + " on " +
+  const std::string tp_name = option_name(Option::tp);
+  const std::string etp_name = option_name(Option::etp);
+  const std::string layout = "layout " + option_is(Option::tp, tp) + " " + option_is(Option::etp, etp) + " on " +
                              std::to_string(world) + " ranks: ";
-  if (tp < 1 || etp < 1) throw InputError(layout + "--tp and --etp must be >= 1");
-  if (world % tp != 0) throw InputError(layout + "--tp must divide the number of ranks");
-  if (etp % tp != 0) throw InputError(layout + "--etp must be a multiple of --tp");
+  if (tp < 1 || etp < 1) throw InputError(layout + tp_name + " and " + etp_name + " must be >= 1");
+  if (world % tp != 0) throw InputError(layout + tp_name + " must divide the number of ranks");
+  if (etp % tp != 0) throw InputError(layout + etp_name + " must be a multiple of " + tp_name);
   if ((world / tp) % (etp / tp) != 0)
-    throw InputError(layout + "--etp / --tp = " + std::to_string(etp / tp) +
+    throw InputError(layout + etp_name + " / " + tp_name + " = " + std::to_string(etp / tp) +
                      " must divide DP = " + std::to_string(world / tp));
   return {world, tp, etp, rank};
 }

@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
+#include "core/option_names.hpp"
 #include "core/watched_collectives.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
@@ -105,7 +106,7 @@ void check_node_layout(const Communicators& comms) {
     const int nodes = size_of(comms.etp_cross());
     const Topology& t = comms.topology();
     if (per_node * nodes != t.etp || t.etp_rank() != rank_in(comms.etp_cross()) * per_node + rank_in(comms.etp_node()))
-      throw InputError("--exchange hierarchical: ETP group " + std::to_string(t.etp_group()) +
+      throw InputError(option_is(Option::exchange, "hierarchical") + ": ETP group " + std::to_string(t.etp_group()) +
                        " is not node-major blocks of one size (" + std::to_string(per_node) +
                        " of its ranks on world rank " + std::to_string(t.rank) +
                        "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
@@ -120,12 +121,12 @@ void check_engine_options(const EngineOptions& options, int tables) {
                      std::to_string(k_max_output_slots));
   if (!(options.collective_timeout_s >= k_min_collective_timeout_s &&
         options.collective_timeout_s <= k_max_collective_timeout_s))
-    throw InputError("--collective-timeout " + std::to_string(options.collective_timeout_s) + ": must be from " +
+    throw InputError(option_is(Option::collective_timeout, options.collective_timeout_s) + ": must be from " +
                      std::to_string(static_cast<int>(k_min_collective_timeout_s)) + " to " +
                      std::to_string(static_cast<int>(k_max_collective_timeout_s)) + " seconds");
   if (!options.cache.profile.empty() && !options.cache.enabled() && !options.auto_placement)
-    throw InputError("--cache-profile " + options.cache.profile.string() +
-                     ": needs a cache (--cache-rows or --cache-gb)");
+    throw InputError(option_is(Option::cache_profile, options.cache.profile.string()) + ": needs a cache (" +
+                     option_name(Option::cache_rows) + " or " + option_name(Option::cache_gb) + ")");
   if (!options.placement.empty() && static_cast<int>(options.placement.size()) != tables)
     throw SystemError("the engine's placement names " + std::to_string(options.placement.size()) + " tables of " +
                       std::to_string(tables));
@@ -136,13 +137,16 @@ void check_engine_options(const EngineOptions& options, int tables) {
 // ranks that differ would wait on messages of other sizes, or never sent. One line on every
 // rank naming the first that differs.
 void require_same_options(MPI_Comm world, const EngineOptions& options) {
-  const std::pair<const char*, std::int64_t> shaping[] = {
-      {"max_tokens (--step-tokens)", options.max_tokens},
-      {"exchange (--exchange)", static_cast<std::int64_t>(options.exchange)},
-      {"cuda_graphs (--cuda-graph)", options.cuda_graphs ? 1 : 0},
-      {"owner_fixed_below (--owner-fixed-below)", options.owner_fixed_below},
-      {"owner_gpu_plan_from (--owner-gpu-plan-from)", options.owner_gpu_plan_from},
-      {"dtype (--out-dtype)", static_cast<std::int64_t>(options.dtype)},
+  const auto as = [](const char* field, Option option) {
+    return std::string(field) + " (" + option_name(option) + ")";
+  };
+  const std::pair<std::string, std::int64_t> shaping[] = {
+      {as("max_tokens", Option::step_tokens), options.max_tokens},
+      {as("exchange", Option::exchange), static_cast<std::int64_t>(options.exchange)},
+      {as("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
+      {as("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
+      {as("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
+      {as("dtype", Option::out_dtype), static_cast<std::int64_t>(options.dtype)},
       {"output_slots", options.output_slots}};
   constexpr std::size_t count = std::size(shaping);
   std::int64_t lowest[count];

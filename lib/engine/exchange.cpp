@@ -5,6 +5,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 #include "engine/detail/exchange_steps.hpp"
 #include "engine/gather_reduce_exchange.hpp"
 #include "engine/hierarchical_exchange.hpp"
@@ -40,7 +41,7 @@ void Exchange::finish(int /*out_slot*/, StepMarks& /*marks*/, std::vector<Embedd
 const char* to_string(ExchangeStrategy strategy) { return name_of(k_strategies, strategy); }
 
 ExchangeStrategy parse_exchange_strategy(std::string_view name) {
-  return parse_value(k_strategies, name, "exchange strategy");
+  return parse_value(k_strategies, name, Option::exchange);
 }
 
 ExchangeTraffic& ExchangeTraffic::operator+=(const ExchangeTraffic& o) {
@@ -73,7 +74,7 @@ RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
 ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local, bool cuda_graphs) {
   if (local) {
     if (requested != ExchangeStrategy::automatic)
-      throw InputError(std::string("--exchange ") + to_string(requested) +
+      throw InputError(option_is(Option::exchange, to_string(requested)) +
                        ": the disk tier exchanges nothing (every rank reads the rows of its own tokens)");
     return ExchangeStrategy::automatic;
   }
@@ -82,9 +83,10 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
   // fixed-size messages under graphs (ExchangeContext::owner_fixed_below); the gateways of
   // the two-level form merge their node's ids on the host.
   if (requested == ExchangeStrategy::hierarchical && cuda_graphs && topology.etp > 1)
-    throw InputError(std::string("--exchange ") + to_string(requested) +
+    throw InputError(option_is(Option::exchange, to_string(requested)) +
                      " merges each node's ids on the host every step, so its steps cannot be captured in CUDA graphs "
-                     "(use owner, gather-reduce or reduce-scatter with --cuda-graph)");
+                     "(use owner, gather-reduce or reduce-scatter with " +
+                     option_name(Option::cuda_graph) + ")");
   if (requested != ExchangeStrategy::automatic) return requested;
   return topology.etp > 1 && !cuda_graphs ? ExchangeStrategy::owner : ExchangeStrategy::gather_reduce;
 }

@@ -11,6 +11,7 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
+#include "core/option_names.hpp"
 #include "exec/stream_order.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -62,13 +63,13 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   const StorageTier space_memory = space.on_device() ? StorageTier::device : StorageTier::host;
   require_tier_memory(session.world(), space_memory,
                       workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids()), 0,
-                      "the step workspaces and staging", "a smaller --step-tokens");
+                      "the step workspaces and staging", "a smaller " + option_name(Option::step_tokens));
   workspace_->allocate();
   plan_->upload(session.hash_params());
   const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());
   if (caches != 0)
     require_tier_memory(session.world(), space_memory, caches, 0, "the row caches",
-                        "a smaller --cache-rows or --cache-gb");
+                        "a smaller " + option_name(Option::cache_rows) + " or " + option_name(Option::cache_gb));
   const double fill_start = MPI_Wtime();
   session.store().reserve(exchange_->max_query_ids());  // a cache's static part filled here
   if (caches != 0) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
@@ -97,8 +98,9 @@ void StepRunner::use_cuda_graphs(bool on) {
     if (!exchange_->capturable())
       throw InputError(std::string("CUDA graphs cannot capture the ") + exchange_->name() +
                        " exchange's steps (it sizes its messages on the host; the owner exchange's fixed-size "
-                       "messages, --owner-fixed-below, are captured where the GPU plans them); use --exchange "
-                       "gather-reduce or reduce-scatter");
+                       "messages, " +
+                       option_name(Option::owner_fixed_below) + ", are captured where the GPU plans them); use " +
+                       option_is(Option::exchange, "gather-reduce") + " or reduce-scatter");
 #if !PLESHARD_HAVE_CUDA
     throw InputError("CUDA graphs need a CUDA build");
 #endif

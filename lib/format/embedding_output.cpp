@@ -212,38 +212,4 @@ void write_embeddings_h5(const std::filesystem::path& path, std::span<const std:
   commit_file(partial, path);
 }
 
-EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, OutDtype dtype) {
-  detail::quiet_hdf5();
-  const std::string p = path.string();
-  H5Id file = h5_check(H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, p + ": cannot open");
-  EmbeddingFile out;
-  const auto read_1d = [&](const char* name, auto& values, hid_t memory_type) {
-    H5Id set = h5_check(H5Dopen2(file.get(), name, H5P_DEFAULT), H5Dclose, p + ": /" + name + " is missing");
-    H5Id space(H5Dget_space(set.get()), H5Sclose);
-    hsize_t n = 0;
-    H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-    values.resize(n);
-    if (n > 0)
-      h5_check(H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), p + ": /" + name);
-    return set;
-  };
-  read_1d("query_start_loc", out.query_start_loc, H5T_NATIVE_INT64);
-  if (H5Lexists(file.get(), "request_ids", H5P_DEFAULT) > 0)
-    out.request_ids = detail::read_strings(file.get(), "request_ids", p);
-  const H5Id type = output_type(dtype);
-  for (int d = 0; d < layers; ++d) {
-    const std::string name = "ple_" + std::to_string(d);
-    H5Id set = h5_check(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose, p + ": /" + name + " is missing");
-    out.layers.emplace_back(static_cast<std::size_t>(H5Dget_storage_size(set.get())));
-    H5Id space(H5Dget_space(set.get()), H5Sclose);
-    hsize_t dims[2] = {0, 0};
-    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-    out.layers.back().resize(dims[0] * dims[1] * kernels::out_bytes(dtype));
-    if (dims[0] > 0)
-      h5_check(H5Dread(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.layers.back().data()),
-               p + ": /" + name);
-  }
-  return out;
-}
-
 }  // namespace pleshard

@@ -100,13 +100,6 @@ void write_embeddings_h5(const std::filesystem::path& path, std::span<const std:
                          const std::vector<LayerEmbeddings>& layers, std::int64_t ple_embed_dim, OutDtype dtype,
                          const OutputDescription& description = {});
 
-struct EmbeddingFile {
-  std::vector<std::int64_t> query_start_loc;
-  std::vector<std::string> request_ids;
-  std::vector<std::vector<std::uint8_t>> layers;  // raw values per layer
-};
-
-// Reads a whole embedding file through HDF5.
-[[nodiscard]] EmbeddingFile read_embeddings_h5(const std::filesystem::path& path, int layers, OutDtype dtype);
+// Reading them back: format/embedding_reader.hpp.
 
 }  // namespace pleshard

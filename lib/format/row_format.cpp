@@ -1,6 +1,7 @@
 #include "format/row_format.hpp"
 
 #include "core/enum_names.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -37,7 +38,8 @@ constexpr EnumNames<OutDtype, 6> k_out_dtypes{{{OutDtype::f32, "float32"},
 const char* to_string(RowFormat format) { return name_of(k_row_formats, format); }
 const char* to_string(OutDtype dtype) { return name_of(k_out_dtypes, dtype); }
 RowFormat parse_row_format(std::string_view name) { return parse_value(k_row_formats, name, "row format"); }
-OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtypes, name, "output dtype"); }
+OutDtype parse_out_dtype(std::string_view name) { return parse_value(k_out_dtypes, name, Option::out_dtype); }
+std::optional<OutDtype> out_dtype_named(std::string_view name) { return find_value(k_out_dtypes, name); }
 
 bool format_matches_config(RowFormat format, TableQuantization quantization) {
   switch (quantization) {

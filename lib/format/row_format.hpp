@@ -2,6 +2,7 @@
 // Names of row formats and output dtypes, and how a table of one layer is described.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,8 @@ using kernels::RowFormat;
 // Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", "mxfp8", ...).
 [[nodiscard]] RowFormat parse_row_format(std::string_view name);
 [[nodiscard]] OutDtype parse_out_dtype(std::string_view name);
+// The dtype named `name` (as parse_out_dtype takes it), or nothing (a name read from a file).
+[[nodiscard]] std::optional<OutDtype> out_dtype_named(std::string_view name);
 
 // The stored format a config implies for a quantized table; unquantized configs allow
 // f32, bf16 or f16 rows, and float8_e4m3fn configs fp8 or fp8_e8m0 rows (the checkpoint

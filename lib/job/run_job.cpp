@@ -3,10 +3,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "ckpt/synthetic.hpp"
+#include "ckpt/named_checkpoint.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
+#include "core/option_names.hpp"
 #include "core/sha256.hpp"
 #include "core/watched_wait.hpp"
 
@@ -23,29 +24,25 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
   s.job.dtype = parse_out_dtype(in.out_dtype);
   s.job.exchange = parse_exchange_strategy(in.exchange);
   const bool synthetic = in.checkpoint == k_synthetic_checkpoint;
-  if (synthetic) {
-    if (in.config.empty()) throw InputError("--checkpoint synthetic needs --config");
-    s.config = load_model_config(in.config, in.token_map);
-  } else {
-    // Checked by every rank before any collective open (MPI-IO opens wait for all ranks).
-    if (!std::filesystem::exists(in.checkpoint)) throw InputError(in.checkpoint + ": checkpoint not found");
-    s.config = load_checkpoint_config(in.checkpoint, in.config, in.token_map);
-  }
+  s.config = load_named_checkpoint_config(in.checkpoint, in.config, in.token_map);
   // Where the tables live: --storage T (every table on T), --placement per table, or the
   // automatic placement (the default), which the engine plans once it knows what each rank has.
+  const std::string storage = option_name(Option::storage);
   if (!in.storage.empty() && !in.placement.empty())
-    throw InputError("--storage " + quoted_value(in.storage) + " and --placement " + quoted_value(in.placement) +
-                     ": give one (--storage T is --placement T)");
+    throw InputError(option_is(Option::storage, in.storage) + " and " + option_is(Option::placement, in.placement) +
+                     ": give one (" + option_with(Option::storage, "T") + " is " + option_with(Option::placement, "T") +
+                     ")");
   const std::string& asked = in.storage.empty() ? in.placement : in.storage;
   s.job.auto_placement = asked.empty() || asked == "auto";
   if (!s.job.auto_placement && in.gpu_memory_limit_gb > 0)
-    throw InputError("--gpu-memory-limit: the budget of --placement auto, not of --storage or --placement " +
-                     quoted_value(asked));
+    throw InputError(option_name(Option::gpu_memory_limit) + ": the budget of " + option_is(Option::placement, "auto") +
+                     ", not of " + storage + " or " + option_is(Option::placement, asked));
   s.job.gpu_memory_limit = static_cast<std::uint64_t>(in.gpu_memory_limit_gb * 1e9);
   if (s.job.auto_placement) {
     // Without a GPU the plan can only be host and disk.
     if (s.job.cuda_graph && !gpu_available())
-      throw InputError("--cuda-graph needs --storage device or pinned, not host (no GPU here for --placement auto)");
+      throw InputError(option_name(Option::cuda_graph) + " needs " + storage +
+                       " device or pinned, not host (no GPU here for " + option_is(Option::placement, "auto") + ")");
     (void)choose_exchange(s.job.exchange, s.topology, false, s.job.cuda_graph);
   } else {
     const int tables = s.config.num_ple_layers();
@@ -54,10 +51,11 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
     s.job.placement = placement.tiers;
     const TierCapabilities can = placement.capabilities();
     if (s.job.cuda_graph && !can.graph_capturable)
-      throw InputError("--cuda-graph needs --storage device or pinned, not " + asked);
+      throw InputError(option_name(Option::cuda_graph) + " needs " + storage + " device or pinned, not " + asked);
     (void)choose_exchange(s.job.exchange, s.topology, can.whole_tables, s.job.cuda_graph);
     if (synthetic && can.reads_files)
-      throw InputError("--checkpoint synthetic: the " + asked + " tier reads checkpoint files");
+      throw InputError(option_is(Option::checkpoint, k_synthetic_checkpoint) + ": the " + asked +
+                       " tier reads checkpoint files");
   }
   (void)StepScheduler(std::span<const Request>(), s.config.ngram_size, s.job.schedule);
   return s;
@@ -73,10 +71,7 @@ std::shared_ptr<PleCheckpoint> open_engine_checkpoint(const Communicators& comms
   options.collective_io = !setup.job.auto_placement && Placement{setup.job.placement}.capabilities().loads_collectively;
   options.comm = options.collective_io ? comms.world() : MPI_COMM_SELF;
   return collective_try(comms.world(), [&] {
-    if (in.checkpoint == k_synthetic_checkpoint)
-      return std::shared_ptr<PleCheckpoint>(
-          synthetic_checkpoint(setup.config, default_format(setup.config), k_default_synthetic_seed));
-    return std::shared_ptr<PleCheckpoint>(open_ple_checkpoint(in.checkpoint, setup.config, options));
+    return std::shared_ptr<PleCheckpoint>(open_named_checkpoint(in.checkpoint, setup.config, options));
   });
 }
 
@@ -94,7 +89,7 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     l.setup = check_engine_inputs(world, in, in.job);
     BatchJobOptions& job = l.setup.job;
     job.out = in.out;
-    if (job.part_tokens < 1) throw InputError("--part-tokens must be >= 1");
+    if (job.part_tokens < 1) throw InputError(option_name(Option::part_tokens) + " must be >= 1");
     if (in.synthetic) {
       SyntheticRequestsSpec spec = *in.synthetic;
       spec.vocab_size = l.setup.config.vocab_size;

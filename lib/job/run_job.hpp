@@ -10,15 +10,11 @@
 
 #include <mpi.h>
 
+#include "ckpt/named_checkpoint.hpp"
 #include "io/requests.hpp"
 #include "job/batch_job.hpp"
 
 namespace pleshard {
-
-// --checkpoint synthetic: the tables of --config as `ckpt make` would write them (its
-// default seed and format), made where the tier keeps them, without files (real-size
-// studies in seconds; the disk tier needs files).
-inline constexpr const char* k_synthetic_checkpoint = "synthetic";
 
 // What makes an engine, as `pleshard run`'s options name it: shared by `run` and the
 // Python module (pleshard.Engine), so both take the same values and refuse the same ones.

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -25,10 +26,11 @@ std::vector<int> assign_requests_by_tokens(std::span<const Request> requests, in
 StepScheduler::StepScheduler(std::span<const Request> requests, int ngram_size, StepSchedule schedule)
     : requests_(requests), schedule_(schedule), position_(requests.size(), 0), context_width_(ngram_size - 1) {
   if (schedule_.step_tokens < 1 || schedule_.step_tokens > k_max_step_tokens)
-    throw InputError("--step-tokens must be from 1 to " + std::to_string(k_max_step_tokens) + ", got " +
-                     std::to_string(schedule_.step_tokens));
+    throw InputError(option_name(Option::step_tokens) + " must be from 1 to " + std::to_string(k_max_step_tokens) +
+                     ", got " + std::to_string(schedule_.step_tokens));
   if (schedule_.decode_tokens < 0)
-    throw InputError("--decode-tokens must be >= 0, got " + std::to_string(schedule_.decode_tokens));
+    throw InputError(option_name(Option::decode_tokens) + " must be >= 0, got " +
+                     std::to_string(schedule_.decode_tokens));
   const auto fresh = fresh_context(ngram_size);
   for (std::size_t r = 0; r < requests.size(); ++r) context_.insert(context_.end(), fresh.begin(), fresh.end());
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 #include "model/engram_heads.hpp"
 #include "model/engram_multipliers.hpp"
 
@@ -109,7 +110,8 @@ std::vector<TableSpec> DeepseekEngramFamily::tables(const ModelConfig& c) const 
   if (c.token_map == nullptr && e.compressed_vocab != c.vocab_size)
     unhashable = c.source + ": engram_compressed_vocab_size = " + std::to_string(e.compressed_vocab) +
                  " differs from vocab_size = " + std::to_string(c.vocab_size) + ": hashing needs the token map (" +
-                 k_token_map_file + " beside the config or the checkpoint, or --token-map FILE)";
+                 k_token_map_file + " beside the config or the checkpoint, or " +
+                 option_with(Option::token_map, "FILE") + ")";
   const std::int64_t pad = c.token_map != nullptr ? c.token_map->compressed_id(e.pad_token_id) : e.pad_token_id;
   std::vector<TableSpec> specs;
   for (int d = 0; d < c.num_ple_layers(); ++d) {
@@ -133,7 +135,8 @@ std::vector<TableSpec> DeepseekEngramFamily::tables(const ModelConfig& c) const 
       if (expected != h.rows)
         throw InputError(c.source + ": engram_num_embeddings = " + std::to_string(expected) + " for layer " +
                          std::to_string(spec.decoder_layer) + ", but its heads derive " + std::to_string(h.rows) +
-                         " rows");
+                         " rows from engram_vocab_size; engram_num_embeddings only checks that count: remove it "
+                         "from a config whose engram_vocab_size was changed (or set it to what the heads derive)");
     }
     // Every byte count of the table stays inside 2^62 (rows x at most 4 bytes per value).
     if (spec.padded_rows > (std::int64_t{1} << 62) / (4 * static_cast<std::int64_t>(spec.head_dim)))

@@ -6,6 +6,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 #include "io/file_checks.hpp"
 #include "model/model_family.hpp"
 
@@ -57,7 +58,8 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 
 void use_token_map(ModelConfig& config, const std::filesystem::path& path) {
   if (!family_of(config).hashes_through_token_map())
-    throw InputError(path.string() + ": --token-map: the " + std::string(to_string(config.family)) +
+    throw InputError(path.string() + ": " + option_name(Option::token_map) + ": the " +
+                     std::string(to_string(config.family)) +
                      " family hashes tokens as they are; it takes no token map");
   config.token_map =
       std::make_shared<const TokenMap>(TokenMap::load(path, config.vocab_size, config.engram.compressed_vocab));

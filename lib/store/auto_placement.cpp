@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -111,12 +112,13 @@ PlacementPlan plan_placement(std::span<const TableDemand> tables, const Placemen
                     gb(host) + "; read from the checkpoint's files" + place;
       host -= t.disk_bytes;
     } else {
-      throw InputError("--placement auto: table " + std::to_string(d) + " fits nowhere: it takes " + gb(t.gpu_bytes) +
+      throw InputError(option_is(Option::placement, "auto") + ": table " + std::to_string(d) +
+                       " fits nowhere: it takes " + gb(t.gpu_bytes) +
                        (capacity.gpu ? " of GPU memory (" + gb(device) + " left) or" : "") + " of host memory (" +
                        gb(host) + " left)" +
                        (capacity.files ? ", or " + gb(t.disk_bytes) + " of host memory on the disk tier"
                                        : "; a synthetic checkpoint has no files for the disk tier") +
-                       " (use more ranks, or a larger --gpu-memory-limit)");
+                       " (use more ranks, or a larger " + option_name(Option::gpu_memory_limit) + ")");
     }
   }
   plan.device_left = device;

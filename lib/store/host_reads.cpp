@@ -1,6 +1,7 @@
 #include "store/host_reads.hpp"
 
 #include "core/enum_names.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -13,7 +14,7 @@ constexpr EnumNames<HostReads, 3> k_host_reads{
 
 const char* to_string(HostReads reads) { return name_of(k_host_reads, reads); }
 
-HostReads parse_host_reads(std::string_view name, const char* what) { return parse_value(k_host_reads, name, what); }
+HostReads parse_host_reads(std::string_view name) { return parse_value(k_host_reads, name, Option::host_reads); }
 
 bool gathers_on_host(HostReads reads, std::int64_t ids, bool capturing) {
   if (capturing || ids <= 0) return false;

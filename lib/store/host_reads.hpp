@@ -16,8 +16,8 @@ namespace pleshard {
 enum class HostReads { automatic, gather, uva };
 
 [[nodiscard]] const char* to_string(HostReads reads);  // "auto", "gather", "uva"
-// InputError naming `what` (the option) for another name.
-[[nodiscard]] HostReads parse_host_reads(std::string_view name, const char* what = "--host-reads");
+// InputError naming the option for another name.
+[[nodiscard]] HostReads parse_host_reads(std::string_view name);
 
 // Lookups of a table in one step from which `auto` gathers on the host. On an H100 (FP8 +
 // E8M0 rows of 256 values, 16.8M-row tables, docs/performance.md) UVA took 38 us for 4,096

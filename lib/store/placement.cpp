@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 
 namespace pleshard {
 
@@ -43,7 +44,7 @@ std::string Placement::describe() const {
 
 void check_placement(const Placement& placement) {
   if (placement.uses(StorageTier::host) && (placement.uses(StorageTier::device) || placement.uses(StorageTier::pinned)))
-    throw InputError("--placement " + placement.describe() +
+    throw InputError(option_is(Option::placement, placement.describe()) +
                      ": the host tier decodes on the host and the device and pinned tiers on the GPU; one step "
                      "decodes in one place (put the host tier's tables on pinned)");
 }
@@ -56,9 +57,9 @@ std::vector<RowRange> ranges_on(const Placement& placement, StorageTier tier, st
 }
 
 Placement parse_placement(std::string_view text, int tables) {
-  const std::string option = "--placement " + quoted_value(text);
+  const std::string option = option_is(Option::placement, text);
   if (text.find('=') == std::string_view::npos)
-    return Placement::every(parse_storage_tier(text, "--placement"), tables);
+    return Placement::every(parse_storage_tier(text, Option::placement), tables);
   Placement placement;
   std::vector<bool> named(static_cast<std::size_t>(tables), false);
   placement.tiers.resize(static_cast<std::size_t>(tables));
@@ -81,8 +82,8 @@ Placement parse_placement(std::string_view text, int tables) {
     if (named[static_cast<std::size_t>(table)])
       throw InputError(option + ": table " + std::to_string(table) + " is placed twice");
     named[static_cast<std::size_t>(table)] = true;
-    placement.tiers[static_cast<std::size_t>(table)] =
-        parse_storage_tier(item.substr(eq + 1), "--placement: table " + std::to_string(table) + "'s tier");
+    placement.tiers[static_cast<std::size_t>(table)] = parse_storage_tier(
+        item.substr(eq + 1), option_name(Option::placement) + ": table " + std::to_string(table) + "'s tier");
   }
   for (int d = 0; d < tables; ++d)
     if (!named[static_cast<std::size_t>(d)])

@@ -4,6 +4,7 @@
 
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 #include "exec/step_kernels.hpp"
 #include "store/disk_store.hpp"
 #include "store/host_store.hpp"
@@ -32,7 +33,7 @@ std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& 
   return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, options.host_share, reads);
 #else
   (void)space;
-  throw InputError(std::string("--storage ") + to_string(tier) + ": needs a CUDA build");
+  throw InputError(option_is(Option::storage, to_string(tier)) + ": needs a CUDA build");
 #endif
 }
 

@@ -1,5 +1,6 @@
 #include "store/storage_tier.hpp"
 
+#include <optional>
 #include <string>
 
 #include "core/enum_names.hpp"
@@ -24,22 +25,31 @@ constexpr EnumNames<StorageTier, 4> k_tiers{{{StorageTier::host, "host"},
                                              {StorageTier::pinned, "pinned"},
                                              {StorageTier::disk, "disk"}}};
 
+// `quoted` and `plain` name the value as refused and as taken.
+StorageTier tier_named(std::string_view name, const std::string& quoted, const std::string& plain) {
+  const std::optional<StorageTier> tier = find_value(k_tiers, name);
+  if (!tier) throw InputError(quoted + ": expected " + name_list(k_tiers));
+  if ((*tier == StorageTier::device || *tier == StorageTier::pinned) && !gpu_available())
+#if PLESHARD_HAVE_CUDA
+    throw InputError(plain +
+                     ": no GPU found (none visible to this process: check the node has one, and "
+                     "CUDA_VISIBLE_DEVICES and the job's GPU request)");
+#else
+    throw InputError(plain + ": no GPU support: this build has no CUDA (rebuild where nvcc is found)");
+#endif
+  return *tier;
+}
+
 }  // namespace
 
 const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
 
+StorageTier parse_storage_tier(std::string_view name, Option option) {
+  return tier_named(name, option_quoted(option, name), option_is(option, name));
+}
+
 StorageTier parse_storage_tier(std::string_view name, const std::string& what) {
-  const StorageTier tier = parse_value(k_tiers, name, what);
-  if ((tier == StorageTier::device || tier == StorageTier::pinned) && !gpu_available())
-#if PLESHARD_HAVE_CUDA
-    throw InputError(what + " " + std::string(name) +
-                     ": no GPU found (none visible to this process: check the node has one, and "
-                     "CUDA_VISIBLE_DEVICES and the job's GPU request)");
-#else
-    throw InputError(what + " " + std::string(name) +
-                     ": no GPU support: this build has no CUDA (rebuild where nvcc is found)");
-#endif
-  return tier;
+  return tier_named(name, what + " \"" + quoted_value(name) + "\"", what + " " + quoted_value(name));
 }
 
 bool tier_uses_gpu(StorageTier tier) {

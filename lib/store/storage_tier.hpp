@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/option_names.hpp"
+
 namespace pleshard {
 
 enum class StorageTier { host, device, pinned, disk };
@@ -15,8 +17,10 @@ inline constexpr StorageTier k_storage_tiers[] = {StorageTier::device, StorageTi
 [[nodiscard]] const char* to_string(StorageTier tier);
 // "host", "device", "pinned" or "disk"; throws InputError otherwise, or when device or
 // pinned is asked for in a build without CUDA or on a machine without a GPU.
-// `what` names the option in the message.
-[[nodiscard]] StorageTier parse_storage_tier(std::string_view name, const std::string& what = "--storage");
+// `option` names the option in the message; `what` names a part of one ("--placement: table
+// 0's tier").
+[[nodiscard]] StorageTier parse_storage_tier(std::string_view name, Option option = Option::storage);
+[[nodiscard]] StorageTier parse_storage_tier(std::string_view name, const std::string& what);
 
 // Whether this build has CUDA and this machine a GPU.
 [[nodiscard]] bool gpu_available();

@@ -8,6 +8,7 @@
 #include "core/collective.hpp"
 #include "core/host_memory.hpp"
 #include "core/mpi_check.hpp"
+#include "core/option_names.hpp"
 #include "core/watched_collectives.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
@@ -144,13 +145,15 @@ void require_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::
         throw InputError("device tier: " + what + " of " + who + " on GPU " + std::to_string(gpu) + " need " +
                          std::to_string(needed) + " bytes, the GPU has " + std::to_string(usable) + " of " +
                          std::to_string(memory.total) + " free for them (" +
-                         (remedy.empty() ? "use more ranks, or --storage pinned" : remedy) + ")");
+                         (remedy.empty() ? "use more ranks, or " + option_is(Option::storage, "pinned") : remedy) +
+                         ")");
 #endif
       return;
     }
     const std::uint64_t available = host;
-    const std::string tier_remedy = tier == StorageTier::disk ? "fewer ranks per node: the disk tier keeps block scales"
-                                                              : "use more nodes, or --storage disk";
+    const std::string tier_remedy = tier == StorageTier::disk
+                                        ? "fewer ranks per node: the disk tier keeps block scales"
+                                        : "use more nodes, or " + option_is(Option::storage, "disk");
     if (available != 0 && needed > available)
       throw InputError(std::string(to_string(tier)) + " tier: " + what + " of " + who + " on this node need " +
                        std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +

@@ -8,7 +8,7 @@
 
 #include <mpi.h>
 
-#include "format/embedding_output.hpp"
+#include "format/embedding_reader.hpp"
 #include "format/row_format.hpp"
 
 int main(int argc, char** argv) {

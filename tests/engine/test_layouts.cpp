@@ -17,7 +17,7 @@
 #include "core/error.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
-#include "format/embedding_output.hpp"
+#include "format/embedding_reader.hpp"
 #include "job/batch_job.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The installed Python module imports from the install prefix (where PLESHARD_PYTHON_INSTALL_DIR
-# put it, beside the library it loads) and runs an engine step; skipped when the build has
-# no module.
+# put it, beside the library it loads, with its stub pleshard.pyi) and runs an engine step;
+# skipped when the build has no module.
 #   python_module.sh BUILD_DIR PREFIX
 set -euo pipefail
 build=$1; prefix=$2
@@ -16,5 +16,8 @@ cd "$(mktemp -d)"  # away from the build tree's module
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONPATH="$prefix/$dir" "$python" -c "
 import sys, pleshard
 assert pleshard.__file__.startswith('$prefix'), pleshard.__file__
+import os
+stub = os.path.join(os.path.dirname(pleshard.__file__), 'pleshard.pyi')
+assert os.path.isfile(stub), 'no stub beside the installed module: ' + stub
 engine = pleshard.Engine(checkpoint='synthetic', config='$config')
 print('python module: installed', pleshard.__version__, 'ran a step of', engine.forward([1, 2, 3], [0, 3])[0].shape)"

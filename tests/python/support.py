@@ -1,5 +1,6 @@
 """What the Python module's tests share: batches of requests, `pleshard embed`'s output of the
 same batch read back as its stored bits, and checks that fail with one line."""
+import ast
 import json
 import os
 import subprocess
@@ -57,6 +58,14 @@ def embed_bits(checkpoint, batch, out_dtype, config=None):
                 tables.append(words)
                 d += 1
         return tables
+
+
+def pybind11_signature(name, doc):
+    """The signature pybind11 writes on the first line of a function's doc ("name(a: int = 1) -> str",
+    or "(arg0: X) -> int" for a property), as the ast of a def."""
+    line = doc.splitlines()[0]
+    line = line[len(name):] if line.startswith(name + "(") else line
+    return ast.parse(f"def f{line}: ...").body[0]
 
 
 def expect_error(kind, fragment, call, *args, **kwargs):

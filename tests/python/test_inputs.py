@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import pleshard
-from support import APP, ROOT_ENV, check, expect_error, flat, requests
+from support import APP, ROOT_ENV, check, expect_error, flat, pybind11_signature, requests
 
 checkpoint, config_path = sys.argv[1], sys.argv[2]
 with open(config_path) as f:
@@ -126,9 +126,9 @@ for fragment, kwargs in dlpack_refusals:
     expect_error(ValueError, fragment, output.__dlpack__, **kwargs)
 print(f"Embeddings.__dlpack__: {len(dlpack_refusals)} arguments of the wrong type refused with ValueError")
 
-# Keywords: `pleshard run`'s options (besides comm and output_slots), refused as run refuses.
-signature = pleshard.Engine.__init__.__doc__
-keywords = re.findall(r"(\w+): [\w.\[\], ]+?(?: = [^,)]+)?(?=, |\))", signature.split("*,", 1)[1])
+# Keywords: `pleshard run`'s options (besides comm and output_slots), refused by run's checks,
+# whose messages name them as keywords (storage="tape"), never as run's options (--storage).
+keywords = [a.arg for a in pybind11_signature("__init__", pleshard.Engine.__init__.__doc__).args.kwonlyargs]
 run_help = subprocess.run([APP, "run", "--help"], capture_output=True, text=True, env={**os.environ, **ROOT_ENV}).stdout
 options = set(re.findall(r"--([a-z-]+)", run_help))
 unnamed = [k for k in keywords if k not in ("comm", "output_slots") and k.replace("_", "-") not in options]
@@ -136,15 +136,22 @@ check(keywords and not unnamed, f"Engine keywords that are no `pleshard run` opt
 base = {"checkpoint": checkpoint, "config": config_path}
 for fragment, kwargs in [
     ("checkpoint not found", {"checkpoint": "/nonexistent/ckpt"}),
-    ("layout --tp 3 --etp 3 on 1 ranks", {"tp": 3}),
-    ("--cuda-graph needs --storage device or pinned, not host", {"cuda_graph": True}),
-    ("--step-tokens must be from 1 to 16777216", {"step_tokens": 0}),
-    ("--step-tokens must be from 1 to 16777216", {"step_tokens": 1 << 25}),
+    ("layout tp=3 etp=3 on 1 ranks: tp must divide the number of ranks", {"tp": 3}),
+    ("layout tp=0 etp=0 on 1 ranks: tp and etp must be >= 1", {"tp": 0}),
+    ("cuda_graph needs storage device or pinned, not host", {"cuda_graph": True}),
+    ("step_tokens must be from 1 to 16777216", {"step_tokens": 0}),
+    ("step_tokens must be from 1 to 16777216", {"step_tokens": 1 << 25}),
     ("output_slots 0: must be from 1 to 64", {"output_slots": 0}),
     ("etp 0: must be >= 1", {"etp": 0}),
-    ("tape", {"storage": "tape"}),
-    ("bogus", {"exchange": "bogus"}),
-    ("bfloat15", {"out_dtype": "bfloat15"}),
+    ('storage="tape": expected host, device, pinned or disk', {"storage": "tape"}),
+    ('placement: table 1\'s tier "tape": expected host', {"placement": "0=host,1=tape"}),
+    ('exchange="bogus": expected auto, gather-reduce', {"exchange": "bogus"}),
+    ('out_dtype="bfloat15": expected float32, bfloat16 or float16', {"out_dtype": "bfloat15"}),
+    ('checkpoint="synthetic" needs config', {"checkpoint": "synthetic", "config": None}),
+    ('checkpoint="synthetic": the disk tier reads checkpoint files', {"checkpoint": "synthetic", "storage": "disk"}),
+    ('gpu_memory_limit: the budget of placement="auto", not of storage or placement="host"',
+     {"storage": "host", "gpu_memory_limit": 1.0}),
+    (": token_map: the qwen4exp family hashes tokens as they are", {"token_map": config_path}),
     ("collective_timeout -1.000000: must be from 1 to 1e7 seconds", {"collective_timeout": -1.0}),
     ("collective_timeout 0.000000: must be from 1 to 1e7 seconds", {"collective_timeout": 1e-300}),
     ("checkpoint: empty path", {"checkpoint": ""}),
@@ -160,8 +167,8 @@ for fragment, kwargs in [
     ("storage: 3 (int); expected a str or None", {"storage": 3}),
     ("layer_prefix: 3 (int); expected a str or None", {"layer_prefix": 3}),
     ("collective_timeout: 'x' (str); expected a number of seconds", {"collective_timeout": "x"}),
-    ("--storage host and --placement auto: give one", {"storage": "host", "placement": "auto"}),
-    ("--placement 0=host: table 1 is not placed", {"placement": "0=host"}),
+    ('storage="host" and placement="auto": give one (storage=T is placement=T)', {"storage": "host", "placement": "auto"}),
+    ('placement="0=host": table 1 is not placed', {"placement": "0=host"}),
     ("config: empty path", {"config": b""}),
     ("token_map: empty path", {"token_map": ""}),
     ("comm: str; expected an mpi4py communicator", {"comm": "world"}),
@@ -170,25 +177,27 @@ for fragment, kwargs in [
     ("cache_rows and cache_gb: give one of them", {"storage": "disk", "cache_rows": 10, "cache_gb": 1.0}),
     ("cache_static 2.000000: must be a share from 0 to 1", {"storage": "disk", "cache_rows": 10, "cache_static": 2.0}),
     ("disk_reads 'sometimes': must be cached or direct", {"storage": "disk", "disk_reads": "sometimes"}),
-    ('host_reads "always": expected auto, gather or uva', {"host_reads": "always"}),
+    ('host_reads="always": expected auto, gather or uva', {"host_reads": "always"}),
     ("host_reads: 3 (int); expected a str", {"host_reads": 3}),
     ("owner_fixed_below -1: must be from 0 to 2^40 ids a layer", {"owner_fixed_below": -1}),
     ("owner_gpu_plan_from 1099511627777: must be from 0 to 2^40", {"owner_gpu_plan_from": (1 << 40) + 1}),
     ("owner_fixed_below: 'x' (str); expected an int", {"owner_fixed_below": "x"}),
     ("a row cache stands in front of the pinned or disk tier, not the host tier", {"cache_rows": 10}),
-    ("needs a cache", {"storage": "disk", "cache_profile": config_path}),
+    (f'cache_profile="{config_path}": needs a cache (cache_rows or cache_gb)',
+     {"storage": "disk", "cache_profile": config_path}),
     ("threads 0: must be from 1 to 4096", {"threads": 0}),
     ("threads: 'x' (str); expected an int or None", {"threads": "x"}),
 ]:
-    expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+    message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
+    check(not re.search(r"--[a-z]", message), f"a refusal names a command-line option: {message}")
 # A 70 kB value is quoted by its start and its length, whichever check refuses it.
 big = "0=host," * 10000
 for fragment, kwargs in [
-    ("--placement 0=host,0=host,", {"placement": big}),
-    ("--storage host and --placement 0=host,", {"storage": "host", "placement": big}),
+    ('placement="0=host,0=host,', {"placement": big}),
+    ('storage="host" and placement="0=host,', {"storage": "host", "placement": big}),
     ("tp: '0=host,0=host,", {"tp": big}),
     ("disk_reads '0=host,0=host,", {"storage": "disk", "disk_reads": big}),
-    ('exchange strategy "0=host,0=host,', {"exchange": big}),
+    ('exchange="0=host,0=host,', {"exchange": big}),
 ]:
     message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
     check(len(message) < 600 and re.search(r"\(700\d\d bytes\)", message), f"{fragment}: {message[:300]}... "

@@ -12,8 +12,13 @@
 namespace pleshard {
 
 std::string Topology::describe() const {
-  return "world " + std::to_string(world) + " = DP " + std::to_string(dp()) + " x TP " + std::to_string(tp) + ", ETP " +
-         std::to_string(etp) + " (Edp " + std::to_string(edp()) + ")";
+  return "ranks " + std::to_string(world) + " (DP " + std::to_string(dp()) + " x TP " + std::to_string(tp) +
+         "), ETP group " + describe_etp();
+}
+
+std::string Topology::describe_etp() const {
+  return std::to_string(etp) + " (" + std::to_string(edp()) + (edp() == 1 ? " DP rank" : " DP ranks") + " x TP " +
+         std::to_string(tp) + ")";
 }
 
 Topology make_topology(int world, int rank, int tp, int etp) {

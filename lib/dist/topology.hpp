@@ -26,7 +26,11 @@ struct Topology {
   // Sequence parallelism: the ETP group is one DP rank's TP group (E = TP).
   [[nodiscard]] bool sequence_parallel() const { return etp == tp; }
 
+  // The layout in words, as the run report's first line gives it:
+  // "ranks 8 (DP 4 x TP 2), ETP group 4 (2 DP ranks x TP 2)".
   [[nodiscard]] std::string describe() const;
+  // The ETP group alone, its size and what it holds: "4 (2 DP ranks x TP 2)".
+  [[nodiscard]] std::string describe_etp() const;
 };
 
 // Validates --tp / --etp against the world size; throws InputError with one clear line.

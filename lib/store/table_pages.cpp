@@ -113,7 +113,7 @@ std::vector<std::string> huge_page_warnings(std::span<const HostTablePages> tabl
                     ": no 2 MiB page backs it on " + std::to_string(t.ranks_without_huge) + " of " +
                     std::to_string(t.ranks) + (t.ranks == 1 ? " rank" : " ranks") + " (" +
                     gigabytes(t.most_without_huge) + " a rank), so random row reads wait on page translations; " + fix +
-                    " (README: Huge pages)");
+                    " (docs/running.md: Huge pages)");
   }
   return lines;
 }

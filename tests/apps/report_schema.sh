@@ -4,7 +4,7 @@
 # rows, a run behind a row cache, a resumed run, a run with nothing to do), the entries of
 # each array with the documented keys of that array, and every documented label in the
 # text report (of an array's entries: the row cache's, the collectives' and the host
-# tables' pages).
+# tables' pages), with the layout spelled out in its first line.
 #   report_schema.sh PLESHARD CHECKPOINT MPIEXEC DOC
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; doc=$4
@@ -80,6 +80,13 @@ for name in ["cache", "owner"]:
             continue
         if label not in text:
             failed.append(f"{name}.txt: no label {label!r} ({key})")
+# The layout in words (docs/report.md): three ranks of one TP rank each, one ETP group of all three.
+owner = open(os.path.join(work, "owner.txt")).read()
+heading = owner.splitlines()[0] if owner else ""
+if heading != "pleshard run: ranks 3 (DP 3 x TP 1), ETP group 3 (3 DP ranks x TP 1)":
+    failed.append(f"owner.txt: layout line {heading!r}")
+if not re.search(r"\n +ETP group, ranks that split every table's rows +3 \(3 DP ranks x TP 1\)\n", owner):
+    failed.append("owner.txt: the ETP group's value does not name its DP ranks and TP")
 if failed:
     print("FAIL:\n  " + "\n  ".join(failed))
     sys.exit(1)

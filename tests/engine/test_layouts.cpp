@@ -373,4 +373,11 @@ TEST(Layouts, InvalidLayoutsAreRejected) {
   EXPECT_EQ(t.etp_rank(), 1);
 }
 
+// The report's layout line says what an ETP group is made of: the TP ranks of Edp DP ranks.
+TEST(Layouts, DescribeSpellsOutTheGroups) {
+  EXPECT_EQ(make_topology(8, 0, 2, 4).describe(), "ranks 8 (DP 4 x TP 2), ETP group 4 (2 DP ranks x TP 2)");
+  EXPECT_EQ(make_topology(8, 0, 2, 4).describe_etp(), "4 (2 DP ranks x TP 2)");
+  EXPECT_EQ(make_topology(3, 0, 1, 0).describe(), "ranks 3 (DP 3 x TP 1), ETP group 1 (1 DP rank x TP 1)");
+}
+
 }  // namespace

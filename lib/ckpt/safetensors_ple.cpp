@@ -223,7 +223,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     // and costs where the page cache holds the rows. On the H200 machine 16 KiB took the
     // static fill of 8M hot rows, cold, from 24-25 s to 16-18 s, but here the warm steps of a
     // 16M-row table (rows about 10 KiB apart) fetched in 9.0-9.2 s against 6.2-6.5 s at a
-    // page (docs/performance.md).
+    // page (docs/performance-log.md).
     constexpr std::size_t k_buffer_bytes = std::size_t{64} << 20;
     constexpr std::size_t k_step_gap_bytes = 4096;
     constexpr std::size_t k_bulk_gap_bytes = 16 * 1024;

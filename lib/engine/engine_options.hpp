@@ -45,7 +45,7 @@ inline constexpr double k_min_collective_timeout_s = 1;
 inline constexpr double k_max_collective_timeout_s = 1e7;
 // Ids a layer from which the owner exchange's flat form hashes and plans a step on the GPU
 // (EngineOptions::owner_gpu_plan_from). Measured with 4 ranks sharing one H200
-// (docs/performance.md), p50 of a step planned on the host against on the GPU: 1.53 / 2.82 ms
+// (docs/performance-log.md), p50 of a step planned on the host against on the GPU: 1.53 / 2.82 ms
 // at 1,024 ids a layer, 4.18 / 4.97 at 32,768, 8.30 / 7.29 at 65,536, 19.8 / 16.2 at 131,072.
 inline constexpr std::int64_t k_owner_gpu_plan_from = std::int64_t{1} << 16;
 

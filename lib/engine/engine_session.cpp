@@ -316,7 +316,7 @@ void EngineSession::open_communicators(const Communicators& comms, const GpuBind
   if (backend != CollectiveBackend::mpi_staged || groups_.on_space().empty()) return;
   // Ranks sharing a GPU each have a context of their own, whose kernels take turns on it
   // unless an MPS daemon runs them at once: 7x shorter owner steps of 64 tokens on one
-  // H200 shared by 4 ranks (docs/performance.md).
+  // H200 shared by 4 ranks (docs/performance-log.md).
   backend_note_ = gpus.own_gpu
                       ? std::string("this build has no NCCL; collectives go over MPI through host copies")
                       : gpus.why +

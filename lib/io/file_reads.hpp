@@ -3,7 +3,7 @@
 // Through the page cache, 16 at a time from threads of pread: a read the cache holds is a
 // copy on the reading thread, and on the H200 machine one io_uring ring's thread made the
 // disk tier's warm steps 1.6-1.9x slower than 16 threads (cold, the real table's job read
-// at the disk's rate either way: docs/performance.md). Past the page cache (files opened
+// at the disk's rate either way: docs/performance-log.md). Past the page cache (files opened
 // with O_DIRECT), up to k_reads_in_flight at a time on io_uring (liburing) where there is
 // one, queued on a ring of the calling thread, small ones through registered, aligned
 // bounce blocks (any offset and length: the aligned blocks around them are read and the

@@ -5,7 +5,7 @@
 // round trip over PCIe per row; the gather costs one wait for the step's row plan, the
 // host's copies and a copy's latency, and then moves rows at the bus's speed. Which is
 // faster depends on the step's size: `auto` gathers steps of at least k_host_gather_min_ids
-// lookups a table, measured on the GPU machine (docs/performance.md). A step captured in a
+// lookups a table, measured on the GPU machine (docs/performance-log.md). A step captured in a
 // CUDA graph reads through UVA (the graph replays only what is enqueued; a gather is host work).
 
 #include <cstdint>
@@ -20,7 +20,7 @@ enum class HostReads { automatic, gather, uva };
 [[nodiscard]] HostReads parse_host_reads(std::string_view name);
 
 // Lookups of a table in one step from which `auto` gathers on the host. On an H100 (FP8 +
-// E8M0 rows of 256 values, 16.8M-row tables, docs/performance.md) UVA took 38 us for 4,096
+// E8M0 rows of 256 values, 16.8M-row tables, docs/performance-log.md) UVA took 38 us for 4,096
 // ids and 288 us for 16,384, the host gather 156 and 563 us; at 24,576 ids a table the
 // gather's step was 1.4x faster, at 65,536 ids its lookup 1.9x.
 inline constexpr std::int64_t k_host_gather_min_ids = 16384;

@@ -47,10 +47,11 @@ void add_host_reads_option(CLI::App& cmd, HostReads& reads) {
   cmd.add_option_function<std::string>(
          "--host-reads", [&reads](const std::string& v) { reads = parse_host_reads(v); },
          "How the GPU gets pinned rows: uva (each row read by the GPU over PCIe), gather (a step's distinct "
-         "rows gathered by the host's threads and copied up at once) or auto (gather from " +
+         "rows gathered by the host's threads and copied up at once), both (the host gathers a share of them "
+         "while the GPU reads the rest, the share balanced step by step) or auto (both from " +
              std::to_string(k_host_gather_min_ids) + " lookups a table, UVA below and under CUDA graphs)")
-      ->check(CLI::IsMember({"auto", "gather", "uva"}))
-      ->option_text("auto|gather|uva")
+      ->check(CLI::IsMember({"auto", "gather", "uva", "both"}))
+      ->option_text("auto|gather|uva|both")
       ->default_str("auto");
 }
 

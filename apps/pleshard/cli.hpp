@@ -26,7 +26,7 @@ void add_cache_options(CLI::App& cmd, CacheOptions& cache);
 void add_token_map_option(CLI::App& cmd, std::string& path);
 // --disk-reads cached|direct (run, bench step).
 void add_disk_reads_option(CLI::App& cmd, PageCache& reads);
-// --host-reads auto|gather|uva (run, bench step).
+// --host-reads auto|gather|uva|both (run, bench step).
 void add_host_reads_option(CLI::App& cmd, HostReads& reads);
 // --owner-gpu-plan-from IDS (run, bench step): EngineOptions::owner_gpu_plan_from.
 void add_owner_gpu_plan_option(CLI::App& cmd, std::int64_t& ids);

@@ -13,8 +13,9 @@
 # - real: one table of the real size (layer 1 alone: 384,006,168 rows, 98.3 GB of codes +
 #   3.1 GB of scales) made in place on the device tier, served by bench step and run
 #   --summary-only on the folded corpus.
-# - host-reads: the pinned tier of the V4.1 shape read through UVA, gathered by the host and
-#   chosen per step (--host-reads uva, gather, auto; bench step eager and graph, B = 1 ...
+# - host-reads: the pinned tier of the V4.1 shape read through UVA, gathered by the host,
+#   shared between the two and chosen per step (--host-reads uva, gather, both, auto, or
+#   $HOST_READS; bench step eager and graph, B = 1 ...
 #   8192, 4,096 distinct steps), bench lookup of pinned against pinned-gather from 64 ids to
 #   1M (where the gather overtakes UVA), and the host-to-device copy's own rate (PyTorch, a
 #   pinned 256 MiB tensor) that the gathered rows are measured against; the run report of the
@@ -62,15 +63,17 @@ if part lookup; then
 fi
 
 if part host-reads; then
-  for reads in uva gather auto; do
+  for reads in ${HOST_READS:-uva gather both auto}; do
     log host-reads "$app" bench step --config "$models/shape/config.json" --storage pinned --host-reads "$reads" \
       --requests "$folded" --tokens 1 64 256 1024 8192 --distinct-steps 4096 --min-seconds 0.3
   done
   log host-reads "$app" bench lookup --storage pinned --formats fp8_e8m0 --head-dim 256 --rows 16777216 \
     --ids 64 256 1024 4096 16384 65536 1048576 --min-seconds 0.1
   # The job's report: its tables' share on 2 MiB pages and how many lookups went each way.
-  log host-reads "$app" run --config "$models/shape/config.json" --checkpoint synthetic --storage pinned \
-    --requests "$folded" --summary-only --json
+  for reads in ${HOST_READS:-uva gather both auto}; do
+    log host-reads "$app" run --config "$models/shape/config.json" --checkpoint synthetic --storage pinned \
+      --requests "$folded" --summary-only --json --host-reads "$reads"
+  done
   python3 - <<'PY' | tee -a "$out/host-reads.txt"
 import time, torch
 x = torch.empty(256 << 20, dtype=torch.uint8).pin_memory()

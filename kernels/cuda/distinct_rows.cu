@@ -21,17 +21,18 @@ std::size_t scale_bytes_of(const TableView& table) {
   return table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
 }
 
-// One warp per distinct row, in ascending address order; 16-byte words where aligned.
-// The count of distinct rows is on the device (the plan's), so the launch covers the worst
-// case and warps past the end return. The staging table is packed.
+// One warp per distinct row from the `first`, in ascending address order; 16-byte words
+// where aligned. The count of distinct rows is on the device (the plan's), so the launch
+// covers the worst case and warps past the end return. The staging table is packed.
 __global__ void gather_distinct(TableView table, std::size_t row_bytes, std::size_t scale_bytes,
                                 const std::uint32_t* __restrict__ distinct, const std::int64_t* __restrict__ count_at,
-                                std::uint8_t* __restrict__ staged_rows, std::uint8_t* __restrict__ staged_scales) {
+                                std::int64_t first, std::uint8_t* __restrict__ staged_rows,
+                                std::uint8_t* __restrict__ staged_scales) {
   const std::int64_t count = *count_at;
   const int lane = threadIdx.x & 31;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
   const bool wide = row_bytes % 16 == 0 && table.row_stride() % 16 == 0;
-  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x / 32) + (threadIdx.x >> 5); r < count;
+  for (std::int64_t r = first + blockIdx.x * static_cast<std::int64_t>(blockDim.x / 32) + (threadIdx.x >> 5); r < count;
        r += warps) {
     const std::uint8_t* src = table.row_at(distinct[r]);
     std::uint8_t* dst = staged_rows + static_cast<std::size_t>(r) * row_bytes;
@@ -134,13 +135,29 @@ void DistinctRows::plan_for_host(const TableView& table, const std::int64_t* ids
                                       stream));
 }
 
-DecodeTask DistinctRows::gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream) {
+std::int64_t DistinctRows::planned_rows() const {
+  return planned_ids_ == 0 ? 0 : *static_cast<const std::int64_t*>(host_memory_);
+}
+
+void DistinctRows::gather_rest_on_gpu(const TableView& table, std::int64_t first, cudaStream_t stream) {
+  const std::int64_t rest = planned_rows() - first;
+  if (rest <= 0) return;
+  const int warps_per_block = k_threads / 32;
+  gather_distinct<<<static_cast<int>(
+                        std::min<std::int64_t>((rest + warps_per_block - 1) / warps_per_block, gather_max_blocks_)),
+                    k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, plan_.distinct(),
+                                            plan_.owners() + plan_.owner_count(), first, staged_rows_, staged_scales_);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+DecodeTask DistinctRows::gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream,
+                                        std::int64_t rows) {
   const TableView staged{table.format,      table.head_dim, 0,
                          planned_ids_,      staged_rows_,   scale_bytes_ != 0 ? staged_scales_ : nullptr,
                          table.global_scale};
   auto* count_at = static_cast<std::int64_t*>(host_memory_);
-  const std::int64_t count = *count_at;
-  if (planned_ids_ == 0 || count == 0) return {staged, plan_.keys(), planned_ids_, nullptr};
+  const std::int64_t count = rows < 0 ? planned_rows() : std::min(rows, planned_rows());
+  if (planned_ids_ == 0 || count <= 0) return {staged, plan_.keys(), planned_ids_, nullptr};
   const auto* offsets = reinterpret_cast<const std::uint32_t*>(count_at + 1);
   auto* host_rows = static_cast<std::uint8_t*>(host_memory_) + offsets_bytes(static_cast<std::size_t>(host_capacity_));
   std::uint8_t* host_scales = host_rows + (staged_scales_ - staged_rows_);
@@ -173,7 +190,7 @@ DecodeTask DistinctRows::gather(const TableView& table, const std::int64_t* ids,
   gather_distinct<<<static_cast<int>(
                         std::min<std::int64_t>((num_ids + warps_per_block - 1) / warps_per_block, gather_max_blocks_)),
                     k_threads, 0, stream>>>(table, row_bytes_, scale_bytes_, plan_.distinct(),
-                                            plan_.owners() + plan_.owner_count(), staged_rows_, staged_scales_);
+                                            plan_.owners() + plan_.owner_count(), 0, staged_rows_, staged_scales_);
   PLESHARD_CUDA_CHECK_LAUNCH();
   return {staged, plan_.keys(), num_ids, nullptr};
 }

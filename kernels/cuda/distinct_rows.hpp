@@ -47,13 +47,19 @@ class DistinctRows {
 
   // The same block made by the host instead (store/host_reads.hpp), for a table in host
   // memory: plan_for_host enqueues the plan and the copy of its distinct offsets to the host;
-  // once the caller has waited for the stream, gather_on_host copies those rows out of the
-  // table on `threads` host threads into pinned staging and enqueues one copy of them to
-  // the block (two for block-scaled formats). The staging is rewritten by the next
+  // once the caller has waited for the stream, gather_on_host copies the first `rows` of
+  // those rows (all where negative) out of the table on `threads` host threads into pinned
+  // staging and enqueues their copies to the block, in pieces as they are gathered, and
+  // gather_rest_on_gpu has the GPU gather the rows from `first` on into the same block
+  // through UVA (a share each, at once: GatherShare). The staging is rewritten by the next
   // gather_on_host, so the caller waits for the stream between two (the next plan's wait
-  // does). The task is gather's.
+  // does). The task is gather's, valid once both shares are in.
   void plan_for_host(const TableView& table, const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream);
-  [[nodiscard]] DecodeTask gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream);
+  // The distinct rows of the last plan_for_host, once the caller has waited for its stream.
+  [[nodiscard]] std::int64_t planned_rows() const;
+  [[nodiscard]] DecodeTask gather_on_host(const TableView& table, std::size_t threads, cudaStream_t stream,
+                                          std::int64_t rows = -1);
+  void gather_rest_on_gpu(const TableView& table, std::int64_t first, cudaStream_t stream);
   // The pinned host memory reserve_host() allocates for `max_ids` ids of `table`.
   [[nodiscard]] static std::size_t host_bytes_for(const TableView& table, std::int64_t max_ids);
   // reserve, and the host's staging for host gathers.

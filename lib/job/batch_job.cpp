@@ -110,6 +110,8 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   const RowStore::HostReadCounts reads = engine.host_reads();
   report.host_reads_gathered = reads.gathered;
   report.host_reads_uva = reads.uva;
+  report.host_gather_rows_by_host = reads.rows_by_host;
+  report.host_gather_rows_by_gpu = reads.rows_by_gpu;
   report.step_p50 = percentile(stats.step_seconds, 0.5);
   report.step_p99 = percentile(stats.step_seconds, 0.99);
   report.load_seconds = stats.load.seconds;
@@ -138,6 +140,7 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
   reduction.max(report.shared_ranks);
   reduction.sum(report.host_copy_bytes).sum(report.bytes_written).sum(report.load_bytes);
   reduction.sum(report.host_reads_gathered).sum(report.host_reads_uva);
+  reduction.sum(report.host_gather_rows_by_host).sum(report.host_gather_rows_by_gpu);
   ExchangeTraffic& t = report.traffic;
   reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
   reduction.sum(t.bytes_between_nodes);

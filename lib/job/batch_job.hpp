@@ -104,9 +104,13 @@ struct BatchJobReport {
   std::int64_t steps_fetched_ahead = 0;  // max over ranks: steps begun inside the step before
   // Lookups of pinned tables (per table and step), summed over ranks: gathered by the host,
   // or read by the GPU through UVA (EngineOptions::host_reads).
-  std::string host_reads;  // the option, "auto", "gather" or "uva"
+  std::string host_reads;  // the option, "auto", "gather", "uva" or "both"
   std::int64_t host_reads_gathered = 0;
   std::int64_t host_reads_uva = 0;
+  // Of the gathered lookups' distinct rows, those the host copied and those the GPU read
+  // beside it (RowStore::HostReadCounts).
+  std::int64_t host_gather_rows_by_host = 0;
+  std::int64_t host_gather_rows_by_gpu = 0;
   double step_p50 = 0;  // rank 0's step latencies, on its stream
   double step_p99 = 0;
   double host_copy_bytes = 0;     // embeddings copied to host memory, all ranks

@@ -94,6 +94,7 @@ std::vector<ReportRecord> collective_records(const BatchJobReport& r) {
 std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
   const bool worked = r.tokens_done() > 0 && r.seconds > 0;
   const bool stepped = r.steps > 0;
+  const auto gathered_rows = static_cast<double>(r.host_gather_rows_by_host + r.host_gather_rows_by_gpu);
   const auto per_token = [&](double bytes) {
     return r.traffic.tokens > 0 ? bytes / static_cast<double>(r.traffic.tokens) : 0.0;
   };
@@ -147,6 +148,9 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"time", "host_reads_gathered", "pinned lookups gathered by the host (tables x steps, all ranks)",
        count(r.host_reads_gathered), ""},
       {"time", "host_reads_uva", "pinned lookups read through UVA (tables x steps, all ranks)", count(r.host_reads_uva),
+       ""},
+      {"time", "host_gather_share", "share of gathered pinned rows copied by the host (the GPU read the rest)",
+       real_if(gathered_rows > 0, static_cast<double>(r.host_gather_rows_by_host) / std::max<double>(1, gathered_rows)),
        ""},
   };
   for (int p = 0; p < k_step_phases; ++p) {

@@ -97,7 +97,27 @@ void GpuStore::submit(std::span<const RowQuery> queries) {
   if (joining_) PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
   if (on_host.empty()) return;
   space_.synchronize();  // the plans' distinct rows on the host (watched)
-  for (const std::size_t d : on_host) tasks_[d] = tables_[d]->gather_on_host(stream_);
+  // The GPU's shares first, every table's on the side stream, so that the GPU reads them
+  // while the host gathers its own.
+  std::vector<std::int64_t> host_rows(on_host.size());
+  for (std::size_t i = 0; i < on_host.size(); ++i) {
+    const GpuTable& table = *tables_[on_host[i]];
+    if (!joining_) {
+      PLESHARD_CUDA_CHECK(cudaEventRecord(forked_, stream_));
+      PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
+      joining_ = true;
+    }
+    host_rows[i] = table.gather_gpu_share(side_);
+    counts_.rows_by_host += host_rows[i];
+    counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
+  }
+  PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+  for (std::size_t i = 0; i < on_host.size(); ++i)
+    tasks_[on_host[i]] = tables_[on_host[i]]->gather_on_host(stream_, host_rows[i]);
+  // Which share was done first sets the next step's split.
+  const cudaError_t gpu = cudaEventQuery(gathered_);
+  if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);
+  for (const std::size_t d : on_host) tables_[d]->settle_share(gpu == cudaSuccess);
 }
 
 std::span<const kernels::DecodeTask> GpuStore::wait() {

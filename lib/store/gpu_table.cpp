@@ -65,6 +65,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
       range_(range),
       tier_(tier),
       reads_(reads),
+      share_(reads.host == HostReads::gather ? 1.0 : reads.host_share),
       global_scale_(source.info.global_scale),
       pitch_(gpu_row_pitch(layout_)) {
   if (tier == StorageTier::host || tier == StorageTier::disk)
@@ -309,8 +310,15 @@ void GpuTable::plan_for_host(const std::int64_t* ids, std::int64_t num_ids, cuda
   distinct().plan_for_host(view(), ids, num_ids, stream);
 }
 
-kernels::DecodeTask GpuTable::gather_on_host(cudaStream_t stream) const {
-  return distinct().gather_on_host(view(), reads_.host_threads, stream);
+std::int64_t GpuTable::gather_gpu_share(cudaStream_t side) const {
+  kernels::DistinctRows& rows = distinct();
+  const std::int64_t host = shares_with_gpu(reads_.host) ? share_.host_rows(rows.planned_rows()) : rows.planned_rows();
+  rows.gather_rest_on_gpu(view(), host, side);
+  return host;
+}
+
+kernels::DecodeTask GpuTable::gather_on_host(cudaStream_t stream, std::int64_t rows) const {
+  return distinct().gather_on_host(view(), reads_.host_threads, stream, rows);
 }
 
 kernels::DecodeTask GpuTable::rows_for(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
@@ -324,7 +332,8 @@ void GpuTable::lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dt
   if (gathers_on_host(num_ids, false)) {
     plan_for_host(ids, num_ids, stream);
     PLESHARD_CUDA_CHECK(cudaStreamSynchronize(stream));
-    task = gather_on_host(stream);
+    // One stream: the shares one after the other (the store runs them at once).
+    task = gather_on_host(stream, gather_gpu_share(stream));
   } else {
     task = rows_for(ids, num_ids, stream);
   }

@@ -21,6 +21,9 @@ struct PinnedReads {
   HostReads host = HostReads::automatic;  // through UVA, or gathered by the host (store/host_reads.hpp)
   int uva_blocks_per_sm = kernels::k_uva_gather_blocks_per_sm;  // cap of UVA distinct-row gathers (0: none)
   std::size_t host_threads = 1;                                 // threads of a host gather
+  // The host's share of a shared gather's rows (HostReads::both, auto): in [0, 1] fixed
+  // there, negative balanced step by step (GatherShare).
+  double host_share = -1.0;
 };
 
 class GpuTable {
@@ -59,11 +62,19 @@ class GpuTable {
   // Whether a lookup of `num_ids` ids is gathered by the host (pinned; PinnedReads::host),
   // never while a CUDA graph captures it.
   [[nodiscard]] bool gathers_on_host(std::int64_t num_ids, bool capturing) const;
-  // A host gather's halves: the plan and its distinct offsets' copy enqueued on `stream`;
-  // then, once the caller has waited for the stream, the rows gathered and their copy to
-  // the GPU enqueued (kernels::DistinctRows::plan_for_host, gather_on_host).
+  // A host gather's parts: the plan and its distinct offsets' copy enqueued on `stream`;
+  // then, once the caller has waited for the stream, the GPU's share of the rows (shared
+  // reads) gathered on `side` through UVA, which returns the rows left to the host; then
+  // those gathered by the host and their copy to the GPU enqueued on `stream`
+  // (kernels::DistinctRows). The decode reads the block once both streams are there; then
+  // settle_share says which share was done first.
   void plan_for_host(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const;
-  [[nodiscard]] kernels::DecodeTask gather_on_host(cudaStream_t stream) const;
+  [[nodiscard]] std::int64_t gather_gpu_share(cudaStream_t side) const;
+  [[nodiscard]] std::int64_t planned_rows() const { return distinct().planned_rows(); }
+  [[nodiscard]] kernels::DecodeTask gather_on_host(cudaStream_t stream, std::int64_t rows = -1) const;
+  void settle_share(bool gpu_finished_first) const { share_.settle(gpu_finished_first); }
+  // The host's share of the next shared gather (PinnedReads::host_share).
+  [[nodiscard]] double host_share() const { return share_.share(); }
   // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
   void reserve(std::int64_t max_ids) const;
   // What reserve(max_ids) allocates (RowStore::step_buffer_bytes).
@@ -88,6 +99,7 @@ class GpuTable {
   RowRange range_;
   StorageTier tier_;
   PinnedReads reads_;
+  mutable GatherShare share_;  // of shared gathers (HostReads::both, auto)
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;         // bytes per row: codes, then (block-scaled) scales and padding
   std::uint8_t* rows_ = nullptr;  // device: owned; pinned: pinned_'s

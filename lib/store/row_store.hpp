@@ -67,11 +67,17 @@ class RowStore {
   // How the lookups of tables in host memory were read so far, one count per table and
   // step (the pinned tier: store/host_reads.hpp); none for other tiers.
   struct HostReadCounts {
-    std::int64_t gathered = 0;  // gathered by the host, copied up at once
+    std::int64_t gathered = 0;  // gathered by the host (alone or beside the GPU), copied up
     std::int64_t uva = 0;       // read by the GPU through UVA
+    // Of the gathered lookups' distinct rows, those the host copied and those the GPU read
+    // beside it (HostReads::both, auto).
+    std::int64_t rows_by_host = 0;
+    std::int64_t rows_by_gpu = 0;
     HostReadCounts& operator+=(const HostReadCounts& o) {
       gathered += o.gathered;
       uva += o.uva;
+      rows_by_host += o.rows_by_host;
+      rows_by_gpu += o.rows_by_gpu;
       return *this;
     }
   };

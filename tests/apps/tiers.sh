@@ -120,6 +120,16 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   fi
   check device_3 3 3 device mpi-staged
   check pinned_3 3 3 pinned mpi-staged
+  # Pinned rows gathered by the host, alone and sharing each step's rows with the GPU (the
+  # share moved from step to step): the same bytes; the report counts what each did.
+  check pinned_gather_1 1 1 pinned "$nccl" --host-reads gather
+  check pinned_both_3 3 3 pinned mpi-staged --host-reads both
+  check pinned_both_cache_1 1 1 pinned "$nccl" --host-reads both --cache-rows 64
+  [ "$(field "$work/pinned_gather_1.log" host_gather_share)" = 1.0 ] \
+    || { echo "FAIL: gather: the host did not copy every row"; cat "$work/pinned_gather_1.log"; exit 1; }
+  python3 -c 'import sys; s = float(sys.argv[1]); sys.exit(not 0 < s < 1)' \
+    "$(field "$work/pinned_both_3.log" host_gather_share)" \
+    || { echo "FAIL: both: the rows were not shared"; cat "$work/pinned_both_3.log"; exit 1; }
   check pinned_cache_1 1 1 pinned "$nccl" --cache-rows 64
   hits pinned_cache_1
   check pinned_cache_3 3 3 pinned mpi-staged --cache-rows 1000 --cache-profile "$work/profile.h5"

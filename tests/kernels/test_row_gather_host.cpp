@@ -84,13 +84,49 @@ TEST(HostReads, AutoGathersLargeStepsAndNeverWhileCapturing) {
   EXPECT_FALSE(gathers_on_host(HostReads::automatic, k_host_gather_min_ids - 1, false));
   EXPECT_TRUE(gathers_on_host(HostReads::automatic, k_host_gather_min_ids, false));
   EXPECT_TRUE(gathers_on_host(HostReads::gather, 1, false));
+  EXPECT_TRUE(gathers_on_host(HostReads::both, 1, false));
   EXPECT_FALSE(gathers_on_host(HostReads::uva, std::int64_t{1} << 30, false));
-  for (const HostReads reads : {HostReads::automatic, HostReads::gather, HostReads::uva}) {
+  EXPECT_TRUE(shares_with_gpu(HostReads::automatic));
+  EXPECT_TRUE(shares_with_gpu(HostReads::both));
+  EXPECT_FALSE(shares_with_gpu(HostReads::gather));
+  EXPECT_FALSE(shares_with_gpu(HostReads::uva));
+  for (const HostReads reads : {HostReads::automatic, HostReads::gather, HostReads::uva, HostReads::both}) {
     EXPECT_FALSE(gathers_on_host(reads, std::int64_t{1} << 20, true)) << to_string(reads);
     EXPECT_FALSE(gathers_on_host(reads, 0, false)) << to_string(reads);
     EXPECT_EQ(parse_host_reads(to_string(reads)), reads);
   }
   EXPECT_THROW((void)parse_host_reads("always"), std::exception);
+}
+
+// The split moves toward the side that finished last, one step at a time, within [0, 1];
+// the host's rows are the share of the step's rows, rounded; a fixed share stays.
+TEST(GatherShare, MovesTowardTheSlowerSideAndStaysInRange) {
+  GatherShare share;
+  EXPECT_DOUBLE_EQ(share.share(), 0.5);
+  EXPECT_EQ(share.host_rows(1001), 501);  // 500.5 rounds away from zero
+  EXPECT_EQ(share.host_rows(0), 0);
+  share.settle(true);  // the GPU was done first: the host takes less
+  EXPECT_DOUBLE_EQ(share.share(), 0.5 - GatherShare::k_step);
+  share.settle(false);
+  share.settle(false);
+  EXPECT_DOUBLE_EQ(share.share(), 0.5 + GatherShare::k_step);
+  for (int i = 0; i < 100; ++i) share.settle(false);
+  EXPECT_DOUBLE_EQ(share.share(), 1.0);
+  EXPECT_EQ(share.host_rows(77), 77);
+  for (int i = 0; i < 100; ++i) share.settle(true);
+  EXPECT_DOUBLE_EQ(share.share(), 0.0);
+  EXPECT_EQ(share.host_rows(77), 0);
+  // Steps alternating between the sides settle the share where they alternate.
+  GatherShare balanced;
+  for (int i = 0; i < 40; ++i) balanced.settle(balanced.share() > 0.3);
+  EXPECT_NEAR(balanced.share(), 0.3, GatherShare::k_step);
+
+  GatherShare fixed(0.25);
+  fixed.settle(true);
+  fixed.settle(true);
+  EXPECT_DOUBLE_EQ(fixed.share(), 0.25);
+  EXPECT_EQ(fixed.host_rows(100), 25);
+  EXPECT_DOUBLE_EQ(GatherShare(7.0).share(), 1.0);
 }
 
 }  // namespace

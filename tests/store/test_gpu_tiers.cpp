@@ -43,11 +43,12 @@ std::vector<TierCase> with_sources(const std::pair<StorageTier, PinnedReads> (&t
   return cases;
 }
 
-PinnedReads reads_of(HostReads host, int uva_blocks_per_sm) {
+PinnedReads reads_of(HostReads host, int uva_blocks_per_sm, double host_share = -1.0) {
   PinnedReads reads;
   reads.host = host;
   reads.uva_blocks_per_sm = uva_blocks_per_sm;
   reads.host_threads = 3;
+  reads.host_share = host_share;
   return reads;
 }
 
@@ -91,12 +92,17 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
       const RowRange range{97, rows - 41};
       const HostTable host(source, range);
       // The pinned tier read through UVA with its gather's SM cap (the default) and without,
-      // and gathered by the host at every size.
+      // gathered by the host at every size, and shared between the host and the GPU (none,
+      // a third, all of the rows the host's, and the share balanced from step to step).
       const std::pair<StorageTier, PinnedReads> tiers[] = {
           {StorageTier::device, {}},
           {StorageTier::pinned, reads_of(HostReads::uva, kernels::k_uva_gather_blocks_per_sm)},
           {StorageTier::pinned, reads_of(HostReads::uva, 0)},
-          {StorageTier::pinned, reads_of(HostReads::gather, kernels::k_uva_gather_blocks_per_sm)}};
+          {StorageTier::pinned, reads_of(HostReads::gather, kernels::k_uva_gather_blocks_per_sm)},
+          {StorageTier::pinned, reads_of(HostReads::both, kernels::k_uva_gather_blocks_per_sm, 0.0)},
+          {StorageTier::pinned, reads_of(HostReads::both, kernels::k_uva_gather_blocks_per_sm, 0.37)},
+          {StorageTier::pinned, reads_of(HostReads::both, 0, 1.0)},
+          {StorageTier::pinned, reads_of(HostReads::both, kernels::k_uva_gather_blocks_per_sm)}};
       // Rows made on the GPU in place, and rows loaded from the source's bytes.
       for (const auto& [tier, reads, in_place] : with_sources(tiers)) {
         TableSource from = source;
@@ -104,8 +110,8 @@ TEST_F(GpuTiers, EqualTheHostTierBitForBit) {
         const GpuTable gpu(from, range, tier, reads);
         for (OutDtype dtype : {OutDtype::f32, OutDtype::bf16, OutDtype::f16}) {
           SCOPED_TRACE(std::string(to_string(c.format)) + " dim " + std::to_string(ple_embed_dim / 4) + " " +
-                       to_string(tier) + " " + to_string(reads.host) + " blocks/SM " +
-                       std::to_string(reads.uva_blocks_per_sm) + " " + to_string(dtype) +
+                       to_string(tier) + " " + to_string(reads.host) + " share " + std::to_string(reads.host_share) +
+                       " blocks/SM " + std::to_string(reads.uva_blocks_per_sm) + " " + to_string(dtype) +
                        (in_place ? " made in place" : " loaded"));
           // The last size takes the pinned tier's grouped path (sorted, distinct rows once).
           for (std::int64_t n :

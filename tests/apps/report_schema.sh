@@ -13,11 +13,13 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run() { "$mpiexec" -n "$1" --oversubscribe "$app" run --checkpoint "$ckpt" --synthetic 30 --synthetic-max-tokens 150 \
   --step-tokens 96 --part-tokens 400 --quiet "${@:2}"; }
-run 3 --etp 3 --exchange owner --out "$work/a.h5" --json >"$work/fresh.json"
-run 3 --etp 3 --exchange owner --out "$work/a.h5" --json >"$work/nothing.json"
+# The host tier, so that the report has host tables' pages wherever it runs (on a GPU
+# machine the automatic placement would put the tables on the GPU).
+run 3 --etp 3 --exchange owner --storage host --out "$work/a.h5" --json >"$work/fresh.json"
+run 3 --etp 3 --exchange owner --storage host --out "$work/a.h5" --json >"$work/nothing.json"
 run 1 --storage disk --cache-rows 200 --summary-only --json >"$work/cache.json"
 run 1 --storage disk --cache-rows 200 --summary-only >"$work/cache.txt"
-run 3 --etp 3 --exchange owner --summary-only >"$work/owner.txt"
+run 3 --etp 3 --exchange owner --storage host --summary-only >"$work/owner.txt"
 set +e
 PLESHARD_FAULT_KILL_AFTER_PARTS=1 run 2 --out "$work/b.h5" >/dev/null 2>&1
 set -e

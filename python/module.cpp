@@ -284,7 +284,7 @@ steps it and reports it together.)")
   cache_profile: a pleshard profile output whose hottest rows fill the cache's static part
   cache_static: the share of the cache's slots kept for the profile's hottest rows, 0 to 1
   disk_reads: the disk tier's reads: "cached" (through the page cache) or "direct" (past it)
-  host_reads: how the GPU gets pinned rows: "auto", "gather" or "uva"
+  host_reads: how the GPU gets pinned rows: "auto", "gather", "uva" or "both"
   owner_gpu_plan_from: ids a layer from which the owner exchange plans its messages on the GPU
   owner_fixed_below: ids a layer below which the owner exchange sends fixed-size messages
   threads: the rank's host threads, for the process (None: from the launcher's binding, as run's))")

@@ -12,6 +12,7 @@ namespace pleshard::testing_support {
 
 struct SmapsMapping {
   std::uint64_t bytes = 0;            // end - start
+  std::uint64_t resident_bytes = 0;   // Rss: the pages this process has mapped now
   std::uint64_t anon_huge_bytes = 0;  // AnonHugePages
   std::uint64_t shmem_pmd_bytes = 0;  // ShmemPmdMapped
   std::uint64_t hugetlb_bytes = 0;    // Private_Hugetlb + Shared_Hugetlb
@@ -58,6 +59,7 @@ inline SmapsMapping smaps_mapping_of(const void* address) {
       continue;
     }
     fields >> kb;
+    if (key == "Rss:") found.resident_bytes = kb * 1024;
     if (key == "AnonHugePages:") found.anon_huge_bytes = kb * 1024;
     if (key == "ShmemPmdMapped:") found.shmem_pmd_bytes = kb * 1024;
     if (key == "Private_Hugetlb:" || key == "Shared_Hugetlb:") found.hugetlb_bytes += kb * 1024;

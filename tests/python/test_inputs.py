@@ -177,7 +177,7 @@ for fragment, kwargs in [
     ("cache_rows and cache_gb: give one of them", {"storage": "disk", "cache_rows": 10, "cache_gb": 1.0}),
     ("cache_static 2.000000: must be a share from 0 to 1", {"storage": "disk", "cache_rows": 10, "cache_static": 2.0}),
     ("disk_reads 'sometimes': must be cached or direct", {"storage": "disk", "disk_reads": "sometimes"}),
-    ('host_reads="always": expected auto, gather or uva', {"host_reads": "always"}),
+    ('host_reads="always": expected auto, gather, uva or both', {"host_reads": "always"}),
     ("host_reads: 3 (int); expected a str", {"host_reads": 3}),
     ("owner_fixed_below -1: must be from 0 to 2^40 ids a layer", {"owner_fixed_below": -1}),
     ("owner_gpu_plan_from 1099511627777: must be from 0 to 2^40", {"owner_gpu_plan_from": (1 << 40) + 1}),

@@ -18,6 +18,7 @@
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/watched_wait.hpp"
+#include "engine/exchange_strategy.hpp"
 #include "model/model_config.hpp"
 #include "option_checks.hpp"
 #include "store/placement.hpp"
@@ -204,9 +205,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")
       ->check(step_tokens_option())
       ->capture_default_str();
-  step->add_option("--exchange", o->exchanges,
-                   "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner, hierarchical")
-      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
+  step->add_option("--exchange", o->exchanges, "Exchange strategies, side by side: " + exchange_strategy_list())
+      ->check(CLI::IsMember(exchange_strategy_names()))
       ->capture_default_str();
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))

@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "core/watched_wait.hpp"
+#include "engine/exchange_strategy.hpp"
 #include "job/run_job.hpp"
 #include "job/run_report.hpp"
 #include "option_checks.hpp"
@@ -79,14 +80,8 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--gpu-memory-limit", in.gpu_memory_limit_gb,
                   "GB of each rank's GPU that --placement auto may use for tables and the cache (default: all free)")
       ->check(finite_in(0.001, 1e6, "a number of GB from 0.001 to 1e6"));
-  cmd->add_option(
-         "--exchange", in.exchange,
-         "How rows reach the ranks that need them: owner (distinct ids to their owners, stored rows back), "
-         "gather-reduce (tokens gathered, partial rows all-reduced), reduce-scatter (partial rows "
-         "reduce-scattered to their ranks), hierarchical (owner in two levels: within the node, then across nodes; "
-         "nodes from MPI or PLESHARD_RANKS_PER_NODE), or auto (owner where an ETP group of several ranks exchanges "
-         "and no CUDA graph is asked for, else gather-reduce)")
-      ->check(CLI::IsMember({"auto", "gather-reduce", "reduce-scatter", "owner", "hierarchical"}))
+  cmd->add_option("--exchange", in.exchange, "How rows reach the ranks that need them: " + exchange_strategy_help())
+      ->check(CLI::IsMember(exchange_strategy_names()))
       ->capture_default_str();
   add_owner_gpu_plan_option(*cmd, in.job.owner_gpu_plan_from);
   add_owner_fixed_option(*cmd, in.job.owner_fixed_below);

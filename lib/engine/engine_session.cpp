@@ -19,6 +19,7 @@
 #include "core/watched_collectives.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
+#include "engine/exchange_strategy.hpp"
 #include "engine/table_placement.hpp"
 #include "exec/stream_order.hpp"
 #include "profile/row_profile.hpp"
@@ -142,7 +143,7 @@ void require_same_options(MPI_Comm world, const EngineOptions& options) {
   };
   const std::pair<std::string, std::int64_t> shaping[] = {
       {as("max_tokens", Option::step_tokens), options.max_tokens},
-      {as("exchange", Option::exchange), static_cast<std::int64_t>(options.exchange)},
+      {as("exchange", Option::exchange), options.exchange.id()},
       {as("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
       {as("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
       {as("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
@@ -195,7 +196,7 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
     for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts_[d].rows};
   local_ = can.whole_tables;
   strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
-  if (strategy_ == ExchangeStrategy::hierarchical) check_node_layout(comms);
+  if (strategy_ != ExchangeStrategy::automatic && descriptor_of(strategy_).needs_node_layout) check_node_layout(comms);
   if (topology_.rank == 0 && options.log_start) {
     // The threads once a process (a benchmark makes many engines on the same ones).
     static bool said = false;

@@ -48,9 +48,34 @@ struct ExchangeComms {
   Communicator* etp_cross_host = nullptr;
 };
 
-// The strategies `--exchange` names; automatic picks one per layout and tier
-// (choose_exchange).
-enum class ExchangeStrategy { automatic, gather_reduce, reduce_scatter, owner, hierarchical };
+// A strategy `--exchange` names: one registered (engine/exchange_strategy.hpp: the
+// built-in ones, and any registered beside them), or automatic, which picks one per layout
+// and tier (choose_exchange).
+class ExchangeStrategy {
+ public:
+  static const ExchangeStrategy automatic;
+  static const ExchangeStrategy gather_reduce;
+  static const ExchangeStrategy reduce_scatter;
+  static const ExchangeStrategy owner;
+  static const ExchangeStrategy hierarchical;
+
+  constexpr ExchangeStrategy() = default;  // automatic
+  // The registry's index + 1 (0: automatic).
+  [[nodiscard]] constexpr int id() const { return id_; }
+  [[nodiscard]] static constexpr ExchangeStrategy of_id(int id) { return ExchangeStrategy(id); }
+  constexpr bool operator==(const ExchangeStrategy&) const = default;
+
+ private:
+  explicit constexpr ExchangeStrategy(int id) : id_(id) {}
+  int id_ = 0;
+};
+// The built-in strategies, in the order they are registered (exchange_strategies.cpp).
+inline constexpr ExchangeStrategy ExchangeStrategy::automatic{0};
+inline constexpr ExchangeStrategy ExchangeStrategy::gather_reduce{1};
+inline constexpr ExchangeStrategy ExchangeStrategy::reduce_scatter{2};
+inline constexpr ExchangeStrategy ExchangeStrategy::owner{3};
+inline constexpr ExchangeStrategy ExchangeStrategy::hierarchical{4};
+
 [[nodiscard]] const char* to_string(ExchangeStrategy strategy);
 // InputError naming the accepted values for anything else.
 [[nodiscard]] ExchangeStrategy parse_exchange_strategy(std::string_view name);
@@ -148,15 +173,17 @@ class Exchange {
 // parallelism: slices of ceil(tokens / tp) tokens.
 [[nodiscard]] RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank);
 
-// The strategy for `requested` (automatic: owner where an ETP group of several ranks
-// exchanges and the steps need not be captured in CUDA graphs, else gather-reduce), or
-// InputError where the layout or tier does not allow the one requested. Groups of one rank
-// take any strategy, under graphs too: each is the identity there. `local` (whole
-// tables on every rank: the disk tier) exchanges nothing.
+// The strategy for `requested` (automatic: the first registered whose rule for `auto`
+// takes the layout: owner where an ETP group of several ranks exchanges and the steps need
+// not be captured in CUDA graphs, else gather-reduce), or InputError where the layout or
+// tier does not allow the one requested (its descriptor's check). Groups of one rank take
+// any strategy, under graphs too: each is the identity there. `local` (whole tables on every
+// rank: the disk tier) exchanges nothing.
 [[nodiscard]] ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local,
                                                bool cuda_graphs);
 
-// The strategy's exchange over `context` (a group of one rank: the identity, named as asked).
+// The strategy's exchange over `context` (its descriptor's factory; a group of one rank: the
+// identity, named as asked); `local`: the identity over whole tables.
 [[nodiscard]] std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local,
                                                       const ExchangeContext& context);
 

@@ -1,6 +1,7 @@
 #include "engine/exchange_groups.hpp"
 
 #include "core/mpi_check.hpp"
+#include "engine/exchange_strategy.hpp"
 
 namespace pleshard {
 
@@ -32,18 +33,8 @@ int size_of(MPI_Comm comm) {
 }  // namespace
 
 std::vector<ExchangeGroup> groups_for(ExchangeStrategy strategy, const Topology& topology) {
-  using G = ExchangeGroup;
-  std::vector<G> groups{G::etp_dp};
-  if (topology.sequence_parallel()) {
-    groups.push_back(G::tp);  // the TP group is then the ETP group
-  } else {
-    groups.push_back(G::etp);
-    if (strategy == ExchangeStrategy::reduce_scatter) groups.push_back(G::tp);
-  }
-  if (strategy == ExchangeStrategy::owner || strategy == ExchangeStrategy::hierarchical) groups.push_back(G::etp_host);
-  if (strategy == ExchangeStrategy::hierarchical)
-    groups.insert(groups.end(), {G::etp_node, G::etp_node_host, G::etp_cross, G::etp_cross_host});
-  return groups;
+  if (strategy == ExchangeStrategy::automatic) return slot_groups(topology);  // exchanges nothing (local)
+  return descriptor_of(strategy).groups(topology);
 }
 
 ExchangeGroups::ExchangeGroups(const Communicators& comms, std::span<const ExchangeGroup> groups,

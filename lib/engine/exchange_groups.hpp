@@ -23,10 +23,8 @@ namespace pleshard {
 enum class ExchangeGroup { etp, etp_dp, tp, etp_host, etp_node, etp_node_host, etp_cross, etp_cross_host };
 inline constexpr std::size_t k_exchange_groups = 8;
 
-// The groups `strategy` uses under `topology`: every strategy gathers the ETP group's slots
-// (etp_dp) and combines over it (etp, or tp under sequence parallelism); reduce-scatter
-// also gathers TP shares; the owner strategies size their messages on the host (etp_host);
-// the hierarchical one exchanges within nodes and across them.
+// The groups `strategy` uses under `topology`, as its descriptor declares them
+// (engine/exchange_strategy.hpp).
 [[nodiscard]] std::vector<ExchangeGroup> groups_for(ExchangeStrategy strategy, const Topology& topology);
 
 class ExchangeGroups {

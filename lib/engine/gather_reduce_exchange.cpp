@@ -1,6 +1,7 @@
 #include "engine/gather_reduce_exchange.hpp"
 
 #include "engine/detail/exchange_steps.hpp"
+#include "engine/exchange_strategy.hpp"
 
 namespace pleshard {
 
@@ -23,6 +24,17 @@ void AllReduceCombine::run(std::uint8_t* partial, std::size_t layer_bytes, std::
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d)
     views[d] = {partial + d * layer_bytes + offset, 0, tokens, ctx_.width, ctx_.dtype};
+}
+
+StrategyDescriptor gather_reduce_strategy() {
+  StrategyDescriptor d;
+  d.name = "gather-reduce";
+  d.help = "tokens gathered, partial rows all-reduced";
+  d.groups = slot_groups;
+  d.chosen_by_auto = [](const Topology&, bool) { return true; };  // where nothing before it applies
+  d.auto_order = 1;
+  d.make = [](const ExchangeContext& c) { return make_slot_exchange(c, "gather-reduce"); };
+  return d;
 }
 
 }  // namespace pleshard

@@ -5,7 +5,10 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/option_names.hpp"
 #include "engine/detail/exchange_steps.hpp"
+#include "engine/exchange_strategy.hpp"
+#include "engine/owner_exchange.hpp"
 #include "exec/step_kernels.hpp"
 #include "kernels/common/row_pack.hpp"
 
@@ -232,6 +235,35 @@ void HierarchicalExchange::return_to_sources(std::span<const kernels::DecodeTask
         step.bytes_sent += static_cast<double>(l.source_totals[s]) * static_cast<double>(pitch);
       }
   }
+}
+
+StrategyDescriptor hierarchical_strategy() {
+  StrategyDescriptor d;
+  d.name = "hierarchical";
+  d.help = "owner in two levels: within the node, then across nodes; nodes from MPI or PLESHARD_RANKS_PER_NODE";
+  d.groups = [](const Topology& t) {
+    std::vector<ExchangeGroup> groups = owner_strategy().groups(t);
+    groups.insert(groups.end(), {ExchangeGroup::etp_node, ExchangeGroup::etp_node_host, ExchangeGroup::etp_cross,
+                                 ExchangeGroup::etp_cross_host});
+    return groups;
+  };
+  d.check = [](const Topology& t, bool cuda_graphs) {
+    if (cuda_graphs && t.etp > 1)
+      throw InputError(option_is(Option::exchange, "hierarchical") +
+                       " merges each node's ids on the host every step, so its steps cannot be captured in CUDA "
+                       "graphs (use owner, gather-reduce or reduce-scatter with " +
+                       option_name(Option::cuda_graph) + ")");
+  };
+  d.needs_node_layout = true;
+  d.make = [](const ExchangeContext& c) -> std::unique_ptr<Exchange> {
+    if (c.topology.etp == 1) return make_slot_exchange(c, "hierarchical");
+    // One rank per node: the owners across nodes are the whole ETP group, one level.
+    if (c.comms.etp_node_host == nullptr)
+      return std::make_unique<OwnerExchange>(c, OwnerGroup::of(c.comms.etp_cross, c.comms.etp_cross_host),
+                                             "hierarchical");
+    return std::make_unique<HierarchicalExchange>(c);
+  };
+  return d;
 }
 
 }  // namespace pleshard

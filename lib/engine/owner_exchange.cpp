@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
+#include "engine/exchange_strategy.hpp"
 #include "exec/step_kernels.hpp"
 #include "kernels/common/row_pack.hpp"
 
@@ -111,6 +112,30 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
   decode_step(ctx_.space, tasks, ctx_.dtype);
   marks.mark(StepPhase::decode);
   traffic_ += step;
+}
+
+StrategyDescriptor owner_strategy() {
+  StrategyDescriptor d;
+  d.name = "owner";
+  d.help = "distinct ids to their owners, stored rows back";
+  d.groups = [](const Topology& t) {
+    std::vector<ExchangeGroup> groups = slot_groups(t);
+    groups.push_back(ExchangeGroup::etp_host);  // message sizes
+    return groups;
+  };
+  // Where an ETP group of several ranks exchanges and no CUDA graph is asked for: its sizes
+  // are known only on the host.
+  d.chosen_by_auto = [](const Topology& t, bool cuda_graphs) { return t.etp > 1 && !cuda_graphs; };
+  d.auto_order = 0;
+  d.auto_help = "where an ETP group of several ranks exchanges and no CUDA graph is asked for";
+  d.make = [](const ExchangeContext& c) -> std::unique_ptr<Exchange> {
+    // In a group of one rank, the identity without owner planning on the host. Under
+    // sequence parallelism the ETP group is the TP group.
+    if (c.topology.etp == 1) return make_slot_exchange(c, "owner");
+    return std::make_unique<OwnerExchange>(
+        c, OwnerGroup::of(c.comms.etp != nullptr ? c.comms.etp : c.comms.tp, c.comms.etp_host));
+  };
+  return d;
 }
 
 }  // namespace pleshard

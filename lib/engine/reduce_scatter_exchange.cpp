@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
+#include "engine/exchange_strategy.hpp"
 
 namespace pleshard {
 
@@ -55,6 +56,20 @@ void ReduceScatterCombine::run(std::uint8_t* partial, std::size_t layer_bytes, s
     const std::uint8_t* data = tp_gather_ != nullptr ? gathered + d * slot_bytes : received + d * share_bytes;
     views[d] = {data, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
   }
+}
+
+StrategyDescriptor reduce_scatter_strategy() {
+  StrategyDescriptor d;
+  d.name = "reduce-scatter";
+  d.help = "partial rows reduce-scattered to their ranks";
+  d.groups = [](const Topology& t) {
+    std::vector<ExchangeGroup> groups = slot_groups(t);
+    if (!t.sequence_parallel()) groups.push_back(ExchangeGroup::tp);  // the TP shares gathered
+    return groups;
+  };
+  d.shares_by_tp = true;
+  d.make = [](const ExchangeContext& c) { return make_slot_exchange(c, "reduce-scatter", true); };
+  return d;
 }
 
 }  // namespace pleshard

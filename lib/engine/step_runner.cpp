@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
 #include "core/option_names.hpp"
+#include "engine/exchange_strategy.hpp"
 #include "exec/stream_order.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
@@ -28,7 +29,8 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   stats_.load = session.load();
   // Reduce-scattered slots split into TP whole shares.
   const Topology& topology = session.topology();
-  if (session.strategy() == ExchangeStrategy::reduce_scatter && !topology.sequence_parallel())
+  if (session.strategy() != ExchangeStrategy::automatic && descriptor_of(session.strategy()).shares_by_tp &&
+      !topology.sequence_parallel())
     slot_multiple_ = topology.tp;
   StepSpace& space = *session.space();
   PlanShape shape;

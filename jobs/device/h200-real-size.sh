@@ -15,6 +15,8 @@
 #   --summary-only on both tiers from the file.
 # - pinned: ckpt make (FP8, 51.2 GB), bench load into the pinned tier (cold) reading past the
 #   page cache, then through it (PLESHARD_DIRECT_LOADS=0), each beside the files' own rate.
+# - host-reads: the FP8 table made in place in pinned memory, run --summary-only and bench
+#   step through UVA and with --host-reads auto;
 # - hdf5: ckpt make of the NVFP4 table as one HDF5 file (28.8 GB), bench load into the
 #   device and pinned tiers (cold), each beside the file's own rate;
 # - nvfp4-pinned: ckpt make (NVFP4, 28.8 GB), bench load into the pinned tier (cold), beside
@@ -92,6 +94,19 @@ if part fp8; then
   rm -rf "$data/fp8"
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 320001536 --ids 64 8192 1048576 --min-seconds 0.2
   log fp8 "$app" bench lookup --storage device pinned --formats fp8 --rows 1048576 --ids 64 8192 1048576 --min-seconds 0.2
+fi
+
+if part host-reads; then
+  # The real FP8 table pinned, made in place (no file): the batch job on the corpus and whole
+  # steps with the GPU reading every row through UVA, and with --host-reads auto (the host
+  # and the GPU sharing the rows of large steps).
+  qwen_as float8_e4m3fn "$data/fp8.json"
+  for reads in uva auto; do
+    log host-reads "$app" "${run_job[@]}" --checkpoint synthetic --config "$data/fp8.json" --storage pinned \
+      --host-reads "$reads" --json
+    log host-reads "$app" bench step --config "$data/fp8.json" --storage pinned \
+      --host-reads "$reads" --requests "$corpus" --tokens 64 1024 8192 --modes eager --min-seconds 0.3
+  done
 fi
 
 if part hdf5; then

@@ -12,7 +12,8 @@ namespace pleshard {
 
 class DeepseekEngramFamily final : public Family {
  public:
-  [[nodiscard]] ModelFamily kind() const override { return ModelFamily::deepseek_engram; }
+  [[nodiscard]] const char* name() const override { return "deepseek_engram"; }
+  [[nodiscard]] const char* title() const override { return "DeepSeek Engram"; }
   [[nodiscard]] const char* layers_key() const override { return "engram_layer_ids"; }
   [[nodiscard]] int first_layer_id() const override { return 0; }
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;

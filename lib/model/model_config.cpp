@@ -18,15 +18,13 @@ constexpr EnumNames<TableQuantization, 4> k_quantizations{{{TableQuantization::n
                                                            {TableQuantization::fp8, "float8_e4m3fn"},
                                                            {TableQuantization::nvfp4, "nvfp4"},
                                                            {TableQuantization::fp8_e8m0, "fp8_e8m0"}}};
-constexpr EnumNames<ModelFamily, 2> k_families{
-    {{ModelFamily::qwen4exp, "qwen4exp"}, {ModelFamily::deepseek_engram, "deepseek_engram"}}};
 
 using nlohmann::json;
 
 }  // namespace
 
 const char* to_string(TableQuantization q) { return name_of(k_quantizations, q); }
-const char* to_string(ModelFamily family) { return name_of(k_families, family); }
+const char* to_string(ModelFamily family) { return family_of(family).name(); }
 
 ModelConfig parse_model_config(const json& document, const std::string& source) {
   const detail::ConfigReader r(document, source);
@@ -35,18 +33,22 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 
   // The family is the one whose layers key the config has.
   const Family* family = nullptr;
-  for (const ModelFamily kind : {ModelFamily::qwen4exp, ModelFamily::deepseek_engram}) {
-    const Family& f = family_of(kind);
+  std::string keys;  // every family's, for the message where none is there
+  const std::vector<ModelFamily> kinds = registered_families();
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const Family& f = family_of(kinds[i]);
+    keys += (i == 0                  ? ""
+             : i + 1 == kinds.size() ? " or "
+                                     : ", ") +
+            std::string(f.layers_key()) + " (" + f.title() + ")";
     if (r.find(f.layers_key()) == nullptr) continue;
     if (family != nullptr)
       throw InputError(source + ": has both " + family->layers_key() + " and " + f.layers_key() +
                        "; a config describes one model family");
     family = &f;
+    c.family = kinds[i];
   }
-  if (family == nullptr)
-    throw InputError(source +
-                     ": required key ple_layer_ids (Qwen4Exp) or engram_layer_ids (DeepSeek Engram) is missing");
-  c.family = family->kind();
+  if (family == nullptr) throw InputError(source + ": required key " + keys + " is missing");
 
   c.vocab_size = r.required_integer("vocab_size");
   if (c.vocab_size <= 0) r.fail("vocab_size", json(c.vocab_size), "must be positive");

@@ -23,14 +23,30 @@ inline constexpr std::int64_t k_max_head_dim = std::int64_t{1} << 20;
 inline constexpr std::int64_t k_max_ngram_vocab_size_base = std::int64_t{1} << 62;
 inline constexpr std::int64_t k_max_split_ngram_parts = std::int64_t{1} << 20;
 
-enum class ModelFamily { qwen4exp, deepseek_engram };
+// A model family: an id into the registry of families (model/model_family.hpp), the
+// built-in ones first, then any registered beside them.
+class ModelFamily {
+ public:
+  static const ModelFamily qwen4exp;
+  static const ModelFamily deepseek_engram;
+
+  [[nodiscard]] constexpr int id() const { return id_; }
+  [[nodiscard]] static constexpr ModelFamily of_id(int id) { return ModelFamily(id); }
+  constexpr bool operator==(const ModelFamily&) const = default;
+
+ private:
+  explicit constexpr ModelFamily(int id) : id_(id) {}
+  int id_ = 0;
+};
+inline constexpr ModelFamily ModelFamily::qwen4exp{0};
+inline constexpr ModelFamily ModelFamily::deepseek_engram{1};
 
 // How a checkpoint of the config stores rows (Qwen4Exp's "ple_embedding_dtype"; Engram's
 // tables are FP8 with E8M0 block scales, or unquantized).
 enum class TableQuantization { none, fp8, nvfp4, fp8_e8m0 };
 
 [[nodiscard]] const char* to_string(TableQuantization q);
-[[nodiscard]] const char* to_string(ModelFamily family);  // "qwen4exp", "deepseek_engram"
+[[nodiscard]] const char* to_string(ModelFamily family);  // the family's name: "qwen4exp", "deepseek_engram", ...
 
 // DeepSeek Engram's own keys (docs/design.md §10).
 struct EngramKeys {

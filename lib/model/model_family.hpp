@@ -1,8 +1,11 @@
 #pragma once
 // A model family: the one place that knows a family's config keys and derives its tables
 // from them (hashing, rows, checkpoint layout, row codec). Callers ask the family of a
-// config (family_of) rather than compare its name.
+// config (family_of) rather than compare its name. The built-in families are listed once
+// (model_families.cpp); a family built outside the library registers itself
+// (register_model_family), and a config is read by the family whose layers key it has.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,7 +21,9 @@ class Family {
  public:
   virtual ~Family() = default;
 
-  [[nodiscard]] virtual ModelFamily kind() const = 0;
+  // The family's name (a report's and an output's `family`) and how a message names it.
+  [[nodiscard]] virtual const char* name() const = 0;
+  [[nodiscard]] virtual const char* title() const = 0;
   // The key whose presence selects the family.
   [[nodiscard]] virtual const char* layers_key() const = 0;
   // The id that key gives a model's first decoder layer: 1 where its ids count from 1, 0
@@ -38,6 +43,12 @@ class Family {
   [[nodiscard]] virtual bool short_contexts() const = 0;
 };
 
+// Registers a family: InputError where its name or layers key is taken. At static
+// initialization, or before the first config is read.
+ModelFamily register_model_family(std::unique_ptr<const Family> family);
+// Every registered family, the built-ins first.
+[[nodiscard]] std::vector<ModelFamily> registered_families();
+// SystemError for an id not registered.
 [[nodiscard]] const Family& family_of(ModelFamily kind);
 [[nodiscard]] inline const Family& family_of(const ModelConfig& config) { return family_of(config.family); }
 

@@ -91,12 +91,13 @@ void Qwen4ExpFamily::read(const detail::ConfigReader& r, ModelConfig& c) const {
            "must be at most " + std::to_string(k_max_split_ngram_parts) + " shards per table");
   c.seed = r.optional_integer("seed").value_or(c.seed);
 
-  const json* ids = r.find("ple_layer_ids");
-  if (!ids->is_array() || ids->empty()) r.fail("ple_layer_ids", *ids, "must be a non-empty list of integers");
+  const char* ids_key = layers_key();  // a family built on this one may name it otherwise
+  const json* ids = r.find(ids_key);
+  if (!ids->is_array() || ids->empty()) r.fail(ids_key, *ids, "must be a non-empty list of integers");
   for (const json& id : *ids) {
-    const std::int64_t layer = r.integer("ple_layer_ids", id);
+    const std::int64_t layer = r.integer(ids_key, id);
     if (layer < 1 || layer > c.num_hidden_layers)
-      r.fail("ple_layer_ids", *ids,
+      r.fail(ids_key, *ids,
              "entry " + std::to_string(layer) + " is outside 1..num_hidden_layers = 1.." +
                  std::to_string(c.num_hidden_layers));
     c.ple_layer_ids.push_back(static_cast<int>(layer));
@@ -125,7 +126,7 @@ void Qwen4ExpFamily::write(const ModelConfig& c, json& j) const {
             {"make_ngram_vocab_size_divisible_by", c.vocab_size_divisor},
             {"split_ngram_parts", c.split_ngram_parts},
             {"seed", c.seed},
-            {"ple_layer_ids", c.ple_layer_ids}});
+            {layers_key(), c.ple_layer_ids}});
   if (c.quantization != TableQuantization::none) j["ple_embedding_dtype"] = to_string(c.quantization);
 }
 

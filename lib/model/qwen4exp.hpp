@@ -16,9 +16,11 @@ namespace pleshard {
 [[nodiscard]] std::int64_t qwen4exp_multiplier(std::int64_t seed, std::int64_t ple_index, int i,
                                                std::int64_t vocab_size);
 
-class Qwen4ExpFamily final : public Family {
+// Not final: a family that differs only in its keys' names builds on it.
+class Qwen4ExpFamily : public Family {
  public:
-  [[nodiscard]] ModelFamily kind() const override { return ModelFamily::qwen4exp; }
+  [[nodiscard]] const char* name() const override { return "qwen4exp"; }
+  [[nodiscard]] const char* title() const override { return "Qwen4Exp"; }
   [[nodiscard]] const char* layers_key() const override { return "ple_layer_ids"; }
   [[nodiscard]] int first_layer_id() const override { return 1; }
   void read(const detail::ConfigReader& reader, ModelConfig& config) const override;

@@ -4,22 +4,9 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "model/deepseek_engram.hpp"
-#include "model/qwen4exp.hpp"
+#include "model/model_family.hpp"
 
 namespace pleshard {
-
-const Family& family_of(ModelFamily kind) {
-  static const Qwen4ExpFamily qwen4exp;
-  static const DeepseekEngramFamily deepseek_engram;
-  switch (kind) {
-    case ModelFamily::qwen4exp:
-      return qwen4exp;
-    case ModelFamily::deepseek_engram:
-      return deepseek_engram;
-  }
-  throw SystemError("family_of: unknown model family");
-}
 
 std::vector<std::int64_t> head_offsets_of(const std::vector<std::int64_t>& sizes, const std::string& what) {
   std::vector<std::int64_t> offsets;

@@ -19,6 +19,7 @@ void add_bench_command(CLI::App& app, Action& action);
 void add_ckpt_command(CLI::App& app, Action& action);
 void add_embed_command(CLI::App& app, Action& action);
 void add_profile_command(CLI::App& app, Action& action);
+void add_help_options_command(CLI::App& app, Action& action);
 
 // --token-map FILE on the commands without the engine's options (ids, ckpt make and convert,
 // bench hash, profile): the engine option table's entry, set into a path of their own.

@@ -63,6 +63,7 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
   app::add_ckpt_command(cli, action);
   app::add_profile_command(cli, action);
   app::add_bench_command(cli, action);
+  app::add_help_options_command(cli, action);
   std::int64_t threads = 0;
   add_threads_option(cli, threads);
 

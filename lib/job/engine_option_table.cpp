@@ -238,7 +238,7 @@ const std::vector<EngineOptionEntry>& entries() {
 
     static const std::string threads_must_be =
         "a whole number of threads from 1 to " + std::to_string(k_max_rank_threads);
-    e = {Option::threads, "threads", OptionKind::integer, static_cast<unsigned>(Cmd::python),
+    e = {Option::threads, "threads", OptionKind::integer, Cmd::every_command | Cmd::python,
          "Threads of each rank's host work: the host tier's hashing and decoding, host gathers, making and reading "
          "rows (default: the launcher's binding: SLURM_CPUS_PER_TASK, else OMP_NUM_THREADS, else the cores of the "
          "rank's CPU affinity mask, shared with ranks bound alike)",
@@ -339,8 +339,7 @@ std::variant<OptionValue, std::string> value_of_text(const EngineOptionEntry& en
       errno = 0;
       char* end = nullptr;
       const double v = std::strtod(copy.c_str(), &end);
-      if (end == copy.c_str() || *end != '\0')
-        return quoted_value(copy) + " is not a number: must be " + entry.must_be;
+      if (end == copy.c_str() || *end != '\0') return quoted_value(copy) + " is not a number: must be " + entry.must_be;
       if (entry.kind == OptionKind::number) return OptionValue{v};
       // A whole number, in range: as wide as it is written (2^63 - 1 is no double).
       if (!std::isfinite(v) || v != std::floor(v) || v < -9.2e18 || v > 9.2e18)
@@ -381,33 +380,6 @@ const OptionSpelling& python_keyword_spelling() {
   }();
   static const OptionSpelling spelling{names, "=", true};
   return spelling;
-}
-
-std::string options_markdown(EngineCommand command) {
-  const bool python = command == EngineCommand::python;
-  std::string out;
-  for (const EngineOptionEntry& e : entries()) {
-    if (!takes(e, command)) continue;
-    out += "- `" + (python ? python_keyword(e) : cli_name(e)) + "`";
-    std::string facts;
-    if (e.kind == OptionKind::choice) {
-      std::string list;
-      for (const std::string& name : e.choices()) list += (list.empty() ? "" : "|") + name;
-      facts = list;
-    } else if (e.kind == OptionKind::integer || e.kind == OptionKind::number) {
-      facts = e.must_be;
-    } else if (e.kind == OptionKind::flag) {
-      facts = "a flag";
-    } else {
-      facts = e.kind == OptionKind::path ? "a path" : "text";
-    }
-    const std::optional<OptionValue> dflt = default_value(e);
-    if (e.required) facts += "; required";
-    else if (dflt) facts += "; default " + value_text(*dflt);
-    else facts += python ? "; default None" : "; optional";
-    out += " (" + facts + "): " + help_text(e, command) + "\n";
-  }
-  return out;
 }
 
 }  // namespace pleshard

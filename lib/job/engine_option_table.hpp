@@ -4,7 +4,7 @@
 // range or choices (the choices from the library's own names), its help, which commands take
 // it, and how it is set and checked — once, here: the command line builds its CLI11 options
 // from the table, the Python module reads its keywords through it, and both `--help` and
-// the docs' lists of options (`pleshard help-options`) are made from it.
+// the docs' lists of options (`pleshard help-options`, job/engine_option_docs) are made from it.
 //
 // To add an option: one entry in engine_option_table.cpp (and, where the library's checks
 // name it, its Option in core/option_names).
@@ -23,7 +23,15 @@
 namespace pleshard {
 
 // The commands that take engine options; an entry's `commands` is a set of them.
-enum class EngineCommand : unsigned { run = 1, embed = 2, bench_step = 4, profile = 8, python = 16 };
+// every_command: each command of the command line (main adds it), not an engine's alone.
+enum class EngineCommand : unsigned {
+  run = 1,
+  embed = 2,
+  bench_step = 4,
+  profile = 8,
+  python = 16,
+  every_command = 32
+};
 [[nodiscard]] constexpr unsigned operator|(EngineCommand a, EngineCommand b) {
   return static_cast<unsigned>(a) | static_cast<unsigned>(b);
 }
@@ -39,7 +47,7 @@ using OptionValue = std::variant<bool, std::int64_t, double, std::string>;
 struct EngineTarget {
   EngineInputs* inputs = nullptr;
   BatchJobOptions* job = nullptr;
-  int* output_slots = nullptr;    // the Python module's
+  int* output_slots = nullptr;      // the Python module's
   std::int64_t* threads = nullptr;  // 0: from the launcher's binding
 };
 
@@ -108,9 +116,5 @@ void set_option(const EngineOptionEntry& entry, const OptionValue& value, const 
 
 // Python's spelling of the options (core/option_names): every entry the Engine takes.
 [[nodiscard]] const OptionSpelling& python_keyword_spelling();
-
-// The options of `command` as Markdown: a line per option with its type, default, range or
-// choices and help (docs/cli.md, and docs/python.md's keyword list for python).
-[[nodiscard]] std::string options_markdown(EngineCommand command);
 
 }  // namespace pleshard

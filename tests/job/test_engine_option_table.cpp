@@ -86,16 +86,16 @@ std::string refused(Option option, const OptionValue& value) {
 TEST(EngineOptionTable, RefusesOutOfRangeAndUnknownNames) {
   EXPECT_EQ(refused(Option::step_tokens, std::int64_t{0}),
             "--step-tokens: 0 is out of range: must be a whole number of tokens from 1 to 16777216");
-  EXPECT_EQ(refused(Option::collective_timeout, 0.5), "--collective-timeout: 0.5 is out of range: must be from 1 to "
-                                                      "1e7 seconds");
+  EXPECT_EQ(refused(Option::collective_timeout, 0.5),
+            "--collective-timeout: 0.5 is out of range: must be from 1 to "
+            "1e7 seconds");
   EXPECT_EQ(refused(Option::cache_static, std::nan("")),
             "--cache-static: nan is out of range: must be a share from 0 to 1");
   EXPECT_EQ(refused(Option::gpu_memory_limit, 0.0), "");  // 0: all that is free
   EXPECT_NE(refused(Option::gpu_memory_limit, 0.0001), "");
   EXPECT_EQ(refused(Option::disk_reads, std::string("sometimes")),
             "--disk-reads \"sometimes\": expected cached or direct");
-  EXPECT_EQ(refused(Option::checkpoint, std::string()),
-            "--checkpoint: empty path (an unset variable?); name the file");
+  EXPECT_EQ(refused(Option::checkpoint, std::string()), "--checkpoint: empty path (an unset variable?); name the file");
   use_option_spelling(python_keyword_spelling());
   EXPECT_EQ(refused(Option::cache_rows, std::int64_t{-1}),
             "cache_rows: -1 is out of range: must be a whole number of rows >= 0");

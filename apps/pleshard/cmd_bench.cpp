@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "bench/bench_output.hpp"
@@ -18,6 +19,7 @@
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/watched_wait.hpp"
+#include "dist/communicator_factory.hpp"
 #include "engine_option_cli.hpp"
 #include "model/model_config.hpp"
 #include "option_checks.hpp"
@@ -29,6 +31,19 @@
 namespace pleshard::app {
 
 namespace {
+
+// Each value's name as the library writes it (choices and defaults typed once, there).
+template <typename E>
+std::vector<std::string> names_of(std::initializer_list<E> values) {
+  std::vector<std::string> names;
+  for (const E value : values) names.emplace_back(to_string(value));
+  return names;
+}
+
+// The strategies whose collectives bench exchange times (each one's own; auto and
+// hierarchical are made of them).
+constexpr std::initializer_list<ExchangeStrategy> k_bench_exchanges = {
+    ExchangeStrategy::gather_reduce, ExchangeStrategy::reduce_scatter, ExchangeStrategy::owner};
 
 struct BenchOptions {
   std::string config;
@@ -42,8 +57,9 @@ struct BenchOptions {
   std::int64_t step_rows = 1 << 24;
   std::vector<std::string> modes{"eager", "graph"};
   std::vector<std::string> exchanges{"auto"};
-  std::vector<std::string> bench_exchanges{"gather-reduce", "reduce-scatter", "owner"};
-  std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
+  std::vector<std::string> bench_exchanges = names_of(k_bench_exchanges);
+  std::vector<std::string> formats =
+      names_of({RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4});
   std::vector<std::string> tiers{"host"};
   std::vector<std::string> backends{"mpi"};
   // The engine's options bench step and lookup take from the library's table, copied into
@@ -166,13 +182,13 @@ void add_bench_command(CLI::App& app, Action& action) {
   exchange
       ->add_option("--exchange", o->bench_exchanges,
                    "Strategies whose collectives are timed: gather-reduce, reduce-scatter, owner")
-      ->check(CLI::IsMember({"gather-reduce", "reduce-scatter", "owner"}))
+      ->check(CLI::IsMember(names_of(k_bench_exchanges)))
       ->capture_default_str();
   exchange
       ->add_option("--backend", o->backends,
                    "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
                    "nccl (GPU memory, one GPU per rank)")
-      ->check(CLI::IsMember({"mpi", "mpi-staged", "nccl"}))
+      ->check(CLI::IsMember(names_of({CollectiveBackend::mpi, CollectiveBackend::mpi_staged, CollectiveBackend::nccl})))
       ->capture_default_str();
   add_format_options(*exchange, o->format);
   exchange->callback([&action, o] {
@@ -197,7 +213,7 @@ void add_bench_command(CLI::App& app, Action& action) {
                    "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)");
   step->add_option("--rows", o->step_rows, "Rows of the built-in config's table (at least)")->capture_default_str();
   step->add_option("--format", o->step_format, "Row format of synthetic tables: bf16, fp8, nvfp4 or fp8_e8m0")
-      ->check(CLI::IsMember({"bf16", "fp8", "nvfp4", "fp8_e8m0"}))
+      ->check(CLI::IsMember(names_of({RowFormat::bf16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
       ->capture_default_str();
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
       ->check(CLI::IsMember(choices_of(Option::storage)))
@@ -309,7 +325,8 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp8", "nvfp4", "fp8_e8m0"}))
+      ->check(CLI::IsMember(names_of(
+          {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
       ->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")
       ->check(finite_in(1, 1 << 28, "a whole number of ids from 1 to 268435456"))

@@ -7,19 +7,6 @@ namespace pleshard::app {
 
 namespace {
 
-const char* type_name_of(OptionKind kind) {
-  switch (kind) {
-    case OptionKind::path:
-      return "PATH";
-    case OptionKind::integer:
-      return "INT";
-    case OptionKind::number:
-      return "FLOAT";
-    default:
-      return "TEXT";
-  }
-}
-
 // The entry's check as CLI11 runs it on the text given: the range (a NaN, an infinity or a
 // fraction of a whole number refused) or an empty path; choices are CLI11's IsMember.
 CLI::Validator entry_check(const EngineOptionEntry& entry) {
@@ -45,7 +32,7 @@ CLI::Option* add_engine_option(CLI::App& cmd, const EngineOptionEntry& entry, co
         set_option(entry, std::get<OptionValue>(value_of_text(entry, text)), target);
       },
       help);
-  option->type_name(type_name_of(entry.kind));
+  option->type_name(value_name(entry.kind));
   if (entry.kind == OptionKind::choice)
     option->check(CLI::IsMember(entry.choices()));
   else

@@ -6,20 +6,8 @@ namespace {
 
 // "INT", "FLOAT", "PATH", "TEXT", or the choices as `a`, `b`: the value as --help names it.
 std::string value_of(const EngineOptionEntry& e) {
-  switch (e.kind) {
-    case OptionKind::path:
-      return "PATH";
-    case OptionKind::text:
-      return "TEXT";
-    case OptionKind::integer:
-      return "INT";
-    case OptionKind::number:
-      return "FLOAT";
-    case OptionKind::flag:
-      return "(flag)";
-    case OptionKind::choice:
-      break;
-  }
+  if (e.kind == OptionKind::flag) return "(flag)";
+  if (e.kind != OptionKind::choice) return value_name(e.kind);
   std::string names;
   for (const std::string& name : e.choices()) names += (names.empty() ? "`" : ", `") + name + "`";
   return names;

@@ -287,6 +287,19 @@ std::string help_text(const EngineOptionEntry& entry, EngineCommand command) {
 
 std::vector<std::string> choices_of(Option option) { return engine_option(option).choices(); }
 
+const char* value_name(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::path:
+      return "PATH";
+    case OptionKind::integer:
+      return "INT";
+    case OptionKind::number:
+      return "FLOAT";
+    default:
+      return "TEXT";
+  }
+}
+
 std::string cli_name(const EngineOptionEntry& entry) { return std::string("--") + entry.name; }
 
 std::string python_keyword(const EngineOptionEntry& entry) {

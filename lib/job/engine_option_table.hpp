@@ -92,6 +92,9 @@ struct EngineOptionEntry {
 // The choices of `option`'s entry, for the commands that take a list of them (bench step).
 [[nodiscard]] std::vector<std::string> choices_of(Option option);
 
+// The value as --help names it: "PATH", "TEXT", "INT", "FLOAT" (a flag's and a choice's: "TEXT").
+[[nodiscard]] const char* value_name(OptionKind kind);
+
 // "--step-tokens" and "step_tokens".
 [[nodiscard]] std::string cli_name(const EngineOptionEntry& entry);
 [[nodiscard]] std::string python_keyword(const EngineOptionEntry& entry);

@@ -99,7 +99,8 @@ TEST(EngineOptionTable, RefusesOutOfRangeAndUnknownNames) {
   use_option_spelling(python_keyword_spelling());
   EXPECT_EQ(refused(Option::cache_rows, std::int64_t{-1}),
             "cache_rows: -1 is out of range: must be a whole number of rows >= 0");
-  EXPECT_EQ(refused(Option::host_reads, std::string("always")), "host_reads=\"always\": expected auto, gather, uva or both");
+  EXPECT_EQ(refused(Option::host_reads, std::string("always")),
+            "host_reads=\"always\": expected auto, gather, uva or both");
   use_option_spelling(command_line_spelling());
 }
 

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "job/engine_option_table.hpp"
 #include "job/run_job.hpp"
 
 namespace pleshard::python {
@@ -22,7 +23,7 @@ namespace pleshard::python {
 struct EngineArguments {
   EngineInputs inputs;
   BatchJobOptions job;  // the step size, CUDA graphs and the collective timeout
-  int output_slots = 2;
+  int output_slots = k_default_output_slots;
   MPI_Comm comm = MPI_COMM_WORLD;
 };
 

@@ -68,7 +68,6 @@ class Engine:
         exchange: str = "auto",
         cuda_graph: bool = False,
         out_dtype: str = "bfloat16",
-        comm: mpi4py.MPI.Comm | None = None,
         output_slots: int = 2,
         step_tokens: int = 8192,
         token_map: str | bytes | os.PathLike | None = None,
@@ -83,6 +82,7 @@ class Engine:
         owner_gpu_plan_from: int = 65536,
         owner_fixed_below: int = 0,
         threads: int | None = None,
+        comm: mpi4py.MPI.Comm | None = None,
     ) -> None: ...
     def forward(
         self,

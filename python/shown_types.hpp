@@ -1,9 +1,10 @@
 #pragma once
 // Arguments and results taken or given as any Python object but shown in signatures — help(),
 // and the stub pleshard.pyi that tests/python/test_stub.py compares with them — as the types
-// they are: an Engine keyword is read and refused inside the ranks' agreement, never by
-// pybind11 on one rank (a TypeError there would leave the others waiting), so its C++ type
-// is an object; what it takes is the type shown.
+// they are: an argument is read and refused inside the ranks' agreement, never by pybind11 on
+// one rank (a TypeError there would leave the others waiting), so its C++ type is an object;
+// what it takes is the type shown. (Engine's keywords are shown by the option table:
+// engine_keywords.hpp.)
 
 #include <pybind11/pybind11.h>
 
@@ -22,15 +23,8 @@ namespace shown {
 using pybind11::detail::const_name;
 // clang-format off
 struct Path { static constexpr auto name = const_name("str | bytes | os.PathLike"); };
-struct OptionalPath { static constexpr auto name = const_name("str | bytes | os.PathLike | None"); };
-struct OptionalText { static constexpr auto name = const_name("str | None"); };
-struct Text { static constexpr auto name = const_name("str"); };
-struct Int { static constexpr auto name = const_name("int"); };
 struct OptionalInt { static constexpr auto name = const_name("int | None"); };
-struct Number { static constexpr auto name = const_name("float"); };
-struct Flag { static constexpr auto name = const_name("bool"); };
 struct OptionalFlag { static constexpr auto name = const_name("bool | None"); };
-struct Comm { static constexpr auto name = const_name("mpi4py.MPI.Comm | None"); };
 struct IntArray { static constexpr auto name = const_name("numpy.typing.ArrayLike"); };
 struct Contexts { static constexpr auto name = const_name("numpy.typing.ArrayLike | list[numpy.typing.ArrayLike | None] | None"); };
 struct EmbeddingsList { static constexpr auto name = const_name("list[pleshard.Embeddings]"); };

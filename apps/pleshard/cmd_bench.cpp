@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "bench/bench_output.hpp"
@@ -18,7 +19,8 @@
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/watched_wait.hpp"
-#include "engine/exchange_strategy.hpp"
+#include "dist/communicator_factory.hpp"
+#include "engine_option_cli.hpp"
 #include "model/model_config.hpp"
 #include "option_checks.hpp"
 #include "store/placement.hpp"
@@ -29,6 +31,19 @@
 namespace pleshard::app {
 
 namespace {
+
+// Each value's name as the library writes it (choices and defaults typed once, there).
+template <typename E>
+std::vector<std::string> names_of(std::initializer_list<E> values) {
+  std::vector<std::string> names;
+  for (const E value : values) names.emplace_back(to_string(value));
+  return names;
+}
+
+// The strategies whose collectives bench exchange times (each one's own; auto and
+// hierarchical are made of them).
+constexpr std::initializer_list<ExchangeStrategy> k_bench_exchanges = {
+    ExchangeStrategy::gather_reduce, ExchangeStrategy::reduce_scatter, ExchangeStrategy::owner};
 
 struct BenchOptions {
   std::string config;
@@ -42,11 +57,15 @@ struct BenchOptions {
   std::int64_t step_rows = 1 << 24;
   std::vector<std::string> modes{"eager", "graph"};
   std::vector<std::string> exchanges{"auto"};
-  std::vector<std::string> bench_exchanges{"gather-reduce", "reduce-scatter", "owner"};
-  std::vector<std::string> formats{"f32", "bf16", "f16", "fp8", "nvfp4"};
+  std::vector<std::string> bench_exchanges = names_of(k_bench_exchanges);
+  std::vector<std::string> formats =
+      names_of({RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4});
   std::vector<std::string> tiers{"host"};
   std::vector<std::string> backends{"mpi"};
-  std::string out_dtype = "bfloat16";
+  // The engine's options bench step and lookup take from the library's table, copied into
+  // their options when the command is chosen.
+  EngineInputs engine;
+  BatchJobOptions job;
   bool no_cuda = false;
   bool no_host = false;
   BenchFormat format = BenchFormat::table;
@@ -163,13 +182,13 @@ void add_bench_command(CLI::App& app, Action& action) {
   exchange
       ->add_option("--exchange", o->bench_exchanges,
                    "Strategies whose collectives are timed: gather-reduce, reduce-scatter, owner")
-      ->check(CLI::IsMember({"gather-reduce", "reduce-scatter", "owner"}))
+      ->check(CLI::IsMember(names_of(k_bench_exchanges)))
       ->capture_default_str();
   exchange
       ->add_option("--backend", o->backends,
                    "Collective backends: mpi (host memory), mpi-staged (GPU memory through host copies), "
                    "nccl (GPU memory, one GPU per rank)")
-      ->check(CLI::IsMember({"mpi", "mpi-staged", "nccl"}))
+      ->check(CLI::IsMember(names_of({CollectiveBackend::mpi, CollectiveBackend::mpi_staged, CollectiveBackend::nccl})))
       ->capture_default_str();
   add_format_options(*exchange, o->format);
   exchange->callback([&action, o] {
@@ -194,10 +213,10 @@ void add_bench_command(CLI::App& app, Action& action) {
                    "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)");
   step->add_option("--rows", o->step_rows, "Rows of the built-in config's table (at least)")->capture_default_str();
   step->add_option("--format", o->step_format, "Row format of synthetic tables: bf16, fp8, nvfp4 or fp8_e8m0")
-      ->check(CLI::IsMember({"bf16", "fp8", "nvfp4", "fp8_e8m0"}))
+      ->check(CLI::IsMember(names_of({RowFormat::bf16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
       ->capture_default_str();
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->check(CLI::IsMember(choices_of(Option::storage)))
       ->capture_default_str();
   step->add_option("--placement", o->step.placement,
                    "One engine with the tables so placed instead of one per --storage tier: auto, or D=TIER,... "
@@ -205,16 +224,14 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--tokens", o->step.tokens, "Tokens per DP rank and step")
       ->check(step_tokens_option())
       ->capture_default_str();
-  step->add_option("--exchange", o->exchanges, "Exchange strategies, side by side: " + exchange_strategy_list())
-      ->check(CLI::IsMember(exchange_strategy_names()))
+  step->add_option("--exchange", o->exchanges,
+                   "Exchange strategies, side by side: auto, gather-reduce, reduce-scatter, owner, hierarchical")
+      ->check(CLI::IsMember(choices_of(Option::exchange)))
       ->capture_default_str();
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))
       ->capture_default_str();
-  step->add_option("--tp", o->step.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
-  step->add_option("--etp", o->step.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
   step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
-  add_out_dtype_option(*step, o->out_dtype);
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
@@ -223,25 +240,29 @@ void add_bench_command(CLI::App& app, Action& action) {
                    "(the GPU's L2, a row cache) from one cycle to the next unless the cycle is long")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  add_owner_gpu_plan_option(*step, o->step.owner_gpu_plan_from);
-  add_owner_fixed_option(*step, o->step.owner_fixed_below);
-  add_token_map_option(*step, o->token_map);
-  add_cache_options(*step, o->step.cache);
-  add_disk_reads_option(*step, o->step.disk_reads);
-  add_host_reads_option(*step, o->step.host_reads);
-  add_collective_timeout_option(*step, o->step.collective_timeout_s);
+  add_engine_options(*step, EngineCommand::bench_step, EngineTarget{&o->engine, &o->job});
   add_format_options(*step, o->format);
   step->callback([&action, o] {
+    StepBenchOptions& s = o->step;
+    s.tp = o->engine.tp;
+    s.etp = o->engine.etp;
+    s.cache = o->job.cache;
+    s.disk_reads = o->job.disk_reads;
+    s.host_reads = o->job.host_reads;
+    s.owner_gpu_plan_from = o->job.owner_gpu_plan_from;
+    s.owner_fixed_below = o->job.owner_fixed_below;
+    s.collective_timeout_s = o->job.collective_timeout_s;
     // Every wait for other ranks from here to MPI_Finalize is watched, as run's are.
     set_stall_limit(o->step.collective_timeout_s);
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         if (o->step_rows < 16) throw InputError("bench step: --rows must be >= 16");
-        o->step.config = !o->config.empty()            ? load_model_config(o->config, o->token_map)
-                         : !o->step.checkpoint.empty() ? load_checkpoint_config(o->step.checkpoint, {}, o->token_map)
+        const std::string& token_map = o->engine.token_map;
+        o->step.config = !o->config.empty()            ? load_model_config(o->config, token_map)
+                         : !o->step.checkpoint.empty() ? load_checkpoint_config(o->step.checkpoint, {}, token_map)
                                                        : qwen_shaped_config(o->step_rows, o->step_format);
         o->step.format = o->config.empty() ? parse_row_format(o->step_format) : default_format(o->step.config);
-        o->step.dtype = parse_out_dtype(o->out_dtype);
+        o->step.dtype = parse_out_dtype(o->engine.out_dtype);
         o->step.tiers.clear();
         for (const auto& tier : o->tiers) o->step.tiers.push_back(parse_storage_tier(tier));
         if (!o->step.placement.empty() && o->step.placement != "auto")
@@ -274,7 +295,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   CLI::Option* load_storage =
       load->add_option("--storage", o->tiers,
                        "Storage tiers: host, device, pinned, disk (default: device where a GPU is present, else host)")
-          ->check(CLI::IsMember({"host", "device", "pinned", "disk"}));
+          ->check(CLI::IsMember(choices_of(Option::storage)));
   load->add_flag("--cold", o->load.cold, "Drop the files' cached pages before every read");
   add_format_options(*load, o->format);
   load->callback([&action, o, load_storage] {
@@ -296,7 +317,7 @@ void add_bench_command(CLI::App& app, Action& action) {
 
   CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
   lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->check(CLI::IsMember(choices_of(Option::storage)))
       ->capture_default_str();
   lookup
       ->add_option("--disk-dir", o->lookup.disk_dir,
@@ -304,7 +325,8 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "fp8", "nvfp4", "fp8_e8m0"}))
+      ->check(CLI::IsMember(names_of(
+          {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
       ->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")
       ->check(finite_in(1, 1 << 28, "a whole number of ids from 1 to 268435456"))
@@ -317,7 +339,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup->add_option("--head-dim", o->lookup.head_dim, "Values per row")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  add_out_dtype_option(*lookup, o->out_dtype);
+  add_engine_option(*lookup, engine_option(Option::out_dtype), EngineTarget{&o->engine, &o->job});
   lookup->add_option("--min-seconds", o->lookup.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
@@ -331,7 +353,7 @@ void add_bench_command(CLI::App& app, Action& action) {
       collective_try(MPI_COMM_WORLD, [&] {
         o->lookup.formats.clear();
         for (const auto& f : o->formats) o->lookup.formats.push_back(parse_row_format(f));
-        o->lookup.out_dtype = parse_out_dtype(o->out_dtype);
+        o->lookup.out_dtype = parse_out_dtype(o->engine.out_dtype);
         if (o->lookup.rows < 1 || o->lookup.head_dim < 16 || o->lookup.head_dim % 16 != 0)
           throw InputError("bench lookup: need --rows >= 1 and --head-dim a positive multiple of 16");
         for (const RowFormat f : o->lookup.formats)

@@ -9,6 +9,7 @@
 #include "core/collective.hpp"
 #include "core/sha256.hpp"
 #include "engine/embed.hpp"
+#include "engine_option_cli.hpp"
 #include "hash/batch_json.hpp"
 #include "io/output_target.hpp"
 #include "job/output_description.hpp"
@@ -19,14 +20,12 @@ namespace pleshard::app {
 namespace {
 
 struct EmbedOptions {
-  std::string config;
+  EngineInputs engine;  // --config, --out-dtype, --layer-prefix, --token-map: the engine's table
+  BatchJobOptions job;
   std::string checkpoint;
   std::string batch;
   std::string out;
   std::string storage = "host";
-  std::string out_dtype;
-  std::string layer_prefix = k_default_layer_prefix;
-  std::string token_map;
 };
 
 }  // namespace
@@ -34,7 +33,6 @@ struct EmbedOptions {
 void add_embed_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<EmbedOptions>();
   CLI::App* cmd = app.add_subcommand("embed", "Embeddings of a batch for every PLE layer, to HDF5");
-  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
   cmd->add_option("--checkpoint", o->checkpoint, "Checkpoint directory, .safetensors or .h5")
       ->required()
       ->check(path_given());
@@ -43,22 +41,20 @@ void add_embed_command(CLI::App& app, Action& action) {
       ->required()
       ->check(path_given());
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->check(CLI::IsMember(choices_of(Option::storage)))
       ->capture_default_str();
-  add_out_dtype_option(*cmd, o->out_dtype);
-  cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")
-      ->capture_default_str();
-  add_token_map_option(*cmd, o->token_map);
+  add_engine_options(*cmd, EngineCommand::embed, EngineTarget{&o->engine, &o->job});
   cmd->callback([&action, o] {
     action = [o] {
       collective_try(MPI_COMM_WORLD, [&] {
         if (world_rank() != 0) return;
-        const ModelConfig config = load_checkpoint_config(o->checkpoint, o->config, o->token_map);
+        const EngineInputs& in = o->engine;
+        const ModelConfig config = load_checkpoint_config(o->checkpoint, in.config, in.token_map);
         CheckpointOptions options;
-        options.layer_prefix = o->layer_prefix;
+        if (!in.layer_prefix.empty()) options.layer_prefix = in.layer_prefix;
         const auto checkpoint = open_ple_checkpoint(o->checkpoint, config, options);
         const TokenBatch batch = load_batch_json(o->batch, config);
-        const OutDtype dtype = parse_out_dtype(o->out_dtype);
+        const OutDtype dtype = parse_out_dtype(in.out_dtype);
         const StorageTier tier = parse_storage_tier(o->storage);
         std::vector<std::filesystem::path> inputs = model_files(config);
         inputs.emplace_back(o->batch);

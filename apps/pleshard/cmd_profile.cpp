@@ -10,6 +10,7 @@
 #include "cli.hpp"
 #include "core/collective.hpp"
 #include "core/error.hpp"
+#include "engine_option_cli.hpp"
 #include "io/durable_file.hpp"
 #include "io/output_target.hpp"
 #include "job/run_job.hpp"
@@ -23,12 +24,12 @@ namespace {
 
 struct ProfileCommand {
   std::string checkpoint;
-  std::string config;
+  EngineInputs engine;  // --config, --token-map: the engine option table's
+  BatchJobOptions job;
   std::string requests;
   std::string out;
   std::string curve;
   std::string curve_profile;
-  std::string token_map;
   std::vector<double> curve_shares{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2};
   CurveOptions curve_options;
   bool quiet = false;
@@ -80,7 +81,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                   "Checkpoint whose tables the corpus looks up (its hash parameters), or synthetic (--config's)")
       ->required()
       ->check(path_given());
-  cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
+  add_engine_options(*cmd, EngineCommand::profile, EngineTarget{&o->engine, &o->job});
   cmd->add_option("--requests", o->requests, "Token corpus: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5")
       ->required()
       ->check(path_given());
@@ -101,7 +102,6 @@ void add_profile_command(CLI::App& app, Action& action) {
                   "--curve: share of the slots for the profile's rows in the mixed cache")
       ->check(finite_in(0, 1, "a share from 0 to 1"))
       ->capture_default_str();
-  add_token_map_option(*cmd, o->token_map);
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   cmd->callback([&action, o, out, curve] {
     if (out->count() == 0 && curve->count() == 0) throw CLI::RequiredError("--out or --curve");
@@ -116,7 +116,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       };
       const Inputs in = collective_try(MPI_COMM_WORLD, [&] {
         Inputs i;
-        i.config = load_named_checkpoint_config(o->checkpoint, o->config, o->token_map);
+        i.config = load_named_checkpoint_config(o->checkpoint, o->engine.config, o->engine.token_map);
         CheckpointOptions options;
         options.comm = MPI_COMM_SELF;  // only its tables' metadata is read
         i.checkpoint = open_named_checkpoint(o->checkpoint, i.config, options);

@@ -6,7 +6,7 @@
 
 #include "cli.hpp"
 #include "core/watched_wait.hpp"
-#include "engine/exchange_strategy.hpp"
+#include "engine_option_cli.hpp"
 #include "job/run_job.hpp"
 #include "job/run_report.hpp"
 #include "option_checks.hpp"
@@ -36,12 +36,8 @@ void add_run_command(CLI::App& app, Action& action) {
   RunJobInputs& in = o->inputs;
   CLI::App* cmd = app.add_subcommand(
       "run", "Batch job under mpirun/srun: every PLE layer of every request, step by step, across ranks");
-  cmd->add_option("--checkpoint", in.checkpoint,
-                  "Checkpoint directory, .safetensors or .h5; or synthetic: the tables of --config as ckpt make "
-                  "writes them (seed 1), made where the tier keeps them")
-      ->required()
-      ->check(path_given());
-  cmd->add_option("--config", in.config, "Model config.json (default: beside the checkpoint)")->check(path_given());
+  // The engine's options, from the library's table; then the batch job's own.
+  add_engine_options(*cmd, EngineCommand::run, EngineTarget{&in, &in.job});
   auto* requests =
       cmd->add_option("--requests", in.requests, "Requests: JSONL ({\"id\": ..., \"tokens\": [...]} a line) or .h5")
           ->check(path_given());
@@ -63,49 +59,19 @@ void add_run_command(CLI::App& app, Action& action) {
   auto* summary = cmd->add_flag("--summary-only", o->summary_only, "Write no embeddings (none is copied to the host)");
   out->excludes(summary);
   cmd->add_flag("--overwrite", in.job.overwrite, "Replace an output of another job at --out (else refused)");
-  cmd->add_option("--tp", in.tp, "Tensor-parallel size")->check(ranks_option())->capture_default_str();
-  cmd->add_option("--etp", in.etp, "Embedding-parallel group size (default: --tp)")->check(ranks_option());
-  auto* storage = cmd->add_option("--storage", in.storage,
-                                  "Every table on one tier: host (CPU), device (GPU memory), pinned (host memory "
-                                  "read by the GPU), disk (rows read from the checkpoint each step)")
-                      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}));
-  cmd->add_option("--placement", in.placement,
-                  "Each table's tier: auto (the default: device, then pinned, then disk, as they fit; the GPU "
-                  "memory left becomes a row cache), one tier, or D=TIER,... per table (0=device,1=pinned)")
-      ->excludes(storage);
   cmd->add_flag(
       "--no-shared-tables{false}", in.job.share_tables,
       "Each rank keeps its own copy of the host and pinned tiers' rows (default: one copy per node, shared by the "
       "ranks holding the same rows)");
-  cmd->add_option("--gpu-memory-limit", in.gpu_memory_limit_gb,
-                  "GB of each rank's GPU that --placement auto may use for tables and the cache (default: all free)")
-      ->check(finite_in(0.001, 1e6, "a number of GB from 0.001 to 1e6"));
-  cmd->add_option("--exchange", in.exchange, "How rows reach the ranks that need them: " + exchange_strategy_help())
-      ->check(CLI::IsMember(exchange_strategy_names()))
-      ->capture_default_str();
-  add_owner_gpu_plan_option(*cmd, in.job.owner_gpu_plan_from);
-  add_owner_fixed_option(*cmd, in.job.owner_fixed_below);
-  cmd->add_option("--step-tokens", in.job.schedule.step_tokens, "Token budget of one step")
-      ->check(step_tokens_option())
-      ->capture_default_str();
   cmd->add_option("--decode-tokens", in.job.schedule.decode_tokens,
                   "Last tokens of each request fed one per step, like decoding")
       ->check(finite_in(0, k_max_step_tokens, "a whole number of tokens from 0 to 16777216"))
       ->capture_default_str();
-  add_out_dtype_option(*cmd, in.out_dtype);
   cmd->add_option("--part-tokens", in.job.part_tokens, "Tokens per output part (the resume unit)")
       ->check(finite_in(1, 1e18, "a whole number of tokens >= 1"))
       ->capture_default_str();
-  cmd->add_option("--layer-prefix", in.layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer");
-  cmd->add_flag("--cuda-graph", in.job.cuda_graph,
-                "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)");
   cmd->add_flag("--no-fetch-ahead{false}", in.job.fetch_ahead,
                 "Read a disk-tier step's rows only once the step before is decoded (default: beside its decode)");
-  add_collective_timeout_option(*cmd, in.job.collective_timeout_s);
-  add_token_map_option(*cmd, in.token_map);
-  add_cache_options(*cmd, in.job.cache);
-  add_disk_reads_option(*cmd, in.job.disk_reads);
-  add_host_reads_option(*cmd, in.job.host_reads);
   cmd->add_flag("--quiet", o->quiet, "No progress lines, nor the automatic placement's (the report has it)");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line (docs/report.md)");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

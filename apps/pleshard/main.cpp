@@ -19,26 +19,25 @@
 #include "core/rank_threads.hpp"
 #include "core/version.hpp"
 #include "core/watched_collectives.hpp"
+#include "engine_option_cli.hpp"
 #include "help_format.hpp"
 #include "option_checks.hpp"
 
 namespace {
 
-// --threads N on every command that runs (CLI11 checks it there, and each --help shows it).
-void add_threads_option(CLI::App& app, int& threads) {
+// --threads N on every command that runs (CLI11 checks it there, and each --help shows it):
+// the engine option table's entry.
+void add_threads_option(CLI::App& app, std::int64_t& threads) {
   for (CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (!cmd->get_subcommands([](const CLI::App*) { return true; }).empty()) {
       add_threads_option(*cmd, threads);
       continue;
     }
-    cmd->add_option("--threads", threads,
-                    "Threads of each rank's host work: the host tier's hashing and decoding, host gathers, making "
-                    "and reading rows (default: the launcher's binding: SLURM_CPUS_PER_TASK, else OMP_NUM_THREADS, "
-                    "else the cores of the rank's CPU affinity mask, shared with ranks bound alike; "
-                    "--kokkos-threads=N is another name)")
-        ->check(pleshard::app::finite_in(
-            1, static_cast<double>(pleshard::k_max_rank_threads),
-            "a whole number of threads from 1 to " + std::to_string(pleshard::k_max_rank_threads)));
+    pleshard::EngineTarget target;
+    target.threads = &threads;
+    CLI::Option* option =
+        pleshard::app::add_engine_option(*cmd, pleshard::engine_option(pleshard::Option::threads), target);
+    option->description(option->get_description() + "; --kokkos-threads=N is another name");
   }
 }
 
@@ -64,7 +63,8 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
   app::add_ckpt_command(cli, action);
   app::add_profile_command(cli, action);
   app::add_bench_command(cli, action);
-  int threads = 0;
+  app::add_help_options_command(cli, action);
+  std::int64_t threads = 0;
   add_threads_option(cli, threads);
 
   const int rank = app::world_rank();

@@ -88,8 +88,6 @@ CLI::Validator step_tokens_option() {
   return finite_in(1, k_max_step_tokens, "a whole number of tokens from 1 to 16777216");
 }
 
-CLI::Validator ranks_option() { return finite_in(1, 1 << 24, "a whole number of ranks >= 1"); }
-
 std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* cmd = &app;
   bool value_next = false;  // the previous argument was an option that takes values
@@ -146,16 +144,6 @@ std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vec
        !parsed.empty(); parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }))
     cmd = parsed.front();
   return "pleshard: error: " + with_values_quoted(e.what(), args) + "; see " + command_path(cmd) + " --help";
-}
-
-CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype) {
-  dtype = k_default_out_dtype;
-  return cmd
-      .add_option("--out-dtype", dtype,
-                  "Embedding values: float32, bfloat16 or float16 (the default of every subcommand: bfloat16, "
-                  "what a decoder takes)")
-      ->check(CLI::IsMember({"float32", "bfloat16", "float16"}))
-      ->capture_default_str();
 }
 
 }  // namespace pleshard::app

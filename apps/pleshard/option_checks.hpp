@@ -20,14 +20,6 @@ namespace pleshard::app {
 
 // --step-tokens: 1 to k_max_step_tokens (job/step_scheduler.hpp).
 [[nodiscard]] CLI::Validator step_tokens_option();
-// --tp, --etp: ranks.
-[[nodiscard]] CLI::Validator ranks_option();
-
-// --out-dtype of every subcommand that makes embeddings (run, embed, bench step and lookup),
-// with one default: bfloat16, the dtype a decoder takes PLE embeddings in, half float32's
-// bytes, and a bf16 table's rows exactly.
-inline constexpr const char* k_default_out_dtype = "bfloat16";
-CLI::Option* add_out_dtype_option(CLI::App& cmd, std::string& dtype);
 
 // The first option of `args` (argv without the program) that its command does not know, or
 // the first command name that is none, as "unknown option --chekpoint (did you mean

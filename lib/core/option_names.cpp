@@ -32,6 +32,9 @@ constexpr EnumName<Option> k_command_line[] = {
     {Option::owner_gpu_plan_from, "--owner-gpu-plan-from"},
     {Option::no_shared_tables, "--no-shared-tables"},
     {Option::threads, "--threads"},
+    {Option::cache_static, "--cache-static"},
+    {Option::disk_reads, "--disk-reads"},
+    {Option::layer_prefix, "--layer-prefix"},
 };
 
 const OptionSpelling k_command_line_spelling{k_command_line, " ", false};
@@ -55,7 +58,7 @@ bool option_offered(Option option) { return find_name(*g_spelling.load(), option
 std::string option_name(Option option) {
   const char* name = find_name(*g_spelling.load(), option);
   if (name == nullptr) name = find_name(k_command_line_spelling, option);
-  return name;
+  return name != nullptr ? name : "?";  // an option of another front end alone, never checked here
 }
 
 std::string option_with(Option option, std::string_view text) {

@@ -39,6 +39,10 @@ enum class Option {
   owner_gpu_plan_from,
   no_shared_tables,
   threads,
+  cache_static,
+  disk_reads,
+  layer_prefix,
+  output_slots,  // the Python module's alone
 };
 
 // A front end's spelling: each option's name (an option it lacks is left out) and how a

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/option_names.hpp"
 #include "core/parallel.hpp"
 
 #if PLESHARD_HAVE_URING
@@ -19,6 +21,8 @@
 namespace pleshard {
 
 namespace {
+
+constexpr EnumNames<PageCache, 2> k_page_cache{{{PageCache::use, "cached"}, {PageCache::bypass, "direct"}}};
 
 void read_with_threads(std::span<const FileRead> reads, bool past_cache) {
   parallel_for(reads.size(), k_read_threads, 4, [&](std::size_t i) {
@@ -217,6 +221,10 @@ void Ring::read(std::span<const FileRead> reads) {
 #endif
 
 }  // namespace
+
+const char* to_string(PageCache cache) { return name_of(k_page_cache, cache); }
+
+PageCache parse_page_cache(std::string_view name) { return parse_value(k_page_cache, name, Option::disk_reads); }
 
 void read_files(std::span<const FileRead> reads, ReadPath path, PageCache cache) {
   if (reads.empty()) return;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "io/pread_file.hpp"
 
@@ -51,6 +52,9 @@ enum class ReadPath { automatic, threads };
 // read_exact_past_cache: a load into host memory that keeps the rows; PLESHARD_DIRECT_LOADS=0
 // keeps those in the cache), the rest through the cache.
 enum class PageCache { use, bypass };
+[[nodiscard]] const char* to_string(PageCache cache);  // "cached", "direct": `--disk-reads`' names
+// InputError naming the option for another name.
+[[nodiscard]] PageCache parse_page_cache(std::string_view name);
 
 // Returns when every read is done; on an error, once none is left in flight.
 void read_files(std::span<const FileRead> reads, ReadPath path = ReadPath::automatic, PageCache cache = PageCache::use);

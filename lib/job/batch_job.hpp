@@ -57,8 +57,8 @@ struct BatchJobOptions {
   // or how synthetic requests were made, and the SHA-256 of the file's bytes.
   std::string requests_source;
   std::string requests_sha256;
-  std::int64_t part_tokens = 1 << 16;                        // tokens per output part (resume granularity)
-  double collective_timeout_s = 600;                         // EngineOptions::collective_timeout_s
+  std::int64_t part_tokens = 1 << 16;  // tokens per output part (resume granularity)
+  double collective_timeout_s = EngineOptions{}.collective_timeout_s;
   CacheOptions cache;                                        // EngineOptions::cache
   PageCache disk_reads = PageCache::use;                     // EngineOptions::disk_reads
   HostReads host_reads = HostReads::automatic;               // EngineOptions::host_reads

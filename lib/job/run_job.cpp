@@ -32,6 +32,8 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
     throw InputError(option_is(Option::storage, in.storage) + " and " + option_is(Option::placement, in.placement) +
                      ": give one (" + option_with(Option::storage, "T") + " is " + option_with(Option::placement, "T") +
                      ")");
+  if (job.cache.rows > 0 && job.cache.gb > 0)
+    throw InputError(option_name(Option::cache_rows) + " and " + option_name(Option::cache_gb) + ": give one of them");
   const std::string& asked = in.storage.empty() ? in.placement : in.storage;
   s.job.auto_placement = asked.empty() || asked == "auto";
   if (!s.job.auto_placement && in.gpu_memory_limit_gb > 0)

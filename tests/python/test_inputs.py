@@ -4,6 +4,7 @@ installed), and every wrong input is refused with a ValueError naming it; the En
 keywords are `pleshard run`'s options, refused as run refuses them.
     test_inputs.py CHECKPOINT CONFIG"""
 import array
+import ast
 import json
 import os
 import pathlib
@@ -134,15 +135,24 @@ options = set(re.findall(r"--([a-z-]+)", run_help))
 unnamed = [k for k in keywords if k not in ("comm", "output_slots") and k.replace("_", "-") not in options]
 check(keywords and not unnamed, f"Engine keywords that are no `pleshard run` option: {unnamed} of {keywords}")
 base = {"checkpoint": checkpoint, "config": config_path}
+# The Engine takes every keyword the option table gives Python, each with its signature's
+# default (the table's), and no other.
+table = subprocess.run([APP, "help-options", "python-names"], capture_output=True, text=True, check=True,
+                       env={**os.environ, **ROOT_ENV}).stdout.split()
+check(sorted(k for k in keywords if k != "comm") == sorted(table), f"Engine keywords {keywords}, table {table}")
+init = pybind11_signature("__init__", pleshard.Engine.__init__.__doc__).args
+defaults = {a.arg: ast.literal_eval(d) for a, d in zip(init.kwonlyargs, init.kw_defaults) if a.arg not in base}
+pleshard.Engine(**base, **defaults).close()
 for fragment, kwargs in [
     ("checkpoint not found", {"checkpoint": "/nonexistent/ckpt"}),
     ("layout tp=3 etp=3 on 1 ranks: tp must divide the number of ranks", {"tp": 3}),
-    ("layout tp=0 etp=0 on 1 ranks: tp and etp must be >= 1", {"tp": 0}),
+    ("tp: 0 is out of range: must be a whole number of ranks >= 1", {"tp": 0}),
     ("cuda_graph needs storage device or pinned, not host", {"cuda_graph": True}),
-    ("step_tokens must be from 1 to 16777216", {"step_tokens": 0}),
-    ("step_tokens must be from 1 to 16777216", {"step_tokens": 1 << 25}),
-    ("output_slots 0: must be from 1 to 64", {"output_slots": 0}),
-    ("etp 0: must be >= 1", {"etp": 0}),
+    ("step_tokens: 0 is out of range: must be a whole number of tokens from 1 to 16777216", {"step_tokens": 0}),
+    ("step_tokens: 33554432 is out of range: must be a whole number of tokens from 1 to 16777216",
+     {"step_tokens": 1 << 25}),
+    ("output_slots: 0 is out of range: must be from 1 to 64", {"output_slots": 0}),
+    ("etp: 0 is out of range: must be a whole number of ranks >= 1", {"etp": 0}),
     ('storage="tape": expected host, device, pinned or disk', {"storage": "tape"}),
     ('placement: table 1\'s tier "tape": expected host', {"placement": "0=host,1=tape"}),
     ('exchange="bogus": expected auto, gather-reduce', {"exchange": "bogus"}),
@@ -152,8 +162,8 @@ for fragment, kwargs in [
     ('gpu_memory_limit: the budget of placement="auto", not of storage or placement="host"',
      {"storage": "host", "gpu_memory_limit": 1.0}),
     (": token_map: the qwen4exp family hashes tokens as they are", {"token_map": config_path}),
-    ("collective_timeout -1.000000: must be from 1 to 1e7 seconds", {"collective_timeout": -1.0}),
-    ("collective_timeout 0.000000: must be from 1 to 1e7 seconds", {"collective_timeout": 1e-300}),
+    ("collective_timeout: -1 is out of range: must be from 1 to 1e7 seconds", {"collective_timeout": -1.0}),
+    ("collective_timeout: 1e-300 is out of range: must be from 1 to 1e7 seconds", {"collective_timeout": 1e-300}),
     ("checkpoint: empty path", {"checkpoint": ""}),
     ("checkpoint: required", {"checkpoint": None}),
     ("checkpoint: list; expected a path (str, bytes or os.PathLike)", {"checkpoint": []}),
@@ -161,7 +171,7 @@ for fragment, kwargs in [
     ("checkpoint: the path holds a NUL character", {"checkpoint": checkpoint + "\0x"}),
     ("tp: 'x' (str); expected an int", {"tp": "x"}),
     ("etp: 1.5 (float); expected an int or None", {"etp": 1.5}),
-    ("output_slots: 1099511627776 (int); expected an int", {"output_slots": 1 << 40}),
+    ("output_slots: 1099511627776 is out of range: must be from 1 to 64", {"output_slots": 1 << 40}),
     ("step_tokens: 1.5 (float); expected an int", {"step_tokens": 1.5}),
     ("cuda_graph: str; expected True or False", {"cuda_graph": "yes"}),
     ("storage: 3 (int); expected a str or None", {"storage": 3}),
@@ -172,31 +182,45 @@ for fragment, kwargs in [
     ("config: empty path", {"config": b""}),
     ("token_map: empty path", {"token_map": ""}),
     ("comm: str; expected an mpi4py communicator", {"comm": "world"}),
-    ("cache_rows -1: must be >= 0", {"storage": "disk", "cache_rows": -1}),
-    ("cache_gb nan: must be a finite number of GB >= 0", {"storage": "disk", "cache_gb": float("nan")}),
+    ("cache_rows: -1 is out of range: must be a whole number of rows >= 0", {"storage": "disk", "cache_rows": -1}),
+    ("cache_gb: nan is out of range: must be a finite number of GB >= 0",
+     {"storage": "disk", "cache_gb": float("nan")}),
     ("cache_rows and cache_gb: give one of them", {"storage": "disk", "cache_rows": 10, "cache_gb": 1.0}),
-    ("cache_static 2.000000: must be a share from 0 to 1", {"storage": "disk", "cache_rows": 10, "cache_static": 2.0}),
-    ("disk_reads 'sometimes': must be cached or direct", {"storage": "disk", "disk_reads": "sometimes"}),
+    ("cache_static: 2 is out of range: must be a share from 0 to 1",
+     {"storage": "disk", "cache_rows": 10, "cache_static": 2.0}),
+    ('disk_reads="sometimes": expected cached or direct', {"storage": "disk", "disk_reads": "sometimes"}),
     ('host_reads="always": expected auto, gather, uva or both', {"host_reads": "always"}),
     ("host_reads: 3 (int); expected a str", {"host_reads": 3}),
-    ("owner_fixed_below -1: must be from 0 to 2^40 ids a layer", {"owner_fixed_below": -1}),
-    ("owner_gpu_plan_from 1099511627777: must be from 0 to 2^40", {"owner_gpu_plan_from": (1 << 40) + 1}),
+    ("owner_fixed_below: -1 is out of range: must be a whole number of ids a layer from 0 to 2^40",
+     {"owner_fixed_below": -1}),
+    ("owner_gpu_plan_from: 1099511627777 is out of range: must be a whole number of ids a layer from 0 to 2^40",
+     {"owner_gpu_plan_from": (1 << 40) + 1}),
     ("owner_fixed_below: 'x' (str); expected an int", {"owner_fixed_below": "x"}),
     ("a row cache stands in front of the pinned or disk tier, not the host tier", {"cache_rows": 10}),
     (f'cache_profile="{config_path}": needs a cache (cache_rows or cache_gb)',
      {"storage": "disk", "cache_profile": config_path}),
-    ("threads 0: must be from 1 to 4096", {"threads": 0}),
+    ("threads: 0 is out of range: must be a whole number of threads from 1 to 4096", {"threads": 0}),
     ("threads: 'x' (str); expected an int or None", {"threads": "x"}),
 ]:
     message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})
     check(not re.search(r"--[a-z]", message), f"a refusal names a command-line option: {message}")
+# One check, one message (lib/job/engine_option_table): run's refusal of a value reads as the
+# Engine's, but for the option's name.
+for keyword, value in [("cache_rows", -1), ("step_tokens", 0), ("collective_timeout", 0.5), ("threads", 0),
+                       ("owner_fixed_below", -1)]:
+    option = "--" + keyword.replace("_", "-")
+    cli = subprocess.run([APP, "run", "--checkpoint", checkpoint, "--synthetic", "1", "--summary-only", option,
+                          str(value)], capture_output=True, text=True, env={**os.environ, **ROOT_ENV}).stderr
+    message = expect_error(ValueError, f"{keyword}: ", pleshard.Engine, **{**base, keyword: value})
+    refusal = message[message.index(f"{keyword}: ") + len(keyword) + 2:]
+    check(f"{option}: {refusal}" in cli, f"{keyword}={value}: the Engine says {message!r}, run {cli!r}")
 # A 70 kB value is quoted by its start and its length, whichever check refuses it.
 big = "0=host," * 10000
 for fragment, kwargs in [
     ('placement="0=host,0=host,', {"placement": big}),
     ('storage="host" and placement="0=host,', {"storage": "host", "placement": big}),
     ("tp: '0=host,0=host,", {"tp": big}),
-    ("disk_reads '0=host,0=host,", {"storage": "disk", "disk_reads": big}),
+    ('disk_reads="0=host,0=host,', {"storage": "disk", "disk_reads": big}),
     ('exchange="0=host,0=host,', {"exchange": big}),
 ]:
     message = expect_error(ValueError, fragment, pleshard.Engine, **{**base, **kwargs})

@@ -81,11 +81,11 @@ expect_error(ValueError, "were given different batches", engine.forward, [1, 2, 
 engine.forward([1, 2, 3], [0, 3])
 engine.close()
 last = rank == ranks - 1
-for keywords, fragment in [(dict(output_slots=0 if last else 2), "output_slots: the ranks passed different values"),
+for keywords, fragment in [(dict(output_slots=1 if last else 2), "output_slots: the ranks passed different values"),
                            (dict(tp=ranks if last else 1), "tp: the ranks passed different values"),
                            (dict(storage="disk" if last else "host"), "storage: the ranks passed different values"),
-                           (dict(cache_rows=-1 if last else 0), "cache_rows -1: must be >= 0"),
-                           (dict(etp=0 if last else 1), "etp 0: must be >= 1"),
+                           (dict(cache_rows=-1 if last else 0), "cache_rows: -1 is out of range: must be a whole number of rows >= 0"),
+                           (dict(etp=0 if last else 1), "etp: 0 is out of range: must be a whole number of ranks >= 1"),
                            (dict(checkpoint="" if last else checkpoint), "checkpoint: empty path"),
                            (dict(checkpoint=None if last else checkpoint), "checkpoint: required"),
                            (dict(cahce_gb=1) if last else {}, "Engine: unknown keyword cahce_gb"),

@@ -47,7 +47,7 @@ for storage, slots in [("host", 1), ("host", 2), ("host", 4), ("disk", 2)]:
     expect_error(RuntimeError, "its engine is closed", last.bits)
     expect_error(RuntimeError, "this engine is closed", engine.forward, [1], [0, 1])
     print(f"output_slots={slots} ({storage} tier): each step's rows kept for {slots} steps, refused after")
-expect_error(ValueError, "output_slots 65: must be from 1 to 64", pleshard.Engine, checkpoint=checkpoint,
+expect_error(ValueError, "output_slots: 65 is out of range: must be from 1 to 64", pleshard.Engine, checkpoint=checkpoint,
              config=config_path, output_slots=65)
 
 # The with block closes the engine; what was taken inside stays readable outside.

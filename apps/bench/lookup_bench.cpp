@@ -53,10 +53,7 @@ ModelConfig bench_config(RowFormat format, std::int64_t rows, int head_dim) {
   config.vocab_size_divisor = 1;
   config.split_ngram_parts = 1;
   config.ple_layer_ids = {1};
-  // The config's codes: E4M3 (fp8, fp8_e8m0), E2M1 (nvfp4), or unquantized.
-  config.quantization = format == RowFormat::fp8 || format == RowFormat::fp8_e8m0 ? TableQuantization::fp8
-                        : format == RowFormat::nvfp4                              ? TableQuantization::nvfp4
-                                                                                  : TableQuantization::none;
+  config.quantization = config_quantization(format);
   return config;
 }
 

@@ -98,8 +98,8 @@ ModelConfig qwen_shaped_config(std::int64_t rows, const std::string& format) {
                    {"split_ngram_parts", 128},
                    {"seed", 1234},
                    {"ple_layer_ids", {2}}};
-  if (format == "fp8" || format == "fp8_e8m0") j["ple_embedding_dtype"] = "float8_e4m3fn";
-  if (format == "nvfp4") j["ple_embedding_dtype"] = "nvfp4";
+  if (const TableQuantization q = config_quantization(parse_row_format(format)); q != TableQuantization::none)
+    j["ple_embedding_dtype"] = to_string(q);
   return parse_model_config(j, "built-in Qwen3.8-Flash-Next-shaped config");
 }
 
@@ -212,8 +212,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--checkpoint", o->step.checkpoint,
                    "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)");
   step->add_option("--rows", o->step_rows, "Rows of the built-in config's table (at least)")->capture_default_str();
-  step->add_option("--format", o->step_format, "Row format of synthetic tables: bf16, fp8, nvfp4 or fp8_e8m0")
-      ->check(CLI::IsMember(names_of({RowFormat::bf16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
+  step->add_option("--format", o->step_format, "Row format of synthetic tables")
+      ->check(CLI::IsMember(row_format_name_list()))
       ->capture_default_str();
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
       ->check(CLI::IsMember(choices_of(Option::storage)))
@@ -325,8 +325,7 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")
-      ->check(CLI::IsMember(names_of(
-          {RowFormat::f32, RowFormat::bf16, RowFormat::f16, RowFormat::fp8, RowFormat::nvfp4, RowFormat::fp8_e8m0})))
+      ->check(CLI::IsMember(row_format_name_list()))
       ->capture_default_str();
   lookup->add_option("--ids", o->lookup.ids_per_step, "Ids per step")
       ->check(finite_in(1, 1 << 28, "a whole number of ids from 1 to 268435456"))

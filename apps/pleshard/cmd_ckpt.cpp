@@ -168,8 +168,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   make->add_option("--config", o->config, "Model config.json")->required()->check(path_given());
   make->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required()->check(path_given());
   make->add_option("--format", o->format,
-                   "f32|bf16|f16 for unquantized configs (default bf16); "
-                   "fp8/nvfp4 follow ple_embedding_dtype");
+                   "Row format: " + row_format_names() +
+                       " (one the config's ple_embedding_dtype allows; default: bf16 for unquantized "
+                       "configs, else the dtype's own)");
   make->add_option("--kind", o->kind, "safetensors or hdf5")->capture_default_str();
   make->add_option("--files", o->files, "safetensors files to spread the shards over (at most one a shard)")
       ->check(CLI::PositiveNumber)

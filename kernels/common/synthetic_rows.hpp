@@ -4,6 +4,7 @@
 // memory (benchmarks at any size, no file) holds the same bytes.
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/common/ngram_hash.hpp"
 #include "kernels/common/row_encode.hpp"
@@ -29,11 +30,7 @@ PLESHARD_HD inline float synthetic_value_of(std::uint64_t key, int column) {
 }
 
 // The global scale synthetic tables of `format` are stored with.
-PLESHARD_HD inline float synthetic_global_scale(RowFormat format) {
-  return format == RowFormat::fp8     ? fp8_global_scale(k_synthetic_amax)
-         : format == RowFormat::nvfp4 ? nvfp4_global_scale(k_synthetic_amax)
-                                      : 1.0f;
-}
+PLESHARD_HD inline float synthetic_global_scale(RowFormat format) { return global_scale_for(format, k_synthetic_amax); }
 
 // Row `row` of table `ple_index`, encoded into `out` and (block-scaled formats) `scales`,
 // one value (or one block) at a time: no scratch the size of a row.
@@ -41,6 +38,14 @@ PLESHARD_HD inline void synthetic_row(RowFormat format, int head_dim, std::uint6
                                       std::int64_t row, std::uint8_t* out, std::uint8_t* scales) {
   const std::uint64_t key = synthetic_row_key(seed, ple_index, row);
   const float global = synthetic_global_scale(format);
+  if (registered_format(format)) {  // through its hooks, a row at a time (on the host alone)
+#ifndef __CUDA_ARCH__
+    std::vector<float> values(static_cast<std::size_t>(head_dim));
+    for (int j = 0; j < head_dim; ++j) values[static_cast<std::size_t>(j)] = synthetic_value_of(key, j);
+    encode_row(format, values.data(), head_dim, global, out, scales);
+#endif
+    return;
+  }
   if (const BlockScaling s = block_scaling(format); s.scaled()) {
     float block[k_max_scale_block];
     const std::size_t block_bytes = stored_row_bytes(format, s.block);

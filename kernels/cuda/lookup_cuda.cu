@@ -44,19 +44,17 @@ using ChunkVector = std::conditional_t<Bytes == 16, uint4, uint2>;
 // A launch takes the smallest set that covers all its tasks' formats.
 enum class Tables { none, e4m3, products };
 
+template <typename Format>
+constexpr Tables tables_of(Format) {
+  return Format::element == ElementCode::e2m1   ? Tables::products
+         : Format::element == ElementCode::e4m3 ? Tables::e4m3
+                                                : Tables::none;
+}
+
 constexpr Tables tables_for(RowFormat format) {
-  switch (format) {
-    case RowFormat::f32:
-    case RowFormat::bf16:
-    case RowFormat::f16:
-      return Tables::none;
-    case RowFormat::fp8:
-    case RowFormat::fp8_e8m0:
-      return Tables::e4m3;
-    case RowFormat::nvfp4:
-      return Tables::products;
-  }
-  return Tables::products;
+  Tables tables = Tables::products;
+  visit_format(format, [&tables](auto f) { tables = tables_of(f); });
+  return tables;
 }
 
 template <Tables T>
@@ -235,7 +233,7 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 #pragma unroll
       for (int k = 0; k < N; ++k) values[k] = (block_element_as<F>(bytes, k, e4m3) * block_scale) * global_scale;
     }
-  } else if constexpr (F == RowFormat::fp8) {
+  } else if constexpr (FormatTraits<F>::element == ElementCode::e4m3) {
     const E4m3Table e4m3{tables.e4m3};
 #pragma unroll
     for (int k = 0; k < N; ++k) values[k] = decode_value_as<F>(bytes, nullptr, global_scale, k, e4m3);
@@ -374,28 +372,12 @@ __global__ void __launch_bounds__(k_warps_per_block * 32)
           decode_e2m1(static_cast<std::uint8_t>(e & 15)) * decode_e4m3(static_cast<std::uint8_t>(e >> 4));
   }
   if constexpr (T != Tables::none || Hashed) __syncthreads();
-  constexpr auto compiled = [](RowFormat f) { return Only < 0 || Only == static_cast<int>(f); };
-  switch (task.rows.format) {
-    case RowFormat::f32:
-      decode_task_if<RowFormat::f32, O, T, InFlight, Hashed, compiled(RowFormat::f32)>(task, aligned, hash, tables);
-      break;
-    case RowFormat::bf16:
-      decode_task_if<RowFormat::bf16, O, T, InFlight, Hashed, compiled(RowFormat::bf16)>(task, aligned, hash, tables);
-      break;
-    case RowFormat::f16:
-      decode_task_if<RowFormat::f16, O, T, InFlight, Hashed, compiled(RowFormat::f16)>(task, aligned, hash, tables);
-      break;
-    case RowFormat::fp8:
-      decode_task_if<RowFormat::fp8, O, T, InFlight, Hashed, compiled(RowFormat::fp8)>(task, aligned, hash, tables);
-      break;
-    case RowFormat::nvfp4:
-      decode_task_if<RowFormat::nvfp4, O, T, InFlight, Hashed, compiled(RowFormat::nvfp4)>(task, aligned, hash, tables);
-      break;
-    case RowFormat::fp8_e8m0:
-      decode_task_if<RowFormat::fp8_e8m0, O, T, InFlight, Hashed, compiled(RowFormat::fp8_e8m0)>(task, aligned, hash,
-                                                                                                 tables);
-      break;
-  }
+  // The one dispatch on formats that instantiates kernels: each built-in format's decode.
+  visit_format(task.rows.format, [&](auto f) {
+    constexpr RowFormat format = decltype(f)::id;
+    constexpr bool compiled = Only < 0 || Only == static_cast<int>(format);
+    decode_task_if<format, O, T, InFlight, Hashed, compiled>(task, aligned, hash, tables);
+  });
 }
 
 int grid_for(std::int64_t rows) {
@@ -477,26 +459,7 @@ void launch(const CarriedTasks& step, Tables tables, bool hashed, int grid, cuda
     }
     return;
   }
-  switch (step.tasks[0].rows.format) {
-    case RowFormat::f32:
-      launch_one<O, RowFormat::f32>(step, hashed, grid, stream);
-      break;
-    case RowFormat::bf16:
-      launch_one<O, RowFormat::bf16>(step, hashed, grid, stream);
-      break;
-    case RowFormat::f16:
-      launch_one<O, RowFormat::f16>(step, hashed, grid, stream);
-      break;
-    case RowFormat::fp8:
-      launch_one<O, RowFormat::fp8>(step, hashed, grid, stream);
-      break;
-    case RowFormat::nvfp4:
-      launch_one<O, RowFormat::nvfp4>(step, hashed, grid, stream);
-      break;
-    case RowFormat::fp8_e8m0:
-      launch_one<O, RowFormat::fp8_e8m0>(step, hashed, grid, stream);
-      break;
-  }
+  visit_format(step.tasks[0].rows.format, [&](auto f) { launch_one<O, decltype(f)::id>(step, hashed, grid, stream); });
 }
 
 __global__ void __launch_bounds__(k_warps_per_block * 32)

@@ -50,6 +50,7 @@ bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
 }  // namespace
 
 const char* to_string(StDtype dtype) { return name_of(k_dtypes, dtype); }
+std::optional<StDtype> st_dtype_named(std::string_view name) { return find_value(k_dtypes, name); }
 
 std::size_t dtype_size(StDtype dtype) {
   switch (dtype) {

@@ -10,8 +10,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/mapped_file.hpp"
@@ -21,6 +23,8 @@ namespace pleshard {
 enum class StDtype { BOOL, U8, I8, U16, I16, F16, BF16, U32, I32, F32, U64, I64, F64, F8_E4M3, F8_E5M2, F8_E8M0 };
 
 [[nodiscard]] const char* to_string(StDtype dtype);
+// The dtype named `name` ("F8_E4M3"), or nothing.
+[[nodiscard]] std::optional<StDtype> st_dtype_named(std::string_view name);
 [[nodiscard]] std::size_t dtype_size(StDtype dtype);
 
 inline constexpr std::uint64_t k_safetensors_max_header = 100'000'000;

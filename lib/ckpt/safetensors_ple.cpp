@@ -36,20 +36,9 @@ StDtype block_scale_dtype(RowFormat format) {
 }
 
 StDtype weight_dtype(RowFormat format) {
-  switch (format) {
-    case RowFormat::f32:
-      return StDtype::F32;
-    case RowFormat::bf16:
-      return StDtype::BF16;
-    case RowFormat::f16:
-      return StDtype::F16;
-    case RowFormat::fp8:
-    case RowFormat::fp8_e8m0:
-      return StDtype::F8_E4M3;
-    case RowFormat::nvfp4:
-      return StDtype::U8;
-  }
-  return StDtype::U8;
+  const RowFormatDescriptor& d = describe(format);
+  if (const auto dtype = st_dtype_named(d.safetensors_dtype)) return *dtype;
+  throw Error("row format " + d.name + ": \"" + d.safetensors_dtype + "\" is no safetensors dtype");
 }
 
 void expect_shape(const TensorRef& ref, const std::vector<std::int64_t>& shape) {
@@ -373,26 +362,15 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
     bool format_known = false;
 
     auto take_weight_dtype = [&](const TensorRef& ref) {
-      RowFormat f;
-      switch (ref.tensor->dtype) {
-        case StDtype::F32:
-          f = RowFormat::f32;
-          break;
-        case StDtype::BF16:
-          f = RowFormat::bf16;
-          break;
-        case StDtype::F16:
-          f = RowFormat::f16;
-          break;
-        case StDtype::F8_E4M3:
-          f = RowFormat::fp8;
-          break;
-        case StDtype::U8:
-          f = RowFormat::nvfp4;
-          break;
-        default:
-          throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + " is not a PLE row format");
-      }
+      // The first format (in the registry's order: fp8 before fp8_e8m0) whose codes are of
+      // this dtype; block scales make E4M3 codes fp8_e8m0 (below).
+      const std::vector<RowFormat> formats = known_row_formats();
+      const auto named = std::find_if(formats.begin(), formats.end(), [&](RowFormat format) {
+        return describe(format).safetensors_dtype == to_string(ref.tensor->dtype);
+      });
+      if (named == formats.end())
+        throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) + " is not a PLE row format");
+      const RowFormat f = *named;
       if (!format_matches_config(f, config.quantization))
         throw InputError(ref.where() + ": dtype " + to_string(ref.tensor->dtype) +
                          " does not match ple_embedding_dtype = " + to_string(config.quantization) +

@@ -116,19 +116,7 @@ float synthetic_value(std::uint64_t seed, int ple_index, std::int64_t row, int c
   return kernels::synthetic_value_of(kernels::synthetic_row_key(seed, ple_index, row), column);
 }
 
-RowFormat default_format(const ModelConfig& config) {
-  switch (config.quantization) {
-    case TableQuantization::fp8:
-      return RowFormat::fp8;
-    case TableQuantization::nvfp4:
-      return RowFormat::nvfp4;
-    case TableQuantization::fp8_e8m0:
-      return RowFormat::fp8_e8m0;
-    case TableQuantization::none:
-      return RowFormat::bf16;
-  }
-  return RowFormat::bf16;
-}
+RowFormat default_format(const ModelConfig& config) { return default_row_format(config.quantization); }
 
 std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat format, std::uint64_t seed,
                                           RowMaker maker) {
@@ -168,7 +156,8 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
       });
     };
 #if PLESHARD_HAVE_CUDA
-    if (maker == RowMaker::gpu_if_present && kernels::cuda_device_count() > 0) {
+    // (Formats without device code, registered ones, are made on the host.)
+    if (maker == RowMaker::gpu_if_present && describe(format).device_kernels && kernels::cuda_device_count() > 0) {
       // One maker per table, used by one thread at a time (a writer's bands come in order).
       std::shared_ptr<GpuRowMaker> gpu;
       try {

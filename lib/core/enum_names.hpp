@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -36,21 +37,23 @@ template <typename E, std::size_t N>
   return std::nullopt;
 }
 
+// "a, b or c".
+[[nodiscard]] inline std::string word_list(const std::vector<std::string>& words) {
+  std::string list;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) list += i + 1 == words.size() ? " or " : ", ";
+    list += words[i];
+  }
+  return list;
+}
+
 // "a, b or c": each value's name, aliases left out.
 template <typename E, std::size_t N>
 [[nodiscard]] std::string name_list(const EnumNames<E, N>& names) {
-  std::string list;
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < N; ++i)
-    if (name_of(names, names[i].value) == names[i].name) ++count;
-  std::size_t listed = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (name_of(names, names[i].value) != names[i].name) continue;
-    if (listed > 0) list += listed + 1 == count ? " or " : ", ";
-    list += names[i].name;
-    ++listed;
-  }
-  return list;
+  std::vector<std::string> words;
+  for (const auto& entry : names)
+    if (name_of(names, entry.value) == entry.name) words.emplace_back(entry.name);
+  return word_list(words);
 }
 
 // The value named `name`, or InputError "<what> "<name>": expected a, b or c".

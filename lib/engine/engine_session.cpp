@@ -23,6 +23,7 @@
 #include "engine/table_placement.hpp"
 #include "exec/stream_order.hpp"
 #include "profile/row_profile.hpp"
+#include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "exec/cuda_step_space.hpp"
@@ -171,6 +172,10 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const int tables = static_cast<int>(checkpoint.tables().size());
   require_same_options(world_, options);  // first: the checks below then fail on every rank alike
   check_engine_options(options, tables);
+  if (!options.auto_placement) {  // before the space: a GPU is not looked for in vain
+    const Placement asked = asked_placement(options, tables);
+    for (int d = 0; d < tables; ++d) require_tier_decodes(asked.tier(d), checkpoint.table(d).layout.format);
+  }
   // The host's threads, a host gather's too: the rank's, as the launcher bound it.
   threads_ = rank_threads();
   GpuBinding gpus;

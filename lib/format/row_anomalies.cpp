@@ -1,8 +1,5 @@
 #include "format/row_anomalies.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include "kernels/common/row_decode.hpp"
 
 namespace pleshard {
@@ -10,45 +7,6 @@ namespace pleshard {
 namespace {
 
 bool e4m3_nan(std::uint8_t b) { return (b & 0x7F) == 0x7F; }
-
-// Whether a stored code of `format` (its bytes at `p`) is a NaN.
-bool nan_code(RowFormat format, const std::uint8_t* p) {
-  switch (format) {
-    case RowFormat::fp8:
-    case RowFormat::fp8_e8m0:
-      return e4m3_nan(*p);
-    case RowFormat::bf16: {
-      std::uint16_t v;
-      std::memcpy(&v, p, sizeof v);
-      return (v & 0x7FFF) > 0x7F80;
-    }
-    case RowFormat::f16: {
-      std::uint16_t v;
-      std::memcpy(&v, p, sizeof v);
-      return (v & 0x7FFF) > 0x7C00;
-    }
-    case RowFormat::f32: {
-      std::uint32_t v;
-      std::memcpy(&v, p, sizeof v);
-      return (v & 0x7FFFFFFFu) > 0x7F800000u;
-    }
-    case RowFormat::nvfp4:  // E2M1 has no NaN
-      return false;
-  }
-  return false;
-}
-
-std::size_t code_bytes(RowFormat format) {
-  switch (format) {
-    case RowFormat::f32:
-      return 4;
-    case RowFormat::bf16:
-    case RowFormat::f16:
-      return 2;
-    default:
-      return 1;
-  }
-}
 
 }  // namespace
 
@@ -78,7 +36,8 @@ RowAnomalies scan_rows(const TableLayout& layout, std::int64_t first_row, std::i
                        std::span<const std::uint8_t> rows, std::span<const std::uint8_t> scales) {
   const std::size_t row_bytes = layout.row_bytes();
   const std::size_t scale_bytes = layout.scale_bytes();
-  const std::size_t width = code_bytes(layout.format);
+  const RowFormatDescriptor& format = describe(layout.format);
+  const std::size_t width = format.code_bytes;
   const bool e8m0 = kernels::block_scaling(layout.format).code == kernels::ScaleCode::e8m0;
   const bool scaled = scale_bytes != 0 && !scales.empty();
   RowAnomalies found;
@@ -86,7 +45,7 @@ RowAnomalies scan_rows(const TableLayout& layout, std::int64_t first_row, std::i
   for (std::int64_t r = 0; r < count; ++r) {
     const std::uint8_t* codes = rows.data() + static_cast<std::size_t>(r) * row_bytes;
     bool nan_codes = false;
-    for (std::size_t b = 0; b < row_bytes && !nan_codes; b += width) nan_codes = nan_code(layout.format, codes + b);
+    for (std::size_t b = 0; b < row_bytes && !nan_codes; b += width) nan_codes = format.nan_code(codes + b);
     bool zero_scale = false;
     bool nan_scale = false;
     if (scaled) {

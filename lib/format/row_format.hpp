@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "format/format_registry.hpp"
 #include "kernels/common/row_decode.hpp"
 #include "model/model_config.hpp"
 
@@ -14,9 +15,11 @@ namespace pleshard {
 using kernels::OutDtype;
 using kernels::RowFormat;
 
-[[nodiscard]] const char* to_string(RowFormat format);  // "f32", "bf16", "f16", "fp8", "nvfp4", "fp8_e8m0"
-[[nodiscard]] const char* to_string(OutDtype dtype);    // "float32", "bfloat16", "float16"
-// Accepts the names above and common aliases ("float32", "bfloat16", "float8_e4m3fn", "mxfp8", ...).
+// A format's name ("f32", "bf16", ..., a registered format's; "?" for an id no format has).
+[[nodiscard]] const char* to_string(RowFormat format);
+[[nodiscard]] const char* to_string(OutDtype dtype);  // "float32", "bfloat16", "float16"
+// Accepts every known format's name and aliases ("float32", "bfloat16", "float8_e4m3fn",
+// "mxfp8", ...: format/format_registry.hpp).
 [[nodiscard]] RowFormat parse_row_format(std::string_view name);
 [[nodiscard]] OutDtype parse_out_dtype(std::string_view name);
 // The dtype named `name` (as parse_out_dtype takes it), or nothing (a name read from a file).
@@ -26,6 +29,10 @@ using kernels::RowFormat;
 // f32, bf16 or f16 rows, and float8_e4m3fn configs fp8 or fp8_e8m0 rows (the checkpoint
 // decides).
 [[nodiscard]] bool format_matches_config(RowFormat format, TableQuantization quantization);
+// The format tables of `quantization` are made in by default (bf16 for unquantized configs).
+[[nodiscard]] RowFormat default_row_format(TableQuantization quantization);
+// The quantization a config made for tables of `format` names.
+[[nodiscard]] TableQuantization config_quantization(RowFormat format);
 
 // The shape of one PLE table as stored.
 struct TableLayout {

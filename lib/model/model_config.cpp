@@ -24,6 +24,9 @@ using nlohmann::json;
 }  // namespace
 
 const char* to_string(TableQuantization q) { return name_of(k_quantizations, q); }
+TableQuantization parse_table_quantization(std::string_view name) {
+  return parse_value(k_quantizations, name, "quantization");
+}
 const char* to_string(ModelFamily family) { return family_of(family).name(); }
 
 ModelConfig parse_model_config(const json& document, const std::string& source) {

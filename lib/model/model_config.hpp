@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -46,6 +47,7 @@ inline constexpr ModelFamily ModelFamily::deepseek_engram{1};
 enum class TableQuantization { none, fp8, nvfp4, fp8_e8m0 };
 
 [[nodiscard]] const char* to_string(TableQuantization q);
+[[nodiscard]] TableQuantization parse_table_quantization(std::string_view name);
 [[nodiscard]] const char* to_string(ModelFamily family);  // the family's name: "qwen4exp", "deepseek_engram", ...
 
 // DeepSeek Engram's own keys (docs/design.md §10).

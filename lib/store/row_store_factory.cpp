@@ -14,9 +14,16 @@
 
 namespace pleshard {
 
+void require_tier_decodes(StorageTier tier, RowFormat format) {
+  if (tier_uses_gpu(tier) && !describe(format).device_kernels)
+    throw InputError(option_is(Option::storage, to_string(tier)) + ": format " + to_string(format) +
+                     " has no GPU kernel (the host tier serves it)");
+}
+
 std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& checkpoint,
                                          std::span<const RowRange> ranges, StepSpace& space,
                                          const StoreOptions& options) {
+  for (const PleTableInfo& table : checkpoint.tables()) require_tier_decodes(tier, table.layout.format);
   switch (tier) {
     case StorageTier::host:
       return std::make_unique<HostStore>(checkpoint, ranges, options.host_share);

@@ -27,6 +27,10 @@ struct StoreOptions {
   std::size_t host_threads = 1;
 };
 
+// Refuses, in one line, tables of `format` in `tier` where the tier decodes on the GPU (the
+// disk tier does where one is present) and the format has no GPU kernel (a registered one).
+void require_tier_decodes(StorageTier tier, RowFormat format);
+
 // Every table of the checkpoint in `tier`: rows ranges[d] of table d (the disk tier always
 // holds every row), in `space` (the host space for the host tier, a CUDA space for device
 // and pinned). The checkpoint must outlive a disk store.

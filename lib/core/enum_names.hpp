@@ -6,8 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -36,21 +38,20 @@ template <typename E, std::size_t N>
   return std::nullopt;
 }
 
+// "a, b or c" (`last`: " and " for "a, b and c").
+[[nodiscard]] inline std::string or_list(std::span<const std::string> names, const char* last = " or ") {
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
+  return list;
+}
+
 // "a, b or c": each value's name, aliases left out.
 template <typename E, std::size_t N>
 [[nodiscard]] std::string name_list(const EnumNames<E, N>& names) {
-  std::string list;
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < N; ++i)
-    if (name_of(names, names[i].value) == names[i].name) ++count;
-  std::size_t listed = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    if (name_of(names, names[i].value) != names[i].name) continue;
-    if (listed > 0) list += listed + 1 == count ? " or " : ", ";
-    list += names[i].name;
-    ++listed;
-  }
-  return list;
+  std::vector<std::string> listed;
+  for (const auto& entry : names)
+    if (name_of(names, entry.value) == entry.name) listed.emplace_back(entry.name);
+  return or_list(listed);
 }
 
 // The value named `name`, or InputError "<what> "<name>": expected a, b or c".

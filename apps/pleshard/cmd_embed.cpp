@@ -43,7 +43,7 @@ void add_embed_command(CLI::App& app, Action& action) {
       ->required()
       ->check(path_given());
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
-      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}))
+      ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   add_out_dtype_option(*cmd, o->out_dtype);
   cmd->add_option("--layer-prefix", o->layer_prefix, "safetensors tensor prefix; {L} is the 0-based decoder layer")

@@ -67,7 +67,7 @@ void add_run_command(CLI::App& app, Action& action) {
   auto* storage = cmd->add_option("--storage", in.storage,
                                   "Every table on one tier: host (CPU), device (GPU memory), pinned (host memory "
                                   "read by the GPU), disk (rows read from the checkpoint each step)")
-                      ->check(CLI::IsMember({"host", "device", "pinned", "disk"}));
+                      ->check(CLI::IsMember(storage_tier_names()));
   cmd->add_option("--placement", in.placement,
                   "Each table's tier: auto (the default: device, then pinned, then disk, as they fit; the GPU "
                   "memory left becomes a row cache), one tier, or D=TIER,... per table (0=device,1=pinned)")

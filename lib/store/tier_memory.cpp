@@ -137,10 +137,10 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
 
 namespace {
 
-// require_tier_memory, host memory held against `host` (what the message says it was
-// counted from: `host_source`).
-void require_memory(MPI_Comm world, StorageTier tier, MemoryUse use, std::uint64_t device_reserve,
-                    const std::string& what, const std::string& remedy, std::uint64_t host,
+// require_tier_memory, the message begun with `named` and ended with `change`; host memory
+// held against `host` (what the message says it was counted from: `host_source`).
+void require_memory(MPI_Comm world, const std::string& named, MemoryUse use, std::uint64_t device_reserve,
+                    const std::string& what, const std::string& change, std::uint64_t host,
                     const std::string& host_source) {
   (void)device_reserve;  // used only where CUDA is built
   const bool gpu = use.kind == MemoryKind::gpu;
@@ -148,8 +148,6 @@ void require_memory(MPI_Comm world, StorageTier tier, MemoryUse use, std::uint64
   const std::uint64_t needed = shared.bytes;
   const int sharing = shared.ranks;
   const std::string who = std::to_string(sharing) + (sharing == 1 ? " rank" : " ranks");
-  const std::string named = std::string(to_string(tier)) + " tier: ";
-  const std::string change = remedy.empty() ? tier_descriptor(tier).memory_remedy() : remedy;
   collective_try(world, [&] {
     if (gpu) {
 #if PLESHARD_HAVE_CUDA
@@ -180,14 +178,26 @@ MemoryKind home_of(StorageTier tier) {
   return uses.empty() ? MemoryKind::host : uses.front().kind;
 }
 
+// "device tier: ", and what to change: `remedy`, else the tier's.
+std::string tier_named(StorageTier tier) { return std::string(to_string(tier)) + " tier: "; }
+std::string change_for(StorageTier tier, const std::string& remedy) {
+  return remedy.empty() ? tier_descriptor(tier).memory_remedy() : remedy;
+}
+
+constexpr const char* k_host_sources = "MemAvailable, or the cgroup's limit";
 constexpr const char* k_table_sources = "MemAvailable, or the cgroup's limit, and free reserved 2 MiB pages";
 
 }  // namespace
 
 void require_tier_memory(MPI_Comm world, StorageTier tier, MemoryUse use, std::uint64_t device_reserve,
                          const std::string& what, const std::string& remedy) {
-  require_memory(world, tier, use, device_reserve, what, remedy, available_host_bytes(),
-                 "MemAvailable, or the cgroup's limit");
+  require_memory(world, tier_named(tier), use, device_reserve, what, change_for(tier, remedy), available_host_bytes(),
+                 k_host_sources);
+}
+
+void require_space_memory(MPI_Comm world, MemoryUse use, const std::string& what, const std::string& remedy) {
+  require_memory(world, std::string(to_string(use.kind)) + ": ", use, 0, what, remedy, available_host_bytes(),
+                 k_host_sources);
 }
 
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
@@ -197,8 +207,8 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, 
 
 void require_table_memory(MPI_Comm world, StorageTier tier, std::span<const MemoryUse> uses) {
   for (const MemoryUse& use : uses)
-    require_memory(world, tier, use, k_device_table_reserve_bytes, "the tables", "", available_table_bytes(),
-                   k_table_sources);
+    require_memory(world, tier_named(tier), use, k_device_table_reserve_bytes, "the tables", change_for(tier, ""),
+                   available_table_bytes(), k_table_sources);
 }
 
 void require_table_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes) {

@@ -60,6 +60,9 @@ void require_tier_memory(MPI_Comm world, StorageTier tier, MemoryUse use,
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
                          std::uint64_t device_reserve = k_device_table_reserve_bytes,
                          const std::string& what = "the tables", const std::string& remedy = "");
+// require_tier_memory for what a step keeps in its space's memory beside the tables (its
+// workspace, a row cache), whatever their tiers: the message names the kind of memory.
+void require_space_memory(MPI_Comm world, MemoryUse use, const std::string& what, const std::string& remedy);
 // require_tier_memory for the tables themselves, each kind of memory their demand names,
 // whose host memory may also come from the reserved 2 MiB pages still free
 // (available_table_bytes: MemAvailable leaves them out).

@@ -31,7 +31,7 @@ struct TierDescriptor {
   // Its place among the tiers, the fastest (lowest) first: the automatic placement tries
   // them in this order.
   int speed_order = 0;
-  DecodesOn decodes = DecodesOn::host;
+  DecodesOn decodes = DecodesOn::host;  // where its lookups decode (gpu: refused without one)
   TierCapabilities capabilities;
   // What it keeps in memory for rows ranges[d] of tables layouts[d]: the same kinds, in the
   // same order, whatever the ranges (so every rank checks the same kinds collectively).
@@ -51,7 +51,8 @@ struct TierDescriptor {
 };
 
 // Adds a tier; its id from now on names it everywhere a built-in tier's does. SystemError
-// where the name is taken or a function is missing.
+// where the name is taken or a function is missing. Not thread-safe: register before any
+// engine is made.
 StorageTier register_tier(TierDescriptor descriptor);
 
 // The descriptor of a registered tier; SystemError for an id no tier has.

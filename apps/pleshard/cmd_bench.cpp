@@ -216,7 +216,7 @@ void add_bench_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember(row_format_name_list()))
       ->capture_default_str();
   step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
-      ->check(CLI::IsMember(choices_of(Option::storage)))
+      ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   step->add_option("--placement", o->step.placement,
                    "One engine with the tables so placed instead of one per --storage tier: auto, or D=TIER,... "
@@ -295,7 +295,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   CLI::Option* load_storage =
       load->add_option("--storage", o->tiers,
                        "Storage tiers: host, device, pinned, disk (default: device where a GPU is present, else host)")
-          ->check(CLI::IsMember(choices_of(Option::storage)));
+          ->check(CLI::IsMember(storage_tier_names()));
   load->add_flag("--cold", o->load.cold, "Drop the files' cached pages before every read");
   add_format_options(*load, o->format);
   load->callback([&action, o, load_storage] {
@@ -317,7 +317,7 @@ void add_bench_command(CLI::App& app, Action& action) {
 
   CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
   lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
-      ->check(CLI::IsMember(choices_of(Option::storage)))
+      ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   lookup
       ->add_option("--disk-dir", o->lookup.disk_dir,

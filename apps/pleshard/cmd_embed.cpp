@@ -41,7 +41,7 @@ void add_embed_command(CLI::App& app, Action& action) {
       ->required()
       ->check(path_given());
   cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
-      ->check(CLI::IsMember(choices_of(Option::storage)))
+      ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   add_engine_options(*cmd, EngineCommand::embed, EngineTarget{&o->engine, &o->job});
   cmd->callback([&action, o] {

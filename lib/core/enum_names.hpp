@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,23 +38,20 @@ template <typename E, std::size_t N>
   return std::nullopt;
 }
 
-// "a, b or c".
-[[nodiscard]] inline std::string word_list(const std::vector<std::string>& words) {
+// "a, b or c" (`last`: " and " for "a, b and c").
+[[nodiscard]] inline std::string or_list(std::span<const std::string> names, const char* last = " or ") {
   std::string list;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (i > 0) list += i + 1 == words.size() ? " or " : ", ";
-    list += words[i];
-  }
+  for (std::size_t i = 0; i < names.size(); ++i) list += (i == 0 ? "" : i + 1 == names.size() ? last : ", ") + names[i];
   return list;
 }
 
 // "a, b or c": each value's name, aliases left out.
 template <typename E, std::size_t N>
 [[nodiscard]] std::string name_list(const EnumNames<E, N>& names) {
-  std::vector<std::string> words;
+  std::vector<std::string> listed;
   for (const auto& entry : names)
-    if (name_of(names, entry.value) == entry.name) words.emplace_back(entry.name);
-  return word_list(words);
+    if (name_of(names, entry.value) == entry.name) listed.emplace_back(entry.name);
+  return or_list(listed);
 }
 
 // The value named `name`, or InputError "<what> "<name>": expected a, b or c".

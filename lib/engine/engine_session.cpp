@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "core/collective.hpp"
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
 #include "core/huge_pages.hpp"
@@ -251,26 +252,34 @@ void EngineSession::place_tables(const PleCheckpoint& checkpoint, const std::vec
   placement_ = std::move(placed.placement);
   placement_report_ = std::move(placed.report);
   check_placement(placement_);
-  if (space_->on_device() != placement_.uses_gpu() && !placement_.uses(StorageTier::disk))
+  // A tier that decodes wherever the step runs (disk) agrees with either space.
+  if (space_->on_device() != placement_.uses_gpu() && !placement_.decodes_on(DecodesOn::step_space))
     throw SystemError("the engine's space and its placement " + placement_.describe() + " disagree");
   const TierCapabilities can = placement_.capabilities();
   if (!can.loads_collectively && checkpoint.reads_collectively())
     throw SystemError(checkpoint.path() + ": the placement " + placement_.describe() +
                       " needs a checkpoint opened for independent reads");
-  if (options_.cache.enabled() && !can.cacheable)
-    throw InputError("a row cache stands in front of the pinned or disk tier, not the " + placement_.describe() +
-                     " tier");
+  if (options_.cache.enabled() && !can.cacheable) {
+    std::vector<std::string> cacheable;
+    for (const StorageTier tier : storage_tiers())
+      if (capabilities_of(tier).cacheable) cacheable.emplace_back(to_string(tier));
+    throw InputError("a row cache stands in front of the " + or_list(cacheable) + " tier, not the " +
+                     placement_.describe() + " tier");
+  }
 }
 
 void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vector<RowRange>& ranges,
                                 const RowProfile& profile, const SharedRows& share) {
   load_.shared_ranks = share.ranks;
   load_.bytes = 0;
-  for (const StorageTier tier : k_storage_tiers) {
+  for (const StorageTier tier : storage_tiers()) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
     const bool counted = !capabilities_of(tier).in_host_memory || share.reader;
-    require_table_memory(world_, tier, counted ? tier_bytes(tier, layouts_, on) : 0);
+    std::vector<MemoryUse> need = tier_memory_use(tier, layouts_, on);
+    if (!counted)
+      for (MemoryUse& use : need) use.bytes = 0;
+    require_table_memory(world_, tier, need);
     load_.bytes += counted ? load_bytes(tier, layouts_, on) : 0;
   }
   load_.huge_page_offer = read_huge_page_offer().describe();  // before the tables take any

@@ -2,6 +2,7 @@
 #include <deque>
 #include <mutex>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/option_names.hpp"
 #include "engine/exchange_strategy.hpp"
@@ -106,10 +107,7 @@ ExchangeStrategy parse_exchange_strategy(std::string_view name) {
   const std::vector<std::string> names = exchange_strategy_names();
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return ExchangeStrategy::of_id(static_cast<int>(i));
-  std::string list;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  throw InputError(option_quoted(Option::exchange, name) + ": expected " + list);
+  throw InputError(option_quoted(Option::exchange, name) + ": expected " + or_list(names));
 }
 
 std::vector<ExchangeGroup> slot_groups(const Topology& topology) {

@@ -62,16 +62,17 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   // scratch (the pinned tier's distinct rows, the disk tier's plans and rows, both turns) —,
   // the cache with its size: both checked against the space's memory before they are
   // allocated.
-  const StorageTier space_memory = space.on_device() ? StorageTier::device : StorageTier::host;
-  require_tier_memory(session.world(), space_memory,
-                      workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids()), 0,
-                      "the step workspaces and staging", "a smaller " + option_name(Option::step_tokens));
+  const MemoryKind space_memory = space.on_device() ? MemoryKind::gpu : MemoryKind::host;
+  require_space_memory(
+      session.world(),
+      {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},
+      "the step workspaces and staging", "a smaller " + option_name(Option::step_tokens));
   workspace_->allocate();
   plan_->upload(session.hash_params());
   const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());
   if (caches != 0)
-    require_tier_memory(session.world(), space_memory, caches, 0, "the row caches",
-                        "a smaller " + option_name(Option::cache_rows) + " or " + option_name(Option::cache_gb));
+    require_space_memory(session.world(), {space_memory, caches}, "the row caches",
+                         "a smaller " + option_name(Option::cache_rows) + " or " + option_name(Option::cache_gb));
   const double fill_start = MPI_Wtime();
   session.store().reserve(exchange_->max_query_ids());  // a cache's static part filled here
   if (caches != 0) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;

@@ -1,5 +1,6 @@
 #include "engine/table_placement.hpp"
 
+#include <utility>
 #include <vector>
 
 #include "core/log.hpp"
@@ -17,11 +18,12 @@ std::vector<TableDemand> table_demands(const PlacementInputs& in) {
     const std::span<const TableLayout> layout = in.layouts.subspan(d, 1);
     const std::span<const RowRange> shard = in.shards.subspan(d, 1);
     const bool profiled = d < in.profile.tables.size();
-    demands.push_back(
-        {tier_bytes(StorageTier::device, layout, shard), tier_bytes(StorageTier::host, layout, shard),
-         tier_bytes(StorageTier::disk, layout, shard),
-         profiled ? static_cast<double>(in.profile.tables[d].lookups) : static_cast<double>(in.specs[d].total_heads()),
-         in.specs[d].read_at_layer});
+    TableDemand demand;
+    for (const StorageTier tier : storage_tiers()) demand.tiers.push_back({tier, tier_memory_use(tier, layout, shard)});
+    demand.lookups =
+        profiled ? static_cast<double>(in.profile.tables[d].lookups) : static_cast<double>(in.specs[d].total_heads());
+    demand.read_at_layer = in.specs[d].read_at_layer;
+    demands.push_back(std::move(demand));
   }
   return demands;
 }

@@ -31,7 +31,7 @@ TableStores make_table_stores(const TableStoreRequest& r) {
   const bool profiled = r.profile != nullptr && !r.profile->tables.empty();
   std::vector<std::unique_ptr<RowStore>> parts;
   std::vector<int> holder(layers, -1);
-  for (const StorageTier tier : k_storage_tiers) {
+  for (const StorageTier tier : storage_tiers()) {
     if (!placement.uses(tier)) continue;
     const std::vector<RowRange> ranges = ranges_on(placement, tier, r.ranges);
     std::unique_ptr<RowStore> part = make_row_store(tier, r.checkpoint, ranges, r.space, r.reads);

@@ -115,6 +115,6 @@ std::vector<std::string> row_format_name_list() {
   return names;
 }
 
-std::string row_format_names() { return word_list(row_format_name_list()); }
+std::string row_format_names() { return or_list(row_format_name_list()); }
 
 }  // namespace pleshard

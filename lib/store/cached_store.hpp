@@ -43,7 +43,6 @@ class CachedStore final : public RowStore {
   // `layers[d]` for every layer of `backing`; its hot ids at most its rows.
   CachedStore(std::unique_ptr<RowStore> backing, StepSpace& space, std::vector<LayerCache> layers);
 
-  [[nodiscard]] bool enqueues_only() const override { return backing_->enqueues_only(); }
   [[nodiscard]] HostReadCounts host_reads() const override { return backing_->host_reads(); }
   // Allocates the caches and their staging for steps of up to `max_ids` ids, and fills the
   // static parts through the slow tier, `max_ids` rows at a time.

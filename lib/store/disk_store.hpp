@@ -54,7 +54,6 @@ class DiskStore final : public RowStore {
   void reserve(std::int64_t max_ids) override;
   // Both turns' plans and staging for steps of `max_ids` ids a layer.
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
-  [[nodiscard]] bool enqueues_only() const override { return false; }
   // Where the files are read on the store's thread (safetensors): a next step's reads then
   // run beside this step's decode. submit() has planned the ids when it returns, and a
   // step's plans and rows are kept in one of two sets, taken in turn by the submits (twice a

@@ -30,10 +30,6 @@ RowStore::HostReadCounts PlacedStore::host_reads() const {
   return counts;
 }
 
-bool PlacedStore::enqueues_only() const {
-  return std::all_of(parts_.begin(), parts_.end(), [](const auto& part) { return part->enqueues_only(); });
-}
-
 bool PlacedStore::reads_in_place(std::int64_t count) const {
   return std::all_of(parts_.begin(), parts_.end(), [&](const auto& part) { return part->reads_in_place(count); });
 }

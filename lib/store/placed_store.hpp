@@ -17,7 +17,6 @@ class PlacedStore final : public RowStore {
   // the layer's rows (the other parts' ranges for it are empty).
   PlacedStore(std::vector<std::unique_ptr<RowStore>> parts, std::vector<int> holder);
 
-  [[nodiscard]] bool enqueues_only() const override;
   [[nodiscard]] HostReadCounts host_reads() const override;
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   void reserve(std::int64_t max_ids) override;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/option_names.hpp"
+#include "store/tier_descriptor.hpp"
 
 namespace pleshard {
 
@@ -14,9 +16,14 @@ bool Placement::uniform() const {
 
 bool Placement::uses(StorageTier tier) const { return std::find(tiers.begin(), tiers.end(), tier) != tiers.end(); }
 
+bool Placement::decodes_on(DecodesOn where) const {
+  return std::any_of(tiers.begin(), tiers.end(),
+                     [&](StorageTier tier) { return tier_descriptor(tier).decodes == where; });
+}
+
 bool Placement::uses_gpu() const {
-  if (uses(StorageTier::device) || uses(StorageTier::pinned)) return true;
-  return !uses(StorageTier::host) && std::all_of(tiers.begin(), tiers.end(), tier_uses_gpu);
+  if (decodes_on(DecodesOn::gpu)) return true;
+  return !decodes_on(DecodesOn::host) && std::all_of(tiers.begin(), tiers.end(), tier_uses_gpu);
 }
 
 TierCapabilities Placement::capabilities() const {
@@ -42,11 +49,30 @@ std::string Placement::describe() const {
   return text;
 }
 
+namespace {
+
+// The placement's tiers that decode `where`, the fastest first.
+std::vector<std::string> tiers_decoding(const Placement& placement, DecodesOn where) {
+  std::vector<std::string> names;
+  for (const StorageTier tier : storage_tiers())
+    if (placement.uses(tier) && tier_descriptor(tier).decodes == where) names.emplace_back(to_string(tier));
+  return names;
+}
+
+// "the host tier", "the device and pinned tiers".
+std::string the_tiers(const std::vector<std::string>& names) {
+  return "the " + or_list(names, " and ") + (names.size() == 1 ? " tier" : " tiers");
+}
+
+}  // namespace
+
 void check_placement(const Placement& placement) {
-  if (placement.uses(StorageTier::host) && (placement.uses(StorageTier::device) || placement.uses(StorageTier::pinned)))
-    throw InputError(option_is(Option::placement, placement.describe()) +
-                     ": the host tier decodes on the host and the device and pinned tiers on the GPU; one step "
-                     "decodes in one place (put the host tier's tables on pinned)");
+  const std::vector<std::string> host = tiers_decoding(placement, DecodesOn::host);
+  const std::vector<std::string> gpu = tiers_decoding(placement, DecodesOn::gpu);
+  if (!host.empty() && !gpu.empty())
+    throw InputError(option_is(Option::placement, placement.describe()) + ": " + the_tiers(host) +
+                     (host.size() == 1 ? " decodes" : " decode") + " on the host and " + the_tiers(gpu) +
+                     " on the GPU; one step decodes in one place (put the host tier's tables on pinned)");
 }
 
 std::vector<RowRange> ranges_on(const Placement& placement, StorageTier tier, std::span<const RowRange> ranges) {

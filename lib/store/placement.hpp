@@ -24,8 +24,10 @@ struct Placement {
   [[nodiscard]] StorageTier tier(int table) const { return tiers.at(static_cast<std::size_t>(table)); }
   [[nodiscard]] bool uniform() const;
   [[nodiscard]] bool uses(StorageTier tier) const;
-  // Whether the step runs on the GPU: a table on the device or pinned tier, or every table
-  // on disk where there is a GPU.
+  // Whether a table's tier decodes `where` (store/tier_descriptor.hpp).
+  [[nodiscard]] bool decodes_on(DecodesOn where) const;
+  // Whether the step runs on the GPU: a table on a tier that decodes there (device, pinned),
+  // or every table on tiers that decode where the step runs (disk) where there is a GPU.
   [[nodiscard]] bool uses_gpu() const;
   // The tiers' capabilities combined: what every table's tier does (whole_tables,
   // graph_capturable, loads_collectively), or any table's (cacheable, reads_files, in_host_memory). Disk
@@ -39,7 +41,8 @@ struct Placement {
 
 // `--placement`: "D=TIER,..." naming each of `tables` tables once (D its ple index), or one
 // tier for every table; InputError naming the option and what is wrong, also where the
-// tiers cannot share one step (the host tier beside the device or pinned tier).
+// tiers cannot share one step (a tier that decodes on the host beside one that decodes on the
+// GPU: the host tier beside the device or pinned tier).
 [[nodiscard]] Placement parse_placement(std::string_view text, int tables);
 
 // InputError unless the placement's tiers can share one step's space.

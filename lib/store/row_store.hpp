@@ -45,9 +45,6 @@ class RowStore {
     (void)max_ids;
     return 0;
   }
-  // Whether submit() and wait() only enqueue work on the space's stream (and streams it
-  // forks from there): then a step that uses them can be captured in a CUDA graph.
-  [[nodiscard]] virtual bool enqueues_only() const { return true; }
   // Whether the lookups of a step of `count` ids a layer are the tables read in place, keyed
   // by the queries' ids themselves, with nothing read before the decode: then the ids need
   // not exist before the decode, which may hash them itself (hash_and_decode_step).

@@ -2,15 +2,11 @@
 
 #include <string>
 
-#include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
 #include "core/option_names.hpp"
 #include "exec/step_kernels.hpp"
-#include "store/disk_store.hpp"
-#include "store/host_store.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "store/gpu_store.hpp"
-#endif
+#include "format/format_registry.hpp"
+#include "store/tier_descriptor.hpp"
 
 namespace pleshard {
 
@@ -24,24 +20,7 @@ std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& 
                                          std::span<const RowRange> ranges, StepSpace& space,
                                          const StoreOptions& options) {
   for (const PleTableInfo& table : checkpoint.tables()) require_tier_decodes(tier, table.layout.format);
-  switch (tier) {
-    case StorageTier::host:
-      return std::make_unique<HostStore>(checkpoint, ranges, options.host_share);
-    case StorageTier::disk:
-      return std::make_unique<DiskStore>(checkpoint, ranges, space, options.disk_reads);
-    case StorageTier::device:
-    case StorageTier::pinned:
-      break;
-  }
-#if PLESHARD_HAVE_CUDA
-  PinnedReads reads;
-  reads.host = options.host_reads;
-  reads.host_threads = options.host_threads;
-  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, options.host_share, reads);
-#else
-  (void)space;
-  throw InputError(option_is(Option::storage, to_string(tier)) + ": needs a CUDA build");
-#endif
+  return tier_descriptor(tier).make_store(tier, checkpoint, ranges, space, options);
 }
 
 std::unique_ptr<StepSpace> make_tier_space(StorageTier tier) {

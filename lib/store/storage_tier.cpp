@@ -1,9 +1,10 @@
 #include "store/storage_tier.hpp"
 
-#include <optional>
 #include <string>
 
 #include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "store/tier_descriptor.hpp"
 #if PLESHARD_HAVE_CUDA
 #include "kernels/cuda/device.hpp"
 #endif
@@ -20,16 +21,11 @@ bool gpu_available() {
 
 namespace {
 
-constexpr EnumNames<StorageTier, 4> k_tiers{{{StorageTier::host, "host"},
-                                             {StorageTier::device, "device"},
-                                             {StorageTier::pinned, "pinned"},
-                                             {StorageTier::disk, "disk"}}};
-
 // `quoted` and `plain` name the value as refused and as taken.
 StorageTier tier_named(std::string_view name, const std::string& quoted, const std::string& plain) {
-  const std::optional<StorageTier> tier = find_value(k_tiers, name);
-  if (!tier) throw InputError(quoted + ": expected " + name_list(k_tiers));
-  if ((*tier == StorageTier::device || *tier == StorageTier::pinned) && !gpu_available())
+  const std::optional<StorageTier> tier = find_tier(name);
+  if (!tier) throw InputError(quoted + ": expected " + or_list(storage_tier_names()));
+  if (tier_descriptor(*tier).decodes == DecodesOn::gpu && !gpu_available())
 #if PLESHARD_HAVE_CUDA
     throw InputError(plain +
                      ": no GPU found (none visible to this process: check the node has one, and "
@@ -42,7 +38,7 @@ StorageTier tier_named(std::string_view name, const std::string& quoted, const s
 
 }  // namespace
 
-const char* to_string(StorageTier tier) { return name_of(k_tiers, tier); }
+const char* to_string(StorageTier tier) { return tier_descriptor(tier).name.c_str(); }
 
 StorageTier parse_storage_tier(std::string_view name, Option option) {
   return tier_named(name, option_quoted(option, name), option_is(option, name));
@@ -53,21 +49,10 @@ StorageTier parse_storage_tier(std::string_view name, const std::string& what) {
 }
 
 bool tier_uses_gpu(StorageTier tier) {
-  return tier == StorageTier::device || tier == StorageTier::pinned || (tier == StorageTier::disk && gpu_available());
+  const DecodesOn where = tier_descriptor(tier).decodes;
+  return where == DecodesOn::gpu || (where == DecodesOn::step_space && gpu_available());
 }
 
-TierCapabilities capabilities_of(StorageTier tier) {
-  switch (tier) {
-    case StorageTier::host:
-      return {.loads_collectively = true, .in_host_memory = true};
-    case StorageTier::device:
-      return {.graph_capturable = true};
-    case StorageTier::pinned:
-      return {.graph_capturable = true, .cacheable = true, .in_host_memory = true};
-    case StorageTier::disk:
-      return {.whole_tables = true, .cacheable = true, .reads_files = true};
-  }
-  return {};
-}
+TierCapabilities capabilities_of(StorageTier tier) { return tier_descriptor(tier).capabilities; }
 
 }  // namespace pleshard

@@ -3,34 +3,50 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/option_names.hpp"
 
 namespace pleshard {
 
-enum class StorageTier { host, device, pinned, disk };
+// A tier's id: the built-in tiers' named here, in the order they are registered; any other
+// registered tier's the value register_tier() returns (store/tier_descriptor.hpp, where
+// every tier is described).
+enum class StorageTier : int { host, device, pinned, disk };
 
-// Every tier, the fastest first.
-inline constexpr StorageTier k_storage_tiers[] = {StorageTier::device, StorageTier::pinned, StorageTier::host,
-                                                  StorageTier::disk};
+// Every registered tier, the fastest first.
+[[nodiscard]] std::vector<StorageTier> storage_tiers();
+
+// Every registered tier's name, in the order they were registered (the built-ins first): what
+// --storage and --placement accept.
+[[nodiscard]] std::vector<std::string> storage_tier_names();
 
 [[nodiscard]] const char* to_string(StorageTier tier);
-// "host", "device", "pinned" or "disk"; throws InputError otherwise, or when device or
-// pinned is asked for in a build without CUDA or on a machine without a GPU.
+// A registered tier's name ("host", "device", "pinned", "disk", ...); throws InputError
+// otherwise, or when a tier that decodes on the GPU (device, pinned) is asked for in a build
+// without CUDA or on a machine without a GPU.
 // `option` names the option in the message; `what` names a part of one ("--placement: table
 // 0's tier").
 [[nodiscard]] StorageTier parse_storage_tier(std::string_view name, Option option = Option::storage);
 [[nodiscard]] StorageTier parse_storage_tier(std::string_view name, const std::string& what);
+
+// Where a tier's lookups decode: a step decodes every table in one place.
+enum class DecodesOn {
+  gpu,         // needs CUDA and a GPU (device, pinned)
+  host,        // on the host's cores (host)
+  step_space,  // wherever the step runs: the GPU where there is one (disk)
+};
 
 // Whether this build has CUDA and this machine a GPU.
 [[nodiscard]] bool gpu_available();
 
 // Whether lookups in `tier` run on the GPU: always for device and pinned; for disk when
 // this build and machine have one (rows are staged to the device and decoded there),
-// otherwise on the host.
+// otherwise on the host (the tier's DecodesOn).
 [[nodiscard]] bool tier_uses_gpu(StorageTier tier);
 
-// What a tier is, for the code outside lib/store to ask instead of naming tiers.
+// What a tier is, for the code outside lib/store to ask instead of naming tiers: one channel
+// (a store's own answers, RowStore, say only what varies with a step).
 struct TierCapabilities {
   // Every rank reads every row of every table (the files are shared): each rank hashes and
   // looks up its own tokens and nothing is exchanged.

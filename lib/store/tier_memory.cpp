@@ -22,28 +22,44 @@ std::size_t gpu_row_pitch(const TableLayout& layout) {
   return scale_bytes == 0 ? row_bytes : (row_bytes + scale_bytes + 15) / 16 * 16;
 }
 
+namespace {
+
+// Bytes of the rows `ranges[d]` of tables `layouts[d]`, `per_row(layouts[d])` each.
+template <typename PerRow>
+std::uint64_t rows_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges, PerRow per_row) {
+  std::uint64_t bytes = 0;
+  for (std::size_t d = 0; d < layouts.size(); ++d)
+    bytes += static_cast<std::uint64_t>(ranges[d].size()) * per_row(layouts[d]);
+  return bytes;
+}
+
+}  // namespace
+
+std::uint64_t rows_stored_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
+  return rows_bytes(layouts, ranges, [](const TableLayout& l) { return l.bytes_per_row(); });
+}
+
+std::uint64_t rows_gpu_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
+  return rows_bytes(layouts, ranges, gpu_row_pitch);
+}
+
+std::uint64_t rows_scale_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
+  return rows_bytes(layouts, ranges, [](const TableLayout& l) { return l.scale_bytes(); });
+}
+
+std::vector<MemoryUse> tier_memory_use(StorageTier tier, std::span<const TableLayout> layouts,
+                                       std::span<const RowRange> ranges) {
+  return tier_descriptor(tier).memory(layouts, ranges);
+}
+
 std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
   std::uint64_t bytes = 0;
-  for (std::size_t d = 0; d < layouts.size(); ++d) {
-    const auto rows = static_cast<std::uint64_t>(ranges[d].size());
-    switch (tier) {
-      case StorageTier::host:
-        bytes += rows * layouts[d].bytes_per_row();
-        break;
-      case StorageTier::device:
-      case StorageTier::pinned:
-        bytes += rows * gpu_row_pitch(layouts[d]);
-        break;
-      case StorageTier::disk:
-        bytes += rows * layouts[d].scale_bytes();
-        break;
-    }
-  }
+  for (const MemoryUse& use : tier_memory_use(tier, layouts, ranges)) bytes += use.bytes;
   return bytes;
 }
 
 std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
-  return tier_bytes(tier == StorageTier::disk ? tier : StorageTier::host, layouts, ranges);
+  return tier_descriptor(tier).load_bytes(layouts, ranges);
 }
 
 namespace {
@@ -121,57 +137,83 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
 
 namespace {
 
-// require_tier_memory, the host tiers' bytes held against `host` (what the message says they
-// were counted from: `host_source`).
-void require_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
-                    const std::string& what, const std::string& remedy, std::uint64_t host,
+// require_tier_memory, the message begun with `named` and ended with `change`; host memory
+// held against `host` (what the message says it was counted from: `host_source`).
+void require_memory(MPI_Comm world, const std::string& named, MemoryUse use, std::uint64_t device_reserve,
+                    const std::string& what, const std::string& change, std::uint64_t host,
                     const std::string& host_source) {
-  if (tier == StorageTier::disk && bytes == 0) return;
   (void)device_reserve;  // used only where CUDA is built
-  const Sharing shared = sharing_of(world, tier == StorageTier::device, bytes);
+  const bool gpu = use.kind == MemoryKind::gpu;
+  const Sharing shared = sharing_of(world, gpu, use.bytes);
   const std::uint64_t needed = shared.bytes;
   const int sharing = shared.ranks;
   const std::string who = std::to_string(sharing) + (sharing == 1 ? " rank" : " ranks");
   collective_try(world, [&] {
-    if (tier == StorageTier::device) {
+    if (gpu) {
 #if PLESHARD_HAVE_CUDA
       const kernels::DeviceMemory memory = kernels::device_memory();
       // Every rank on the GPU needs its own step workspace and collectives' buffers.
       const std::uint64_t reserve = device_reserve * static_cast<std::uint64_t>(sharing);
       const std::uint64_t usable = memory.free > reserve ? memory.free - reserve : 0;
-      int gpu = 0;
-      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
+      int device = 0;
+      PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
       if (needed > usable)
-        throw InputError("device tier: " + what + " of " + who + " on GPU " + std::to_string(gpu) + " need " +
+        throw InputError(named + what + " of " + who + " on GPU " + std::to_string(device) + " need " +
                          std::to_string(needed) + " bytes, the GPU has " + std::to_string(usable) + " of " +
-                         std::to_string(memory.total) + " free for them (" +
-                         (remedy.empty() ? "use more ranks, or " + option_is(Option::storage, "pinned") : remedy) +
-                         ")");
+                         std::to_string(memory.total) + " free for them (" + change + ")");
 #endif
       return;
     }
     const std::uint64_t available = host;
-    const std::string tier_remedy = tier == StorageTier::disk
-                                        ? "fewer ranks per node: the disk tier keeps block scales"
-                                        : "use more nodes, or " + option_is(Option::storage, "disk");
     if (available != 0 && needed > available)
-      throw InputError(std::string(to_string(tier)) + " tier: " + what + " of " + who + " on this node need " +
-                       std::to_string(needed) + " bytes of host memory, " + std::to_string(available) +
-                       " are available (" + host_source + "; " + (remedy.empty() ? tier_remedy : remedy) + ")");
+      throw InputError(named + what + " of " + who + " on this node need " + std::to_string(needed) +
+                       " bytes of host memory, " + std::to_string(available) + " are available (" + host_source + "; " +
+                       change + ")");
   });
 }
 
+// The first kind of memory the tier's demand names: where it keeps its tables.
+MemoryKind home_of(StorageTier tier) {
+  const std::vector<MemoryUse> uses = tier_memory_use(tier, {}, {});
+  return uses.empty() ? MemoryKind::host : uses.front().kind;
+}
+
+// "device tier: ", and what to change: `remedy`, else the tier's.
+std::string tier_named(StorageTier tier) { return std::string(to_string(tier)) + " tier: "; }
+std::string change_for(StorageTier tier, const std::string& remedy) {
+  return remedy.empty() ? tier_descriptor(tier).memory_remedy() : remedy;
+}
+
+constexpr const char* k_host_sources = "MemAvailable, or the cgroup's limit";
+constexpr const char* k_table_sources = "MemAvailable, or the cgroup's limit, and free reserved 2 MiB pages";
+
 }  // namespace
+
+void require_tier_memory(MPI_Comm world, StorageTier tier, MemoryUse use, std::uint64_t device_reserve,
+                         const std::string& what, const std::string& remedy) {
+  require_memory(world, tier_named(tier), use, device_reserve, what, change_for(tier, remedy), available_host_bytes(),
+                 k_host_sources);
+}
+
+void require_space_memory(MPI_Comm world, MemoryUse use, const std::string& what, const std::string& remedy) {
+  require_memory(world, std::string(to_string(use.kind)) + ": ", use, 0, what, remedy, available_host_bytes(),
+                 k_host_sources);
+}
 
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes, std::uint64_t device_reserve,
                          const std::string& what, const std::string& remedy) {
-  require_memory(world, tier, bytes, device_reserve, what, remedy, available_host_bytes(),
-                 "MemAvailable, or the cgroup's limit");
+  require_tier_memory(world, tier, {home_of(tier), bytes}, device_reserve, what, remedy);
+}
+
+void require_table_memory(MPI_Comm world, StorageTier tier, std::span<const MemoryUse> uses) {
+  for (const MemoryUse& use : uses)
+    require_memory(world, tier_named(tier), use, k_device_table_reserve_bytes, "the tables", change_for(tier, ""),
+                   available_table_bytes(), k_table_sources);
 }
 
 void require_table_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes) {
-  require_memory(world, tier, bytes, k_device_table_reserve_bytes, "the tables", "", available_table_bytes(),
-                 "MemAvailable, or the cgroup's limit, and free reserved 2 MiB pages");
+  const MemoryUse use{home_of(tier), bytes};
+  require_table_memory(world, tier, {&use, 1});
 }
 
 }  // namespace pleshard

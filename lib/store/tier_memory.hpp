@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -14,6 +15,7 @@
 #include "store/auto_placement.hpp"
 #include "store/row_range.hpp"
 #include "store/storage_tier.hpp"
+#include "store/tier_descriptor.hpp"
 
 namespace pleshard {
 
@@ -22,29 +24,49 @@ namespace pleshard {
 // 16 bytes.
 [[nodiscard]] std::size_t gpu_row_pitch(const TableLayout& layout);
 
-// Bytes the tier keeps for rows `ranges[d]` of tables `layouts[d]`; for the disk tier the
-// block-scaled tables' scales of those rows (disk_store.hpp), in host memory.
+// Bytes of rows `ranges[d]` of tables `layouts[d]`: as stored (the files' rows), as the GPU
+// tiers keep them (gpu_row_pitch), and their block scales alone. The tiers' demands are made
+// of these (store/tiers/).
+[[nodiscard]] std::uint64_t rows_stored_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges);
+[[nodiscard]] std::uint64_t rows_gpu_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges);
+[[nodiscard]] std::uint64_t rows_scale_bytes(std::span<const TableLayout> layouts, std::span<const RowRange> ranges);
+
+// What the tier keeps for rows `ranges[d]` of tables `layouts[d]`, per kind of memory (its
+// descriptor's demand); for the disk tier the block-scaled tables' scales of those rows
+// (disk_store.hpp), in host memory.
+[[nodiscard]] std::vector<MemoryUse> tier_memory_use(StorageTier tier, std::span<const TableLayout> layouts,
+                                                     std::span<const RowRange> ranges);
+// The same bytes, summed over the kinds of memory.
 [[nodiscard]] std::uint64_t tier_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
-// Bytes of the files the tier reads when it loads: the rows' stored bytes (a GPU tier pads
-// block-scaled rows in memory; the files do not), the disk tier's block scales.
+// Bytes of the files the tier reads when it loads (its loading rule): the rows' stored bytes
+// (a GPU tier pads block-scaled rows in memory; the files do not), the disk tier's block scales.
 [[nodiscard]] std::uint64_t load_bytes(StorageTier tier, std::span<const TableLayout> layouts,
                                        std::span<const RowRange> ranges);
 
 // GPU memory a rank keeps beside its tables: its step workspace and collectives.
 inline constexpr std::uint64_t k_device_table_reserve_bytes = std::uint64_t{1} << 30;
 
-// Collective over `world`: InputError on every rank unless the `bytes` of every rank fit —
-// host, pinned and disk tiers: the sum over a node's ranks within its MemAvailable; device tier:
-// the sum over the ranks that share a GPU within its free memory, less `device_reserve` per
-// rank for its step workspace and collectives. `what` and `remedy` say, for the message,
-// what the bytes are and what to change (defaults: the tables, and the tiers' remedies).
+// Collective over `world`: InputError on every rank unless the `use` of every rank fits —
+// host memory: the sum over a node's ranks within its MemAvailable; GPU memory: the sum over
+// the ranks that share a GPU within its free memory, less `device_reserve` per rank for its
+// step workspace and collectives. The message names `tier`; `what` and `remedy` say what the
+// bytes are and what to change (defaults: the tables, and the tier's remedy).
+void require_tier_memory(MPI_Comm world, StorageTier tier, MemoryUse use,
+                         std::uint64_t device_reserve = k_device_table_reserve_bytes,
+                         const std::string& what = "the tables", const std::string& remedy = "");
+// The same for `bytes` in the memory the tier keeps its tables in (the first kind of its demand).
 void require_tier_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes,
                          std::uint64_t device_reserve = k_device_table_reserve_bytes,
                          const std::string& what = "the tables", const std::string& remedy = "");
-// require_tier_memory for the tables themselves, whose host memory may also come from the
-// reserved 2 MiB pages still free (available_table_bytes: MemAvailable leaves them out).
+// require_tier_memory for what a step keeps in its space's memory beside the tables (its
+// workspace, a row cache), whatever their tiers: the message names the kind of memory.
+void require_space_memory(MPI_Comm world, MemoryUse use, const std::string& what, const std::string& remedy);
+// require_tier_memory for the tables themselves, each kind of memory their demand names,
+// whose host memory may also come from the reserved 2 MiB pages still free
+// (available_table_bytes: MemAvailable leaves them out).
+void require_table_memory(MPI_Comm world, StorageTier tier, std::span<const MemoryUse> uses);
 void require_table_memory(MPI_Comm world, StorageTier tier, std::uint64_t bytes);
 
 // The margins --placement auto keeps: of a GPU's memory, 1 GiB and 2% of its size (NCCL's

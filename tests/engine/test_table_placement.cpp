@@ -38,10 +38,11 @@ TEST(TablePlacement, DeepseekV41sLayerOneTableTakesTheGpuItHasRoomForOne) {
   EXPECT_EQ(demands[0].read_at_layer, 1);
   EXPECT_EQ(demands[1].read_at_layer, 14);
   EXPECT_EQ(demands[1].lookups, 100'000);
-  EXPECT_GT(demands[0].gpu_bytes, 100'000'000'000u);  // 101 GB and more, as the GPU tiers keep them
+  EXPECT_GT(demands[0].bytes_on(StorageTier::device), 100'000'000'000u);  // 101 GB and more, as the GPU tiers keep them
 
   // Room on the GPU for either table, not both; host memory for the other.
-  const std::uint64_t one = std::max(demands[0].gpu_bytes, demands[1].gpu_bytes);
+  const std::uint64_t one =
+      std::max(demands[0].bytes_on(StorageTier::device), demands[1].bytes_on(StorageTier::device));
   const PlacementPlan plan = plan_placement(demands, {true, true, one, 2 * one});
   EXPECT_EQ(plan.placement.tiers, (std::vector<StorageTier>{StorageTier::device, StorageTier::pinned}));
   const std::vector<std::string> lines = plan.lines(demands);

@@ -75,19 +75,34 @@ TEST(Placement, RefusesWhatIsWrong) {
   EXPECT_NO_THROW(check_placement({{StorageTier::host, StorageTier::disk}}));
 }
 
-TableDemand table(std::uint64_t gb, double lookups = 1) { return {gb * k_gb, gb * k_gb, gb * k_gb / 33, lookups}; }
+// A table's demand on the built-in tiers: `gpu` bytes as the GPU tiers keep it (in GPU memory
+// on the device tier, in host memory on the pinned one), `host` bytes on the host tier and
+// `disk` bytes of block scales in host memory on the disk tier.
+TableDemand demand(std::uint64_t gpu, std::uint64_t host, std::uint64_t disk, double lookups) {
+  TableDemand t;
+  t.tiers = {{StorageTier::device, {{MemoryKind::gpu, gpu}}},
+             {StorageTier::pinned, {{MemoryKind::host, gpu}}},
+             {StorageTier::host, {{MemoryKind::host, host}}},
+             {StorageTier::disk, {{MemoryKind::host, disk}}}};
+  t.lookups = lookups;
+  return t;
+}
+
+TableDemand table(std::uint64_t gb, double lookups = 1) {
+  return demand(gb * k_gb, gb * k_gb, gb * k_gb / 33, lookups);
+}
 
 TEST(AutoPlacement, DeviceFirstThenPinnedThenDiskWithTheRestAsCache) {
   const PlacementCapacity h200{true, true, 130 * k_gb, 118 * k_gb};
   // DeepSeek-V4.1-Flash: two tables of 101.4 GB; one fits the GPU, the other pinned memory,
   // and the GPU memory left caches rows of the pinned one.
-  const TableDemand engram{101'400'000'000, 101'400'000'000, 3'073'000'000, 48};
+  const TableDemand engram = demand(101'400'000'000, 101'400'000'000, 3'073'000'000, 48);
   const std::vector<TableDemand> v41{engram, engram};
   const PlacementPlan plan = plan_placement(v41, h200);
   EXPECT_EQ(plan.placement.tiers, (std::vector<StorageTier>{StorageTier::device, StorageTier::pinned}));
-  EXPECT_EQ(plan.device_left, 130 * k_gb - engram.gpu_bytes);
+  EXPECT_EQ(plan.device_left, 130 * k_gb - engram.bytes_on(StorageTier::device));
   EXPECT_EQ(plan.cache_bytes, plan.device_left);
-  EXPECT_EQ(plan.host_left, 118 * k_gb - engram.gpu_bytes);
+  EXPECT_EQ(plan.host_left, 118 * k_gb - engram.bytes_on(StorageTier::device));
   const std::vector<std::string> lines = plan.lines(v41);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("table 0: device, 101 GB (fits the GPU's 130 GB left", 0), 0u) << lines[0];

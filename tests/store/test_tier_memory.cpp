@@ -61,6 +61,19 @@ TEST(TierMemory, TablesLargerThanTheNodesMemoryAreRefused) {
     }
   }
   require_tier_memory(MPI_COMM_WORLD, StorageTier::disk, 0);  // no NVFP4 table: nothing in memory
+  // What a step keeps beside the tables is named by the memory it takes, not by a tier.
+  try {
+    require_space_memory(MPI_COMM_WORLD, {MemoryKind::host, available * 4}, "the row caches", "a smaller cache");
+    ADD_FAILURE() << "row caches of 4x MemAvailable: not refused";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("host memory: the row caches of 1 rank on this node need " + std::to_string(available * 4) +
+                             " bytes of host memory",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("; a smaller cache)"), std::string::npos) << what;
+  }
   // The tables' own check counts the reserved 2 MiB pages still free too, and says so.
   try {
     require_table_memory(MPI_COMM_WORLD, StorageTier::host, available * 4);

@@ -77,11 +77,7 @@ std::vector<std::string> exchange_strategy_names() {
   return names;
 }
 
-std::string exchange_strategy_list() {
-  std::string list;
-  for (const std::string& name : exchange_strategy_names()) list += (list.empty() ? "" : ", ") + name;
-  return list;
-}
+std::string exchange_strategy_list() { return or_list(exchange_strategy_names(), ", "); }
 
 std::string exchange_strategy_help() {
   std::string help;

@@ -86,12 +86,7 @@ void GpuStore::submit(std::span<const RowQuery> queries) {
       tasks_[d] = tables_[d]->rows_for(q.ids, q.count, stream_);  // read in place
       continue;
     }
-    if (!joining_) {
-      // The side stream starts once the step's ids are there.
-      PLESHARD_CUDA_CHECK(cudaEventRecord(forked_, stream_));
-      PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
-      joining_ = true;
-    }
+    fork_side();
     tasks_[d] = tables_[d]->rows_for(q.ids, q.count, side_);
   }
   if (joining_) PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
@@ -102,11 +97,7 @@ void GpuStore::submit(std::span<const RowQuery> queries) {
   std::vector<std::int64_t> host_rows(on_host.size());
   for (std::size_t i = 0; i < on_host.size(); ++i) {
     const GpuTable& table = *tables_[on_host[i]];
-    if (!joining_) {
-      PLESHARD_CUDA_CHECK(cudaEventRecord(forked_, stream_));
-      PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
-      joining_ = true;
-    }
+    fork_side();
     host_rows[i] = table.gather_gpu_share(side_);
     counts_.rows_by_host += host_rows[i];
     counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
@@ -118,6 +109,14 @@ void GpuStore::submit(std::span<const RowQuery> queries) {
   const cudaError_t gpu = cudaEventQuery(gathered_);
   if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);
   for (const std::size_t d : on_host) tables_[d]->settle_share(gpu == cudaSuccess);
+}
+
+void GpuStore::fork_side() {
+  if (joining_) return;
+  // The side stream starts once the step's ids are there.
+  PLESHARD_CUDA_CHECK(cudaEventRecord(forked_, stream_));
+  PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
+  joining_ = true;
 }
 
 std::span<const kernels::DecodeTask> GpuStore::wait() {

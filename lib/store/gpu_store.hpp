@@ -43,6 +43,8 @@ class GpuStore final : public RowStore {
 
  private:
   void release() noexcept;
+  // Has the side stream wait for the work enqueued so far, once a step (wait() joins it).
+  void fork_side();
 
   StorageTier tier_;
   StepSpace& space_;

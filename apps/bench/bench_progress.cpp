@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "kernels/gpu_device.hpp"
 #include "store/storage_tier.hpp"
 
 namespace pleshard {
@@ -33,11 +34,8 @@ void BenchProgress::next(const std::string& what) {
 }
 
 std::string why_no_cuda() {
-#if PLESHARD_HAVE_CUDA
+  if (!kernels::built_with_cuda()) return "this build has no CUDA";
   return gpu_available() ? "" : "no GPU here, though this build has CUDA";
-#else
-  return "this build has no CUDA";
-#endif
 }
 
 }  // namespace pleshard

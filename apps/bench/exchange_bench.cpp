@@ -14,9 +14,8 @@
 #include "exec/step_space.hpp"
 #include "store/row_range.hpp"
 #include "store/row_store_factory.hpp"
-#if PLESHARD_HAVE_CUDA
 #include "dist/gpu_binding.hpp"
-#endif
+#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 
@@ -38,16 +37,13 @@ std::int64_t reduce_sum(MPI_Comm comm, std::int64_t v) {
 std::unique_ptr<StepSpace> bench_space(MPI_Comm comm, CollectiveBackend backend) {
   if (backend == CollectiveBackend::mpi) return make_host_space();
   if (!backend_built(backend)) throw InputError(std::string("this build has no ") + to_string(backend) + " backend");
-#if PLESHARD_HAVE_CUDA
+  if (!kernels::built_with_cuda())
+    throw InputError(std::string("the ") + to_string(backend) + " backend needs a CUDA build");
   if (!gpu_available()) throw InputError(std::string("the ") + to_string(backend) + " backend needs a GPU");
   const GpuBinding gpus = bind_local_gpu(comm);
   if (!gpus.own_gpu && backend == CollectiveBackend::nccl)
     throw InputError("the nccl backend needs a GPU per rank; " + gpus.why + " (try mpi-staged)");
   return make_tier_space(StorageTier::device);
-#else
-  (void)comm;
-  throw InputError(std::string("the ") + to_string(backend) + " backend needs a CUDA build");
-#endif
 }
 
 // Seconds of the collectives `f` enqueues, between two marks on the space's stream (events

@@ -5,16 +5,13 @@
 #include <numeric>
 
 #include "bench/bench_progress.hpp"
+#include "bench/gpu_benches.hpp"
 #include "bench/timing.hpp"
 #include "core/mpi_check.hpp"
 #include "io/requests.hpp"
+#include "kernels/gpu_device.hpp"
 #include "kernels/host/ngram_ids_host.hpp"
 #include "model/table_spec.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "bench/gpu_timing.hpp"
-#include "kernels/cuda/device.hpp"
-#include "kernels/cuda/ngram_ids_cuda.hpp"
-#endif
 
 namespace pleshard {
 
@@ -66,12 +63,7 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
   PLESHARD_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   const kernels::NgramHashParams params = make_hash_params(derive_table_spec(config, 0));
   const int heads = config.total_heads();
-#if PLESHARD_HAVE_CUDA
-  const bool cuda = options.cuda && kernels::cuda_device_count() > 0;
-
-#else
-  const bool cuda = false;
-#endif
+  const bool cuda = options.cuda && kernels::gpu_count() > 0;
   BenchProgress progress(
       "hash", static_cast<int>(options.batch_tokens.size()) * ((options.host ? 1 : 0) + (cuda ? 1 : 0)), rank == 0);
   std::vector<HashBenchResult> results;
@@ -91,30 +83,14 @@ std::vector<HashBenchResult> run_hash_bench(MPI_Comm comm, const ModelConfig& co
       r.wrong = count_mismatches(ids, reference);
       results.push_back(reduce_result(comm, r));
     }
-#if PLESHARD_HAVE_CUDA
     if (cuda) {
       progress.next("cuda, " + std::to_string(tokens) + " tokens");
       HashBenchResult r{"cuda", tokens, heads};
-      kernels::DeviceBuffer<std::int64_t> d_tokens(batch.tokens.size());
-      kernels::DeviceBuffer<std::int64_t> d_qsl(batch.query_start_loc.size());
-      kernels::DeviceBuffer<std::int64_t> d_context(batch.context.size());
-      kernels::DeviceBuffer<std::int64_t> d_ids(reference.size());
-      d_tokens.copy_from_host(std::span<const std::int64_t>(batch.tokens));
-      d_qsl.copy_from_host(std::span<const std::int64_t>(batch.query_start_loc));
-      d_context.copy_from_host(std::span<const std::int64_t>(batch.context));
-      PLESHARD_CUDA_CHECK(cudaMemset(d_ids.data(), 0xff, d_ids.bytes()));
-      const kernels::NgramBatchView view{d_tokens.data(), batch.num_tokens(), d_qsl.data(), batch.num_requests(),
-                                         d_context.data()};
       PLESHARD_MPI_CHECK(MPI_Barrier(comm));
-      r.seconds = gpu_median_seconds([&] { kernels::compute_ngram_ids_cuda(params, view, d_ids.data(), nullptr); },
-                                     options.min_repeats, options.min_seconds, &r.repeats);
-      std::vector<std::int64_t> ids(reference.size());
-      d_ids.copy_to_host(std::span<std::int64_t>(ids));
-      PLESHARD_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<std::int64_t> ids = hash_on_gpu(params, batch, reference.size(), options, r);
       r.wrong = count_mismatches(ids, reference);
       results.push_back(reduce_result(comm, r));
     }
-#endif
   }
   return results;
 }

@@ -13,6 +13,7 @@
 #include "core/host_memory.hpp"
 #include "core/mpi_check.hpp"
 #include "core/parallel.hpp"
+#include "dist/gpu_binding.hpp"
 #include "exec/step_space.hpp"
 #include "io/pread_file.hpp"
 #include "kernels/common/row_decode.hpp"
@@ -20,9 +21,6 @@
 #include "store/row_store_factory.hpp"
 #include "store/table_pages.hpp"
 #include "store/tier_memory.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "dist/gpu_binding.hpp"
-#endif
 
 namespace pleshard {
 
@@ -123,9 +121,7 @@ std::vector<LoadBenchResult> run_load_bench(MPI_Comm comm, const LoadBenchOption
     return std::shared_ptr<PleCheckpoint>(
         open_ple_checkpoint(o.checkpoint, load_checkpoint_config(o.checkpoint, o.config)));  // independent reads
   });
-#if PLESHARD_HAVE_CUDA
   if (std::any_of(o.tiers.begin(), o.tiers.end(), tier_uses_gpu)) (void)bind_local_gpu(comm);
-#endif
   const std::vector<std::string> files = checkpoint->files();
   std::vector<RowRange> ranges;
   std::vector<TableLayout> layouts;

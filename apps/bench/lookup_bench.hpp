@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "ckpt/ple_checkpoint.hpp"
 #include "format/row_format.hpp"
 #include "store/storage_tier.hpp"
 
@@ -64,6 +65,18 @@ struct LookupBenchResult {
 
 // Threads the host tier's lookup runs on: Kokkos' host space's, else --kokkos-threads'.
 [[nodiscard]] std::size_t host_lookup_threads();
+
+// The lookup cases' tables and checks, shared by the host's and the GPU's cases.
+// A one-table config whose rows are synthetic values of `format`.
+[[nodiscard]] ModelConfig bench_config(RowFormat format, std::int64_t rows, int head_dim);
+// Exactly `rows` rows, not the prime the config implies (rows are a function of their index).
+[[nodiscard]] TableSource bench_table(const ModelConfig& config, RowFormat format, std::int64_t rows);
+// Rows of `row_bytes` that differ between a tier's output and the reference.
+[[nodiscard]] std::int64_t count_wrong_rows(const std::vector<std::uint8_t>& got,
+                                            const std::vector<std::uint8_t>& expected, std::size_t row_bytes);
+// The output a lookup of `ids` must give, each row made alone by the table's source.
+[[nodiscard]] std::vector<std::uint8_t> expected_output(const TableSource& source,
+                                                        const std::vector<std::int64_t>& ids, OutDtype dtype);
 
 // Collective over `comm`: each rank benchmarks its own table; times reduced with MAX.
 [[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options);

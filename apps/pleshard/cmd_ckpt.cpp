@@ -13,6 +13,7 @@
 #include "core/collective.hpp"
 #include "core/progress.hpp"
 #include "io/output_target.hpp"
+#include "model/model_family.hpp"
 #include "model/table_spec.hpp"
 #include "option_checks.hpp"
 
@@ -165,7 +166,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   };
 
   CLI::App* make = ckpt->add_subcommand("make", "Write a synthetic checkpoint from a config");
-  make->add_option("--config", o->config, "Model config.json")->required()->check(path_given());
+  make->add_option("--config", o->config, "Model config.json" + config_families())->required()->check(path_given());
   make->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")->required()->check(path_given());
   make->add_option("--format", o->format,
                    "Row format: " + row_format_names() +

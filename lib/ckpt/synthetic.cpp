@@ -8,10 +8,7 @@
 #include "core/parallel.hpp"
 #include "format/encode.hpp"
 #include "kernels/common/ngram_hash.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
-#include "kernels/cuda/synthetic_cuda.hpp"
-#endif
+#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 
@@ -28,57 +25,6 @@ void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
   });
 }
 
-#if PLESHARD_HAVE_CUDA
-// Rows made on the GPU (the host's bytes: kernels/common/synthetic_rows.hpp, compiled
-// without contracted multiply-adds) and copied down, band by band: where one is present,
-// ckpt make is bound by the disk, not by the cores.
-class GpuRowMaker {
- public:
-  explicit GpuRowMaker(const TableLayout& layout)
-      : device_(current_device()),
-        layout_(layout),
-        band_(items_per_band(layout.bytes_per_row())),
-        rows_(band_ * layout.row_bytes()),
-        scales_(band_ * layout.scale_bytes()) {}
-
-  void make(std::uint64_t seed, int ple_index, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
-            std::span<std::uint8_t> scales) {
-    // Writer threads call this: the CUDA device is a thread's own, so set the maker's.
-    PLESHARD_CUDA_CHECK(cudaSetDevice(device_));
-    const std::size_t row_bytes = layout_.row_bytes();
-    const std::size_t scale_bytes = layout_.scale_bytes();
-    for (std::int64_t first = begin; first < end; first += static_cast<std::int64_t>(band_)) {
-      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(band_), end - first));
-      const kernels::SyntheticTarget target{
-          layout_.format, layout_.head_dim, seed,           ple_index,  first, static_cast<std::int64_t>(n),
-          rows_.data(),   row_bytes,        scales_.data(), scale_bytes};
-      kernels::make_synthetic_rows_cuda(target, stream_.get());
-      const auto at = static_cast<std::size_t>(first - begin);
-      if (!rows.empty())
-        PLESHARD_CUDA_CHECK(cudaMemcpyAsync(rows.data() + at * row_bytes, rows_.data(), n * row_bytes,
-                                            cudaMemcpyDeviceToHost, stream_.get()));
-      if (scale_bytes != 0 && !scales.empty())
-        PLESHARD_CUDA_CHECK(cudaMemcpyAsync(scales.data() + at * scale_bytes, scales_.data(), n * scale_bytes,
-                                            cudaMemcpyDeviceToHost, stream_.get()));
-      stream_.synchronize();
-    }
-  }
-
- private:
-  static int current_device() {
-    int device = 0;
-    PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
-    return device;
-  }
-
-  int device_;
-  TableLayout layout_;
-  std::size_t band_;
-  kernels::DeviceBuffer<std::uint8_t> rows_;
-  kernels::DeviceBuffer<std::uint8_t> scales_;
-  kernels::OwnedStream stream_;
-};
-#endif
 
 class SyntheticCheckpoint final : public PleCheckpoint {
  public:
@@ -155,22 +101,20 @@ std::vector<TableSource> synthetic_tables(const ModelConfig& config, RowFormat f
         }
       });
     };
-#if PLESHARD_HAVE_CUDA
     // (Formats without device code, registered ones, are made on the host.)
-    if (maker == RowMaker::gpu_if_present && describe(format).device_kernels && kernels::cuda_device_count() > 0) {
-      // One maker per table, used by one thread at a time (a writer's bands come in order).
-      std::shared_ptr<GpuRowMaker> gpu;
+    if (maker == RowMaker::gpu_if_present && describe(format).device_kernels && kernels::gpu_count() > 0) {
+      // Rows made on the GPU are the host's bytes (kernels/common/synthetic_rows.hpp, compiled
+      // without contracted multiply-adds); where one is present, ckpt make is bound by the
+      // disk, not by the cores. One maker per table, used by one thread at a time (a writer's
+      // bands come in order).
       try {
-        gpu = std::make_shared<GpuRowMaker>(layout);
+        rows = kernels::gpu_synthetic_rows({layout.format, layout.head_dim, layout.row_bytes(), layout.scale_bytes(),
+                                            items_per_band(layout.bytes_per_row())},
+                                           seed, d);
       } catch (const SystemError& e) {
         throw SystemError(std::string(e.what()) + " (making rows on the GPU; --cpu makes them on the host's cores)");
       }
-      rows = [gpu, seed, d](std::int64_t begin, std::int64_t end, std::span<std::uint8_t> out,
-                            std::span<std::uint8_t> scales) { gpu->make(seed, d, begin, end, out, scales); };
     }
-#else
-    (void)maker;
-#endif
     TableSource source{std::move(info), std::move(rows)};
     source.synthetic = SyntheticRows{seed};
     tables.push_back(std::move(source));

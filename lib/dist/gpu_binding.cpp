@@ -8,10 +8,7 @@
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
 #include "core/watched_collectives.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device.hpp"
-#endif
+#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 
@@ -80,24 +77,20 @@ GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine) {
   return binding;
 }
 
-#if PLESHARD_HAVE_CUDA
 GpuBinding bind_local_gpu(MPI_Comm world) {
   MPI_Comm node = watched_split_shared(world, 0, "the GPU binding of every rank");
   int local_rank = 0;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(node, &local_rank));
   PLESHARD_MPI_CHECK(MPI_Comm_free(&node));
-  const int devices = kernels::cuda_device_count();
+  const int devices = kernels::gpu_count();
   std::optional<GpuUuid> mine;
   if (devices != 0) {
-    PLESHARD_CUDA_CHECK(cudaSetDevice(local_rank % devices));
-    mine = GpuUuid{kernels::device_uuid()};
+    kernels::set_current_gpu(local_rank % devices);
+    mine = GpuUuid{kernels::gpu_uuid()};
     // The rank's tables' pages, and its threads, go to the GPU's NUMA node.
-    char bus_id[32] = {};
-    PLESHARD_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, local_rank % devices));
-    (void)set_numa_home(pci_device_numa_node(bus_id));
+    (void)set_numa_home(pci_device_numa_node(kernels::gpu_pci_bus_id(local_rank % devices)));
   }
   return agree_gpu_binding(world, mine);
 }
-#endif
 
 }  // namespace pleshard

@@ -37,11 +37,10 @@ struct GpuBinding {
 // no GPU.
 [[nodiscard]] GpuBinding agree_gpu_binding(MPI_Comm world, std::optional<GpuUuid> mine);
 
-#if PLESHARD_HAVE_CUDA
 // Sets this rank's current device to its node-local rank modulo the devices it sees (all of
 // the node's, or the one a per-task mask leaves it) and makes the device's NUMA node the
-// rank's home (core/numa_home.hpp), then agrees as agree_gpu_binding does.
+// rank's home (core/numa_home.hpp), then agrees as agree_gpu_binding does (SystemError on
+// every rank where one has no GPU, as every rank has in a build without CUDA).
 [[nodiscard]] GpuBinding bind_local_gpu(MPI_Comm world);
-#endif
 
 }  // namespace pleshard

@@ -26,9 +26,6 @@
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "exec/cuda_step_space.hpp"
-#endif
 
 namespace pleshard {
 
@@ -37,16 +34,10 @@ namespace {
 // This rank's GPU (chosen collectively, `gpus` telling whether every rank has one to itself)
 // where `on_gpu`, else the host.
 std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, GpuBinding& gpus) {
-#if PLESHARD_HAVE_CUDA
   if (on_gpu) {
     gpus = bind_local_gpu(comms.world());
     return make_cuda_space();
   }
-#else
-  (void)comms;
-  (void)gpus;
-  (void)on_gpu;
-#endif
   return make_host_space();
 }
 

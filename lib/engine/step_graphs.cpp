@@ -3,19 +3,13 @@
 #include <string>
 
 #include "engine/step_marks.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "exec/cuda_graph.hpp"
-#include "exec/cuda_step_space.hpp"
-#endif
 
 namespace pleshard {
 
 // One captured step: its views (fixed addresses; rows set per replay) and what each replay
 // moves.
 struct StepGraphs::Graph {
-#if PLESHARD_HAVE_CUDA
-  std::unique_ptr<CudaGraph> graph;
-#endif
+  std::unique_ptr<StepSpace::Recording> graph;
   std::vector<EmbeddingView> views;
   std::vector<std::pair<Communicator*, std::vector<std::pair<std::string, double>>>> collectives;
   ExchangeTraffic traffic;
@@ -29,13 +23,11 @@ StepGraphs::~StepGraphs() = default;
 
 std::vector<EmbeddingView> StepGraphs::launch(std::int64_t bucket, int out_slot, std::int64_t tokens) {
   Graph& g = graph_for(bucket, out_slot, tokens);
-#if PLESHARD_HAVE_CUDA
   if (g.graph->pulls()) {
-    g.graph->launch(stream_of(space_), plan_.packed(), plan_.packed_layout());
+    g.graph->launch(plan_.packed(), plan_.packed_layout());
   } else {
-    g.graph->launch(stream_of(space_));
+    g.graph->launch();
   }
-#endif
   for (auto& [comm, calls] : g.collectives)
     for (const auto& [name, bytes] : calls) comm->count(name, bytes);
   ExchangeTraffic replay = g.traffic;
@@ -53,7 +45,6 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   if (const auto mine = graphs_.find({bucket, out_slot, plan_.packed()}); mine != graphs_.end()) return *mine->second;
   auto g = std::make_unique<Graph>();
   const void* reads = nullptr;
-#if PLESHARD_HAVE_CUDA
   // Buffers are pre-sized, so the capture records the step at the addresses every replay
   // uses; it runs nothing (the replay that follows does). Every rank of the ETP group
   // reaches the same bucket at the same step, so their collectives are captured together.
@@ -62,16 +53,11 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   StepMarks unmarked(space_);
   unmarked.begin(false);
   const ExchangeTraffic before = exchange_.traffic();
-  g->graph =
-      std::make_unique<CudaGraph>(stream_of(space_), [&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
+  g->graph = space_.record([&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
   if (plan_.handed_out_in_pinned() && !g->graph->pulls()) reads = plan_.packed();
   g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture
   exchange_.restore_traffic(before);
   for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
-#else
-  (void)tokens;
-  (void)out_slot;
-#endif
   auto& slot = graphs_[{bucket, out_slot, reads}];
   slot = std::move(g);
   return *slot;

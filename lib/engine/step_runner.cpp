@@ -15,11 +15,7 @@
 #include "engine/exchange_strategy.hpp"
 #include "exec/stream_order.hpp"
 #include "store/tier_memory.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "exec/cuda_step_space.hpp"
-#include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/fault.hpp"
-#endif
+#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 
@@ -104,9 +100,7 @@ void StepRunner::use_cuda_graphs(bool on) {
                        "messages, " +
                        option_name(Option::owner_fixed_below) + ", are captured where the GPU plans them); use " +
                        option_is(Option::exchange, "gather-reduce") + " or reduce-scatter");
-#if !PLESHARD_HAVE_CUDA
-    throw InputError("CUDA graphs need a CUDA build");
-#endif
+    if (!kernels::built_with_cuda()) throw InputError("CUDA graphs need a CUDA build");
   }
   cuda_graphs_ = on;
 }
@@ -238,9 +232,7 @@ void StepRunner::check_begun(const TokenBatch& batch, std::span<const std::int64
 void StepRunner::inject_stall(std::uint64_t step) {
   const FaultPlan& faults = fault_plan();
   if (!faults.stall_step || *faults.stall_step != step || session_.topology().rank != faults.stall_rank) return;
-#if PLESHARD_HAVE_CUDA
-  if (session_.space()->on_device()) kernels::stall_stream_cuda(stream_of(*session_.space()));
-#endif
+  session_.space()->inject_stall();
 }
 
 void StepRunner::wait() {
@@ -248,12 +240,7 @@ void StepRunner::wait() {
 }
 
 void StepRunner::wait_for(void* event) {
-#if PLESHARD_HAVE_CUDA
-  if (event != nullptr && session_.space()->on_device())
-    PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_of(*session_.space()), static_cast<cudaEvent_t>(event), 0));
-#else
-  (void)event;
-#endif
+  session_.space()->wait_event(event);
 }
 
 void StepRunner::share_with(const StepOutput& out, void* stream) {

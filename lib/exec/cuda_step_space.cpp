@@ -5,7 +5,9 @@
 #include <thread>
 
 #include "core/collective.hpp"
+#include "exec/cuda_graph.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/fault.hpp"
 #include "kernels/cuda/pinned_pull.hpp"
 
 namespace pleshard {
@@ -17,6 +19,20 @@ cudaStream_t new_stream() {
   PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   return stream;
 }
+
+// A recording is a CUDA graph of the space's stream.
+class GraphRecording final : public StepSpace::Recording {
+ public:
+  GraphRecording(cudaStream_t stream, const std::function<void()>& work) : stream_(stream), graph_(stream, work) {}
+  void launch(const void* pulled_from, const kernels::PaddedBlock& pulled) override {
+    graph_.launch(stream_, pulled_from, pulled);
+  }
+  [[nodiscard]] bool pulls() const override { return graph_.pulls(); }
+
+ private:
+  cudaStream_t stream_;
+  CudaGraph graph_;
+};
 
 class CudaSpace final : public StepSpace {
  public:
@@ -80,6 +96,13 @@ class CudaSpace final : public StepSpace {
     }
   }
   void set_stall_timeout(double seconds) override { stall_timeout_ = seconds; }
+  void wait_event(void* event) override {
+    if (event != nullptr) PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(native(), static_cast<cudaEvent_t>(event), 0));
+  }
+  void inject_stall() override { kernels::stall_stream_cuda(native()); }
+  [[nodiscard]] std::unique_ptr<Recording> record(const std::function<void()>& work) override {
+    return std::make_unique<GraphRecording>(native(), work);
+  }
 
  private:
   [[nodiscard]] cudaStream_t native() const { return stream_of(*this); }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace pleshard {
 
 namespace {
@@ -28,6 +30,16 @@ class HostSpace final : public StepSpace {
 }  // namespace
 
 std::unique_ptr<StepSpace> make_host_space() { return std::make_unique<HostSpace>(); }
+
+#if !PLESHARD_HAVE_CUDA
+std::unique_ptr<StepSpace> make_cuda_space() {
+  throw SystemError("a GPU step space: this build has no CUDA (rebuild where nvcc is found)");
+}
+#endif
+
+std::unique_ptr<StepSpace::Recording> StepSpace::record(const std::function<void()>& /*work*/) {
+  throw SystemError("CUDA graphs record GPU work; this step space is the host's");
+}
 
 SpaceBuffer::SpaceBuffer(SpaceBuffer&& other) noexcept
     : space_(other.space_), data_(std::exchange(other.data_, nullptr)), capacity_(std::exchange(other.capacity_, 0)) {}

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -51,6 +52,25 @@ class StepSpace {
   // captured is replayed for other steps of the same slot size).
   [[nodiscard]] virtual bool capturing() const { return false; }
   virtual void set_stall_timeout(double seconds) { (void)seconds; }
+  // Later work on the stream waits for `event` (a cudaEvent_t another stream recorded); the
+  // host's work has nothing to wait for.
+  virtual void wait_event(void* event) { (void)event; }
+  // Tests: a kernel that never ends on the stream, as a hung GPU or peer would stall it;
+  // nothing on the host.
+  virtual void inject_stall() {}
+
+  // What `work` enqueues on the stream, recorded once (nothing runs) and replayed: a CUDA
+  // graph. SystemError in a space that cannot record (the host's).
+  class Recording {
+   public:
+    virtual ~Recording() = default;
+    // Where the work pulled a block from pinned memory (copy_from_pinned), this launch
+    // pulls `pulled` from `pulled_from` instead; a recording without a pull refuses one.
+    virtual void launch(const void* pulled_from = nullptr, const kernels::PaddedBlock& pulled = {}) = 0;
+    // Whether the work pulled a block from pinned memory.
+    [[nodiscard]] virtual bool pulls() const = 0;
+  };
+  [[nodiscard]] virtual std::unique_ptr<Recording> record(const std::function<void()>& work);
 
   // Returns when `host` holds the bytes (waits for the stream). The stream is drained first:
   // a copy into pageable memory would block inside the runtime, out of the stall timeout's
@@ -70,10 +90,8 @@ class StepSpace {
 };
 
 [[nodiscard]] std::unique_ptr<StepSpace> make_host_space();
-#if PLESHARD_HAVE_CUDA
-// The current CUDA device with a stream of its own.
+// The current CUDA device with a stream of its own; SystemError in a build without CUDA.
 [[nodiscard]] std::unique_ptr<StepSpace> make_cuda_space();
-#endif
 
 // Bytes in a space that grow on demand and never shrink, for buffers whose size only the
 // data tells (a disk read's rows); steps of the engine use a pre-sized Workspace instead.

@@ -13,6 +13,7 @@
 #include "engine/exchange_strategy.hpp"
 #include "format/row_format.hpp"
 #include "io/file_reads.hpp"
+#include "model/model_family.hpp"
 #include "store/host_reads.hpp"
 #include "store/storage_tier.hpp"
 
@@ -29,7 +30,6 @@ std::vector<std::string> names_of(const E (&values)[N]) {
   for (const E value : values) names.emplace_back(to_string(value));
   return names;
 }
-constexpr StorageTier k_tiers[] = {StorageTier::host, StorageTier::device, StorageTier::pinned, StorageTier::disk};
 constexpr OutDtype k_dtypes[] = {OutDtype::f32, OutDtype::bf16, OutDtype::f16};
 constexpr PageCache k_page_caches[] = {PageCache::use, PageCache::bypass};
 constexpr HostReads k_host_reads[] = {HostReads::automatic, HostReads::gather, HostReads::uva, HostReads::both};
@@ -56,6 +56,7 @@ const std::vector<EngineOptionEntry>& entries() {
 
     e = {Option::config, "config", OptionKind::path, run_python | Cmd::embed | Cmd::profile,
          "Model config.json (default: beside the checkpoint)"};
+    e.help_more = [] { return config_families(); };
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->config = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->config; };
@@ -66,7 +67,7 @@ const std::vector<EngineOptionEntry>& entries() {
          "(rows read from the checkpoint each step)"};
     e.optional = true;
     e.excludes = Option::placement;
-    e.choices = [] { return names_of(k_tiers); };
+    e.choices = storage_tier_names;  // every registered tier
     e.parse = [](std::string_view name) { (void)parse_storage_tier(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->storage = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->storage; };
@@ -272,6 +273,7 @@ bool takes(const EngineOptionEntry& entry, EngineCommand command) {
 
 std::string help_text(const EngineOptionEntry& entry, EngineCommand command) {
   std::string help = entry.help;
+  if (entry.help_more != nullptr) help += entry.help_more();
   if (command != EngineCommand::python) return help;
   for (const EngineOptionEntry& e : entries()) {
     const std::string name = cli_name(e);

@@ -79,6 +79,8 @@ struct EngineOptionEntry {
   const char* python_expects = "";
   void (*set)(const EngineTarget&, const OptionValue&) = nullptr;
   OptionValue (*get)(const EngineTarget&) = nullptr;
+  // What the help goes on with where it names registered things (the model families).
+  std::string (*help_more)() = nullptr;
 };
 
 // Every entry, in the order `help-options` and Python's signature list them.

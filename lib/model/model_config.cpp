@@ -36,11 +36,9 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
 
   // The family is the one whose layers key the config has.
   const Family* family = nullptr;
-  std::vector<std::string> keys;  // every family's, for the message where none is there
   const std::vector<ModelFamily> kinds = registered_families();
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const Family& f = family_of(kinds[i]);
-    keys.push_back(std::string(f.layers_key()) + " (" + f.title() + ")");
     if (r.find(f.layers_key()) == nullptr) continue;
     if (family != nullptr)
       throw InputError(source + ": has both " + family->layers_key() + " and " + f.layers_key() +
@@ -48,7 +46,7 @@ ModelConfig parse_model_config(const json& document, const std::string& source) 
     family = &f;
     c.family = kinds[i];
   }
-  if (family == nullptr) throw InputError(source + ": required key " + or_list(keys) + " is missing");
+  if (family == nullptr) throw InputError(source + ": required key " + or_list(family_keys()) + " is missing");
 
   c.vocab_size = r.required_integer("vocab_size");
   if (c.vocab_size <= 0) r.fail("vocab_size", json(c.vocab_size), "must be positive");

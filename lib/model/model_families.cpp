@@ -1,6 +1,7 @@
 #include <deque>
 #include <mutex>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "model/deepseek_engram.hpp"
 #include "model/model_family.hpp"
@@ -64,6 +65,17 @@ std::vector<ModelFamily> registered_families() {
   for (int id = 0; id < n; ++id) out.push_back(ModelFamily::of_id(id));
   return out;
 }
+
+std::vector<std::string> family_keys() {
+  std::vector<std::string> keys;
+  for (const ModelFamily kind : registered_families()) {
+    const Family& f = family_of(kind);
+    keys.push_back(std::string(f.layers_key()) + " (" + f.title() + ")");
+  }
+  return keys;
+}
+
+std::string config_families() { return "; of the family whose layers key it has: " + or_list(family_keys()); }
 
 const Family& family_of(ModelFamily kind) { return FamilyRegistry::instance().at(kind); }
 

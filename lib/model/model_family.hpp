@@ -48,6 +48,11 @@ class Family {
 ModelFamily register_model_family(std::unique_ptr<const Family> family);
 // Every registered family, the built-ins first.
 [[nodiscard]] std::vector<ModelFamily> registered_families();
+// Every registered family's layers key and title, "ple_layer_ids (Qwen4Exp)", the
+// built-ins first: what names a config's family (in messages and --help).
+[[nodiscard]] std::vector<std::string> family_keys();
+// What a config's help says of its family: "; of the family whose layers key it has: ..."
+[[nodiscard]] std::string config_families();
 // SystemError for an id not registered.
 [[nodiscard]] const Family& family_of(ModelFamily kind);
 [[nodiscard]] inline const Family& family_of(const ModelConfig& config) { return family_of(config.family); }

@@ -24,11 +24,7 @@ std::unique_ptr<RowStore> make_row_store(StorageTier tier, const PleCheckpoint& 
 }
 
 std::unique_ptr<StepSpace> make_tier_space(StorageTier tier) {
-#if PLESHARD_HAVE_CUDA
   if (tier_uses_gpu(tier)) return make_cuda_space();
-#else
-  (void)tier;
-#endif
   return make_host_space();
 }
 

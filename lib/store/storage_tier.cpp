@@ -4,20 +4,12 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "kernels/gpu_device.hpp"
 #include "store/tier_descriptor.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
-#endif
 
 namespace pleshard {
 
-bool gpu_available() {
-#if PLESHARD_HAVE_CUDA
-  return kernels::cuda_device_count() > 0;
-#else
-  return false;
-#endif
-}
+bool gpu_available() { return kernels::gpu_count() > 0; }
 
 namespace {
 
@@ -26,13 +18,9 @@ StorageTier tier_named(std::string_view name, const std::string& quoted, const s
   const std::optional<StorageTier> tier = find_tier(name);
   if (!tier) throw InputError(quoted + ": expected " + or_list(storage_tier_names()));
   if (tier_descriptor(*tier).decodes == DecodesOn::gpu && !gpu_available())
-#if PLESHARD_HAVE_CUDA
-    throw InputError(plain +
-                     ": no GPU found (none visible to this process: check the node has one, and "
-                     "CUDA_VISIBLE_DEVICES and the job's GPU request)");
-#else
-    throw InputError(plain + ": no GPU support: this build has no CUDA (rebuild where nvcc is found)");
-#endif
+    throw InputError(plain + (kernels::built_with_cuda() ? ": no GPU found (none visible to this process: check the node has "
+                                                  "one, and CUDA_VISIBLE_DEVICES and the job's GPU request)"
+                                                : ": no GPU support: this build has no CUDA (rebuild where nvcc is found)"));
   return *tier;
 }
 

@@ -61,10 +61,4 @@ StorageTier register_tier(TierDescriptor descriptor);
 // The tier of that name, if one is registered.
 [[nodiscard]] std::optional<StorageTier> find_tier(std::string_view name);
 
-// The built-in tiers' descriptors (store/tiers/), each file's one function.
-[[nodiscard]] TierDescriptor host_tier();
-[[nodiscard]] TierDescriptor device_tier();
-[[nodiscard]] TierDescriptor pinned_tier();
-[[nodiscard]] TierDescriptor disk_tier();
-
 }  // namespace pleshard

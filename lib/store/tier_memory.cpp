@@ -10,9 +10,7 @@
 #include "core/mpi_check.hpp"
 #include "core/option_names.hpp"
 #include "core/watched_collectives.hpp"
-#if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
-#endif
+#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 
@@ -79,11 +77,7 @@ Sharing sharing_of(MPI_Comm world, bool gpu, std::uint64_t bytes) {
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_size(node, &ranks));
   std::array<std::uint64_t, 2> where{};
-#if PLESHARD_HAVE_CUDA
-  if (gpu) where = kernels::device_uuid();
-#else
-  (void)gpu;
-#endif
+  if (gpu) where = kernels::gpu_uuid();
   const std::uint64_t mine[3] = {where[0], where[1], bytes};
   std::vector<std::uint64_t> all(3 * static_cast<std::size_t>(ranks));
   watched_allgather(mine, all.data(), 3, MPI_UINT64_T, node, what);
@@ -108,19 +102,14 @@ PlacementCapacity measure_capacity(MPI_Comm world, bool gpu, bool files, std::ui
   c.gpu = gpu;
   c.files = files;
   std::uint64_t device = 0;
-#if PLESHARD_HAVE_CUDA
   if (gpu) {
-    const kernels::DeviceMemory memory = kernels::device_memory();
+    const kernels::GpuMemory memory = kernels::gpu_memory();
     const auto margin =
         k_device_margin_bytes + static_cast<std::uint64_t>(k_device_margin_share * static_cast<double>(memory.total));
     device = less(memory.free, margin) / static_cast<std::uint64_t>(sharing.ranks);
     if (gpu_limit != 0) device = std::min(device, gpu_limit);
     device = less(device, workspace);
   }
-#else
-  (void)gpu_limit;
-  (void)workspace;
-#endif
   const std::uint64_t available = available_table_bytes();
   const auto host_margin =
       std::max(k_host_margin_bytes, static_cast<std::uint64_t>(k_host_margin_share * static_cast<double>(available)));
@@ -142,7 +131,6 @@ namespace {
 void require_memory(MPI_Comm world, const std::string& named, MemoryUse use, std::uint64_t device_reserve,
                     const std::string& what, const std::string& change, std::uint64_t host,
                     const std::string& host_source) {
-  (void)device_reserve;  // used only where CUDA is built
   const bool gpu = use.kind == MemoryKind::gpu;
   const Sharing shared = sharing_of(world, gpu, use.bytes);
   const std::uint64_t needed = shared.bytes;
@@ -150,18 +138,15 @@ void require_memory(MPI_Comm world, const std::string& named, MemoryUse use, std
   const std::string who = std::to_string(sharing) + (sharing == 1 ? " rank" : " ranks");
   collective_try(world, [&] {
     if (gpu) {
-#if PLESHARD_HAVE_CUDA
-      const kernels::DeviceMemory memory = kernels::device_memory();
+      if (!kernels::built_with_cuda()) return;  // GPU tiers are refused where the build has no CUDA
+      const kernels::GpuMemory memory = kernels::gpu_memory();
       // Every rank on the GPU needs its own step workspace and collectives' buffers.
       const std::uint64_t reserve = device_reserve * static_cast<std::uint64_t>(sharing);
       const std::uint64_t usable = memory.free > reserve ? memory.free - reserve : 0;
-      int device = 0;
-      PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
       if (needed > usable)
-        throw InputError(named + what + " of " + who + " on GPU " + std::to_string(device) + " need " +
+        throw InputError(named + what + " of " + who + " on GPU " + std::to_string(kernels::current_gpu()) + " need " +
                          std::to_string(needed) + " bytes, the GPU has " + std::to_string(usable) + " of " +
                          std::to_string(memory.total) + " free for them (" + change + ")");
-#endif
       return;
     }
     const std::uint64_t available = host;

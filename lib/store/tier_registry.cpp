@@ -7,10 +7,17 @@
 
 namespace pleshard {
 
+// The built-in tiers' descriptors, each the one function of its file in store/tiers/.
+TierDescriptor host_tier();
+TierDescriptor device_tier();
+TierDescriptor pinned_tier();
+TierDescriptor disk_tier();
+
 namespace {
 
 // Every tier, indexed by its id: the built-ins listed here once, in StorageTier's order (an
 // explicit list rather than registrars in each tier's file, which a static link would drop).
+// A new built-in tier is its file and its two lines here.
 // A deque, so that a descriptor handed out stays where it is when another is registered.
 std::deque<TierDescriptor>& registry() {
   static std::deque<TierDescriptor> tiers{host_tier(), device_tier(), pinned_tier(), disk_tier()};

@@ -1,6 +1,6 @@
-// A strategy registered from a test file alone — nothing under lib/ names it — is taken by
-// `--exchange` and Python's `exchange=` (by name), listed with the others, chosen by `auto`
-// where its rule says so, and run by the engine: the batch job through it gives embeddings
+// A strategy registered from test files alone (toy_exchange.cpp, and toy-three here) —
+// nothing under lib/ names it — is taken by `--exchange` and Python's `exchange=` (by name),
+// listed with the others, chosen by `auto` where its rule says so, and run by the engine: the batch job through it gives embeddings
 // bit-identical to a single process hashing and looking up whole requests. Runs on 1, 2
 // and 3 ranks (one ETP group of all of them).
 
@@ -8,7 +8,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 
 #include "ckpt/checkpoint_fixtures.hpp"
@@ -17,6 +16,7 @@
 #include "engine/embed.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "engine/gather_reduce_exchange.hpp"
+#include "extension/toy_exchange.hpp"
 #include "format/embedding_reader.hpp"
 #include "job/batch_job.hpp"
 
@@ -26,34 +26,7 @@ using namespace pleshard;
 using namespace pleshard::testing_support;
 namespace fs = std::filesystem;
 
-std::atomic<int> g_toy_steps{0};
-
-// The toy: the group's slots gathered and looked up, partial rows all-reduced (the library's
-// parts, put together here), each step counted.
-class ToyExchange final : public Exchange {
- public:
-  explicit ToyExchange(const ExchangeContext& c)
-      : inner_(std::make_unique<SlotExchange>(c, std::make_unique<AllReduceCombine>(c), "toy-gather")) {}
-  [[nodiscard]] const char* name() const override { return "toy-gather"; }
-  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override {
-    ++g_toy_steps;
-    inner_->run(tokens, out_slot, marks, views);
-    traffic_ = inner_->traffic();
-  }
-  [[nodiscard]] std::int64_t max_query_ids() const override { return inner_->max_query_ids(); }
-
- private:
-  std::unique_ptr<Exchange> inner_;
-};
-
-const ExchangeStrategy k_toy = register_exchange_strategy([] {
-  StrategyDescriptor d;
-  d.name = "toy-gather";
-  d.help = "a test's own gather-reduce";
-  d.groups = slot_groups;
-  d.make = [](const ExchangeContext& c) { return std::make_unique<ToyExchange>(c); };
-  return d;
-}());
+const ExchangeStrategy k_toy = toy_exchange::strategy();
 
 // Chosen by `auto` before every built-in one, for groups of exactly three ranks.
 const ExchangeStrategy k_toy_auto = register_exchange_strategy([] {
@@ -132,7 +105,7 @@ TEST(ToyExchange, TheBatchJobThroughItMatchesASingleProcess) {
   const auto checkpoint = open_ple_checkpoint(ckpt_path, config, {});
   for (const ExchangeStrategy strategy : {k_toy, ExchangeStrategy::automatic}) {
     SCOPED_TRACE(to_string(strategy));
-    g_toy_steps = 0;
+    toy_exchange::reset_steps();
     const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, 1, world));
     BatchJobOptions options;
     options.exchange = strategy;
@@ -145,7 +118,7 @@ TEST(ToyExchange, TheBatchJobThroughItMatchesASingleProcess) {
                          : world > 1       ? "owner"
                                            : "gather-reduce";
     EXPECT_STREQ(report.exchange.c_str(), chosen);
-    if (strategy == k_toy) EXPECT_GT(g_toy_steps.load(), 0);
+    if (strategy == k_toy) EXPECT_GT(toy_exchange::steps(), 0);
     if (rank == 0) {
       const EmbeddingFile got = read_embeddings_h5(options.out, config.num_ple_layers(), OutDtype::bf16);
       for (std::size_t d = 0; d < got.layers.size() && d < expected.size(); ++d)

@@ -1,5 +1,5 @@
-// A model family registered from a test file alone — nothing under lib/ names it — reads
-// the configs that have its key, is named in messages, reports and outputs, and is served by
+// A model family registered from test files alone (toy_family.cpp) — nothing under lib/
+// names it — reads the configs that have its key, is named in messages, reports and outputs, and is served by
 // the engine and the batch job: a toy family that is Qwen4Exp under another layers key gives
 // the embeddings Qwen4Exp gives for the same config, bit for bit. Runs on 1 and 2 ranks.
 
@@ -15,7 +15,7 @@
 #include "format/embedding_reader.hpp"
 #include "job/batch_job.hpp"
 #include "model/model_family.hpp"
-#include "model/qwen4exp.hpp"
+#include "extension/toy_family.hpp"
 
 namespace {
 
@@ -23,14 +23,8 @@ using namespace pleshard;
 using namespace pleshard::testing_support;
 namespace fs = std::filesystem;
 
-class ToyFamily final : public Qwen4ExpFamily {
- public:
-  [[nodiscard]] const char* name() const override { return "toy_ple"; }
-  [[nodiscard]] const char* title() const override { return "Toy PLE"; }
-  [[nodiscard]] const char* layers_key() const override { return "toy_layer_ids"; }
-};
-
-const ModelFamily k_toy = register_model_family(std::make_unique<ToyFamily>());
+using toy_family::ToyFamily;
+const ModelFamily k_toy = toy_family::family();
 
 nlohmann::json keys(const char* layers_key) {
   return {{"vocab_size", 1000},   {"eos_token_id", 2},    {"num_hidden_layers", 4},       {"ngram_size", 3},

@@ -1,4 +1,4 @@
-// A storage tier added from this file alone, through the tier registry
+// A storage tier added from test files alone (mirror_tier.cpp), through the tier registry
 // (store/tier_descriptor.hpp), with no edit of the library: "mirror", a host-memory tier
 // that keeps its rows in vectors of its own, copied from what the host tier loads. Its name
 // is then taken wherever tiers are named (--storage, --placement, the lists in messages),
@@ -20,9 +20,9 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "engine/table_placement.hpp"
+#include "extension/mirror_tier.hpp"
 #include "hash/random_batches.hpp"
 #include "store/auto_placement.hpp"
-#include "store/host_store.hpp"
 #include "store/placement.hpp"
 #include "store/tier_descriptor.hpp"
 #include "store/tier_memory.hpp"
@@ -32,69 +32,7 @@ namespace {
 using namespace pleshard;
 using namespace pleshard::testing_support;
 
-// Rows ranges[d] of every table, loaded by the host tier's store and copied into vectors
-// this store owns; a step's lookups read them in place, decoded on the host as the host
-// tier's are.
-class MirrorStore final : public RowStore {
- public:
-  MirrorStore(const PleCheckpoint& checkpoint, std::span<const RowRange> ranges) {
-    HostStore loaded(checkpoint, ranges);
-    std::vector<RowQuery> none(ranges.size());
-    loaded.submit(none);
-    const std::span<const kernels::DecodeTask> tables = loaded.wait();
-    rows_.resize(tables.size());
-    scales_.resize(tables.size());
-    for (std::size_t d = 0; d < tables.size(); ++d) {
-      kernels::TableView view = tables[d].rows;
-      const auto count = static_cast<std::size_t>(view.row_end - view.row_begin);
-      if (view.rows != nullptr) rows_[d].assign(view.rows, view.row_at(count));
-      if (view.block_scales != nullptr) scales_[d].assign(view.block_scales, view.scales_at(count));
-      view.rows = rows_[d].data();
-      view.block_scales = view.block_scales != nullptr ? scales_[d].data() : nullptr;
-      views_.push_back(view);
-      layouts_.push_back(loaded.layout(static_cast<int>(d)));
-      ranges_.push_back(loaded.range(static_cast<int>(d)));
-    }
-    tasks_.resize(views_.size());
-  }
-
-  [[nodiscard]] bool reads_in_place(std::int64_t /*count*/) const override { return true; }
-  void submit(std::span<const RowQuery> queries) override {
-    check_queries(queries);
-    for (std::size_t d = 0; d < views_.size(); ++d) tasks_[d] = {views_[d], queries[d].ids, queries[d].count};
-  }
-  [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_; }
-
- private:
-  std::vector<std::vector<std::uint8_t>> rows_;
-  std::vector<std::vector<std::uint8_t>> scales_;
-  std::vector<kernels::TableView> views_;
-  std::vector<kernels::DecodeTask> tasks_;
-};
-
-TierDescriptor mirror_descriptor() {
-  TierDescriptor tier;
-  tier.name = "mirror";
-  tier.speed_order = 35;  // after the host tier, before the disk
-  tier.decodes = DecodesOn::host;
-  tier.capabilities = {.loads_collectively = true};
-  tier.memory = [](std::span<const TableLayout> layouts, std::span<const RowRange> ranges) {
-    return std::vector<MemoryUse>{{MemoryKind::host, rows_stored_bytes(layouts, ranges)}};
-  };
-  tier.load_bytes = rows_stored_bytes;
-  tier.memory_remedy = [] { return std::string("use more nodes"); };
-  tier.make_store = [](StorageTier, const PleCheckpoint& checkpoint, std::span<const RowRange> ranges, StepSpace&,
-                       const StoreOptions&) -> std::unique_ptr<RowStore> {
-    return std::make_unique<MirrorStore>(checkpoint, ranges);
-  };
-  return tier;
-}
-
-// The mirror tier's id, registered once for the process.
-StorageTier mirror() {
-  static const StorageTier id = register_tier(mirror_descriptor());
-  return id;
-}
+StorageTier mirror() { return mirror_tier::tier(); }
 
 TEST(ToyTier, NamedWhereverTiersAreNamed) {
   const StorageTier tier = mirror();
@@ -129,7 +67,7 @@ TEST(ToyTier, NamedWhereverTiersAreNamed) {
     EXPECT_NE(std::string(e.what()).find("expected host, device, pinned, disk or mirror"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW((void)register_tier(mirror_descriptor()), Error);  // the name is taken
+  EXPECT_THROW((void)register_tier(mirror_tier::descriptor()), Error);  // the name is taken
 }
 
 TEST(ToyTier, TheAutomaticPlacementAsksItsDemand) {

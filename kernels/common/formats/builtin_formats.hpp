@@ -4,6 +4,7 @@
 // (row_encode.hpp), the registry of names and checkpoint dtypes (lib/format), and the one
 // dispatch that instantiates the device kernels for each (kernels/cuda/lookup_cuda.cu).
 
+#include <cstddef>
 #include <type_traits>
 
 #include "kernels/common/formats/bf16.hpp"
@@ -19,6 +20,20 @@ template <typename... Formats>
 struct FormatList {};
 
 using BuiltinFormats = FormatList<F32Format, Bf16Format, F16Format, Fp8Format, Nvfp4Format, Fp8E8m0Format>;
+
+// Each built-in's id (its traits' `id`: a RowFormat enumerator, or RowFormat{n} for a format
+// no code names) is its own and below the registered formats' ids.
+template <typename... Formats>
+constexpr bool ids_distinct(FormatList<Formats...>) {
+  const int ids[] = {static_cast<int>(Formats::id)...};
+  for (std::size_t i = 0; i < sizeof...(Formats); ++i) {
+    if (ids[i] >= k_first_registered_format) return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (ids[i] == ids[j]) return false;
+  }
+  return true;
+}
+static_assert(ids_distinct(BuiltinFormats{}), "two built-in row formats share an id, or one is a registered format's");
 
 template <typename Fn, typename... Formats>
 PLESHARD_HD constexpr bool visit_format_in(FormatList<Formats...>, RowFormat format, Fn& fn) {

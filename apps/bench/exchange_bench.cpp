@@ -9,13 +9,13 @@
 #include "core/error.hpp"
 #include "core/mpi_check.hpp"
 #include "dist/communicator_factory.hpp"
+#include "dist/gpu_binding.hpp"
 #include "dist/topology.hpp"
 #include "exec/space_event.hpp"
 #include "exec/step_space.hpp"
+#include "kernels/gpu_device.hpp"
 #include "store/row_range.hpp"
 #include "store/row_store_factory.hpp"
-#include "dist/gpu_binding.hpp"
-#include "kernels/gpu_device.hpp"
 
 namespace pleshard {
 

@@ -75,8 +75,8 @@ struct LookupBenchResult {
 [[nodiscard]] std::int64_t count_wrong_rows(const std::vector<std::uint8_t>& got,
                                             const std::vector<std::uint8_t>& expected, std::size_t row_bytes);
 // The output a lookup of `ids` must give, each row made alone by the table's source.
-[[nodiscard]] std::vector<std::uint8_t> expected_output(const TableSource& source,
-                                                        const std::vector<std::int64_t>& ids, OutDtype dtype);
+[[nodiscard]] std::vector<std::uint8_t> expected_output(const TableSource& source, const std::vector<std::int64_t>& ids,
+                                                        OutDtype dtype);
 
 // Collective over `comm`: each rank benchmarks its own table; times reduced with MAX.
 [[nodiscard]] std::vector<LookupBenchResult> run_lookup_bench(MPI_Comm comm, const LookupBenchOptions& options);

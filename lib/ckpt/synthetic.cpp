@@ -25,7 +25,6 @@ void parallel_rows(std::int64_t begin, std::int64_t end, const Body& body) {
   });
 }
 
-
 class SyntheticCheckpoint final : public PleCheckpoint {
  public:
   SyntheticCheckpoint(const ModelConfig& config, RowFormat format, std::uint64_t seed)

@@ -14,8 +14,8 @@
 #include "core/option_names.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "exec/stream_order.hpp"
-#include "store/tier_memory.hpp"
 #include "kernels/gpu_device.hpp"
+#include "store/tier_memory.hpp"
 
 namespace pleshard {
 
@@ -239,9 +239,7 @@ void StepRunner::wait() {
   if (next_step_ > 0) wait_until(marks_[(next_step_ - 1) % 2]->done());
 }
 
-void StepRunner::wait_for(void* event) {
-  session_.space()->wait_event(event);
-}
+void StepRunner::wait_for(void* event) { session_.space()->wait_event(event); }
 
 void StepRunner::share_with(const StepOutput& out, void* stream) {
   if (!session_.space()->on_device()) return;

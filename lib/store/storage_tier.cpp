@@ -18,9 +18,10 @@ StorageTier tier_named(std::string_view name, const std::string& quoted, const s
   const std::optional<StorageTier> tier = find_tier(name);
   if (!tier) throw InputError(quoted + ": expected " + or_list(storage_tier_names()));
   if (tier_descriptor(*tier).decodes == DecodesOn::gpu && !gpu_available())
-    throw InputError(plain + (kernels::built_with_cuda() ? ": no GPU found (none visible to this process: check the node has "
-                                                  "one, and CUDA_VISIBLE_DEVICES and the job's GPU request)"
-                                                : ": no GPU support: this build has no CUDA (rebuild where nvcc is found)"));
+    throw InputError(plain + (kernels::built_with_cuda()
+                                  ? ": no GPU found (none visible to this process: check the node has "
+                                    "one, and CUDA_VISIBLE_DEVICES and the job's GPU request)"
+                                  : ": no GPU support: this build has no CUDA (rebuild where nvcc is found)"));
   return *tier;
 }
 

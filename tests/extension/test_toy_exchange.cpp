@@ -1,8 +1,8 @@
 // A strategy registered from test files alone (toy_exchange.cpp, and toy-three here) —
 // nothing under lib/ names it — is taken by `--exchange` and Python's `exchange=` (by name),
-// listed with the others, chosen by `auto` where its rule says so, and run by the engine: the batch job through it gives embeddings
-// bit-identical to a single process hashing and looking up whole requests. Runs on 1, 2
-// and 3 ranks (one ETP group of all of them).
+// listed with the others, chosen by `auto` where its rule says so, and run by the engine: the batch job through it
+// gives embeddings bit-identical to a single process hashing and looking up whole requests. Runs on 1, 2 and 3 ranks
+// (one ETP group of all of them).
 
 #include <gtest/gtest.h>
 #include <mpi.h>

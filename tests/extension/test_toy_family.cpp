@@ -12,10 +12,10 @@
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
 #include "engine/embed.hpp"
+#include "extension/toy_family.hpp"
 #include "format/embedding_reader.hpp"
 #include "job/batch_job.hpp"
 #include "model/model_family.hpp"
-#include "extension/toy_family.hpp"
 
 namespace {
 

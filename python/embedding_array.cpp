@@ -94,7 +94,7 @@ Typed<shown::Any> to_dlpack(const EmbeddingsObject& self, const Typed<shown::Opt
       throw InputError(
           "__dlpack__(stream=0) is ambiguous for CUDA: pass 1 (the legacy default stream), 2 (the "
           "per-thread one) or a stream's handle");
-    if (consumer != -1) a.engine().share(a.step(), reinterpret_cast<void*>(consumer));
+    if (consumer != -1) a.engine().share(a.step(), a.table(), reinterpret_cast<void*>(consumer));
   } else if (!stream.is_none() && consumer != -1) {
     throw InputError("__dlpack__(stream=...): the array is in host memory, which takes no stream");
   }

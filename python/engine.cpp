@@ -150,8 +150,7 @@ PleEngine& PythonEngine::engine() const {
   return *engine_;
 }
 
-StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) {
-  const std::lock_guard lock(mutex_);
+TokenBatch PythonEngine::checked_batch(const std::function<TokenBatch()>& make_batch, const char* what) {
   PleEngine& engine = this->engine();
   const std::int64_t most = args_.job.schedule.step_tokens;
   std::exception_ptr failure;
@@ -159,7 +158,7 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
   try {
     batch = make_batch();
     if (batch.num_tokens() > most)
-      throw InputError("forward: " + std::to_string(batch.num_tokens()) + " tokens exceed step_tokens=" +
+      throw InputError(std::string(what) + ": " + std::to_string(batch.num_tokens()) + " tokens exceed step_tokens=" +
                        std::to_string(most) + ", the engine's largest step; split the batch or raise step_tokens");
   } catch (const std::exception&) {
     failure = std::current_exception();
@@ -171,11 +170,11 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
     if (engine.topology().tp > 1) {
       const std::uint64_t digest = failure ? 0 : digest_of(batch);
       std::uint64_t seen[3] = {digest, failure ? 0 : ~digest, failure ? 0U : 1U};
-      watched_allreduce(seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp(), "forward: the TP ranks' batches");
+      watched_allreduce(seen, 3, MPI_UINT64_T, MPI_MIN, comms_->tp(), std::string(what) + ": the TP ranks' batches");
       const bool all_made = seen[2] == 1;
       if (!failure && all_made && seen[0] != ~seen[1])
         failure = std::make_exception_ptr(
-            InputError("forward: the TP ranks of DP rank " + std::to_string(engine.topology().dp_rank()) +
+            InputError(std::string(what) + ": the TP ranks of DP rank " + std::to_string(engine.topology().dp_rank()) +
                        " were given different batches; every TP rank of a DP rank passes the same tokens, "
                        "query_start_loc and contexts"));
     }
@@ -183,18 +182,58 @@ StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) 
   } else if (failure) {
     std::rethrow_exception(failure);
   }
-  if (engine.stats().steps == 0) first_step_ = MPI_Wtime();
-  StepOutput out = engine.forward(batch);
+  if (steps_begun_ == 0) first_step_ = MPI_Wtime();
   requests_ += batch.num_requests();
   tokens_ += batch.num_tokens();
+  return batch;
+}
+
+StepOutput PythonEngine::forward(const std::function<TokenBatch()>& make_batch) {
+  const std::lock_guard lock(mutex_);
+  if (started_) throw SystemError("forward: a step is started; finish() it first");
+  const TokenBatch batch = checked_batch(make_batch, "forward");
+  StepOutput out = engine().forward(batch);
+  ++steps_begun_;
   return out;
+}
+
+void PythonEngine::start(const std::function<TokenBatch()>& make_batch) {
+  const std::lock_guard lock(mutex_);
+  if (started_) throw SystemError("start: a step is started already; finish() it first");
+  const TokenBatch batch = checked_batch(make_batch, "start");
+  engine().start(batch);
+  started_ = steps_begun_++;
+}
+
+StepOutput PythonEngine::started_output(int table, const EmbeddingView& view) const {
+  const PleEngine& engine = this->engine();
+  StepOutput out;
+  out.layers.resize(static_cast<std::size_t>(engine.num_layers()));
+  out.layers.at(static_cast<std::size_t>(table)) = view;
+  out.on_device = engine.space().on_device();
+  out.stream = engine.space().stream();
+  out.step = *started_;
+  out.slot = static_cast<int>(*started_ % static_cast<std::uint64_t>(engine.output_slots()));
+  return out;
+}
+
+StepOutput PythonEngine::wait_table(int table) {
+  const std::lock_guard lock(mutex_);
+  if (!started_) throw SystemError("wait_table: no step is started (start() it first)");
+  return started_output(table, engine().wait_table(table));
+}
+
+StepOutput PythonEngine::finish() {
+  const std::lock_guard lock(mutex_);
+  if (!started_) throw SystemError("finish: no step is started");
+  started_.reset();
+  return engine().finish();
 }
 
 bool PythonEngine::holds(const StepOutput& out) const {
   const std::lock_guard lock(mutex_);
   if (engine_ == nullptr) return false;
-  const auto steps = static_cast<std::uint64_t>(engine_->stats().steps);
-  return out.step + static_cast<std::uint64_t>(engine_->output_slots()) >= steps;
+  return out.step + static_cast<std::uint64_t>(engine_->output_slots()) >= steps_begun_;
 }
 
 std::string PythonEngine::overwritten(const StepOutput& out) const {
@@ -206,8 +245,12 @@ std::string PythonEngine::overwritten(const StepOutput& out) const {
          " keeps the last " + std::to_string(slots) + " steps' outputs): copy it sooner or raise output_slots";
 }
 
-void PythonEngine::share(const StepOutput& out, void* stream) {
+void PythonEngine::share(const StepOutput& out, int table, void* stream) {
   const std::lock_guard lock(mutex_);
+  if (started_ && out.step == *started_) {
+    (void)engine().wait_table(table, stream);  // that table's work alone
+    return;
+  }
   engine().share_with(out, stream);
 }
 

@@ -42,11 +42,19 @@ class PythonEngine {
   // My DP rank's step of the batch `make_batch` builds and checks; where there are several
   // ranks they agree on a failure first, so a bad batch on one rank is an error on all.
   StepOutput forward(const std::function<TokenBatch()>& make_batch);
+  // forward() in halves (PleEngine::start): the step started on the engine's thread with
+  // the batch checked as forward() checks it; each table's output once that table is
+  // enqueued (its other tables' views empty); the whole output as forward() returns it.
+  void start(const std::function<TokenBatch()>& make_batch);
+  StepOutput wait_table(int table);
+  StepOutput finish();
   // Whether `out`'s slot still holds its step's rows (no later forward() wrote it again).
   [[nodiscard]] bool holds(const StepOutput& out) const;
   // "the output of step S ...": why `out` is not held any more.
   [[nodiscard]] std::string overwritten(const StepOutput& out) const;
-  void share(const StepOutput& out, void* stream);
+  // `stream` waits on the GPU for table `table` of `out`: for a started step, for that
+  // table's work alone; otherwise for the step (SystemError while another step is started).
+  void share(const StepOutput& out, int table, void* stream);
   // The memory the outputs live in (kept by the arrays beyond close()) and the engine's GPU
   // (-1 on the host); SystemError once closed.
   [[nodiscard]] std::pair<std::shared_ptr<const void>, int> output_memory() const;
@@ -64,6 +72,10 @@ class PythonEngine {
 
  private:
   void close_locked();
+  // The batch `make_batch` builds, checked; agreed over the ranks where there are several.
+  TokenBatch checked_batch(const std::function<TokenBatch()>& make_batch, const char* what);
+  // The output of the started step as far as `table`: its view only.
+  [[nodiscard]] StepOutput started_output(int table, const EmbeddingView& view) const;
 
   mutable std::mutex mutex_;
   EngineArguments args_;
@@ -76,6 +88,10 @@ class PythonEngine {
   std::int64_t requests_ = 0;
   std::int64_t tokens_ = 0;
   double first_step_ = 0;  // MPI_Wtime() at the first forward()
+  // Steps forwarded or started so far (a started step writes its output slot from start());
+  // the started step's number while one is.
+  std::uint64_t steps_begun_ = 0;
+  std::optional<std::uint64_t> started_;
 };
 
 // A step's batch from flat tokens, request boundaries and one context per request (null:

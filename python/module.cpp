@@ -109,10 +109,11 @@ std::vector<std::optional<std::vector<std::int64_t>>> read_contexts(const py::ha
   return out;
 }
 
-Typed<shown::EmbeddingsList> forward(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
+// The batch of forward()'s or start()'s arguments, read while the GIL is held; a bad
+// argument is raised only when the batch is made, after the ranks agree on it.
+std::function<TokenBatch()> batch_of(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
                                      const Typed<shown::IntArray>& query_start_loc,
                                      const Typed<shown::Contexts>& contexts) {
-  // Read while the GIL is held; a bad argument is raised only after the ranks agree on it.
   std::exception_ptr failure;
   IntArray t;
   IntArray q;
@@ -126,15 +127,40 @@ Typed<shown::EmbeddingsList> forward(const std::shared_ptr<PythonEngine>& self, 
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  const StepOutput out = without_gil([&] {
-    return self->forward([&] {
-      if (failure) std::rethrow_exception(failure);
-      return make_step_batch(self->config(), t.values, q.values, c);
-    });
-  });
+  return [self, failure, t = std::move(t), q = std::move(q), c = std::move(c)] {
+    if (failure) std::rethrow_exception(failure);
+    return make_step_batch(self->config(), t.values, q.values, c);
+  };
+}
+
+py::list arrays_of(const std::shared_ptr<PythonEngine>& self, const StepOutput& out) {
   py::list arrays;
   for (int d = 0; d < static_cast<int>(out.layers.size()); ++d) arrays.append(EmbeddingArray(self, out, d));
   return arrays;
+}
+
+Typed<shown::EmbeddingsList> forward(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
+                                     const Typed<shown::IntArray>& query_start_loc,
+                                     const Typed<shown::Contexts>& contexts) {
+  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts);
+  const StepOutput out = without_gil([&] { return self->forward(batch); });
+  return arrays_of(self, out);
+}
+
+void start(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
+           const Typed<shown::IntArray>& query_start_loc, const Typed<shown::Contexts>& contexts) {
+  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts);
+  without_gil([&] { self->start(batch); });
+}
+
+EmbeddingArray wait_table(const std::shared_ptr<PythonEngine>& self, int table) {
+  const StepOutput out = without_gil([&] { return self->wait_table(table); });
+  return EmbeddingArray(self, out, table);
+}
+
+Typed<shown::EmbeddingsList> finish(const std::shared_ptr<PythonEngine>& self) {
+  const StepOutput out = without_gil([&] { return self->finish(); });
+  return arrays_of(self, out);
 }
 
 }  // namespace
@@ -179,6 +205,13 @@ steps it and reports it together.)");
   engine
       .def("forward", &forward, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
            R"(One step of this rank's batch (vLLM's layout): returns one Embeddings per table, in table order.)")
+      .def(
+          "start", &start, "tokens"_a, "query_start_loc"_a, "contexts"_a = py::none(),
+          R"(forward() begun: the step runs on the engine's thread and this returns at once; then wait_table(i) for each table a layer reads, and finish(). Between start() and finish() only wait_table() is taken.)")
+      .def(
+          "wait_table", &wait_table, "table"_a,
+          R"(Table i of the started step, once its work is enqueued: tables on a faster tier come before a slower tier's are fetched (a group of one rank). A consumer stream given to __dlpack__ waits for that table's work alone.)")
+      .def("finish", &finish, R"(The started step's Embeddings, one per table, as forward() returns them.)")
       .def(
           "report",
           [](PythonEngine& e) -> Typed<shown::Mapping> {

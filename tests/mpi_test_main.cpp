@@ -1,4 +1,6 @@
-// MPI-aware GoogleTest main: MPI, then Kokkos, then the tests, finalized in reverse.
+// MPI-aware GoogleTest main: MPI, then Kokkos, then the tests, finalized in reverse. MPI
+// allows calls from one thread at a time, any thread (as the Python module asks), so that
+// tests can step engines from the engine's own thread (PleEngine::start).
 // Rank 0 prints the usual report; other ranks print only their failures. The exit code
 // is the maximum over ranks, so ctest fails when any rank fails.
 
@@ -27,7 +29,8 @@ class RankFailurePrinter : public testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int result = 0;

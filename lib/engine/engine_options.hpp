@@ -150,7 +150,11 @@ struct EngineStats {
   std::int64_t graph_replays = 0;
   std::int64_t graphs_captured = 0;
   std::int64_t steps_fetched_ahead = 0;  // begun inside the step before (NextStep), their fetch beside its decode
-  std::vector<double> step_seconds;      // every step's, in order
+  // Steps started (PleEngine::start), and their tables signalled part by part as each tier's
+  // were decoded (a consumer could read them before the step's slower tiers' were fetched).
+  std::int64_t started_steps = 0;
+  std::int64_t tables_ready_early = 0;
+  std::vector<double> step_seconds;  // every step's, in order
 };
 
 }  // namespace pleshard

@@ -20,6 +20,8 @@
 
 namespace pleshard {
 
+class TableReadiness;
+
 // One layer's embeddings of one step, where the engine left them: `rows` rows of `width`
 // values of `dtype`, row-major, for tokens [first, first + rows) of my DP rank's step.
 struct EmbeddingView {
@@ -116,6 +118,9 @@ struct ExchangeContext {
   // entries, so that no count waits for the host (EngineOptions::owner_fixed_below; under
   // CUDA graphs every step).
   std::int64_t owner_fixed_below = 0;
+  // Where a started step signals its tables as they are decoded (engine/table_readiness.hpp);
+  // null, or inactive: the step signals nothing itself.
+  TableReadiness* readiness = nullptr;
 };
 
 // A region of a step's workspace held `count` times over: a step writes copy

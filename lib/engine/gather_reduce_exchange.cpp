@@ -17,7 +17,19 @@ void AllReduceCombine::run(std::uint8_t* partial, std::size_t layer_bytes, std::
     step.bytes_sent += all_reduce_bytes(group->size(), layers * layer_bytes);
   }
   marks.mark(StepPhase::combine, group != nullptr);
-  // My DP rank's slot of every layer.
+  my_views(partial, layer_bytes, tokens, views);
+}
+
+bool AllReduceCombine::views_before(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
+                                    std::vector<EmbeddingView>& views) const {
+  if (ctx_.comms.etp != nullptr) return false;
+  my_views(partial, layer_bytes, tokens, views);
+  return true;
+}
+
+void AllReduceCombine::my_views(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
+                                std::vector<EmbeddingView>& views) const {
+  const std::size_t layers = layers_of(ctx_);
   const std::size_t my_slot = static_cast<std::size_t>(ctx_.topology.etp_dp_rank()) *
                               static_cast<std::size_t>(ctx_.plan.slot_tokens()) * token_bytes(ctx_);
   const std::size_t offset = ctx_.plan.shape().slots > 1 ? my_slot : 0;

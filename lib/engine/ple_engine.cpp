@@ -1,7 +1,9 @@
 #include "engine/ple_engine.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "core/error.hpp"
 #include "core/watched_wait.hpp"
 #include "engine/engine_session.hpp"
 #include "engine/step_runner.hpp"
@@ -20,15 +22,45 @@ PleEngine::PleEngine(const Communicators& comms, const ModelConfig& config, cons
 
 PleEngine::~PleEngine() = default;
 
+namespace {
+
+// SystemError where a started step has not been finished: the engine's thread is stepping.
+void require_finished(const StepRunner& runner, const char* what) {
+  if (runner.started()) throw SystemError(std::string(what) + ": a step is started; finish() it first");
+}
+
+}  // namespace
+
 StepOutput PleEngine::forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens,
                               const NextStep& next) {
+  require_finished(*runner_, "forward");
   return runner_->forward(batch, group_tokens, next);
 }
-void PleEngine::wait() { runner_->wait(); }
-void PleEngine::wait_until(const SpaceEvent& mark) { runner_->wait_until(mark); }
-void PleEngine::wait_for(void* event) { runner_->wait_for(event); }
-void PleEngine::share_with(const StepOutput& out, void* stream) { runner_->share_with(out, stream); }
-void PleEngine::use_cuda_graphs(bool on) { runner_->use_cuda_graphs(on); }
+void PleEngine::start(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  runner_->start(batch, group_tokens);
+}
+EmbeddingView PleEngine::wait_table(int table, void* stream) { return runner_->wait_table(table, stream); }
+StepOutput PleEngine::finish() { return runner_->finish(); }
+void PleEngine::wait() {
+  require_finished(*runner_, "wait");
+  runner_->wait();
+}
+void PleEngine::wait_until(const SpaceEvent& mark) {
+  require_finished(*runner_, "wait_until");
+  runner_->wait_until(mark);
+}
+void PleEngine::wait_for(void* event) {
+  require_finished(*runner_, "wait_for");
+  runner_->wait_for(event);
+}
+void PleEngine::share_with(const StepOutput& out, void* stream) {
+  require_finished(*runner_, "share_with");
+  runner_->share_with(out, stream);
+}
+void PleEngine::use_cuda_graphs(bool on) {
+  require_finished(*runner_, "use_cuda_graphs");
+  runner_->use_cuda_graphs(on);
+}
 
 const EngineStats& PleEngine::stats() const { return runner_->stats(); }
 const Topology& PleEngine::topology() const { return session_->topology(); }

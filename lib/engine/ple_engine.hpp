@@ -53,6 +53,21 @@ class PleEngine {
   // same batch and token counts: SystemError otherwise).
   StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens = {},
                      const NextStep& next = {});
+  // forward() in two halves, so that a consumer's work before it reads a table hides the
+  // step: start() hands my DP rank's step (as forward() takes it) to a thread of the
+  // engine's and returns; wait_table(d, stream) returns table d's embeddings once that table's
+  // work is enqueued and has `stream` (a cudaStream_t, as share_with takes it; null: none)
+  // wait on the GPU for that work alone; finish() returns the step's output as forward()
+  // would. A step whose tables lie on several tiers, in an ETP group of one rank, enqueues
+  // each tier's tables as soon as they are decoded, fastest tier first — a device table is
+  // read while a pinned table's rows are still gathered on the host —; any other step
+  // enqueues its tables together. Between start() and finish() only wait_table() is taken
+  // (SystemError for the rest); where several ranks step, MPI must allow calls from the
+  // engine's thread (MPI_THREAD_SERIALIZED or more: InputError otherwise).
+  void start(const TokenBatch& batch, std::span<const std::int64_t> group_tokens = {});
+  EmbeddingView wait_table(int table, void* stream = nullptr);
+  StepOutput finish();
+
   // Returns when the last step is done. Watched: a collective that fails, or makes no
   // progress within the timeout, aborts the engine's communicators and throws SystemError.
   void wait();

@@ -1,19 +1,33 @@
 #include "engine/slot_exchange.hpp"
 
+#include <functional>
 #include <utility>
+
+#include "engine/table_readiness.hpp"
 
 namespace pleshard {
 
 SlotExchange::SlotExchange(const ExchangeContext& context, std::unique_ptr<PartialCombine> combine, const char* name)
     : combine_(std::move(combine)),
       lookup_(context, combine_->pad_to(), combine_->in_place() ? context.output_slots : 1),
+      readiness_(context.readiness),
       name_(name),
       heads_x_layers_(static_cast<std::int64_t>(context.plan.shape().heads) * context.plan.shape().layers) {}
 
 void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   ExchangeTraffic step{1, tokens};
   step.ids = tokens * heads_x_layers_;
-  std::uint8_t* partial = lookup_.run(out_slot, marks, step);
+  // A started step whose combine moves nothing signals each part's tables as they are
+  // decoded (engine/table_readiness.hpp).
+  std::function<void(std::span<const int>, std::uint8_t*)> decoded;
+  std::vector<EmbeddingView> early;
+  if (readiness_ != nullptr && readiness_->active()) {
+    decoded = [&](std::span<const int> tables, std::uint8_t* partial) {
+      if (early.empty() && !combine_->views_before(partial, lookup_.layer_bytes(), tokens, early)) return;
+      readiness_->ready(tables, early);
+    };
+  }
+  std::uint8_t* partial = lookup_.run(out_slot, marks, step, decoded);
   combine_->run(partial, lookup_.layer_bytes(), tokens, out_slot, marks, step, views);
   traffic_ += step;
 }

@@ -31,6 +31,16 @@ class PartialCombine {
   // my DP rank's, marks the combine phase and counts what it sends in `step`.
   virtual void run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot, StepMarks& marks,
                    ExchangeTraffic& step, std::vector<EmbeddingView>& views) = 0;
+  // Where the combine moves nothing (a group of one rank, in place): my embeddings' views
+  // in `partial` before it runs, and true; false where the combine must run first.
+  [[nodiscard]] virtual bool views_before(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
+                                          std::vector<EmbeddingView>& views) const {
+    (void)partial;
+    (void)layer_bytes;
+    (void)tokens;
+    (void)views;
+    return false;
+  }
 };
 
 class SlotExchange final : public Exchange {
@@ -45,6 +55,7 @@ class SlotExchange final : public Exchange {
  private:
   std::unique_ptr<PartialCombine> combine_;
   SlotLookup lookup_;
+  TableReadiness* readiness_;
   const char* name_;
   std::int64_t heads_x_layers_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "engine/detail/exchange_steps.hpp"
+#include "engine/step_marks.hpp"
 
 namespace pleshard {
 
@@ -26,7 +27,8 @@ std::int64_t SlotLookup::layer_rows() const {
 
 std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(layer_rows()) * token_bytes(ctx_); }
 
-std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step) {
+std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
+                              const std::function<void(std::span<const int>, std::uint8_t*)>& decoded) {
   StepPlan& plan = ctx_.plan;
   const int slots = plan.shape().slots;
   const std::size_t layers = layers_of(ctx_);
@@ -55,8 +57,26 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
   auto* partial = partial_.at(ctx_.workspace, out_slot);
-  fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr,
-                   gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned());
+  const kernels::PinnedBlock pinned = gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned();
+  RowStore& store = ctx_.store;
+  if (!decoded || store.parts() == 1 || ctx_.space.capturing()) {
+    fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr, pinned);
+    return partial;
+  }
+  // Part by part, fastest tier first: a part's tables are decoded, and told, while the next
+  // part fetches (a pinned table's host gather behind a device table's reader).
+  if (unmarked_ == nullptr) unmarked_ = std::make_unique<StepMarks>(ctx_.space);
+  unmarked_->begin(false);
+  for (int p = 0; p < store.parts(); ++p) {
+    std::vector<int> tables;
+    for (std::size_t d = 0; d < layers; ++d)
+      if (store.part_holds(p, static_cast<int>(d))) tables.push_back(static_cast<int>(d));
+    store.submit_part(p, queries);
+    decode_rows(ctx_, store.wait_part(p), partial, layer_bytes(), *unmarked_, decode_hashes ? &hashing : nullptr,
+                pinned);
+    decoded(tables, partial);
+  }
+  marks.mark(StepPhase::fetch);
   return partial;
 }
 

@@ -7,6 +7,9 @@
 // into the partial rows [layers][slots x slot tokens, padded][width].
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
 
 #include "engine/exchange.hpp"
 
@@ -19,8 +22,13 @@ class SlotLookup {
   // embeddings are the partial rows themselves; 1 where the combine writes them elsewhere).
   SlotLookup(const ExchangeContext& context, int pad_to, int copies);
 
-  // The partial rows of every layer at the step's slot size, layer_bytes() apart.
-  std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step);
+  // The partial rows of every layer at the step's slot size, layer_bytes() apart. With
+  // `decoded`, a store of several parts (RowStore::parts) is fetched and decoded part by
+  // part, fastest first, and decoded(tables, partial) told each part's tables once their
+  // decode is enqueued (the step is then timed as one fetch: its parts' fetches and decodes
+  // interleave).
+  std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
+                    const std::function<void(std::span<const int>, std::uint8_t*)>& decoded = {});
   // Bytes of one layer's partial rows at the plan's slot size.
   [[nodiscard]] std::size_t layer_bytes() const;
   // The most ids per layer a step asks the store for: every slot's tokens' (RowStore::reserve).
@@ -33,6 +41,7 @@ class SlotLookup {
   ExchangeContext ctx_;
   int pad_to_ = 1;
   RegionRing partial_;
+  std::unique_ptr<StepMarks> unmarked_;  // the parts' decodes, timed with the step's fetch
 };
 
 }  // namespace pleshard

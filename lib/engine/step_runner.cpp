@@ -11,8 +11,11 @@
 #include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
+#include "core/mpi_check.hpp"
 #include "core/option_names.hpp"
+#include "core/worker.hpp"
 #include "engine/exchange_strategy.hpp"
+#include "engine/table_readiness.hpp"
 #include "exec/stream_order.hpp"
 #include "kernels/gpu_device.hpp"
 #include "store/tier_memory.hpp"
@@ -37,6 +40,7 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   shape.max_slot_tokens = padded_slot(options_.max_tokens);
   shape.token_map_entries = session.token_map_entries();
   workspace_ = std::make_shared<Workspace>(space);
+  readiness_ = std::make_unique<TableReadiness>(space, shape.layers);
   plan_ = std::make_unique<StepPlan>(space, *workspace_, shape);
   const ExchangeContext context{
       space,
@@ -50,7 +54,8 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
       session.node_ranks(),
       options_.output_slots,
       options_.owner_gpu_plan_from,
-      options_.cuda_graphs ? std::numeric_limits<std::int64_t>::max() : options_.owner_fixed_below};
+      options_.cuda_graphs ? std::numeric_limits<std::int64_t>::max() : options_.owner_fixed_below,
+      readiness_.get()};
   exchange_ = make_exchange(session.strategy(), session.local(), context);
   graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);
@@ -76,6 +81,7 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
 }
 
 StepRunner::~StepRunner() {
+  step_thread_.reset();  // a started step's host work ends first (its failure dropped)
   // Work still queued on the space's stream may use the buffers about to be freed.
   try {
     session_.space()->synchronize();
@@ -185,6 +191,64 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
   out.ready = marks.done().native();
   ++next_step_;
   ++stats_.steps;
+  return out;
+}
+
+void StepRunner::start(const TokenBatch& batch, std::span<const std::int64_t> group_tokens) {
+  if (started_) throw SystemError("start: a step is started already; finish() it first");
+  if (begun_) throw SystemError("start: a step is begun ahead (NextStep); forward it first");
+  if (session_.topology().world > 1) {
+    // The step thread makes this rank's MPI calls while the caller goes on.
+    int level = MPI_THREAD_SINGLE;
+    PLESHARD_MPI_CHECK(MPI_Query_thread(&level));
+    if (level < MPI_THREAD_SERIALIZED)
+      throw InputError(
+          "start: runs the step's MPI calls on a thread of the engine's; initialize MPI with "
+          "MPI_Init_thread and MPI_THREAD_SERIALIZED or more (forward() needs no more than "
+          "MPI_THREAD_SINGLE)");
+  }
+  if (step_thread_ == nullptr) step_thread_ = std::make_unique<Worker>();
+  started_ = Started{batch, {group_tokens.begin(), group_tokens.end()}, {}};
+  readiness_->begin();
+  const int gpu = session_.gpu();
+  step_thread_->start([this, gpu] {
+    try {
+      if (gpu >= 0) kernels::set_current_gpu(gpu);  // the device is a thread's own
+      started_->out = forward(started_->batch, started_->group_tokens, {});
+      readiness_->ready_rest(started_->out.layers);
+    } catch (...) {
+      readiness_->fail(std::current_exception());
+      throw;
+    }
+  });
+}
+
+EmbeddingView StepRunner::wait_table(int table, void* stream) {
+  if (!started_) throw SystemError("wait_table: no step is started (start() it first)");
+  const auto [view, mark] = readiness_->wait(table);
+  // The table's work, not the whole step's, before the consumer's later work; the step that
+  // next writes this output slot waits for what the consumer enqueued by then (share_with).
+  if (stream != nullptr && session_.space()->on_device()) {
+    stream_wait_event(stream, mark->native());
+    const auto slot = static_cast<std::size_t>(next_step_ % static_cast<std::uint64_t>(options_.output_slots));
+    consumers_[slot].push_back(stream);
+  }
+  return view;
+}
+
+StepOutput StepRunner::finish() {
+  if (!started_) throw SystemError("finish: no step is started");
+  try {
+    step_thread_->finish();  // rethrows the step's failure
+  } catch (...) {
+    started_.reset();
+    (void)readiness_->end();
+    throw;
+  }
+  StepOutput out = std::move(started_->out);
+  started_.reset();
+  ++stats_.started_steps;
+  stats_.tables_ready_early += readiness_->end();
   return out;
 }
 

@@ -23,6 +23,8 @@
 namespace pleshard {
 
 class StreamFence;
+class TableReadiness;
+class Worker;
 
 class StepRunner {
  public:
@@ -37,6 +39,10 @@ class StepRunner {
 
   // PleEngine's step interface (engine/ple_engine.hpp says what each does).
   StepOutput forward(const TokenBatch& batch, std::span<const std::int64_t> group_tokens, const NextStep& next);
+  void start(const TokenBatch& batch, std::span<const std::int64_t> group_tokens);
+  EmbeddingView wait_table(int table, void* stream);
+  StepOutput finish();
+  [[nodiscard]] bool started() const { return started_.has_value(); }
   void wait();
   void wait_until(const SpaceEvent& done);
   void wait_for(void* event);
@@ -88,6 +94,15 @@ class StepRunner {
   // Per output slot, the consumer streams (share_with) its next step waits for.
   std::vector<std::vector<void*>> consumers_;
   std::unique_ptr<StreamFence> consumer_fence_;
+  // A started step (start()): its batch, run on the step thread, and its output once run.
+  struct Started {
+    TokenBatch batch;
+    std::vector<std::int64_t> group_tokens;
+    StepOutput out;
+  };
+  std::optional<Started> started_;
+  std::unique_ptr<TableReadiness> readiness_;  // before the exchange, which keeps a pointer to it
+  std::unique_ptr<Worker> step_thread_;
   EngineStats stats_;
 };
 

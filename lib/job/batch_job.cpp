@@ -107,6 +107,8 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine) {
   report.times = stats.times;
   report.graphs_captured = stats.graphs_captured;
   report.steps_fetched_ahead = stats.steps_fetched_ahead;
+  report.started_steps = stats.started_steps;
+  report.tables_ready_early = stats.tables_ready_early;
   const RowStore::HostReadCounts reads = engine.host_reads();
   report.host_reads_gathered = reads.gathered;
   report.host_reads_uva = reads.uva;
@@ -134,6 +136,8 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
   reduction.max(report.times.steps).max(report.times.graph).max(report.seconds).max(report.write_seconds);
   reduction.max(report.steps)
       .max(report.steps_fetched_ahead)
+      .max(report.started_steps)
+      .max(report.tables_ready_early)
       .max(report.load_seconds)
       .max(report.load_peak_resident)
       .max(report.cache_fill_seconds);

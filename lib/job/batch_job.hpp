@@ -102,6 +102,10 @@ struct BatchJobReport {
   PhaseTimes times;               // max over ranks
   std::int64_t graphs_captured = 0;
   std::int64_t steps_fetched_ahead = 0;  // max over ranks: steps begun inside the step before
+  // Max over ranks: steps started (PleEngine::start; Python's Engine.start), and their tables
+  // signalled part by part, as each tier's were decoded.
+  std::int64_t started_steps = 0;
+  std::int64_t tables_ready_early = 0;
   // Lookups of pinned tables (per table and step), summed over ranks: gathered by the host,
   // or read by the GPU through UVA (EngineOptions::host_reads).
   std::string host_reads;  // the option, "auto", "gather", "uva" or "both"

@@ -46,11 +46,24 @@ std::uint64_t PlacedStore::step_buffer_bytes(std::int64_t max_ids) const {
 
 void PlacedStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
-  for (std::size_t p = 0; p < parts_.size(); ++p) {
-    for (std::size_t d = 0; d < holder_.size(); ++d)
-      part_queries_[p][d] = holder_[d] == static_cast<int>(p) ? queries[d] : RowQuery{queries[d].ids, 0};
-    parts_[p]->submit(part_queries_[p]);
+  for (int p = 0; p < parts(); ++p) submit_part(p, queries);
+}
+
+void PlacedStore::submit_part(int part, std::span<const RowQuery> queries) {
+  check_queries(queries);
+  const auto p = static_cast<std::size_t>(part);
+  for (std::size_t d = 0; d < holder_.size(); ++d)
+    part_queries_.at(p)[d] = holder_[d] == part ? queries[d] : RowQuery{queries[d].ids, 0};
+  parts_[p]->submit(part_queries_[p]);
+}
+
+std::span<const kernels::DecodeTask> PlacedStore::wait_part(int part) {
+  const std::span<const kernels::DecodeTask> fetched = parts_.at(static_cast<std::size_t>(part))->wait();
+  for (std::size_t d = 0; d < holder_.size(); ++d) {
+    tasks_[d] = fetched[d];
+    if (holder_[d] != part) tasks_[d].count = 0;  // another part's layer: no rows this time
   }
+  return tasks_;
 }
 
 std::span<const kernels::DecodeTask> PlacedStore::wait() {

@@ -2,7 +2,8 @@
 // Tables on several tiers as one store (store/placement.hpp): each layer's lookups go to the
 // store of its table's tier, which holds none of the other tables' rows; every tier's fetch
 // is in flight together between submit() and wait(), and the step decodes every layer's rows
-// in one launch from wherever each tier leaves them, as from one store.
+// in one launch from wherever each tier leaves them, as from one store — or part by part
+// (submit_part, wait_part), each part's layers decoded while the next part fetches.
 
 #include <memory>
 #include <vector>
@@ -23,6 +24,12 @@ class PlacedStore final : public RowStore {
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  [[nodiscard]] int parts() const override { return static_cast<int>(parts_.size()); }
+  [[nodiscard]] bool part_holds(int part, int layer) const override {
+    return holder_.at(static_cast<std::size_t>(layer)) == part;
+  }
+  void submit_part(int part, std::span<const RowQuery> queries) override;
+  [[nodiscard]] std::span<const kernels::DecodeTask> wait_part(int part) override;
   [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override {
     return parts_[static_cast<std::size_t>(holder_.at(static_cast<std::size_t>(layer)))]->host_rows(layer);
   }

@@ -96,6 +96,26 @@ class RowStore {
   // the next submit (fetches_ahead: the submit after next).
   [[nodiscard]] virtual std::span<const kernels::DecodeTask> wait() = 0;
 
+  // A store of parts that fetch on their own (tables placed on several tiers): how many,
+  // fastest first, which layers each holds, and one part's fetch alone, so that a step can
+  // decode one part's layers while the next part fetches (PleEngine::start). A step submits
+  // and waits for every part once, in order, or for the whole store once; the layers of the
+  // other parts get tasks of no rows. A store of one part is itself.
+  [[nodiscard]] virtual int parts() const { return 1; }
+  [[nodiscard]] virtual bool part_holds(int part, int layer) const {
+    (void)part;
+    (void)layer;
+    return true;
+  }
+  virtual void submit_part(int part, std::span<const RowQuery> queries) {
+    (void)part;
+    submit(queries);
+  }
+  [[nodiscard]] virtual std::span<const kernels::DecodeTask> wait_part(int part) {
+    (void)part;
+    return wait();
+  }
+
  protected:
   // Throws SystemError unless there is one query per layer.
   void check_queries(std::span<const RowQuery> queries) const;

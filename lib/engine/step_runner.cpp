@@ -208,7 +208,8 @@ void StepRunner::start(const TokenBatch& batch, std::span<const std::int64_t> gr
           "MPI_THREAD_SINGLE)");
   }
   if (step_thread_ == nullptr) step_thread_ = std::make_unique<Worker>();
-  started_ = Started{batch, {group_tokens.begin(), group_tokens.end()}, {}};
+  const auto slot = static_cast<std::size_t>(next_step_ % static_cast<std::uint64_t>(options_.output_slots));
+  started_ = Started{batch, {group_tokens.begin(), group_tokens.end()}, slot, {}};
   readiness_->begin();
   const int gpu = session_.gpu();
   step_thread_->start([this, gpu] {
@@ -230,8 +231,7 @@ EmbeddingView StepRunner::wait_table(int table, void* stream) {
   // next writes this output slot waits for what the consumer enqueued by then (share_with).
   if (stream != nullptr && session_.space()->on_device()) {
     stream_wait_event(stream, mark->native());
-    const auto slot = static_cast<std::size_t>(next_step_ % static_cast<std::uint64_t>(options_.output_slots));
-    consumers_[slot].push_back(stream);
+    consumers_[started_->slot].push_back(stream);  // the step thread took this slot's before the table
   }
   return view;
 }

@@ -94,10 +94,12 @@ class StepRunner {
   // Per output slot, the consumer streams (share_with) its next step waits for.
   std::vector<std::vector<void*>> consumers_;
   std::unique_ptr<StreamFence> consumer_fence_;
-  // A started step (start()): its batch, run on the step thread, and its output once run.
+  // A started step (start()): its batch, run on the step thread, the output slot it writes
+  // (the step thread moves next_step_ on), and its output once run.
   struct Started {
     TokenBatch batch;
     std::vector<std::int64_t> group_tokens;
+    std::size_t slot = 0;
     StepOutput out;
   };
   std::optional<Started> started_;

@@ -223,6 +223,11 @@ StepOutput PythonEngine::wait_table(int table) {
   return started_output(table, engine().wait_table(table));
 }
 
+std::int64_t PythonEngine::steps() const {
+  const std::lock_guard lock(mutex_);
+  return static_cast<std::int64_t>(steps_begun_) - (started_ ? 1 : 0);
+}
+
 StepOutput PythonEngine::finish() {
   const std::lock_guard lock(mutex_);
   if (!started_) throw SystemError("finish: no step is started");
@@ -289,18 +294,19 @@ std::string PythonEngine::report_json() {
 
 TokenBatch make_step_batch(const ModelConfig& config, std::span<const std::int64_t> tokens,
                            std::span<const std::int64_t> query_start_loc,
-                           const std::vector<std::optional<std::vector<std::int64_t>>>& contexts) {
+                           const std::vector<std::optional<std::vector<std::int64_t>>>& contexts, const char* what) {
+  const std::string call = what;
   // The boundaries checked as a batch's are before any request is cut along them.
   TokenBatch bounds(config.ngram_size);
   bounds.tokens.assign(tokens.begin(), tokens.end());
   bounds.query_start_loc.assign(query_start_loc.begin(), query_start_loc.end());
   if (bounds.query_start_loc.empty())
-    throw InputError("forward: query_start_loc is empty; expected requests + 1 entries");
+    throw InputError(call + ": query_start_loc is empty; expected requests + 1 entries");
   bounds.context.assign(static_cast<std::size_t>(bounds.num_requests() * bounds.context_width), 0);
-  validate_batch(bounds, "forward");
+  validate_batch(bounds, what);
   const std::int64_t requests = bounds.num_requests();
   if (!contexts.empty() && static_cast<std::int64_t>(contexts.size()) != requests)
-    throw InputError("forward: " + std::to_string(contexts.size()) + " contexts for " + std::to_string(requests) +
+    throw InputError(call + ": " + std::to_string(contexts.size()) + " contexts for " + std::to_string(requests) +
                      " requests");
   TokenBatch batch(config.ngram_size);
   for (std::int64_t r = 0; r < requests; ++r) {
@@ -309,7 +315,7 @@ TokenBatch make_step_batch(const ModelConfig& config, std::span<const std::int64
     std::optional<std::span<const std::int64_t>> context;
     if (!contexts.empty() && contexts[static_cast<std::size_t>(r)]) context = *contexts[static_cast<std::size_t>(r)];
     add_batch_request(batch, config, tokens.subspan(begin, end - begin), context,
-                      "forward: request " + std::to_string(r));
+                      call + ": request " + std::to_string(r));
   }
   return batch;
 }

@@ -48,6 +48,8 @@ class PythonEngine {
   void start(const std::function<TokenBatch()>& make_batch);
   StepOutput wait_table(int table);
   StepOutput finish();
+  // Steps forwarded or finished so far (a started step counts once finished).
+  [[nodiscard]] std::int64_t steps() const;
   // Whether `out`'s slot still holds its step's rows (no later forward() wrote it again).
   [[nodiscard]] bool holds(const StepOutput& out) const;
   // "the output of step S ...": why `out` is not held any more.
@@ -95,9 +97,11 @@ class PythonEngine {
 };
 
 // A step's batch from flat tokens, request boundaries and one context per request (null:
-// a fresh request), checked as BATCH.json's are; InputError naming the argument.
+// a fresh request), checked as BATCH.json's are; InputError naming the argument and `what`
+// (the call: "forward", "start").
 [[nodiscard]] TokenBatch make_step_batch(const ModelConfig& config, std::span<const std::int64_t> tokens,
                                          std::span<const std::int64_t> query_start_loc,
-                                         const std::vector<std::optional<std::vector<std::int64_t>>>& contexts);
+                                         const std::vector<std::optional<std::vector<std::int64_t>>>& contexts,
+                                         const char* what);
 
 }  // namespace pleshard::python

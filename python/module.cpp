@@ -113,7 +113,7 @@ std::vector<std::optional<std::vector<std::int64_t>>> read_contexts(const py::ha
 // argument is raised only when the batch is made, after the ranks agree on it.
 std::function<TokenBatch()> batch_of(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
                                      const Typed<shown::IntArray>& query_start_loc,
-                                     const Typed<shown::Contexts>& contexts) {
+                                     const Typed<shown::Contexts>& contexts, const char* what) {
   std::exception_ptr failure;
   IntArray t;
   IntArray q;
@@ -127,9 +127,9 @@ std::function<TokenBatch()> batch_of(const std::shared_ptr<PythonEngine>& self, 
   } catch (const std::exception&) {
     failure = std::current_exception();
   }
-  return [self, failure, t = std::move(t), q = std::move(q), c = std::move(c)] {
+  return [self, failure, what, t = std::move(t), q = std::move(q), c = std::move(c)] {
     if (failure) std::rethrow_exception(failure);
-    return make_step_batch(self->config(), t.values, q.values, c);
+    return make_step_batch(self->config(), t.values, q.values, c, what);
   };
 }
 
@@ -142,14 +142,14 @@ py::list arrays_of(const std::shared_ptr<PythonEngine>& self, const StepOutput& 
 Typed<shown::EmbeddingsList> forward(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
                                      const Typed<shown::IntArray>& query_start_loc,
                                      const Typed<shown::Contexts>& contexts) {
-  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts);
+  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts, "forward");
   const StepOutput out = without_gil([&] { return self->forward(batch); });
   return arrays_of(self, out);
 }
 
 void start(const std::shared_ptr<PythonEngine>& self, const Typed<shown::IntArray>& tokens,
            const Typed<shown::IntArray>& query_start_loc, const Typed<shown::Contexts>& contexts) {
-  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts);
+  const std::function<TokenBatch()> batch = batch_of(self, tokens, query_start_loc, contexts, "start");
   without_gil([&] { self->start(batch); });
 }
 
@@ -237,7 +237,7 @@ steps it and reports it together.)");
       .def_property_readonly("embed_dim", [](const PythonEngine& e) { return e.config().ple_embed_dim; })
       .def_property_readonly("ngram_size", [](const PythonEngine& e) { return e.config().ngram_size; })
       .def_property_readonly("output_slots", [](const PythonEngine& e) { return e.engine().output_slots(); })
-      .def_property_readonly("steps", [](const PythonEngine& e) { return e.engine().stats().steps; })
+      .def_property_readonly("steps", &PythonEngine::steps)
       .def_property_readonly("storage", [](const PythonEngine& e) { return e.engine().placement().storage(); })
       .def_property_readonly("placement", [](const PythonEngine& e) { return e.engine().placement().describe(); })
       .def_property_readonly("exchange", [](const PythonEngine& e) { return std::string(e.engine().exchange()); })

@@ -49,7 +49,10 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
   // parameters where it can, or in a CUDA graph reads it there (another launch saved). The
   // host saves nothing so: it hashes in a phase of its own, as every tier's report says.
   const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
-  const bool decode_hashes = ctx_.space.on_device() && ctx_.store.reads_in_place(plan.ids_per_layer());
+  // A step decoded part by part hashes first: each part's decode reads its own layers' ids.
+  RowStore& store = ctx_.store;
+  const bool by_parts = decoded && store.parts() > 1 && !ctx_.space.capturing();
+  const bool decode_hashes = ctx_.space.on_device() && store.reads_in_place(plan.ids_per_layer()) && !by_parts;
   if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash, !decode_hashes);
 
@@ -58,8 +61,7 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
   auto* partial = partial_.at(ctx_.workspace, out_slot);
   const kernels::PinnedBlock pinned = gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned();
-  RowStore& store = ctx_.store;
-  if (!decoded || store.parts() == 1 || ctx_.space.capturing()) {
+  if (!by_parts) {
     fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr, pinned);
     return partial;
   }
@@ -72,8 +74,7 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
     for (std::size_t d = 0; d < layers; ++d)
       if (store.part_holds(p, static_cast<int>(d))) tables.push_back(static_cast<int>(d));
     store.submit_part(p, queries);
-    decode_rows(ctx_, store.wait_part(p), partial, layer_bytes(), *unmarked_, decode_hashes ? &hashing : nullptr,
-                pinned);
+    decode_rows(ctx_, store.wait_part(p), partial, layer_bytes(), *unmarked_, nullptr, pinned);
     decoded(tables, partial);
   }
   marks.mark(StepPhase::fetch);

@@ -225,14 +225,19 @@ StepOutput PythonEngine::wait_table(int table) {
 
 std::int64_t PythonEngine::steps() const {
   const std::lock_guard lock(mutex_);
-  return static_cast<std::int64_t>(steps_begun_) - (started_ ? 1 : 0);
+  return static_cast<std::int64_t>(steps_begun_) - (started_ ? 1 : 0) - failed_starts_;
 }
 
 StepOutput PythonEngine::finish() {
   const std::lock_guard lock(mutex_);
   if (!started_) throw SystemError("finish: no step is started");
   started_.reset();
-  return engine().finish();
+  try {
+    return engine().finish();
+  } catch (...) {
+    ++failed_starts_;  // written to its slot perhaps (holds() counts it), but not a step done
+    throw;
+  }
 }
 
 bool PythonEngine::holds(const StepOutput& out) const {
@@ -275,6 +280,7 @@ std::string PythonEngine::report_json() {
   engine.wait();
   BatchJobReport report;
   report.job = "python";
+  report.model_family = to_string(config_.family);
   report.token_map = describe_token_map(config_);
   if (engine.placement().uses(StorageTier::pinned)) report.host_reads = to_string(args_.job.host_reads);
   report.cuda_graph = args_.job.cuda_graph;

@@ -94,6 +94,7 @@ class PythonEngine {
   // the started step's number while one is.
   std::uint64_t steps_begun_ = 0;
   std::optional<std::uint64_t> started_;
+  std::int64_t failed_starts_ = 0;  // started steps that failed on the engine's thread
 };
 
 // A step's batch from flat tokens, request boundaries and one context per request (null:

@@ -212,6 +212,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
   report.cuda_graph = options.cuda_graph;
   if (engine.placement().uses(StorageTier::pinned)) report.host_reads = to_string(options.host_reads);
   report.output = options.out.string();
+  report.model_family = to_string(config.family);
   report.token_map = describe_token_map(config);
   report.requests = static_cast<std::int64_t>(requests.size());
   report.tokens = total_tokens;

@@ -89,6 +89,7 @@ struct BatchJobReport {
   std::string exchange;             // the strategy
   RankThreads threads;              // rank 0's host threads, and where their count came from
   std::string output;               // the output file; empty: summary only
+  std::string model_family;         // the config's family ("qwen4exp", "deepseek_engram", or a registered one)
   std::string token_map;            // describe_token_map: which map the tables were hashed through
   std::int64_t requests = 0;        // of the job, resumed ones included
   std::int64_t tokens = 0;          // of the job, resumed ones included

@@ -105,6 +105,7 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"job", "job", "job", r.job, ""},
       {"job", "outcome", "outcome", std::string(outcome(r)), outcome_text(r)},
       {"job", "output", "output", text_or_null(r.output), r.output.empty() ? "- (summary only)" : ""},
+      {"job", "model_family", "model family", text_or_null(r.model_family), ""},
       {"job", "token_map", "token map", text_or_null(r.token_map),
        r.token_map.empty() ? "- (the family hashes through none)" : ""},
       {"layout", "ranks", "ranks", count(std::int64_t{r.topology.world}), ""},

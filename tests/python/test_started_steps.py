@@ -55,4 +55,5 @@ expect_error(ValueError, "start: 10000 tokens exceed step_tokens", engine.start,
 expect_error(ValueError, "start: query_start_loc is empty", engine.start, [1], [])
 check(engine.steps == 1, f"{engine.steps} steps after one finished")
 engine.forward(*batch)
+check(engine.steps == 2, f"{engine.steps} steps after two")
 print("between start() and finish(): only wait_table(); a bad batch raises at start()")

@@ -1,6 +1,7 @@
 #include "kernels/gpu_device.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "core/error.hpp"
@@ -19,7 +20,7 @@ bool built_with_cuda() { return true; }
 int gpu_count() { return cuda_device_count(); }
 
 int current_gpu() {
-  int device = 0;
+  int device = -1;
   PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
   return device;
 }
@@ -27,11 +28,20 @@ int current_gpu() {
 void set_current_gpu(int ordinal) { PLESHARD_CUDA_CHECK(cudaSetDevice(ordinal)); }
 
 GpuMemory gpu_memory() {
-  const DeviceMemory memory = device_memory();
-  return {memory.free, memory.total};
+  std::size_t free = 0;
+  std::size_t total = 0;
+  PLESHARD_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return {free, total};
 }
 
-std::array<std::uint64_t, 2> gpu_uuid() { return device_uuid(); }
+std::array<std::uint64_t, 2> gpu_uuid() {
+  cudaDeviceProp prop{};
+  PLESHARD_CUDA_CHECK(cudaGetDeviceProperties(&prop, current_gpu()));
+  std::array<std::uint64_t, 2> words{};
+  static_assert(sizeof prop.uuid.bytes == sizeof words);
+  std::memcpy(words.data(), prop.uuid.bytes, sizeof words);
+  return words;
+}
 
 std::string gpu_pci_bus_id(int ordinal) {
   char bus_id[32] = {};
@@ -104,7 +114,7 @@ namespace {
 
 bool built_with_cuda() { return false; }
 int gpu_count() { return 0; }
-int current_gpu() { return 0; }
+int current_gpu() { return -1; }
 void set_current_gpu(int) { no_cuda("set_current_gpu"); }
 GpuMemory gpu_memory() { return {}; }
 std::array<std::uint64_t, 2> gpu_uuid() { return {0, 0}; }

@@ -19,7 +19,7 @@ namespace pleshard::kernels {
 [[nodiscard]] bool built_with_cuda();
 // Usable CUDA devices: 0 without a device, a driver, or CUDA in the build.
 [[nodiscard]] int gpu_count();
-// The current device's ordinal (0 without CUDA).
+// The current device's ordinal (-1 without CUDA).
 [[nodiscard]] int current_gpu();
 // Makes `ordinal` the calling thread's current device; SystemError without CUDA.
 void set_current_gpu(int ordinal);

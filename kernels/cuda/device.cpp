@@ -1,7 +1,5 @@
 #include "kernels/cuda/device.hpp"
 
-#include <cstring>
-
 namespace pleshard::kernels {
 
 int cuda_device_count() {
@@ -11,23 +9,6 @@ int cuda_device_count() {
     return 0;
   }
   return count;
-}
-
-DeviceMemory device_memory() {
-  DeviceMemory m;
-  PLESHARD_CUDA_CHECK(cudaMemGetInfo(&m.free, &m.total));
-  return m;
-}
-
-std::array<std::uint64_t, 2> device_uuid() {
-  int device = 0;
-  PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  PLESHARD_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  std::array<std::uint64_t, 2> words{};
-  static_assert(sizeof prop.uuid.bytes == sizeof words);
-  std::memcpy(words.data(), prop.uuid.bytes, sizeof words);
-  return words;
 }
 
 int multiprocessors() {

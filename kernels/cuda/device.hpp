@@ -17,16 +17,7 @@ namespace pleshard::kernels {
 // Number of usable CUDA devices; 0 when there is no device or no driver.
 [[nodiscard]] int cuda_device_count();
 
-// Free and total bytes of the current device's memory.
-struct DeviceMemory {
-  std::size_t free = 0;
-  std::size_t total = 0;
-};
-[[nodiscard]] DeviceMemory device_memory();
-
-// The current device's UUID as two words: the same GPU whatever ordinal a rank's
-// CUDA_VISIBLE_DEVICES gives it.
-[[nodiscard]] std::array<std::uint64_t, 2> device_uuid();
+// Its memory and UUID, in every build: kernels/gpu_device.hpp.
 
 // The current device's streaming multiprocessors: how many blocks fill it.
 [[nodiscard]] int multiprocessors();

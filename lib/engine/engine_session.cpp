@@ -22,7 +22,7 @@
 #include "dist/gpu_binding.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "engine/table_placement.hpp"
-#include "exec/stream_order.hpp"
+#include "kernels/gpu_device.hpp"
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
@@ -176,7 +176,7 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const bool on_gpu = options.auto_placement ? gpu_available() : asked_placement(options, tables).uses_gpu();
   space_ = make_space(comms, on_gpu, gpus);
   space_->set_stall_timeout(options.collective_timeout_s);
-  if (space_->on_device()) gpu_ = current_gpu();
+  if (space_->on_device()) gpu_ = kernels::current_gpu();
   const std::vector<RowRange> shards = read_table_specs(config, checkpoint);
   // The profile's tables agree with the checkpoint's, on every rank, before anything is placed or loaded.
   const RowProfile profile = collective_try(comms.world(), [&] {

@@ -303,7 +303,10 @@ void StepRunner::wait() {
   if (next_step_ > 0) wait_until(marks_[(next_step_ - 1) % 2]->done());
 }
 
-void StepRunner::wait_for(void* event) { session_.space()->wait_event(event); }
+void StepRunner::wait_for(void* event) {
+  // The host's work has nothing to wait for.
+  if (session_.space()->on_device()) stream_wait_event(session_.space()->stream(), event);
+}
 
 void StepRunner::share_with(const StepOutput& out, void* stream) {
   if (!session_.space()->on_device()) return;

@@ -96,9 +96,6 @@ class CudaSpace final : public StepSpace {
     }
   }
   void set_stall_timeout(double seconds) override { stall_timeout_ = seconds; }
-  void wait_event(void* event) override {
-    if (event != nullptr) PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(native(), static_cast<cudaEvent_t>(event), 0));
-  }
   void inject_stall() override { kernels::stall_stream_cuda(native()); }
   [[nodiscard]] std::unique_ptr<Recording> record(const std::function<void()>& work) override {
     return std::make_unique<GraphRecording>(native(), work);

@@ -52,9 +52,6 @@ class StepSpace {
   // captured is replayed for other steps of the same slot size).
   [[nodiscard]] virtual bool capturing() const { return false; }
   virtual void set_stall_timeout(double seconds) { (void)seconds; }
-  // Later work on the stream waits for `event` (a cudaEvent_t another stream recorded); the
-  // host's work has nothing to wait for.
-  virtual void wait_event(void* event) { (void)event; }
   // Tests: a kernel that never ends on the stream, as a hung GPU or peer would stall it;
   // nothing on the host.
   virtual void inject_stall() {}

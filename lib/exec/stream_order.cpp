@@ -29,12 +29,6 @@ void StreamFence::order(void* waiter, void* after) {
   stream_wait_event(waiter, event_);
 }
 
-int current_gpu() {
-  int device = -1;
-  PLESHARD_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 void copy_gpu_to_host(void* host, const void* device, std::size_t bytes) {
   PLESHARD_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
 }
@@ -45,7 +39,6 @@ void stream_wait_event(void* /*stream*/, void* /*event*/) {}
 StreamFence::StreamFence() = default;
 StreamFence::~StreamFence() = default;
 void StreamFence::order(void* /*waiter*/, void* /*after*/) {}
-int current_gpu() { return -1; }
 void copy_gpu_to_host(void* /*host*/, const void* /*device*/, std::size_t /*bytes*/) {
   throw SystemError("GPU memory given to a build without CUDA");
 }

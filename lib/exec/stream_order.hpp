@@ -26,9 +26,6 @@ class StreamFence {
   void* event_ = nullptr;
 };
 
-// The ordinal of the calling thread's current CUDA device; -1 in a build without CUDA.
-[[nodiscard]] int current_gpu();
-
 // Copies `bytes` of GPU memory to the host, after the work on the legacy default stream
 // (which a producer that exports for stream 1 has ordered its own work before).
 void copy_gpu_to_host(void* host, const void* device, std::size_t bytes);

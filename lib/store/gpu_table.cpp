@@ -16,6 +16,7 @@
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/synthetic_cuda.hpp"
+#include "kernels/gpu_device.hpp"
 #include "store/tier_memory.hpp"
 
 namespace pleshard {
@@ -31,7 +32,7 @@ std::uint8_t* allocate_device(std::size_t bytes, int ple_index) {
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // not sticky: clear it
     throw InputError("device tier: table " + std::to_string(ple_index) + ": cannot allocate " + std::to_string(bytes) +
-                     " bytes (" + std::to_string(kernels::device_memory().free) + " bytes of GPU memory free)");
+                     " bytes (" + std::to_string(kernels::gpu_memory().free) + " bytes of GPU memory free)");
   }
   PLESHARD_CUDA_CHECK(status);
   return static_cast<std::uint8_t*>(p);

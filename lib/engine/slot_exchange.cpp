@@ -18,15 +18,12 @@ void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std:
   ExchangeTraffic step{1, tokens};
   step.ids = tokens * heads_x_layers_;
   // A started step whose combine moves nothing signals each part's tables as they are
-  // decoded (engine/table_readiness.hpp).
-  std::function<void(std::span<const int>, std::uint8_t*)> decoded;
+  // decoded (engine/table_readiness.hpp); any other step decodes every part at once.
   std::vector<EmbeddingView> early;
-  if (readiness_ != nullptr && readiness_->active()) {
-    decoded = [&](std::span<const int> tables, std::uint8_t* partial) {
-      if (early.empty() && !combine_->views_before(partial, lookup_.layer_bytes(), tokens, early)) return;
-      readiness_->ready(tables, early);
-    };
-  }
+  std::function<void(std::span<const int>)> decoded;
+  if (readiness_ != nullptr && readiness_->active() &&
+      combine_->views_before(lookup_.partial(out_slot), lookup_.layer_bytes(), tokens, early))
+    decoded = [&](std::span<const int> tables) { readiness_->ready(tables, early); };
   std::uint8_t* partial = lookup_.run(out_slot, marks, step, decoded);
   combine_->run(partial, lookup_.layer_bytes(), tokens, out_slot, marks, step, views);
   traffic_ += step;

@@ -28,7 +28,7 @@ std::int64_t SlotLookup::layer_rows() const {
 std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(layer_rows()) * token_bytes(ctx_); }
 
 std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
-                              const std::function<void(std::span<const int>, std::uint8_t*)>& decoded) {
+                              const std::function<void(std::span<const int>)>& decoded) {
   StepPlan& plan = ctx_.plan;
   const int slots = plan.shape().slots;
   const std::size_t layers = layers_of(ctx_);
@@ -59,7 +59,7 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
   // 2. The rows I own of every id; zeros for the rest.
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
-  auto* partial = partial_.at(ctx_.workspace, out_slot);
+  std::uint8_t* partial = this->partial(out_slot);
   const kernels::PinnedBlock pinned = gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned();
   if (!by_parts) {
     fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr, pinned);
@@ -75,7 +75,7 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
       if (store.part_holds(p, static_cast<int>(d))) tables.push_back(static_cast<int>(d));
     store.submit_part(p, queries);
     decode_rows(ctx_, store.wait_part(p), partial, layer_bytes(), *unmarked_, nullptr, pinned);
-    decoded(tables, partial);
+    decoded(tables);
   }
   marks.mark(StepPhase::fetch);
   return partial;

@@ -24,11 +24,13 @@ class SlotLookup {
 
   // The partial rows of every layer at the step's slot size, layer_bytes() apart. With
   // `decoded`, a store of several parts (RowStore::parts) is fetched and decoded part by
-  // part, fastest first, and decoded(tables, partial) told each part's tables once their
-  // decode is enqueued (the step is then timed as one fetch: its parts' fetches and decodes
+  // part, fastest first, and decoded(tables) told each part's tables once their decode is
+  // enqueued (the step is then timed as one fetch: its parts' fetches and decodes
   // interleave).
   std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
-                    const std::function<void(std::span<const int>, std::uint8_t*)>& decoded = {});
+                    const std::function<void(std::span<const int>)>& decoded = {});
+  // Where run(out_slot) leaves the partial rows.
+  [[nodiscard]] std::uint8_t* partial(int out_slot) const { return partial_.at(ctx_.workspace, out_slot); }
   // Bytes of one layer's partial rows at the plan's slot size.
   [[nodiscard]] std::size_t layer_bytes() const;
   // The most ids per layer a step asks the store for: every slot's tokens' (RowStore::reserve).

@@ -43,7 +43,7 @@ const std::vector<EngineOptionEntry>& entries() {
   static const std::vector<EngineOptionEntry> table = [] {
     const unsigned run_python = Cmd::run | Cmd::python;
     const unsigned engine = run_python | Cmd::bench_step;  // the engine's own settings
-    std::vector<EngineOptionEntry> t;
+    std::vector<EngineOptionEntry> list;
     EngineOptionEntry e{};
 
     e = {Option::checkpoint, "checkpoint", OptionKind::path, run_python,
@@ -52,7 +52,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.required = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->checkpoint = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->checkpoint; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::config, "config", OptionKind::path, run_python | Cmd::embed | Cmd::profile,
          "Model config.json (default: beside the checkpoint)"};
@@ -60,7 +60,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->config = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->config; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::storage, "storage", OptionKind::choice, run_python,
          "Every table on one tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), disk "
@@ -71,7 +71,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.parse = [](std::string_view name) { (void)parse_storage_tier(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->storage = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->storage; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::placement, "placement", OptionKind::text, run_python,
          "Each table's tier: auto (the default: device, then pinned, then disk, as they fit; the GPU memory left "
@@ -79,7 +79,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->placement = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->placement; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::gpu_memory_limit, "gpu-memory-limit", OptionKind::number, run_python,
          "GB of each rank's GPU that --placement auto may use for tables and the cache (0: all that is free)",
@@ -87,20 +87,20 @@ const std::vector<EngineOptionEntry>& entries() {
     e.python_expects = "a number of GB";
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->gpu_memory_limit_gb = number(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->gpu_memory_limit_gb; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::tp, "tp", OptionKind::integer, engine, "Tensor-parallel size", 1, 1 << 24,
          "a whole number of ranks >= 1"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->tp = static_cast<int>(whole(v)); };
     e.get = [](const EngineTarget& t) -> OptionValue { return std::int64_t{t.inputs->tp}; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::etp, "etp", OptionKind::integer, engine, "Embedding-parallel group size (default: --tp)", 1,
          1 << 24, "a whole number of ranks >= 1"};
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->etp = static_cast<int>(whole(v)); };
     e.get = [](const EngineTarget& t) -> OptionValue { return std::int64_t{t.inputs->etp}; };
-    t.push_back(e);
+    list.push_back(e);
 
     // The registered strategies' own names and help (engine/exchange_strategy.hpp).
     static const std::string exchange_help = "How rows reach the ranks that need them: " + exchange_strategy_help();
@@ -109,13 +109,13 @@ const std::vector<EngineOptionEntry>& entries() {
     e.parse = [](std::string_view name) { (void)parse_exchange_strategy(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->exchange = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->exchange; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::cuda_graph, "cuda-graph", OptionKind::flag, run_python,
          "Replay steps from CUDA graphs, one per power-of-two step size (device and pinned tiers; NCCL)"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->cuda_graph = std::get<bool>(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->cuda_graph; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::out_dtype, "out-dtype", OptionKind::choice, engine | Cmd::embed,
          "Embedding values: float32, bfloat16 or float16 (bfloat16, what a decoder takes, wherever it is taken)"};
@@ -123,21 +123,21 @@ const std::vector<EngineOptionEntry>& entries() {
     e.parse = [](std::string_view name) { (void)parse_out_dtype(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->out_dtype = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->out_dtype; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::output_slots, "output-slots", OptionKind::integer, static_cast<unsigned>(Cmd::python),
          "How many steps' outputs stay valid: step s leaves its embeddings in slot s mod K", 1, k_max_output_slots,
          "from 1 to 64"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { *t.output_slots = static_cast<int>(whole(v)); };
     e.get = [](const EngineTarget& t) -> OptionValue { return std::int64_t{*t.output_slots}; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::step_tokens, "step-tokens", OptionKind::integer, run_python, "Token budget of one step (the most "
          "tokens of one DP rank's step)", 1, static_cast<double>(k_max_step_tokens),
          "a whole number of tokens from 1 to 16777216"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->schedule.step_tokens = whole(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->schedule.step_tokens; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::token_map, "token-map", OptionKind::path, engine | Cmd::embed | Cmd::profile,
          "Token map of a family that hashes compressed ids (Engram): .npy of vocab_size ints (default: "
@@ -145,7 +145,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->token_map = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->token_map; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::layer_prefix, "layer-prefix", OptionKind::text, run_python | Cmd::embed,
          "safetensors tensor prefix; {L} is the 0-based decoder layer (default: "
@@ -153,7 +153,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.inputs->layer_prefix = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->layer_prefix; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::collective_timeout, "collective-timeout", OptionKind::number, engine,
          "Seconds any wait for other ranks (start-up, the load, each step, the output, the end) or for the GPU may "
@@ -162,7 +162,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.python_expects = "a number of seconds";
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->collective_timeout_s = number(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->collective_timeout_s; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::cache_rows, "cache-rows", OptionKind::integer, engine,
          "Row cache in GPU memory in front of the pinned or disk tier: slots per rank, shared by the layers in "
@@ -170,7 +170,7 @@ const std::vector<EngineOptionEntry>& entries() {
          0, 9e18, "a whole number of rows >= 0"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->cache.rows = whole(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->cache.rows; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::cache_gb, "cache-gb", OptionKind::number, engine,
          "The row cache's size in GB per rank instead of rows", 0, 1e9, "a finite number of GB >= 0"};
@@ -178,14 +178,14 @@ const std::vector<EngineOptionEntry>& entries() {
     e.excludes = Option::cache_rows;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->cache.gb = number(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->cache.gb; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::cache_profile, "cache-profile", OptionKind::path, engine,
          "Row frequencies (pleshard profile) whose hottest rows fill the cache's static part at start"};
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->cache.profile = text(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->cache.profile.string(); };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::cache_static, "cache-static", OptionKind::number, engine,
          "Share of the cache's slots for the profile's hottest rows (the rest admit rows as they come)", 0, 1,
@@ -193,7 +193,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.python_expects = "a share from 0 to 1";
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->cache.static_share = number(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->cache.static_share; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::disk_reads, "disk-reads", OptionKind::choice, engine,
          "The disk tier's reads: cached (through the page cache, which keeps what they read) or direct (O_DIRECT, "
@@ -202,7 +202,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.parse = [](std::string_view name) { (void)parse_page_cache(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->disk_reads = parse_page_cache(text(v)); };
     e.get = [](const EngineTarget& t) -> OptionValue { return std::string(to_string(t.job->disk_reads)); };
-    t.push_back(e);
+    list.push_back(e);
 
     static const std::string host_reads_help =
         "How the GPU gets pinned rows: uva (each row read by the GPU over PCIe), gather (a step's distinct rows "
@@ -214,7 +214,7 @@ const std::vector<EngineOptionEntry>& entries() {
     e.parse = [](std::string_view name) { (void)parse_host_reads(name); };
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->host_reads = parse_host_reads(text(v)); };
     e.get = [](const EngineTarget& t) -> OptionValue { return std::string(to_string(t.job->host_reads)); };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::owner_gpu_plan_from, "owner-gpu-plan-from", OptionKind::integer, engine,
          "Ids a layer from which the owner exchange hashes and plans a step on the GPU (only each owner's count "
@@ -222,7 +222,7 @@ const std::vector<EngineOptionEntry>& entries() {
          0, static_cast<double>(std::int64_t{1} << 40), "a whole number of ids a layer from 0 to 2^40"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->owner_gpu_plan_from = whole(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->owner_gpu_plan_from; };
-    t.push_back(e);
+    list.push_back(e);
 
     e = {Option::owner_fixed_below, "owner-fixed-below", OptionKind::integer, engine,
          "Lookups a layer per rank of a step's slot (the group's largest DP batch x heads) below which the owner "
@@ -231,7 +231,7 @@ const std::vector<EngineOptionEntry>& entries() {
          0, static_cast<double>(std::int64_t{1} << 40), "a whole number of ids a layer from 0 to 2^40"};
     e.set = [](const EngineTarget& t, const OptionValue& v) { t.job->owner_fixed_below = whole(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return t.job->owner_fixed_below; };
-    t.push_back(e);
+    list.push_back(e);
 
     static const std::string threads_must_be =
         "a whole number of threads from 1 to " + std::to_string(k_max_rank_threads);
@@ -243,8 +243,8 @@ const std::vector<EngineOptionEntry>& entries() {
     e.optional = true;
     e.set = [](const EngineTarget& t, const OptionValue& v) { *t.threads = whole(v); };
     e.get = [](const EngineTarget& t) -> OptionValue { return *t.threads; };
-    t.push_back(e);
-    return t;
+    list.push_back(e);
+    return list;
   }();
   return table;
 }

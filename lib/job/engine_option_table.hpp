@@ -74,7 +74,7 @@ struct EngineOptionEntry {
   bool optional = false;
   bool required = false;
   // The option it cannot be given with (the command line refuses the pair as it parses).
-  std::optional<Option> excludes;
+  std::optional<Option> excludes = std::nullopt;
   // What Python's refusal of a wrong type says is expected ("a number of seconds"); empty: the kind's.
   const char* python_expects = "";
   void (*set)(const EngineTarget&, const OptionValue&) = nullptr;

@@ -22,8 +22,9 @@ TEST(EngineOptionTable, NamesAreTheCommandLinesAndPythonsSpelling) {
   std::set<std::string> seen;
   for (const EngineOptionEntry& e : engine_option_table()) {
     EXPECT_TRUE(seen.insert(e.name).second) << e.name << " twice";
-    if (e.commands != static_cast<unsigned>(EngineCommand::python) || e.option == Option::threads)
+    if (e.commands != static_cast<unsigned>(EngineCommand::python) || e.option == Option::threads) {
       EXPECT_EQ(option_name(e.option), cli_name(e)) << "core/option_names spells " << e.name << " otherwise";
+    }
     if (takes(e, EngineCommand::python)) {
       use_option_spelling(python_keyword_spelling());
       EXPECT_EQ(option_name(e.option), python_keyword(e));

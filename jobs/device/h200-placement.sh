@@ -11,7 +11,8 @@
 #   into its vocabulary: `run --placement auto` with a cache profile of the folded first half,
 #   on the folded second half (one table on the device, the other pinned, the rest of HBM a
 #   cache in front of it), beside the same placement without the cache (the pinned table
-#   alone); bench step of that automatic placement at B = 1, 64, 1024;
+#   alone); --host-reads auto against uva (V41_HOST_READS); bench step of that automatic
+#   placement at B = 1, 64, 1024;
 # - tiers: run's output from every tier and from tables split over two (run_tiers), and the
 #   placement refusals, against the host tier's;
 # - shared: one copy per node of the pinned tier's rows: 4 ranks sharing the GPU, --etp 1,
@@ -38,6 +39,12 @@ r = [json.loads(l) for l in open(sys.argv[1]) if '"schema_version"' in l][-1]
 print(f"  placement {r['placement']} (auto {r['placement_auto']}), cache {r['cache_auto_bytes'] / 1e9:.2f} GB, "
       f"{r['tokens_per_s']:.4g} tokens/s, load {r['table_load_s']:.1f} s, peak resident "
       f"{r['table_load_peak_resident_bytes'] / 1e9:.1f} GB")
+print(f"  host reads {r.get('host_reads')}: {r.get('host_reads_gathered')} lookups gathered, "
+      f"{r.get('host_reads_uva')} through UVA, host share {r.get('host_gather_share')}; "
+      f"huge pages offered {r.get('huge_page_offer')}")
+for h in r.get("host_pages") or []:
+    print(f"  host table {h['ple_index']} ({h['tier']}): {h['bytes'] / 1e9:.1f} GB, huge-page share "
+          f"{h['huge_page_share']}, NUMA node {h['numa_node']}")
 for p in r["placement_plan"]:
     print("  " + p["plan"])
 for c in r["cache"]:
@@ -81,8 +88,12 @@ if part v41; then
     --out "$data/first.profile.h5" --quiet
   job=(run --checkpoint synthetic --config "$data/config.json" --requests "$data/second.jsonl" --summary-only --quiet
        --json --collective-timeout 600)
-  log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5"
-  plan
+  # The pinned table's rows as --host-reads chooses them (auto), then read by the GPU alone
+  # (uva, as before the host gathers) in the same run.
+  for reads in ${V41_HOST_READS:-auto uva}; do
+    log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5" --host-reads "$reads"
+    plan
+  done
   log placement "$app" "${job[@]}" --placement 0=device,1=pinned
   plan
   log placement "$app" bench step --config "$data/config.json" --placement auto --cache-profile "$data/first.profile.h5" \

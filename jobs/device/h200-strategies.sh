@@ -9,8 +9,11 @@
 # - nodes: the same with nodes of 2 ranks (PLESHARD_RANKS_PER_NODE), owner and hierarchical;
 # - mps (not by default): gather-reduce and owner, sized and fixed-size, with the 4 ranks'
 #   kernels sharing the GPU at once through an MPS control daemon of this job's own (started
-#   and stopped here; skipped where there is none) rather than in turns.
-#   [CORPUS=...] [PARTS="plans nodes"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
+#   and stopped here; skipped where there is none) rather than in turns;
+# - peer (not by default): the ranks reading each other's rows in place (--exchange peer-read,
+#   one copy of the table on the GPU), eager and graph, beside owner and gather-reduce (eager)
+#   and one rank holding the whole table, in turns and through MPS.
+#   [CORPUS=...] [PARTS="plans nodes mps peer"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
 # Results go to $OUT (default ./out): strategies.txt.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -56,6 +59,33 @@ if part mps; then
     echo quit | nvidia-cuda-mps-control
   else
     echo "mps: no nvidia-cuda-mps-control here; skipped" | tee -a "$out/strategies.txt"
+  fi
+fi
+if part peer; then
+  export PLESHARD_RANKS_PER_NODE=4
+  # peer_steps NAME RANKS ARGS...: one bench step run of RANKS ranks.
+  peer_steps() {
+    local name=$1 ranks=$2; shift 2
+    echo "== $name" | tee -a "$out/strategies.txt"
+    mpiexec --oversubscribe -n "$ranks" -x PLESHARD_RANKS_PER_NODE "$app" bench step --storage device --format fp8 \
+      --requests "$corpus" --tokens "${tokens[@]}" --min-seconds 0.5 "$@" >"$out/last.log" 2>&1 ||
+      { rc=1; tail -3 "$out/last.log"; }
+    grep -v '^{' "$out/last.log" | tee -a "$out/strategies.txt"
+  }
+  peer_round() {  # peer_round WHEN
+    peer_steps "$1: one rank, the whole table" 1 --modes eager graph
+    peer_steps "$1: 4 ranks, peer-read" 4 --etp 4 --exchange peer-read --modes eager graph
+    peer_steps "$1: 4 ranks, owner and gather-reduce" 4 --etp 4 --exchange owner gather-reduce --modes eager
+  }
+  peer_round "in turns"
+  if command -v nvidia-cuda-mps-control >/dev/null; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/pleshard-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/pleshard-mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d
+    peer_round "MPS"
+    echo quit | nvidia-cuda-mps-control
+  else
+    echo "peer: no nvidia-cuda-mps-control here; MPS skipped" | tee -a "$out/strategies.txt"
   fi
 fi
 exit $rc

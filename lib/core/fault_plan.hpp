@@ -43,6 +43,9 @@ struct FaultPlan {
   // reaching this point (PLESHARD_FAULT_STOP_AT=start|load|output|end, on the rank
   // PLESHARD_FAULT_STOP_RANK names, 0 by default).
   std::optional<FaultPoint> stop_at;
+  // The ranks that read a group's rows in GPU memory cannot map them, as where the
+  // processes have no CUDA IPC between them (PLESHARD_FAULT_PEER_MAP=1).
+  bool peer_map_failure = false;
 };
 
 // The plan in force; none by default.

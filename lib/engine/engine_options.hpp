@@ -129,8 +129,8 @@ struct PlacementReport {
 // This rank's load of its rows into the tier, when the engine was made.
 struct TableLoad {
   double seconds = 0;
-  std::uint64_t bytes = 0;          // the rows' stored bytes this rank read, as the files hold them (0: disk tier)
-  int shared_ranks = 1;             // the ranks of my node sharing my host-tier rows (1: none)
+  std::uint64_t bytes = 0;  // the rows' stored bytes this rank read, as the files hold them (0: disk tier)
+  int shared_ranks = 1;     // the ranks of my node sharing my rows (host tiers; every tier under peer reads; 1: none)
   std::uint64_t peak_resident = 0;  // the process's peak resident memory after the load
   double cache_fill_seconds = 0;    // the row cache's static part read from the slow tier, after it
   // The pages behind every table in host memory, measured after the load and agreed over the

@@ -46,7 +46,15 @@ std::unique_ptr<StepSpace> make_space(const Communicators& comms, bool on_gpu, G
 // pinned tiers) are shared.
 class HostShare {
  public:
-  HostShare(const Communicators& comms, bool wanted) {
+  // `peers`: my ETP group's ranks (on my node), who read each other's rows in place and so
+  // hold one copy of whole tables between them, whatever `wanted` says.
+  HostShare(const Communicators& comms, bool wanted, bool peers) {
+    if (peers) {
+      comm_ = watched_dup(comms.etp_node(), "the ranks reading each other's rows");
+      PLESHARD_MPI_CHECK(MPI_Comm_size(comm_, &ranks_));
+      PLESHARD_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+      return;
+    }
     if (!wanted) return;
     const Topology& t = comms.topology();
     int per_node = 0;
@@ -104,6 +112,20 @@ void check_node_layout(const Communicators& comms) {
                        " is not node-major blocks of one size (" + std::to_string(per_node) +
                        " of its ranks on world rank " + std::to_string(t.rank) +
                        "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
+  });
+}
+
+// Peer reads stay within a node: every ETP group's ranks on one, agreed over the world.
+void check_peer_group(const Communicators& comms, ExchangeStrategy strategy) {
+  collective_try(comms.world(), [&] {
+    (void)ranks_per_node_override();  // a malformed override is refused here, with its value
+    const Topology& t = comms.topology();
+    const int on_node = size_of(comms.etp_node());
+    if (on_node != t.etp)
+      throw InputError(option_is(Option::exchange, to_string(strategy)) + ": ETP group " +
+                       std::to_string(t.etp_group()) + " spans nodes (" + std::to_string(on_node) + " of its " +
+                       std::to_string(t.etp) + " ranks on world rank " + std::to_string(t.rank) +
+                       "'s node); its ranks read each other's rows within a node only (use owner or hierarchical)");
   });
 }
 
@@ -182,17 +204,22 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const RowProfile profile = collective_try(comms.world(), [&] {
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
+  // Ranks that read each other's rows in place: my ETP group, all on my node.
+  const bool peers = options.exchange != ExchangeStrategy::automatic && descriptor_of(options.exchange).reads_peers;
+  if (peers) check_peer_group(comms, options.exchange);
   // The ranks that would keep one copy per node of rows in host memory (host and pinned
-  // tiers): the node holds one copy per group, which the automatic placement counts.
-  HostShare share(comms, options.share_tables);
-  place_tables(checkpoint, shards, profile, share.ranks());
-  // Whole tables where every rank holds them (the disk tier alone), else my ETP rank's rows.
+  // tiers): the node holds one copy per group, which the automatic placement counts (under
+  // peer reads each rank holds its shard's worth of the group's copy).
+  HostShare share(comms, options.share_tables, peers);
+  place_tables(checkpoint, shards, profile, peers ? 1 : share.ranks());
+  // Whole tables where every rank holds them (the disk tier alone) or reads them in place
+  // (peer reads), else my ETP rank's rows.
   const TierCapabilities can = placement_.capabilities();
   std::vector<RowRange> ranges = shards;
-  if (can.whole_tables)
+  local_ = can.whole_tables || peers;
+  if (local_)
     for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts_[d].rows};
-  local_ = can.whole_tables;
-  strategy_ = choose_exchange(options.exchange, topology_, local_, options.cuda_graphs);
+  strategy_ = choose_exchange(options.exchange, topology_, can.whole_tables, options.cuda_graphs);
   if (strategy_ != ExchangeStrategy::automatic && descriptor_of(strategy_).needs_node_layout) check_node_layout(comms);
   if (topology_.rank == 0 && options.log_start) {
     // The threads once a process (a benchmark makes many engines on the same ones).
@@ -207,8 +234,8 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   open_communicators(comms, gpus);
   // One copy per node of the rows in host memory (host and pinned tiers), shared by the ranks
   // that hold the same ranges (counted, and read, by the first of them).
-  if (!can.in_host_memory) share.drop();
-  load_tables(checkpoint, ranges, profile, {share.comm(), share.reader(), share.ranks()});
+  if (!can.in_host_memory && !peers) share.drop();
+  load_tables(checkpoint, ranges, profile, {share.comm(), share.reader(), share.ranks(), peers});
 }
 
 std::vector<RowRange> EngineSession::read_table_specs(const ModelConfig& config, const PleCheckpoint& checkpoint) {
@@ -266,7 +293,8 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
   for (const StorageTier tier : storage_tiers()) {
     if (!placement_.uses(tier)) continue;
     const std::vector<RowRange> on = ranges_on(placement_, tier, ranges);
-    const bool counted = !capabilities_of(tier).in_host_memory || share.reader;
+    // Rows a group holds once are counted by its first rank (a peer group's on every tier).
+    const bool counted = (!capabilities_of(tier).in_host_memory && !share.peers) || share.reader;
     std::vector<MemoryUse> need = tier_memory_use(tier, layouts_, on);
     if (!counted)
       for (MemoryUse& use : need) use.bytes = 0;
@@ -277,7 +305,8 @@ void EngineSession::load_tables(const PleCheckpoint& checkpoint, const std::vect
   const double load_start = MPI_Wtime();
   const double cache_bytes_asked =
       options_.cache.gb > 0 ? options_.cache.gb * 1e9 : static_cast<double>(placement_report_.cache_bytes);
-  const StoreOptions reads{options_.disk_reads, share.comm, options_.host_reads, threads_.count};
+  const StoreOptions reads{options_.disk_reads, share.comm, options_.host_reads, threads_.count,
+                           share.peers ? share.comm : MPI_COMM_NULL};
   stores_ = make_table_stores({placement_, checkpoint, ranges, *space_, reads, options_.cache.rows, cache_bytes_asked,
                                &profile, options_.cache.static_share});
   load_.seconds = MPI_Wtime() - load_start;
@@ -307,7 +336,7 @@ void EngineSession::open_communicators(const Communicators& comms, const GpuBind
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
   // rows). Groups of one rank need no communicator.
-  const bool whole_tables = placement_.capabilities().whole_tables;
+  const bool whole_tables = local_;
   const bool device_data = space_->on_device() && !whole_tables;
   const bool nccl = backend_built(CollectiveBackend::nccl);
   const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi

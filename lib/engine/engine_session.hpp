@@ -59,7 +59,8 @@ class EngineSession {
   [[nodiscard]] const Placement& placement() const { return placement_; }
   [[nodiscard]] const PlacementReport& placement_report() const { return placement_report_; }
   [[nodiscard]] ExchangeStrategy strategy() const { return strategy_; }
-  // Every rank holds whole tables (the disk tier alone) and hashes its own tokens only.
+  // Every rank holds whole tables (the disk tier alone, or a group's rows read in place:
+  // StrategyDescriptor::reads_peers) and hashes its own tokens only.
   [[nodiscard]] bool local() const { return local_; }
   [[nodiscard]] const ExchangeGroups& groups() const { return groups_; }
   // Host memory, my ETP group's DP ranks with my TP rank: the agreement on a step's slot
@@ -84,6 +85,7 @@ class EngineSession {
     MPI_Comm comm = MPI_COMM_NULL;
     bool reader = true;
     int ranks = 1;
+    bool peers = false;  // the ranks read each other's rows in place: device rows shared too
   };
 
   // The construction's steps, in order. Every table's hashing spec and layout from the config

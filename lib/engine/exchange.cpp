@@ -76,8 +76,8 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
 }
 
 std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local, const ExchangeContext& context) {
-  if (local) return std::make_unique<LocalExchange>(context);
-  if (strategy == ExchangeStrategy::automatic) return make_slot_exchange(context, "gather-reduce");
+  if (strategy == ExchangeStrategy::automatic)
+    return local ? std::make_unique<LocalExchange>(context) : make_slot_exchange(context, "gather-reduce");
   return descriptor_of(strategy).make(context);
 }
 

@@ -60,6 +60,7 @@ class ExchangeStrategy {
   static const ExchangeStrategy reduce_scatter;
   static const ExchangeStrategy owner;
   static const ExchangeStrategy hierarchical;
+  static const ExchangeStrategy peer_read;
 
   constexpr ExchangeStrategy() = default;  // automatic
   // The registry's index + 1 (0: automatic).
@@ -77,6 +78,7 @@ inline constexpr ExchangeStrategy ExchangeStrategy::gather_reduce{1};
 inline constexpr ExchangeStrategy ExchangeStrategy::reduce_scatter{2};
 inline constexpr ExchangeStrategy ExchangeStrategy::owner{3};
 inline constexpr ExchangeStrategy ExchangeStrategy::hierarchical{4};
+inline constexpr ExchangeStrategy ExchangeStrategy::peer_read{5};
 
 [[nodiscard]] const char* to_string(ExchangeStrategy strategy);
 // InputError naming the accepted values for anything else.
@@ -188,7 +190,7 @@ class Exchange {
                                                bool cuda_graphs);
 
 // The strategy's exchange over `context` (its descriptor's factory; a group of one rank: the
-// identity, named as asked); `local`: the identity over whole tables.
+// identity, named as asked); automatic and `local` (whole tables): the identity.
 [[nodiscard]] std::unique_ptr<Exchange> make_exchange(ExchangeStrategy strategy, bool local,
                                                       const ExchangeContext& context);
 

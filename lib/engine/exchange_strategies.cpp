@@ -48,7 +48,8 @@ class StrategyRegistry {
 
  private:
   StrategyRegistry() {
-    for (auto* made : {gather_reduce_strategy, reduce_scatter_strategy, owner_strategy, hierarchical_strategy})
+    for (auto* made :
+         {gather_reduce_strategy, reduce_scatter_strategy, owner_strategy, hierarchical_strategy, peer_read_strategy})
       entries_.push_back(made());
   }
 

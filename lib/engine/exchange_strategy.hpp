@@ -39,6 +39,11 @@ struct StrategyDescriptor {
   // unset: never chosen by `auto`.
   std::function<bool(const Topology&, bool cuda_graphs)> chosen_by_auto;
   int auto_order = 0;
+  // Whether the ranks of an ETP group read each other's rows in place instead of exchanging
+  // them: the engine then gives every store whole tables, held once by the group (its ranks
+  // on one node, each filling its part), and each rank looks up its own tokens (the factory
+  // makes a LocalExchange). Refused where an ETP group spans nodes.
+  bool reads_peers = false;
   std::string auto_help;  // where `auto` takes it, for `--help` ("where ..."); empty: otherwise
   // The exchange over a context; in a group of one rank every strategy is the identity,
   // which its factory may build as the gather-reduce flow without a combine
@@ -75,5 +80,6 @@ ExchangeStrategy register_exchange_strategy(StrategyDescriptor descriptor);
 [[nodiscard]] StrategyDescriptor reduce_scatter_strategy();
 [[nodiscard]] StrategyDescriptor owner_strategy();
 [[nodiscard]] StrategyDescriptor hierarchical_strategy();
+[[nodiscard]] StrategyDescriptor peer_read_strategy();
 
 }  // namespace pleshard

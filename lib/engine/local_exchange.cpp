@@ -7,7 +7,7 @@ namespace pleshard {
 
 using namespace detail;
 
-LocalExchange::LocalExchange(const ExchangeContext& context) : ctx_(context) {
+LocalExchange::LocalExchange(const ExchangeContext& context, const char* name) : ctx_(context), name_(name) {
   out_.add(ctx_.workspace,
            layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_),
            ctx_.output_slots);

@@ -9,14 +9,16 @@
 
 namespace pleshard {
 
-// For stores that hold every row (disk): each rank looks up the rows of its own tokens (its
+// For stores that hold every row (disk, or the rows of a group read in place: peer-read):
+// each rank looks up the rows of its own tokens (its
 // sequence slice under sequence parallelism); nothing is exchanged. Where the store fetches
 // ahead, a step also runs in two halves (Exchange::begins_ahead), so the disk tier reads the
 // next step's rows while this one's are decoded.
 class LocalExchange final : public Exchange {
  public:
-  explicit LocalExchange(const ExchangeContext& context);
-  [[nodiscard]] const char* name() const override { return "local"; }
+  // `name`: the strategy's (peer-read), or "local" where the tier's tables are whole.
+  explicit LocalExchange(const ExchangeContext& context, const char* name = "local");
+  [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
   [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
@@ -40,6 +42,7 @@ class LocalExchange final : public Exchange {
                 const std::function<void()>& fetched);
 
   ExchangeContext ctx_;
+  const char* name_;
   RegionRing out_;  // [layers][slot tokens][width], per output slot
   std::array<Begun, 2> begun_;
   std::uint64_t begun_count_ = 0;     // steps begun

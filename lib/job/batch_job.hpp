@@ -124,7 +124,7 @@ struct BatchJobReport {
   double load_seconds = 0;        // max over ranks: rows into the tier, before the first step
   double load_bytes = 0;          // rows the tier keeps, all ranks
   double load_peak_resident = 0;  // max over ranks of the peak resident memory after the load
-  double shared_ranks = 1;        // max over ranks: ranks of a node sharing one copy of host-tier rows
+  double shared_ranks = 1;        // max over ranks: ranks of a node sharing one copy of rows (host tiers; peer reads)
   double cache_fill_seconds = 0;  // max over ranks: the row cache's static part, after the load
   // The pages behind the tables in host memory, agreed over the ranks by the engine
   // (TableLoad); what rank 0's machine offers for 2 MiB pages and where its pages go.

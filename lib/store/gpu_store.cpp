@@ -13,7 +13,7 @@ GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRang
                    StepSpace& space, MPI_Comm share, const PinnedReads& reads)
     : tier_(tier), space_(space), stream_(stream_of(space)) {
   try {
-    const bool shared = tier == StorageTier::pinned && share != MPI_COMM_NULL;
+    const bool shared = share != MPI_COMM_NULL;
     for (std::size_t d = 0; d < sources.size(); ++d) {
       if (shared && ranges[d].size() > 0) {
         // A rank that cannot make or read its part fails the group, not only itself; the

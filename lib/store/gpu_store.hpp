@@ -21,8 +21,9 @@ namespace pleshard {
 class GpuStore final : public RowStore {
  public:
   // sources[d] and ranges[d]: table d and the rows of it to hold. `space` is a CUDA space;
-  // `tier` is device or pinned. Pinned rows with a `share` group (ranks of one node holding
-  // the same ranges; collective over it) are held once by the node (GpuTable).
+  // `tier` is device or pinned. Rows with a `share` group (ranks of one node holding the same
+  // ranges; collective over it) are held once by the group: pinned in the node's memory,
+  // device on the group's one GPU (GpuTable).
   GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier, StepSpace& space,
            MPI_Comm share = MPI_COMM_NULL, const PinnedReads& reads = {});
   ~GpuStore() override;

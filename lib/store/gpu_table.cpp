@@ -17,26 +17,12 @@
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/synthetic_cuda.hpp"
 #include "kernels/gpu_device.hpp"
+#include "store/device_rows.hpp"
 #include "store/tier_memory.hpp"
 
 namespace pleshard {
 
 namespace {
-
-// The device tier's rows; a failure (memory taken since the fit check, or never checked:
-// the benchmarks) is one line naming the tier, the table and the bytes.
-std::uint8_t* allocate_device(std::size_t bytes, int ple_index) {
-  if (bytes == 0) return nullptr;
-  void* p = nullptr;
-  const cudaError_t status = cudaMalloc(&p, bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();  // not sticky: clear it
-    throw InputError("device tier: table " + std::to_string(ple_index) + ": cannot allocate " + std::to_string(bytes) +
-                     " bytes (" + std::to_string(kernels::gpu_memory().free) + " bytes of GPU memory free)");
-  }
-  PLESHARD_CUDA_CHECK(status);
-  return static_cast<std::uint8_t*>(p);
-}
 
 // Two bands of rows as read, in page-locked memory used in turn: codes and (block-scaled
 // formats) block scales of up to `rows` rows each.
@@ -82,7 +68,13 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
                      std::to_string(kernels::k_max_distinct_rows - 1) + " (use more ranks)");
   const std::size_t bytes = static_cast<std::size_t>(range.size()) * pitch_;
   if (tier == StorageTier::device) {
-    rows_ = allocate_device(bytes, source.info.ple_index);
+    const std::string what = "device tier: table " + std::to_string(source.info.ple_index);
+    if (share != MPI_COMM_NULL) {
+      shared_device_ = std::make_unique<SharedDeviceRows>(share, bytes, what);
+      rows_ = shared_device_->data();
+    } else {
+      rows_ = allocate_device_rows(bytes, what);
+    }
   } else {
     // At the file's alignment where the rows are read in place past the page cache, if that
     // keeps the 16-byte alignment the kernels' vector loads need (else through the cache).
@@ -116,7 +108,7 @@ GpuTable::GpuTable(const TableSource& source, RowRange range, StorageTier tier, 
     }
     if (pinned_) pinned_->lock_through(bytes);  // the others' parts too, for this rank's GPU
   } catch (...) {
-    if (tier_ == StorageTier::device) cudaFree(rows_);
+    if (tier_ == StorageTier::device && !shared_device_) cudaFree(rows_);
     throw;
   }
 }
@@ -190,8 +182,10 @@ void GpuTable::load_device(const TableSource& source, const RowCuts& bands) {
   const kernels::OwnedStream stream;
   // Padding zeroed on the copies' stream, so that it is ordered before them (a stream of
   // its own is not ordered after work on the default stream).
+  // Only this rank's part: the rest of rows a group shares is another rank's to fill.
   if (interleaved)
-    PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_, 0, static_cast<std::size_t>(range_.size()) * pitch_, stream.get()));
+    PLESHARD_CUDA_CHECK(cudaMemsetAsync(rows_ + static_cast<std::size_t>(bands.range.begin - range_.begin) * pitch_, 0,
+                                        static_cast<std::size_t>(bands.range.size()) * pitch_, stream.get()));
 
   const auto read = [&](std::size_t k, StagedBand& s) { read_band(source, layout_, bands.at(k), s); };
   const auto copy = [&](std::size_t k, StagedBand& s) {
@@ -264,7 +258,7 @@ void GpuTable::load_pinned(const TableSource& source, const RowCuts& bands) {
 }
 
 GpuTable::~GpuTable() {
-  if (tier_ == StorageTier::device) cudaFree(rows_);
+  if (tier_ == StorageTier::device && !shared_device_) cudaFree(rows_);
 }
 
 kernels::TableView GpuTable::view() const {

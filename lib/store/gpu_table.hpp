@@ -9,6 +9,7 @@
 
 #include "ckpt/ple_checkpoint.hpp"
 #include "kernels/cuda/distinct_rows.hpp"
+#include "store/device_rows.hpp"
 #include "store/host_reads.hpp"
 #include "store/pinned_rows.hpp"
 #include "store/row_range.hpp"
@@ -41,7 +42,9 @@ class GpuTable {
   // host). Pinned rows with
   // a `share` group (ranks of one node holding the same range; collective over it) lie in
   // one segment of the node, each rank filling a balanced part of the rows and locking all
-  // of them; the group must agree (collective_try) before any rank reads them.
+  // of them; device rows with a `share` group (the ranks of one GPU reading each other's rows:
+  // `--exchange peer-read`) lie in one allocation on that GPU (SharedDeviceRows), each rank
+  // filling its balanced part; the group must agree (collective_try) before any rank reads them.
   GpuTable(const TableSource& source, RowRange range, StorageTier tier, const PinnedReads& reads = {},
            MPI_Comm share = MPI_COMM_NULL);
   ~GpuTable();
@@ -102,7 +105,8 @@ class GpuTable {
   mutable GatherShare share_;  // of shared gathers (HostReads::both, auto)
   float global_scale_ = 1.0f;
   std::size_t pitch_ = 0;         // bytes per row: codes, then (block-scaled) scales and padding
-  std::uint8_t* rows_ = nullptr;  // device: owned; pinned: pinned_'s
+  std::uint8_t* rows_ = nullptr;  // device: owned, or shared_device_'s; pinned: pinned_'s
+  std::unique_ptr<SharedDeviceRows> shared_device_;
   std::unique_ptr<PinnedRows> pinned_;
   // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
   mutable std::unique_ptr<kernels::DistinctRows> distinct_;

@@ -19,6 +19,9 @@ struct StoreOptions {
   // How the GPU gets pinned rows (store/host_reads.hpp), and the host threads that gather them.
   HostReads host_reads = HostReads::automatic;
   std::size_t host_threads = 1;
+  // The ranks of my GPU that read each other's rows in place (`--exchange peer-read`), which
+  // keep one copy of the device tier's rows on it (GpuStore); MPI_COMM_NULL: a copy per rank.
+  MPI_Comm device_share = MPI_COMM_NULL;
 };
 
 }  // namespace pleshard

@@ -6,7 +6,9 @@
 # the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
 # give the same bytes as the checkpoint ckpt make wrote. Tables split over two tiers
 # (--placement) and placed automatically give them too, and so do tables in host memory
-# held once per node (host and pinned tiers) or once per rank.
+# held once per node (host and pinned tiers) or once per rank, and tables whose ranks read
+# each other's rows in place (--exchange peer-read: the node's memory; one copy on the GPU
+# three ranks share, mapped through CUDA IPC; a rank that cannot map it refused on every rank).
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -107,6 +109,9 @@ check host_shared_etp_4 4 2 host
 shared host_shared_etp_4 2
 PLESHARD_RANKS_PER_NODE=2 check host_nodes_4 4 1 host
 shared host_nodes_4 2
+check host_peer_3 3 3 host none --exchange peer-read
+shared host_peer_3 3
+check mixed_host_disk_peer_2 2 2 "0=host,1=disk" none --exchange peer-read
 check auto_2 2 2 auto
 [ "$(field "$work/auto_2.log" placement_auto)" = true ] || { echo "FAIL: auto not reported"; exit 1; }
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
@@ -150,6 +155,21 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   if [ "$nccl" = nccl ]; then check mixed_graph_1 1 1 "0=pinned,1=device" nccl --cuda-graph; fi
   check auto_device_1 1 1 auto "$nccl"
   placed auto_device_1 device
+  # Peer reads: one copy of the device rows on the GPU the ranks share, each rank filling
+  # its part (from the files, and made in place), read in place by every rank, eager and
+  # replayed from CUDA graphs; beside a pinned table held once in the node's memory.
+  check device_peer_3 3 3 device none --exchange peer-read
+  shared device_peer_3 3
+  check synthetic_device_peer_3 3 3 device none --exchange peer-read
+  check device_peer_graph_3 3 3 device none --exchange peer-read --cuda-graph
+  check mixed_peer_3 3 3 "0=device,1=pinned" none --exchange peer-read --cache-rows 64
+  check device_peer_tp_4 4 2 device none --exchange peer-read --tp 2
+  if PLESHARD_FAULT_PEER_MAP=1 "$mpiexec" -n 2 --oversubscribe "$app" "${job[@]}" --checkpoint "$ckpt" \
+      --storage device --etp 2 --exchange peer-read --out "$work/unmapped.h5" >"$work/unmapped.log" 2>&1; then
+    echo "FAIL: rows that could not be mapped were read"; exit 1
+  fi
+  [ "$(grep -c "error: device tier: table 0: cannot map the rows of the group's first rank" "$work/unmapped.log")" -ge 1 ] &&
+    [ ! -e "$work/unmapped.h5" ] || { echo "FAIL: an unmapped peer's refusal"; cat "$work/unmapped.log"; exit 1; }
 elif ! grep -qE "no GPU (found|support)" "$work/probe.log"; then
   echo "FAIL: --storage device failed:"; cat "$work/probe.log"; exit 1
 fi

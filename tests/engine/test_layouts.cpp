@@ -94,10 +94,11 @@ std::vector<StorageTier> mixed_tiers(StorageTier tier, int tables) {
 }
 
 // The collectives the engine should pick: NCCL where every rank has a GPU of its own (the
-// test's ranks share one node), else MPI through host copies; MPI on the host; none on disk.
-std::string expected_backend(StorageTier tier, int world) {
+// test's ranks share one node), else MPI through host copies; MPI on the host; none on disk
+// and where the ranks read each other's rows in place.
+std::string expected_backend(StorageTier tier, ExchangeStrategy strategy, int world) {
+  if (tier == StorageTier::disk || strategy == ExchangeStrategy::peer_read) return "none";
   if (tier == StorageTier::host) return "mpi";
-  if (tier == StorageTier::disk) return "none";
 #if PLESHARD_HAVE_NCCL
   if (kernels::cuda_device_count() >= world) return "nccl";
 #else
@@ -110,7 +111,7 @@ std::string expected_backend(StorageTier tier, int world) {
 std::vector<ExchangeStrategy> strategies(StorageTier tier) {
   if (tier == StorageTier::disk) return {ExchangeStrategy::automatic};
   return {ExchangeStrategy::automatic, ExchangeStrategy::gather_reduce, ExchangeStrategy::reduce_scatter,
-          ExchangeStrategy::owner, ExchangeStrategy::hierarchical};
+          ExchangeStrategy::owner,     ExchangeStrategy::hierarchical,  ExchangeStrategy::peer_read};
 }
 
 // The owner exchange's steps as it sizes them (counts exchanged on the host) and in
@@ -198,9 +199,10 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
         for (std::size_t l = 0; l < all_layouts.size(); ++l)
           for (const ExchangeStrategy strategy : strategies(tier))
             for (const std::int64_t fixed_below : fixed_below_cases(strategy)) {
-              // Mixed placements with the engine's own choice and the gather-reduce transport.
+              // Mixed placements with the engine's own choice, the gather-reduce transport and
+              // rows read in place.
               if (placed.mixed && strategy != ExchangeStrategy::automatic &&
-                  strategy != ExchangeStrategy::gather_reduce)
+                  strategy != ExchangeStrategy::gather_reduce && strategy != ExchangeStrategy::peer_read)
                 continue;
               const Layout& layout = all_layouts[l];
               SCOPED_TRACE(std::string(to_string(fc.format)) + " " + to_string(tier) + (placed.mixed ? " mixed" : "") +
@@ -224,9 +226,14 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
               options.out = dir / "out.h5";
               const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
               EXPECT_EQ(report.tokens, total_tokens(requests));
-              EXPECT_EQ(report.backend, expected_backend(tier, world));
+              EXPECT_EQ(report.backend, expected_backend(tier, strategy, world));
               EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
               EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
+              if (strategy == ExchangeStrategy::peer_read) {
+                // The group's one copy of the rows, read in place: nothing sent.
+                EXPECT_EQ(report.traffic.bytes_sent, 0.0);
+                EXPECT_EQ(report.shared_ranks, static_cast<double>(layout.etp));
+              }
               if (placed.mixed) {
                 EXPECT_FALSE(report.placement.uniform());
                 EXPECT_EQ(report.placement.tiers, options.placement);

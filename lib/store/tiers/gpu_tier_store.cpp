@@ -11,7 +11,8 @@ std::unique_ptr<RowStore> make_gpu_tier_store(StorageTier tier, const PleCheckpo
   PinnedReads reads;
   reads.host = options.host_reads;
   reads.host_threads = options.host_threads;
-  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, options.host_share, reads);
+  const MPI_Comm share = tier == StorageTier::device ? options.device_share : options.host_share;
+  return std::make_unique<GpuStore>(checkpoint_tables(checkpoint), ranges, tier, space, share, reads);
 }
 
 }  // namespace pleshard

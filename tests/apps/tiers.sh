@@ -8,7 +8,8 @@
 # (--placement) and placed automatically give them too, and so do tables in host memory
 # held once per node (host and pinned tiers) or once per rank, and tables whose ranks read
 # each other's rows in place (--exchange peer-read: the node's memory; one copy on the GPU
-# three ranks share, mapped through CUDA IPC; a rank that cannot map it refused on every rank).
+# three ranks share, mapped through CUDA IPC; a rank that cannot map it refused on every rank;
+# the rank whose part the others read killed mid-job).
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail
 app=$1; ckpt=$2; mpiexec=$3; equal=$4
@@ -36,6 +37,18 @@ check() {  # check NAME RANKS ETP TIER [BACKEND [MORE OPTIONS]]
   checked+=("$name")
 }
 checked=()
+# killed_peer TIER: rank 0, whose part of the rows the others read in place, killed after two
+# output parts: the job ends on every rank within a minute, its output not claimed.
+killed_peer() {
+  local start=$SECONDS
+  if PLESHARD_FAULT_KILL_AFTER_PARTS=2 timeout 120 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" \
+      --checkpoint "$ckpt" --storage "$1" --etp 3 --exchange peer-read --part-tokens 500 \
+      --out "$work/killed_$1.h5" >"$work/killed_$1.log" 2>&1; then
+    echo "FAIL: $1: a job whose peer was killed exited 0"; exit 1
+  fi
+  [ $((SECONDS - start)) -le 60 ] && [ ! -e "$work/killed_$1.h5" ] \
+    || { echo "FAIL: $1: a killed peer: $((SECONDS - start)) s"; ls "$work"; cat "$work/killed_$1.log"; exit 1; }
+}
 hits() {  # hits NAME: its cache served some lookups (a cache that never hits would pass the bytes check)
   [ "$(field "$work/$1.log" cache.0.hits)" -gt 0 ] || { echo "FAIL: $1: no cache hits"; cat "$work/$1.log"; exit 1; }
 }
@@ -112,6 +125,7 @@ shared host_nodes_4 2
 check host_peer_3 3 3 host none --exchange peer-read
 shared host_peer_3 3
 check mixed_host_disk_peer_2 2 2 "0=host,1=disk" none --exchange peer-read
+killed_peer host
 check auto_2 2 2 auto
 [ "$(field "$work/auto_2.log" placement_auto)" = true ] || { echo "FAIL: auto not reported"; exit 1; }
 if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$work/probe.log" 2>&1; then
@@ -164,6 +178,7 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   check device_peer_graph_3 3 3 device none --exchange peer-read --cuda-graph
   check mixed_peer_3 3 3 "0=device,1=pinned" none --exchange peer-read --cache-rows 64
   check device_peer_tp_4 4 2 device none --exchange peer-read --tp 2
+  killed_peer device
   if PLESHARD_FAULT_PEER_MAP=1 "$mpiexec" -n 2 --oversubscribe "$app" "${job[@]}" --checkpoint "$ckpt" \
       --storage device --etp 2 --exchange peer-read --out "$work/unmapped.h5" >"$work/unmapped.log" 2>&1; then
     echo "FAIL: rows that could not be mapped were read"; exit 1

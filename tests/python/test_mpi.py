@@ -25,7 +25,7 @@ def alone(batch):
 
 layouts = [dict(etp=ranks, exchange="gather-reduce"), dict(etp=ranks, exchange="owner"),
            dict(etp=ranks, exchange="owner", owner_fixed_below=1 << 40, owner_gpu_plan_from=0),
-           dict(etp=ranks, exchange="reduce-scatter"), dict(tp=ranks)]
+           dict(etp=ranks, exchange="reduce-scatter"), dict(etp=ranks, exchange="peer-read"), dict(tp=ranks)]
 ids_sent = {}
 for layout in layouts:
     engine = pleshard.Engine(checkpoint=checkpoint, config=config_path, out_dtype="float32", comm=world, **layout)
@@ -43,6 +43,9 @@ for layout in layouts:
     report = engine.report()
     check(report["ranks"] == ranks and report["steps"] == 4, f"report: ranks {report['ranks']}, steps {report['steps']}")
     ids_sent[str(layout)] = report["exchange_ids_sent"]
+    if layout.get("exchange") == "peer-read":  # the rows read in place: nothing sent
+        check(report["backend"] == "none" and report["exchange_bytes_sent"] == 0,
+              f"peer-read: backend {report['backend']}, {report['exchange_bytes_sent']} bytes sent")
     engine.close()
     if rank == 0:
         print(f"{ranks} ranks, {layout}: every rank's embeddings equal one process's")

@@ -99,33 +99,19 @@ int rank_in(MPI_Comm comm) {
   return r;
 }
 
-// The hierarchical exchange needs each ETP group as node-major blocks of one size: agreed
-// over the world, before any table is loaded.
-void check_node_layout(const Communicators& comms) {
+// The hierarchical exchange and peer reads need each ETP group as node-major blocks of one
+// size: agreed over the world, before any table is loaded.
+void check_node_layout(const Communicators& comms, ExchangeStrategy strategy) {
   collective_try(comms.world(), [&] {
     (void)ranks_per_node_override();  // a malformed override is refused here, with its value
     const int per_node = size_of(comms.etp_node());
     const int nodes = size_of(comms.etp_cross());
     const Topology& t = comms.topology();
     if (per_node * nodes != t.etp || t.etp_rank() != rank_in(comms.etp_cross()) * per_node + rank_in(comms.etp_node()))
-      throw InputError(option_is(Option::exchange, "hierarchical") + ": ETP group " + std::to_string(t.etp_group()) +
-                       " is not node-major blocks of one size (" + std::to_string(per_node) +
-                       " of its ranks on world rank " + std::to_string(t.rank) +
-                       "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
-  });
-}
-
-// Peer reads stay within a node: every ETP group's ranks on one, agreed over the world.
-void check_peer_group(const Communicators& comms, ExchangeStrategy strategy) {
-  collective_try(comms.world(), [&] {
-    (void)ranks_per_node_override();  // a malformed override is refused here, with its value
-    const Topology& t = comms.topology();
-    const int on_node = size_of(comms.etp_node());
-    if (on_node != t.etp)
       throw InputError(option_is(Option::exchange, to_string(strategy)) + ": ETP group " +
-                       std::to_string(t.etp_group()) + " spans nodes (" + std::to_string(on_node) + " of its " +
-                       std::to_string(t.etp) + " ranks on world rank " + std::to_string(t.rank) +
-                       "'s node); its ranks read each other's rows within a node only (use owner or hierarchical)");
+                       std::to_string(t.etp_group()) + " is not node-major blocks of one size (" +
+                       std::to_string(per_node) + " of its ranks on world rank " + std::to_string(t.rank) +
+                       "'s node; nodes are MPI's shared-memory domains, or PLESHARD_RANKS_PER_NODE consecutive ranks)");
   });
 }
 
@@ -204,23 +190,32 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const RowProfile profile = collective_try(comms.world(), [&] {
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
-  // Ranks that read each other's rows in place: my ETP group, all on my node.
+  // Ranks that read each other's rows in place: my ETP group's on my node, holding the
+  // node's balanced part of every table between them (the whole table on one node).
   const bool peers = options.exchange != ExchangeStrategy::automatic && descriptor_of(options.exchange).reads_peers;
-  if (peers) check_peer_group(comms, options.exchange);
+  if (options.exchange != ExchangeStrategy::automatic && descriptor_of(options.exchange).needs_node_layout)
+    check_node_layout(comms, options.exchange);
+  const int peer_nodes = size_of(comms.etp_cross());
+  const int peer_node = rank_in(comms.etp_cross());
   // The ranks that would keep one copy per node of rows in host memory (host and pinned
   // tiers): the node holds one copy per group, which the automatic placement counts (under
   // peer reads each rank holds its shard's worth of the group's copy).
   HostShare share(comms, options.share_tables, peers);
   place_tables(checkpoint, shards, profile, peers ? 1 : share.ranks());
-  // Whole tables where every rank holds them (the disk tier alone) or reads them in place
-  // (peer reads), else my ETP rank's rows.
+  // Whole tables where every rank holds them (the disk tier alone), my node's part where the
+  // ranks read each other's rows in place (peer reads: whole tables on one node, which then
+  // exchanges nothing), else my ETP rank's rows.
   const TierCapabilities can = placement_.capabilities();
   std::vector<RowRange> ranges = shards;
-  local_ = can.whole_tables || peers;
-  if (local_)
-    for (std::size_t d = 0; d < ranges.size(); ++d) ranges[d] = {0, layouts_[d].rows};
+  local_ = can.whole_tables || (peers && peer_nodes == 1);
+  for (std::size_t d = 0; d < ranges.size(); ++d) {
+    if (can.whole_tables) {
+      ranges[d] = {0, layouts_[d].rows};
+    } else if (peers) {
+      ranges[d] = balanced_range(layouts_[d].rows, peer_nodes, peer_node);
+    }
+  }
   strategy_ = choose_exchange(options.exchange, topology_, can.whole_tables, options.cuda_graphs);
-  if (strategy_ != ExchangeStrategy::automatic && descriptor_of(strategy_).needs_node_layout) check_node_layout(comms);
   if (topology_.rank == 0 && options.log_start) {
     // The threads once a process (a benchmark makes many engines on the same ones).
     static bool said = false;

@@ -32,7 +32,7 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
       max_ids_(detail::max_ids_of_mine(context)),
       // A gateway receives its node's ids, merged, for its owners.
       service_(context, OwnerGroup::of(context.comms.etp_cross, context.comms.etp_cross_host),
-               context.topology.etp_rank(), max_ids_, node_.size * max_ids_, false),
+               {context.topology.etp, context.topology.etp_rank()}, max_ids_, node_.size * max_ids_, false),
       routing_(context, service_, max_ids_, false) {
   const OwnerGroup& cross = service_.group();
   if (node_.size < 2 || node_.size * cross.size != ctx_.topology.etp ||

@@ -17,13 +17,19 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, c
       max_ids_(detail::max_ids_of_mine(context)),
       // Steps of fewer entries than the threshold go so, and no step has more than max_ids_.
       max_slots_(std::clamp<std::int64_t>(context.owner_fixed_below - 1, 0, max_ids_)),
-      node_ranks_(static_cast<std::size_t>(std::max(1, context.node_ranks))),
-      service_(context, group, context.topology.etp_rank(), max_ids_, std::max(max_ids_, group.size * max_slots_),
+      // A group of one rank per node (the nodes' group: peer reads) has every peer on
+      // another node.
+      node_ranks_(group.size == context.topology.etp ? static_cast<std::size_t>(std::max(1, context.node_ranks)) : 1),
+      service_(context, group, {group.size, group.rank}, max_ids_, std::max(max_ids_, group.size * max_slots_),
                context.space.on_device(), max_slots_),
       routing_(context, service_, max_ids_, true, max_slots_) {
-  // The engine has checked the layout, agreed on every rank.
-  if (group.size != ctx_.topology.etp || group.rank != ctx_.topology.etp_rank())
-    throw SystemError("owner exchange: its group is not my ETP group");
+  // The engine has checked the layout, agreed on every rank: my store holds my part of the
+  // group's balanced ranges.
+  for (int d = 0; d < ctx_.store.layers(); ++d) {
+    const RowRange mine = balanced_range(ctx_.store.layout(d).rows, group.size, group.rank);
+    if (ctx_.store.range(d) != mine)
+      throw SystemError("owner exchange: table " + std::to_string(d) + "'s rows here are not my part of the group's");
+  }
   layers_.resize(detail::layers_of(ctx_));
   for (Layer& l : layers_) {
     l.keys = ctx_.workspace.add<std::int64_t>(static_cast<std::size_t>(max_ids_));

@@ -26,8 +26,10 @@ namespace pleshard {
 
 class OwnerExchange final : public Exchange {
  public:
-  // Owners are the ranks of `group` (my ETP group: the whole of it in the same order);
-  // `name`: the strategy asked for (the hierarchical one with one rank per node is this).
+  // Owners are the ranks of `group`, each holding its balanced part of every table: my ETP
+  // group (the whole of it in the same order), or the nodes' group of peer reads (one rank
+  // a node, each holding its node's part); `name`: the strategy asked for (the hierarchical
+  // one with one rank per node is this).
   OwnerExchange(const ExchangeContext& context, OwnerGroup group, const char* name = "owner");
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;

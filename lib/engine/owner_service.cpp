@@ -41,13 +41,13 @@ std::int64_t max_ids_of_mine(const ExchangeContext& context) {
 
 }  // namespace detail
 
-OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
+OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, OwnerRanges ranges, std::int64_t max_ids,
                            std::int64_t returned, bool ids_in_space, std::int64_t slots_per_owner)
-    : ctx_(context), group_(group), me_in_etp_(me_in_etp), slots_per_owner_(slots_per_owner) {
+    : ctx_(context), group_(group), ranges_(ranges), slots_per_owner_(slots_per_owner) {
   if (group_.size > 1 && group_.data == nullptr)
     throw SystemError("owner exchange: a group of " + std::to_string(group_.size) +
                       " ranks without a data communicator");
-  const int ranks = ctx_.topology.etp;
+  const int ranks = ranges_.owners;
   layers_.resize(detail::layers_of(ctx_));
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     Layer& l = layers_[d];

@@ -20,6 +20,13 @@ namespace pleshard {
 // One group of an owner exchange: a communicator on the space's memory (the rows, and ids
 // planned there) and an MPI one on the host (message sizes, ids planned there), both null
 // for a group of one rank.
+// How the owners split a table: `owners` balanced row ranges (balanced_range), of which I own
+// range `me` (my ETP rank's over the ETP group; my node's over the nodes under peer reads).
+struct OwnerRanges {
+  int owners = 1;
+  int me = 0;
+};
+
 struct OwnerGroup {
   Communicator* data = nullptr;
   Communicator* host = nullptr;
@@ -44,16 +51,16 @@ void owner_all_to_all(StepSpace& space, Communicator* comm, bool in_space, const
 
 class OwnerService {
  public:
-  // Owners are the ranks of `group`; I own the rows of my ETP rank `me_in_etp`. A rank's
+  // Owners are the ranks of `group`; the rows are split as `ranges` says. A rank's
   // tokens give at most `max_ids` ids a layer, and every rank's reach me at most once (merged
   // at a gateway or not); I receive at most `returned` rows a layer. `ids_in_space`: ids may
   // also arrive over the data communicator (planned on a GPU). `slots_per_owner`: steps may
   // come in fixed-size messages (fixed_counts) of up to that many entries a rank (0: none).
-  OwnerService(const ExchangeContext& context, OwnerGroup group, int me_in_etp, std::int64_t max_ids,
+  OwnerService(const ExchangeContext& context, OwnerGroup group, OwnerRanges ranges, std::int64_t max_ids,
                std::int64_t returned, bool ids_in_space, std::int64_t slots_per_owner = 0);
 
   [[nodiscard]] const OwnerGroup& group() const { return group_; }
-  // The layer's E + 1 row boundaries of the ETP ranks' ranges (balanced_range).
+  // The layer's owners + 1 row boundaries of the owners' ranges (balanced_range).
   [[nodiscard]] const std::vector<std::int64_t>& bounds(std::size_t layer) const { return layers_[layer].bounds; }
   // Bytes of one of the layer's owner-local indexes (the narrowest that holds one of the
   // widest range), and of one of its packed rows.
@@ -91,7 +98,7 @@ class OwnerService {
 
  private:
   struct Layer {
-    std::vector<std::int64_t> bounds;  // E + 1 row boundaries of the ETP ranks' ranges
+    std::vector<std::int64_t> bounds;  // owners + 1 row boundaries of the owners' ranges
     int id_bytes = 8;
     std::size_t pitch = 0;
     std::vector<std::int64_t> to_owner, from_askers;  // [group rank] ids
@@ -103,12 +110,12 @@ class OwnerService {
   // The ids asked of me, checked against what the layer's buffers hold.
   [[nodiscard]] std::int64_t asked_of_me(const Layer& l) const;
   [[nodiscard]] std::int64_t my_first_row(const Layer& l) const {
-    return l.bounds[static_cast<std::size_t>(me_in_etp_)];
+    return l.bounds[static_cast<std::size_t>(ranges_.me)];
   }
 
   ExchangeContext ctx_;
   OwnerGroup group_;
-  int me_in_etp_ = 0;
+  OwnerRanges ranges_;
   std::int64_t max_served_ = 0;
   std::int64_t slots_per_owner_ = 0;
   bool fixed_ = false;  // the step's messages are fixed-size: ids sent plus one, 0 where empty

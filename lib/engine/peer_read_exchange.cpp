@@ -6,10 +6,15 @@
 // tables: each rank hashes its own tokens (its sequence slice under sequence parallelism),
 // decodes their rows wherever their owner put them, and ends with its embeddings. The engine
 // gives the stores whole ranges and the group (EngineSession), the exchange is LocalExchange.
+// An ETP group over several nodes (node-major blocks of one size) splits every table into
+// the nodes' balanced parts, each held once by its node's ranks as above, and exchanges rows
+// between nodes only: a rank's ids go to the rank of its local index on their owner's node
+// (the owner exchange over `etp_cross`), which reads them from its node's copy.
 
 #include "core/option_names.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "engine/local_exchange.hpp"
+#include "engine/owner_exchange.hpp"
 
 namespace pleshard {
 
@@ -19,10 +24,18 @@ StrategyDescriptor peer_read_strategy() {
   d.help =
       "the ranks of an ETP group on one node read each other's rows in place, held once on their GPU or in "
       "the node's memory: no collective per step";
-  d.groups = [](const Topology&) { return std::vector<ExchangeGroup>{}; };
+  // Across nodes, the owner exchange between them: a rank asks the rank of its local index
+  // on each other node, which holds that node's rows as mine holds my node's.
+  d.groups = [](const Topology& t) {
+    std::vector<ExchangeGroup> groups = owner_strategy().groups(t);
+    groups.insert(groups.end(), {ExchangeGroup::etp_cross, ExchangeGroup::etp_cross_host});
+    return groups;
+  };
+  d.needs_node_layout = true;
   d.reads_peers = true;
   d.make = [](const ExchangeContext& c) -> std::unique_ptr<Exchange> {
-    return std::make_unique<LocalExchange>(c, "peer-read");
+    if (c.comms.etp_cross == nullptr) return std::make_unique<LocalExchange>(c, "peer-read");  // one node
+    return std::make_unique<OwnerExchange>(c, OwnerGroup::of(c.comms.etp_cross, c.comms.etp_cross_host), "peer-read");
   };
   return d;
 }

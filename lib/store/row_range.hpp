@@ -12,6 +12,7 @@ struct RowRange {
   std::int64_t begin = 0;
   std::int64_t end = 0;
   [[nodiscard]] std::int64_t size() const { return end - begin; }
+  bool operator==(const RowRange&) const = default;
 };
 
 // Part `index` of `parts` contiguous, balanced ranges of [0, rows): sizes differ by at most

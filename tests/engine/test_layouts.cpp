@@ -95,9 +95,9 @@ std::vector<StorageTier> mixed_tiers(StorageTier tier, int tables) {
 
 // The collectives the engine should pick: NCCL where every rank has a GPU of its own (the
 // test's ranks share one node), else MPI through host copies; MPI on the host; none on disk
-// and where the ranks read each other's rows in place.
-std::string expected_backend(StorageTier tier, ExchangeStrategy strategy, int world) {
-  if (tier == StorageTier::disk || strategy == ExchangeStrategy::peer_read) return "none";
+// and where the ranks of one node read each other's rows in place.
+std::string expected_backend(StorageTier tier, ExchangeStrategy strategy, bool across_nodes, int world) {
+  if (tier == StorageTier::disk || (strategy == ExchangeStrategy::peer_read && !across_nodes)) return "none";
   if (tier == StorageTier::host) return "mpi";
 #if PLESHARD_HAVE_NCCL
   if (kernels::cuda_device_count() >= world) return "nccl";
@@ -123,13 +123,18 @@ std::vector<std::int64_t> fixed_below_cases(ExchangeStrategy strategy) {
   return {0};
 }
 
-// The hierarchical exchange's nodes on this one machine: blocks of 2 world ranks where the
-// ETP group splits into them (both levels in use from ETP 4 up; ETP 2 is one node), else one
-// rank per node (the flat form over the ranks across nodes). Read when Communicators are
-// made; unset for the other strategies.
-void set_nodes_for(ExchangeStrategy strategy, int etp) {
-  if (strategy == ExchangeStrategy::hierarchical) {
-    setenv("PLESHARD_RANKS_PER_NODE", std::to_string(etp % 2 == 0 ? 2 : 1).c_str(), 1);
+// The ranks of a node on this one machine, for the hierarchical exchange and, where `split`,
+// for peer reads (else one node): blocks of 2 world ranks where the ETP group splits into
+// them (both levels in use from ETP 4 up; ETP 2 is one node), else one rank per node (the
+// flat form over the ranks across nodes); 0 for one node. Set (PLESHARD_RANKS_PER_NODE)
+// until Communicators are made.
+int ranks_per_node(ExchangeStrategy strategy, int etp, bool split) {
+  const bool nodes = strategy == ExchangeStrategy::hierarchical || (strategy == ExchangeStrategy::peer_read && split);
+  return nodes ? (etp % 2 == 0 ? 2 : 1) : 0;
+}
+void set_nodes(int per_node) {
+  if (per_node > 0) {
+    setenv("PLESHARD_RANKS_PER_NODE", std::to_string(per_node).c_str(), 1);
   } else {
     unsetenv("PLESHARD_RANKS_PER_NODE");
   }
@@ -209,7 +214,10 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
                            " tp " + std::to_string(layout.tp) + " etp " + std::to_string(layout.etp) + " requests " +
                            std::to_string(count) + " exchange " + to_string(strategy) +
                            (fixed_below > 0 ? " (fixed-size messages)" : ""));
-              set_nodes_for(strategy, layout.etp);
+              // Peer reads within one node for the first requests, across nodes for the others.
+              const int per_node = ranks_per_node(strategy, layout.etp, c == 1);
+              const bool across_nodes = per_node > 0 && per_node < layout.etp;
+              set_nodes(per_node);
               const Communicators comms(MPI_COMM_WORLD, make_topology(world, rank, layout.tp, layout.etp));
               unsetenv("PLESHARD_RANKS_PER_NODE");
               BatchJobOptions options;
@@ -226,19 +234,20 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
               options.out = dir / "out.h5";
               const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
               EXPECT_EQ(report.tokens, total_tokens(requests));
-              EXPECT_EQ(report.backend, expected_backend(tier, strategy, world));
+              EXPECT_EQ(report.backend, expected_backend(tier, strategy, across_nodes, world));
               EXPECT_EQ(report.exchange, expected_exchange(tier, strategy, layout));
               EXPECT_EQ(report.traffic.tokens, total_tokens(requests) * layout.tp);
               if (strategy == ExchangeStrategy::peer_read) {
-                // The group's one copy of the rows, read in place: nothing sent.
-                EXPECT_EQ(report.traffic.bytes_sent, 0.0);
-                EXPECT_EQ(report.shared_ranks, static_cast<double>(layout.etp));
+                // One copy of the rows per node, read in place there: nothing sent on one
+                // node, rows between nodes otherwise (rank 0's group always has requests).
+                EXPECT_EQ(report.shared_ranks, static_cast<double>(per_node > 0 ? per_node : layout.etp));
+                if (!across_nodes) EXPECT_EQ(report.traffic.bytes_sent, 0.0);
+                if (across_nodes && rank == 0) EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
               }
               if (placed.mixed) {
                 EXPECT_FALSE(report.placement.uniform());
                 EXPECT_EQ(report.placement.tiers, options.placement);
               }
-              const bool across_nodes = layout.etp >= 4 || (layout.etp > 1 && layout.etp % 2 != 0);
               if (rank == 0 && tier != StorageTier::disk && strategy == ExchangeStrategy::hierarchical &&
                   across_nodes) {
                 // Rank 0's ETP group always has requests (others may have none): ids and rows
@@ -287,9 +296,9 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
   const Topology topology = make_topology(world, rank, world, world);  // E = TP: sequence parallel
   const Communicators comms(MPI_COMM_WORLD, topology);
-  set_nodes_for(ExchangeStrategy::hierarchical, world);
-  const Communicators hierarchical_comms(MPI_COMM_WORLD, topology);
-  unsetenv("PLESHARD_RANKS_PER_NODE");
+  set_nodes(ranks_per_node(ExchangeStrategy::hierarchical, world, true));
+  const Communicators node_comms(MPI_COMM_WORLD, topology);
+  set_nodes(0);
   const auto requests = uneven_requests(config, 4);
   TokenBatch batch(config.ngram_size);
   for (const auto& r : requests) batch.add_request(r.tokens, fresh_context(config.ngram_size));
@@ -297,29 +306,33 @@ TEST(Layouts, SequenceParallelRanksHoldTheirSlice) {
   const RowRange slice = sequence_slice(batch.num_tokens(), world, rank);
   for (const StorageTier tier : tiers())
     for (const ExchangeStrategy strategy : strategies(tier))
-      for (const std::int64_t fixed_below : fixed_below_cases(strategy)) {
-        SCOPED_TRACE(std::string(to_string(tier)) + " exchange " + to_string(strategy) +
-                     (fixed_below > 0 ? " (fixed-size messages)" : ""));
-        EngineOptions options;
-        options.dtype = OutDtype::f32;
-        options.tier = tier;
-        options.exchange = strategy;
-        options.owner_fixed_below = fixed_below;
-        options.max_tokens = batch.num_tokens();
-        PleEngine engine(strategy == ExchangeStrategy::hierarchical ? hierarchical_comms : comms, config, *checkpoint,
-                         options);
-        const StepOutput out = engine.forward(batch);
-        engine.wait();
-        for (int d = 0; d < config.num_ple_layers(); ++d) {
-          const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
-          EXPECT_EQ(view.first, slice.begin) << to_string(tier);
-          EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
-          const std::vector<std::uint8_t> got = to_host(engine.space(), view);
-          const auto begin = expected[static_cast<std::size_t>(d)].data.begin() +
-                             static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
-          EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+      for (const std::int64_t fixed_below : fixed_below_cases(strategy))
+        for (const bool split : {false, true}) {
+          // Peer reads within one node, and across the nodes the hierarchical exchange uses.
+          if (split && strategy != ExchangeStrategy::peer_read) continue;
+          const bool nodes = strategy == ExchangeStrategy::hierarchical || split;
+          SCOPED_TRACE(std::string(to_string(tier)) + " exchange " + to_string(strategy) +
+                       (fixed_below > 0 ? " (fixed-size messages)" : "") + (nodes ? " over nodes" : ""));
+          EngineOptions options;
+          options.dtype = OutDtype::f32;
+          options.tier = tier;
+          options.exchange = strategy;
+          options.owner_fixed_below = fixed_below;
+          options.max_tokens = batch.num_tokens();
+          PleEngine engine(nodes ? node_comms : comms, config, *checkpoint, options);
+          const StepOutput out = engine.forward(batch);
+          engine.wait();
+          for (int d = 0; d < config.num_ple_layers(); ++d) {
+            const EmbeddingView& view = out.layers[static_cast<std::size_t>(d)];
+            EXPECT_EQ(view.first, slice.begin) << to_string(tier);
+            EXPECT_EQ(view.rows, slice.size()) << to_string(tier);
+            const std::vector<std::uint8_t> got = to_host(engine.space(), view);
+            const auto begin =
+                expected[static_cast<std::size_t>(d)].data.begin() +
+                static_cast<std::ptrdiff_t>(static_cast<std::size_t>(slice.begin) * engine.token_bytes());
+            EXPECT_TRUE(std::equal(got.begin(), got.end(), begin)) << to_string(tier) << " layer " << d;
+          }
         }
-      }
 }
 
 // Options that shape what ranks send each other differ between ranks: one error on every

@@ -5,8 +5,8 @@
 //   a peer reading it through cudaIpcOpenMemHandle (with and without lazy peer access);
 //   the maker reading a cuMemCreate allocation, and a peer reading it mapped from a POSIX
 //   file descriptor (passed by pidfd_getfd, else noted as not passed).
-// Two ranks under MPI, one GPU:
-//   nvcc -O2 -arch=sm_90 -o /tmp/pmp jobs/device/peer_map_probe.cu $(mpicxx --showme:incdirs | sed "s/^/-I/; s/ / -I/g") \
+// Two ranks under MPI, one GPU (I: the -I flags of `mpicxx --showme:incdirs`):
+//   nvcc -O2 -arch=sm_90 -o /tmp/pmp jobs/device/peer_map_probe.cu $I \
 //     -L$(mpicxx --showme:libdirs) -lmpi -lcuda && mpirun -n 2 /tmp/pmp
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -21,23 +21,23 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                   \
-  do {                                                                             \
-    const cudaError_t rc = (x);                                                    \
-    if (rc != cudaSuccess) {                                                       \
-      std::printf("line %d: %s\n", __LINE__, cudaGetErrorString(rc));             \
-      std::exit(1);                                                                \
-    }                                                                              \
+#define CHECK(x)                                                      \
+  do {                                                                \
+    const cudaError_t rc = (x);                                       \
+    if (rc != cudaSuccess) {                                          \
+      std::printf("line %d: %s\n", __LINE__, cudaGetErrorString(rc)); \
+      std::exit(1);                                                   \
+    }                                                                 \
   } while (0)
-#define CHECK_CU(x)                                                                \
-  do {                                                                             \
-    const CUresult rc = (x);                                                       \
-    if (rc != CUDA_SUCCESS) {                                                      \
-      const char* s = nullptr;                                                     \
-      cuGetErrorString(rc, &s);                                                    \
-      std::printf("line %d: %s\n", __LINE__, s);                                   \
-      std::exit(1);                                                                \
-    }                                                                              \
+#define CHECK_CU(x)                              \
+  do {                                           \
+    const CUresult rc = (x);                     \
+    if (rc != CUDA_SUCCESS) {                    \
+      const char* s = nullptr;                   \
+      cuGetErrorString(rc, &s);                  \
+      std::printf("line %d: %s\n", __LINE__, s); \
+      std::exit(1);                              \
+    }                                            \
   } while (0)
 
 namespace {
@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   CHECK_CU(cuInit(0));
   std::vector<std::uint32_t> host_ids(k_reads);
   std::srand(7);
-  for (auto& id : host_ids) id = static_cast<std::uint32_t>(((std::uint64_t(std::rand()) << 16) ^ std::rand()) % k_rows);
+  for (auto& id : host_ids)
+    id = static_cast<std::uint32_t>(((std::uint64_t(std::rand()) << 16) ^ std::rand()) % k_rows);
   std::uint32_t* ids = nullptr;
   unsigned* sink = nullptr;
   CHECK(cudaMalloc(&ids, k_reads * sizeof(std::uint32_t)));

@@ -170,7 +170,7 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"tables", "table_load_gb_s", "table load rate, all ranks (GB/s)", real(rate(r.load_bytes, r.load_seconds)), ""},
       {"tables", "table_load_peak_resident_bytes", "peak resident memory after the load, largest rank (bytes)",
        count(r.load_peak_resident), ""},
-      {"tables", "table_shared_ranks", "ranks of a node sharing one copy of the host and pinned tiers' rows, most",
+      {"tables", "table_shared_ranks", "ranks of a node sharing one copy of rows (host and pinned tiers; every tier under peer reads), most",
        count(r.shared_ranks), ""},
       {"tables", "cache_fill_s", "row cache's static part filled, slowest rank (s)", real(r.cache_fill_seconds), ""},
       {"tables", "huge_page_offer", "2 MiB pages the machine offers, rank 0", text_or_null(r.huge_page_offer), ""},

@@ -21,7 +21,7 @@ listed() {  # listed COMMAND TEXT: COMMAND's --help has TEXT
 }
 listed "bench lookup" "fp8_e8m0,int8_row"
 listed "run" "{host,device,pinned,disk,mirror}"
-listed "run" "hierarchical,toy-gather}"
+listed "run" "peer-read,toy-gather}"
 listed "run" "toy-gather (a test's own gather-reduce)"
 listed "embed" "{host,device,pinned,disk,mirror}"
 listed "run" "ple_layer_ids (Qwen4Exp), engram_layer_ids (DeepSeek Engram) or toy_layer_ids (Toy PLE)"

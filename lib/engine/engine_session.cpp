@@ -330,7 +330,8 @@ std::uint64_t EngineSession::cache_bytes(std::int64_t max_ids) const {
 void EngineSession::open_communicators(const Communicators& comms, const GpuBinding& gpus) {
   // GPU buffers go over NCCL when every rank has a GPU of its own, else through host
   // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
-  // rows). Groups of one rank need no communicator.
+  // rows), nor does a group on one node that reads its rows in place. Groups of one rank need
+  // no communicator.
   const bool whole_tables = local_;
   const bool device_data = space_->on_device() && !whole_tables;
   const bool nccl = backend_built(CollectiveBackend::nccl);

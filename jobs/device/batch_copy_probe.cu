@@ -16,14 +16,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                      \
-  do {                                                                \
-    const cudaError_t rc = (x);                                       \
-    if (rc != cudaSuccess) {                                          \
-      std::printf("line %d: %s\n", __LINE__, cudaGetErrorString(rc)); \
-      std::exit(1);                                                   \
-    }                                                                 \
-  } while (0)
+#include "probe_check.cuh"
 
 namespace {
 

@@ -192,9 +192,10 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   });
   // Ranks that read each other's rows in place: my ETP group's on my node, holding the
   // node's balanced part of every table between them (the whole table on one node).
-  const bool peers = options.exchange != ExchangeStrategy::automatic && descriptor_of(options.exchange).reads_peers;
-  if (options.exchange != ExchangeStrategy::automatic && descriptor_of(options.exchange).needs_node_layout)
-    check_node_layout(comms, options.exchange);
+  const StrategyDescriptor* asked =
+      options.exchange != ExchangeStrategy::automatic ? &descriptor_of(options.exchange) : nullptr;
+  const bool peers = asked != nullptr && asked->reads_peers;
+  if (asked != nullptr && asked->needs_node_layout) check_node_layout(comms, options.exchange);
   const int peer_nodes = size_of(comms.etp_cross());
   const int peer_node = rank_in(comms.etp_cross());
   // The ranks that would keep one copy per node of rows in host memory (host and pinned
@@ -332,14 +333,13 @@ void EngineSession::open_communicators(const Communicators& comms, const GpuBind
   // copies over MPI. A tier of whole tables exchanges nothing (every rank reads whole
   // rows), nor does a group on one node that reads its rows in place. Groups of one rank need
   // no communicator.
-  const bool whole_tables = local_;
-  const bool device_data = space_->on_device() && !whole_tables;
+  const bool device_data = space_->on_device() && !local_;
   const bool nccl = backend_built(CollectiveBackend::nccl);
   const CollectiveBackend backend = !device_data           ? CollectiveBackend::mpi
                                     : gpus.own_gpu && nccl ? CollectiveBackend::nccl
                                                            : CollectiveBackend::mpi_staged;
-  backend_ = whole_tables ? "none" : to_string(backend);
-  if (whole_tables) return;
+  backend_ = local_ ? "none" : to_string(backend);
+  if (local_) return;
   // The engine's own agreement on a step's slot size, on the host.
   if (size_of(comms.etp_dp()) > 1) control_ = std::make_unique<MpiCommunicator>(comms.etp_dp());
   const std::vector<ExchangeGroup> groups = groups_for(strategy_, topology_);

@@ -39,10 +39,11 @@ struct StrategyDescriptor {
   // unset: never chosen by `auto`.
   std::function<bool(const Topology&, bool cuda_graphs)> chosen_by_auto;
   int auto_order = 0;
-  // Whether the ranks of an ETP group read each other's rows in place instead of exchanging
-  // them: the engine then gives every store whole tables, held once by the group (its ranks
-  // on one node, each filling its part), and each rank looks up its own tokens (the factory
-  // makes a LocalExchange). Refused where an ETP group spans nodes.
+  // Whether the ranks of an ETP group on one node read each other's rows in place instead of
+  // exchanging them: the engine then gives every store the node's balanced part of each table
+  // (the whole table on one node), held once by the node's ranks of the group, each filling
+  // its part, and opens no communicator where the group is on one node (the factory makes a
+  // LocalExchange there, an exchange between the nodes otherwise).
   bool reads_peers = false;
   std::string auto_help;  // where `auto` takes it, for `--help` ("where ..."); empty: otherwise
   // The exchange over a context; in a group of one rank every strategy is the identity,

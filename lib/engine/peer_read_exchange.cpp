@@ -11,7 +11,6 @@
 // between nodes only: a rank's ids go to the rank of its local index on their owner's node
 // (the owner exchange over `etp_cross`), which reads them from its node's copy.
 
-#include "core/option_names.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "engine/local_exchange.hpp"
 #include "engine/owner_exchange.hpp"

@@ -1,5 +1,6 @@
 #include "store/device_rows.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <thread>
@@ -49,15 +50,14 @@ SharedDeviceRows::SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std:
   try {
     // One GPU for the whole group: its rows are one allocation on it.
     const std::array<std::uint64_t, 2> mine = kernels::gpu_uuid();
-    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(ranks));
+    std::vector<std::array<std::uint64_t, 2>> all(static_cast<std::size_t>(ranks));
     watched_allgather(mine.data(), all.data(), 2, MPI_UINT64_T, group_, what + ": the group's GPUs");
     cudaIpcMemHandle_t handle{};
     collective_try(group_, [&] {
-      for (int r = 1; r < ranks; ++r)
-        if (all[2 * static_cast<std::size_t>(r)] != all[0] || all[2 * static_cast<std::size_t>(r) + 1] != all[1])
-          throw InputError(what + ": the " + std::to_string(ranks) +
-                           " ranks that read its rows in place use more than one GPU; peer reads map one GPU's "
-                           "memory (reads between GPUs are not built yet: use --exchange owner)");
+      if (std::any_of(all.begin(), all.end(), [&](const auto& gpu) { return gpu != all.front(); }))
+        throw InputError(what + ": the " + std::to_string(ranks) +
+                         " ranks that read its rows in place use more than one GPU; peer reads map one GPU's "
+                         "memory (reads between GPUs are not built yet: use --exchange owner)");
       if (!maker_ || bytes == 0) return;
       data_ = allocate_device_rows(bytes, what);
       PLESHARD_CUDA_CHECK(cudaIpcGetMemHandle(&handle, data_));

@@ -30,7 +30,6 @@ class SharedDeviceRows {
   SharedDeviceRows& operator=(const SharedDeviceRows&) = delete;
 
   [[nodiscard]] std::uint8_t* data() const { return data_; }
-  [[nodiscard]] bool maker() const { return maker_; }
 
  private:
   void release() noexcept;

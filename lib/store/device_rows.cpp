@@ -1,14 +1,17 @@
 #include "store/device_rows.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
-#include <chrono>
-#include <thread>
+#include <cstdint>
 #include <vector>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "core/collective.hpp"
+#include "core/descriptor_passing.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
@@ -20,10 +23,56 @@ namespace pleshard {
 
 namespace {
 
-// How long the maker waits at the close for the others to unmap its rows: past it, a peer
-// has failed or left without closing, and the rows are left to the process's end rather than
-// freed under a mapping that may still read them.
-constexpr auto k_close_wait = std::chrono::seconds(30);
+// A driver call, looked up through the runtime: the library links no libcuda, which a
+// machine without a GPU lacks.
+template <typename F>
+F driver_call(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  PLESHARD_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
+  if (fn == nullptr || found != cudaDriverEntryPointSuccess)
+    throw SystemError(std::string("the CUDA driver offers no ") + name);
+  return reinterpret_cast<F>(fn);
+}
+
+// CUDA's virtual memory API: memory made once and mapped by every process that holds a
+// descriptor of it, at the page size the maker chose (2 MiB), and freed once every process
+// has unmapped and released it.
+struct VirtualMemory {
+  decltype(&cuMemGetAllocationGranularity) granularity =
+      driver_call<decltype(granularity)>("cuMemGetAllocationGranularity");
+  decltype(&cuMemCreate) create = driver_call<decltype(create)>("cuMemCreate");
+  decltype(&cuMemExportToShareableHandle) export_fd = driver_call<decltype(export_fd)>("cuMemExportToShareableHandle");
+  decltype(&cuMemImportFromShareableHandle) import_fd =
+      driver_call<decltype(import_fd)>("cuMemImportFromShareableHandle");
+  decltype(&cuMemAddressReserve) reserve = driver_call<decltype(reserve)>("cuMemAddressReserve");
+  decltype(&cuMemAddressFree) address_free = driver_call<decltype(address_free)>("cuMemAddressFree");
+  decltype(&cuMemMap) map = driver_call<decltype(map)>("cuMemMap");
+  decltype(&cuMemUnmap) unmap = driver_call<decltype(unmap)>("cuMemUnmap");
+  decltype(&cuMemSetAccess) set_access = driver_call<decltype(set_access)>("cuMemSetAccess");
+  decltype(&cuMemRelease) release = driver_call<decltype(release)>("cuMemRelease");
+  decltype(&cuGetErrorString) error_string = driver_call<decltype(error_string)>("cuGetErrorString");
+
+  static const VirtualMemory& get() {
+    static const VirtualMemory api;
+    return api;
+  }
+  void check(CUresult status, const char* call) const {
+    if (status == CUDA_SUCCESS) return;
+    const char* text = nullptr;
+    error_string(status, &text);
+    throw SystemError(std::string(call) + ": " + (text != nullptr ? text : "unknown CUDA driver error"));
+  }
+};
+
+CUmemAllocationProp device_memory(int gpu) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = gpu;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
+}
 
 }  // namespace
 
@@ -41,43 +90,77 @@ std::uint8_t* allocate_device_rows(std::size_t bytes, const std::string& what) {
 }
 
 SharedDeviceRows::SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std::string& what) {
-  group_ = watched_dup(group, what + ": the group sharing its rows");
   int rank = 0;
   int ranks = 1;
-  PLESHARD_MPI_CHECK(MPI_Comm_rank(group_, &rank));
-  PLESHARD_MPI_CHECK(MPI_Comm_size(group_, &ranks));
-  maker_ = rank == 0;
+  PLESHARD_MPI_CHECK(MPI_Comm_rank(group, &rank));
+  PLESHARD_MPI_CHECK(MPI_Comm_size(group, &ranks));
+  const bool maker = rank == 0;
+  // One GPU for the whole group: its rows are one allocation on it.
+  const std::array<std::uint64_t, 2> mine = kernels::gpu_uuid();
+  std::vector<std::array<std::uint64_t, 2>> all(static_cast<std::size_t>(ranks));
+  watched_allgather(mine.data(), all.data(), 2, MPI_UINT64_T, group, what + ": the group's GPUs");
+  if (bytes == 0) return;
+  int fd = -1;
   try {
-    // One GPU for the whole group: its rows are one allocation on it.
-    const std::array<std::uint64_t, 2> mine = kernels::gpu_uuid();
-    std::vector<std::array<std::uint64_t, 2>> all(static_cast<std::size_t>(ranks));
-    watched_allgather(mine.data(), all.data(), 2, MPI_UINT64_T, group_, what + ": the group's GPUs");
-    cudaIpcMemHandle_t handle{};
-    collective_try(group_, [&] {
+    collective_try(group, [&] {
       if (std::any_of(all.begin(), all.end(), [&](const auto& gpu) { return gpu != all.front(); }))
         throw InputError(what + ": the " + std::to_string(ranks) +
                          " ranks that read its rows in place use more than one GPU; peer reads map one GPU's "
                          "memory (reads between GPUs are not built yet: use --exchange owner)");
-      if (!maker_ || bytes == 0) return;
-      data_ = allocate_device_rows(bytes, what);
-      PLESHARD_CUDA_CHECK(cudaIpcGetMemHandle(&handle, data_));
+      const VirtualMemory& vm = VirtualMemory::get();
+      int gpu = 0;
+      PLESHARD_CUDA_CHECK(cudaFree(nullptr));  // the runtime's context current for the driver's calls
+      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
+      const CUmemAllocationProp prop = device_memory(gpu);
+      std::size_t granularity = 0;
+      vm.check(vm.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+               "cuMemGetAllocationGranularity");
+      size_ = (bytes + granularity - 1) / granularity * granularity;
+      if (!maker) return;
+      const CUresult made = vm.create(&handle_, size_, &prop, 0);
+      if (made == CUDA_ERROR_OUT_OF_MEMORY)
+        throw InputError(what + ": cannot allocate " + std::to_string(size_) + " bytes (" +
+                         std::to_string(kernels::gpu_memory().free) + " bytes of GPU memory free)");
+      vm.check(made, "cuMemCreate");
+      held_ = true;
+      vm.check(vm.export_fd(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), "cuMemExportToShareableHandle");
     });
-    if (bytes == 0) return;
-    watched_bcast(&handle, sizeof handle, MPI_BYTE, 0, group_, what + ": the handle of its rows");
-    collective_try(group_, [&] {
-      if (maker_) return;
-      const cudaError_t status =
-          fault_plan().peer_map_failure
-              ? cudaErrorInvalidDevice
-              : cudaIpcOpenMemHandle(reinterpret_cast<void**>(&data_), handle, cudaIpcMemLazyEnablePeerAccess);
-      if (status != cudaSuccess) {
-        cudaGetLastError();
-        throw InputError(what + ": cannot map the rows of the group's first rank (" + cudaGetErrorString(status) +
-                         "): peer reads need the group's processes on one machine, in one container, with CUDA IPC");
+    const int received = share_descriptor(group, fd, what);
+    collective_try(group, [&] {
+      const VirtualMemory& vm = VirtualMemory::get();
+      if (!maker) {
+        const CUresult imported =
+            fault_plan().peer_map_failure
+                ? CUDA_ERROR_INVALID_HANDLE
+                : vm.import_fd(&handle_, reinterpret_cast<void*>(static_cast<std::intptr_t>(received)),
+                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        ::close(received);
+        if (imported != CUDA_SUCCESS) {
+          const char* text = nullptr;
+          vm.error_string(imported, &text);
+          throw InputError(what + ": cannot map the rows of the group's first rank (" +
+                           (text != nullptr ? text : "CUDA driver error") +
+                           "): peer reads need the group's processes on one machine, in one container");
+        }
+        held_ = true;
       }
+      int gpu = 0;
+      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
+      CUdeviceptr va = 0;
+      vm.check(vm.reserve(&va, size_, 0, 0, 0), "cuMemAddressReserve");
+      va_ = va;
+      vm.check(vm.map(va_, size_, 0, handle_, 0), "cuMemMap");
       mapped_ = true;
+      CUmemAccessDesc access{};
+      access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      access.location.id = gpu;
+      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      vm.check(vm.set_access(va_, size_, &access, 1), "cuMemSetAccess");
     });
+    if (maker) ::close(fd);
+    data_ = reinterpret_cast<std::uint8_t*>(va_);
   } catch (...) {
+    if (maker && fd >= 0) ::close(fd);
     release();
     throw;
   }
@@ -86,25 +169,18 @@ SharedDeviceRows::SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std:
 SharedDeviceRows::~SharedDeviceRows() { release(); }
 
 void SharedDeviceRows::release() noexcept {
-  if (mapped_) cudaIpcCloseMemHandle(data_);
-  mapped_ = false;
-  if (group_ == MPI_COMM_NULL) return;
-  // The maker frees its rows once every rank has unmapped them (a barrier that gives up
-  // after k_close_wait: a peer that failed leaves the rows to the process's end).
-  bool closed = false;
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (MPI_Ibarrier(group_, &request) == MPI_SUCCESS) {
-    const auto until = std::chrono::steady_clock::now() + k_close_wait;
-    int done = 0;
-    while (MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0 &&
-           std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    closed = done != 0;
+  // Each process its own mapping and handle; the memory goes with the last of them, so a rank
+  // that ends first frees nothing another still reads.
+  try {
+    const VirtualMemory& vm = VirtualMemory::get();
+    if (mapped_) vm.unmap(va_, size_);
+    if (va_ != 0) vm.address_free(va_, size_);
+    if (held_) vm.release(handle_);
+  } catch (...) {  // a driver without the calls has mapped nothing
   }
-  if (maker_ && data_ != nullptr && closed) cudaFree(data_);
+  mapped_ = held_ = false;
+  va_ = 0;
   data_ = nullptr;
-  if (closed) MPI_Comm_free(&group_);  // else left: a pending barrier still names it
-  group_ = MPI_COMM_NULL;
 }
 
 }  // namespace pleshard

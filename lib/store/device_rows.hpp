@@ -1,9 +1,11 @@
 #pragma once
-// The device tier's memory: a rank's own rows, or rows in GPU memory that the ranks of a group read in place
-// (`--exchange peer-read`): one allocation on the GPU the group's ranks share, made by the group's first rank and
-// mapped by the others through CUDA IPC, so that every rank of the group addresses the group's rows as one table while
-// the GPU holds them once. Each rank fills its part; the maker frees the rows only after every other rank has unmapped
-// them. Built only with CUDA.
+// The device tier's memory: a rank's own rows, or rows in GPU memory that the ranks of a
+// group read in place (`--exchange peer-read`): one allocation on the GPU the group's ranks
+// share, made by the group's first rank through CUDA's virtual memory API and mapped by the
+// others from a file descriptor it hands them (core/descriptor_passing.hpp), on the same 2 MiB
+// pages (a mapping of legacy CUDA IPC read rows 30-50x slower: docs/performance-log.md). Each
+// rank fills its part; the memory goes with the last process that maps it, so a rank that
+// ends or fails first frees nothing another still reads. Built only with CUDA.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,8 +24,8 @@ class SharedDeviceRows {
  public:
   // Collective over `group` (ranks of one node). InputError, agreed over the group and
   // naming `what`, where its ranks use several GPUs, the maker cannot allocate `bytes`, or a
-  // rank cannot map the maker's rows (no IPC between the processes: another container, or
-  // the test fault PLESHARD_FAULT_PEER_MAP).
+  // rank cannot map the maker's rows (another container or network namespace, or the test
+  // fault PLESHARD_FAULT_PEER_MAP).
   SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std::string& what);
   ~SharedDeviceRows();
   SharedDeviceRows(const SharedDeviceRows&) = delete;
@@ -34,10 +36,12 @@ class SharedDeviceRows {
  private:
   void release() noexcept;
 
-  MPI_Comm group_ = MPI_COMM_NULL;  // a duplicate: the close's agreement is the group's own
   std::uint8_t* data_ = nullptr;
-  bool maker_ = false;
-  bool mapped_ = false;  // a peer's mapping of the maker's rows
+  std::size_t size_ = 0;           // the mapping's bytes: whole pages of the allocation
+  unsigned long long va_ = 0;      // CUdeviceptr of the mapping
+  unsigned long long handle_ = 0;  // CUmemGenericAllocationHandle, made or imported
+  bool held_ = false;              // handle_ is this process's to release
+  bool mapped_ = false;
 };
 
 }  // namespace pleshard

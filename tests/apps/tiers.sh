@@ -8,7 +8,7 @@
 # (--placement) and placed automatically give them too, and so do tables in host memory
 # held once per node (host and pinned tiers) or once per rank, and tables whose ranks read
 # each other's rows in place (--exchange peer-read: the node's memory; one copy on the GPU
-# three ranks share, mapped through CUDA IPC; a rank that cannot map it refused on every rank;
+# three ranks share, mapped through CUDA's virtual memory API; a rank that cannot map it refused on every rank;
 # the rank whose part the others read killed mid-job).
 #   tiers.sh PLESHARD CHECKPOINT MPIEXEC EMBEDDINGS_EQUAL
 set -euo pipefail

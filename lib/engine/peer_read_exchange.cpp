@@ -1,8 +1,8 @@
 // `--exchange peer-read`: the ranks of an ETP group on one node read each other's rows in
 // place, so that no step runs a collective. The group's rows of each table lie in one address
-// range every rank of the group maps — one allocation on the group's GPU (device tier, CUDA
-// virtual memory API: store/device_rows.hpp), one segment of the node's memory (host and pinned tiers) —
-// each rank filling its own part at load. A step is then the local lookup of a tier of whole
+// range every rank of the group maps — one allocation on the group's GPU (device tier,
+// CUDA's virtual memory API: store/device_rows.hpp), one segment of the node's memory (host
+// and pinned tiers) — each rank filling its own part at load. A step is then the local lookup of a tier of whole
 // tables: each rank hashes its own tokens (its sequence slice under sequence parallelism),
 // decodes their rows wherever their owner put them, and ends with its embeddings. The engine
 // gives the stores whole ranges and the group (EngineSession), the exchange is LocalExchange.

@@ -2,7 +2,7 @@
 // memory is shared: random 176-byte rows (a Qwen FP8 row) of a 3 GB table, 131,072 reads a
 // launch (a 8,192-token step), median µs over 200 launches, for
 //   the maker reading its own cudaMalloc;
-//   a peer reading it through cudaIpcOpenMemHandle (with and without lazy peer access);
+//   a peer reading it through cudaIpcOpenMemHandle;
 //   the maker reading a cuMemCreate allocation, and a peer reading it mapped from a POSIX
 //   file descriptor (passed by pidfd_getfd, else noted as not passed).
 // Two ranks under MPI, one GPU (I: the -I flags of `mpicxx --showme:incdirs`):
@@ -98,14 +98,14 @@ int main(int argc, char** argv) {
     CHECK(cudaIpcGetMemHandle(&handle, table));
   }
   MPI_Bcast(&handle, sizeof handle, MPI_BYTE, 0, MPI_COMM_WORLD);
-  for (const unsigned flags : {0u, static_cast<unsigned>(cudaIpcMemLazyEnablePeerAccess)}) {
+  {
+    // cudaIpcMemLazyEnablePeerAccess is the one flag the runtime accepts.
     std::uint8_t* mine = table;
-    if (rank == 1) CHECK(cudaIpcOpenMemHandle(reinterpret_cast<void**>(&mine), handle, flags));
+    if (rank == 1) CHECK(cudaIpcOpenMemHandle(reinterpret_cast<void**>(&mine), handle, cudaIpcMemLazyEnablePeerAccess));
     for (int reader = 0; reader < 2; ++reader) {
       MPI_Barrier(MPI_COMM_WORLD);
       if (rank == reader)
-        std::printf("cudaMalloc + IPC (flags %u), %s: %.1f us\n", flags, reader == 0 ? "maker" : "peer",
-                    median_us(mine, ids, sink));
+        std::printf("cudaMalloc + IPC, %s: %.1f us\n", reader == 0 ? "maker" : "peer", median_us(mine, ids, sink));
       std::fflush(stdout);
       MPI_Barrier(MPI_COMM_WORLD);
     }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "core/collective.hpp"
 #include "core/error.hpp"
@@ -74,44 +75,64 @@ int receive_fd(int socket) {
 
 }  // namespace
 
-int share_descriptor(MPI_Comm group, int fd, const std::string& what) {
+std::vector<int> share_descriptors(MPI_Comm group, int fd, const std::string& what) {
   int rank = 0;
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(group, &rank));
   PLESHARD_MPI_CHECK(MPI_Comm_size(group, &ranks));
-  if (ranks == 1) return fd;
-  // The name: a leading NUL (the abstract namespace), then the maker's pid and a random tag.
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
+  const auto n = static_cast<std::size_t>(ranks);
+  std::vector<int> got(n, -1);
+  got[static_cast<std::size_t>(rank)] = fd;
+  if (ranks == 1) return got;
+  // A giver's name: a leading NUL (the abstract namespace), then its pid and a random tag;
+  // sun_path[1] stays NUL for a rank that gives nothing.
+  sockaddr_un mine{};
+  mine.sun_family = AF_UNIX;
   Socket listener;
   collective_try(group, [&] {
-    if (rank != 0) return;
+    if (fd < 0) return;
     const std::string name = "pleshard-fd-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
-    std::memcpy(address.sun_path + 1, name.data(), name.size());
+    std::memcpy(mine.sun_path + 1, name.data(), name.size());
     listener.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listener.fd < 0 || ::bind(listener.fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+    if (listener.fd < 0 || ::bind(listener.fd, reinterpret_cast<const sockaddr*>(&mine), sizeof mine) != 0 ||
         ::listen(listener.fd, ranks) != 0)
       throw InputError(what + ": cannot listen on a Unix socket to pass its descriptor (" + errno_text() + ")");
   });
-  watched_bcast(&address, sizeof address, MPI_BYTE, 0, group, what + ": where its descriptor is passed");
-  int got = fd;
-  collective_try(group, [&] {
-    if (rank == 0) {
-      for (int peer = 1; peer < ranks; ++peer) {
-        wait_for(listener.fd, POLLIN, what);
-        Socket connection{::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC)};
-        if (connection.fd < 0) throw InputError(what + ": accept: " + errno_text());
-        send_fd(connection.fd, fd);
+  std::vector<sockaddr_un> names(n);
+  watched_allgather(&mine, names.data(), sizeof mine, MPI_BYTE, group, what + ": where its descriptors are passed");
+  const auto gives = [&](std::size_t r) { return names[r].sun_path[1] != '\0'; };
+  std::vector<Socket> connections(n);
+  try {
+    collective_try(group, [&] {
+      // Connect to every giver first: a connection waits in its listener's backlog (room for
+      // every rank), so no rank waits on another's accept before it has connected.
+      for (std::size_t r = 0; r < n; ++r) {
+        if (r == static_cast<std::size_t>(rank) || !gives(r)) continue;
+        connections[r].fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (connections[r].fd < 0 ||
+            ::connect(connections[r].fd, reinterpret_cast<const sockaddr*>(&names[r]), sizeof names[r]) != 0)
+          throw InputError(what + ": cannot reach the socket that passes rank " + std::to_string(r) +
+                           "'s descriptor (" + errno_text() + "): the ranks of a node must share a network namespace");
       }
-      return;
-    }
-    Socket connection{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-    if (connection.fd < 0 || ::connect(connection.fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-      throw InputError(what + ": cannot reach the socket that passes its descriptor (" + errno_text() +
-                       "): the ranks of a node must share a network namespace");
-    wait_for(connection.fd, POLLIN, what);
-    got = receive_fd(connection.fd);
-  });
+      if (fd >= 0) {
+        for (int peer = 1; peer < ranks; ++peer) {
+          wait_for(listener.fd, POLLIN, what);
+          Socket connection{::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC)};
+          if (connection.fd < 0) throw InputError(what + ": accept: " + errno_text());
+          send_fd(connection.fd, fd);
+        }
+      }
+      for (std::size_t r = 0; r < n; ++r) {
+        if (connections[r].fd < 0) continue;
+        wait_for(connections[r].fd, POLLIN, what);
+        got[r] = receive_fd(connections[r].fd);
+      }
+    });
+  } catch (...) {
+    for (std::size_t r = 0; r < n; ++r)
+      if (r != static_cast<std::size_t>(rank) && got[r] >= 0) ::close(got[r]);
+    throw;
+  }
   return got;
 }
 

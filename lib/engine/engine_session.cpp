@@ -1,10 +1,13 @@
 #include "engine/engine_session.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <iterator>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <mpi.h>
 
@@ -115,6 +118,27 @@ void check_node_layout(const Communicators& comms, ExchangeStrategy strategy) {
   });
 }
 
+// Collective over comms.world(): whether every ETP group of several ranks lies on one node
+// and reads the same memory where the options put the tables — one GPU between its ranks with
+// every table on the device tier, or every table on the host tier — so that its ranks can
+// read one copy of the rows in place. An automatic placement chooses tiers after the
+// strategy: never there.
+bool groups_read_one_copy(const Communicators& comms, const EngineOptions& options, int tables) {
+  if (options.auto_placement) return false;
+  const Placement asked = asked_placement(options, tables);
+  const bool device = asked.uniform() && asked.uses(StorageTier::device);
+  const bool host = asked.uniform() && asked.uses(StorageTier::host);
+  int reads = (device || host) && size_of(comms.etp_node()) == comms.topology().etp ? 1 : 0;
+  if (device) {
+    const std::array<std::uint64_t, 2> mine = reads == 1 ? kernels::gpu_uuid() : std::array<std::uint64_t, 2>{};
+    std::vector<std::array<std::uint64_t, 2>> group(static_cast<std::size_t>(size_of(comms.etp_node())));
+    watched_allgather(mine.data(), group.data(), 2, MPI_UINT64_T, comms.etp_node(), "the GPUs of my ETP group's ranks");
+    if (std::any_of(group.begin(), group.end(), [&](const auto& gpu) { return gpu != mine; })) reads = 0;
+  }
+  watched_allreduce(&reads, 1, MPI_INT, MPI_MIN, comms.world(), "whether the ETP groups read one copy");
+  return reads == 1;
+}
+
 // Options no placement or table can make right: one line each.
 void check_engine_options(const EngineOptions& options, int tables) {
   if (options.max_tokens < 1) throw InputError("the engine needs room for at least one token per step");
@@ -190,12 +214,19 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   const RowProfile profile = collective_try(comms.world(), [&] {
     return options.cache.profile.empty() ? RowProfile{} : read_row_profile_for(options.cache.profile, checkpoint);
   });
+  // The strategy, where `auto` may take one that decides what each rank holds (peer reads):
+  // before the tables are placed, from the tiers asked for.
+  ExchangeStrategy wanted = options.exchange;
+  if (wanted == ExchangeStrategy::automatic && !options.auto_placement &&
+      !asked_placement(options, tables).capabilities().whole_tables) {
+    const ExchangeFacts facts{topology_, options.cuda_graphs, groups_read_one_copy(comms, options, tables)};
+    wanted = choose_exchange(ExchangeStrategy::automatic, facts, false);
+  }
   // Ranks that read each other's rows in place: my ETP group's on my node, holding the
   // node's balanced part of every table between them (the whole table on one node).
-  const StrategyDescriptor* asked =
-      options.exchange != ExchangeStrategy::automatic ? &descriptor_of(options.exchange) : nullptr;
+  const StrategyDescriptor* asked = wanted != ExchangeStrategy::automatic ? &descriptor_of(wanted) : nullptr;
   const bool peers = asked != nullptr && asked->reads_peers;
-  if (asked != nullptr && asked->needs_node_layout) check_node_layout(comms, options.exchange);
+  if (asked != nullptr && asked->needs_node_layout) check_node_layout(comms, wanted);
   const int peer_nodes = size_of(comms.etp_cross());
   const int peer_node = rank_in(comms.etp_cross());
   // The ranks that would keep one copy per node of rows in host memory (host and pinned
@@ -216,7 +247,7 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
       ranges[d] = balanced_range(layouts_[d].rows, peer_nodes, peer_node);
     }
   }
-  strategy_ = choose_exchange(options.exchange, topology_, can.whole_tables, options.cuda_graphs);
+  strategy_ = choose_exchange(wanted, {topology_, options.cuda_graphs}, can.whole_tables);
   if (topology_.rank == 0 && options.log_start) {
     // The threads once a process (a benchmark makes many engines on the same ones).
     static bool said = false;

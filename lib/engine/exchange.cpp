@@ -51,7 +51,7 @@ RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {
   return {first, std::min(tokens, first + per_rank)};
 }
 
-ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local, bool cuda_graphs) {
+ExchangeStrategy choose_exchange(ExchangeStrategy requested, const ExchangeFacts& facts, bool local) {
   if (local) {
     if (requested != ExchangeStrategy::automatic)
       throw InputError(option_is(Option::exchange, to_string(requested)) +
@@ -60,7 +60,7 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
   }
   if (requested != ExchangeStrategy::automatic) {
     const StrategyDescriptor& d = descriptor_of(requested);
-    if (d.check) d.check(topology, cuda_graphs);
+    if (d.check) d.check(facts.topology, facts.cuda_graphs);
     return requested;
   }
   const StrategyDescriptor* best = nullptr;
@@ -68,7 +68,7 @@ ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& top
   for (const ExchangeStrategy s : registered_strategies()) {
     const StrategyDescriptor& d = descriptor_of(s);
     if (!d.chosen_by_auto || (best != nullptr && best->auto_order <= d.auto_order)) continue;
-    if (!d.chosen_by_auto(topology, cuda_graphs)) continue;
+    if (!d.chosen_by_auto(facts)) continue;
     best = &d;
     chosen = s;
   }

@@ -180,14 +180,23 @@ class Exchange {
 // parallelism: slices of ceil(tokens / tp) tokens.
 [[nodiscard]] RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank);
 
+// What `auto` weighs: the layout, whether the steps are captured in CUDA graphs, and whether
+// the ranks of every ETP group can read one copy of the rows in place (each group on one
+// node, reading the same memory: one GPU between them with every table on the device tier,
+// or every table on the host tier; the engine knows it before it places the tables).
+struct ExchangeFacts {
+  Topology topology;
+  bool cuda_graphs = false;
+  bool groups_read_one_copy = false;
+};
+
 // The strategy for `requested` (automatic: the first registered whose rule for `auto`
-// takes the layout: owner where an ETP group of several ranks exchanges and the steps need
-// not be captured in CUDA graphs, else gather-reduce), or InputError where the layout or
-// tier does not allow the one requested (its descriptor's check). Groups of one rank take
-// any strategy, under graphs too: each is the identity there. `local` (whole tables on every
-// rank: the disk tier) exchanges nothing.
-[[nodiscard]] ExchangeStrategy choose_exchange(ExchangeStrategy requested, const Topology& topology, bool local,
-                                               bool cuda_graphs);
+// takes the facts: peer-read where the groups read one copy, owner where an ETP group of
+// several ranks exchanges and the steps need not be captured in CUDA graphs, else
+// gather-reduce), or InputError where the layout or tier does not allow the one requested
+// (its descriptor's check). Groups of one rank take any strategy, under graphs too: each is
+// the identity there. `local` (whole tables on every rank: the disk tier) exchanges nothing.
+[[nodiscard]] ExchangeStrategy choose_exchange(ExchangeStrategy requested, const ExchangeFacts& facts, bool local);
 
 // The strategy's exchange over `context` (its descriptor's factory; a group of one rank: the
 // identity, named as asked); automatic and `local` (whole tables): the identity.

@@ -35,9 +35,9 @@ struct StrategyDescriptor {
   // Whether its slots split into TP whole shares where it combines over a group without
   // sequence parallelism (the engine pads slots to a multiple of TP).
   bool shares_by_tp = false;
-  // `auto` takes the registered strategy of lowest `auto_order` whose rule takes the layout;
-  // unset: never chosen by `auto`.
-  std::function<bool(const Topology&, bool cuda_graphs)> chosen_by_auto;
+  // `auto` takes the registered strategy of lowest `auto_order` whose rule takes the facts
+  // (the layout, graphs, whether the groups read one copy); unset: never chosen by `auto`.
+  std::function<bool(const ExchangeFacts&)> chosen_by_auto;
   int auto_order = 0;
   // Whether the ranks of an ETP group on one node read each other's rows in place instead of
   // exchanging them: the engine then gives every store the node's balanced part of each table

@@ -43,7 +43,7 @@ StrategyDescriptor gather_reduce_strategy() {
   d.name = "gather-reduce";
   d.help = "tokens gathered, partial rows all-reduced";
   d.groups = slot_groups;
-  d.chosen_by_auto = [](const Topology&, bool) { return true; };  // where nothing before it applies
+  d.chosen_by_auto = [](const ExchangeFacts&) { return true; };  // where nothing before it applies
   d.auto_order = 1;
   d.make = [](const ExchangeContext& c) { return make_slot_exchange(c, "gather-reduce"); };
   return d;

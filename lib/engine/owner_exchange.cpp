@@ -131,7 +131,7 @@ StrategyDescriptor owner_strategy() {
   };
   // Where an ETP group of several ranks exchanges and no CUDA graph is asked for: its sizes
   // are known only on the host.
-  d.chosen_by_auto = [](const Topology& t, bool cuda_graphs) { return t.etp > 1 && !cuda_graphs; };
+  d.chosen_by_auto = [](const ExchangeFacts& f) { return f.topology.etp > 1 && !f.cuda_graphs; };
   d.auto_order = 0;
   d.auto_help = "where an ETP group of several ranks exchanges and no CUDA graph is asked for";
   d.make = [](const ExchangeContext& c) -> std::unique_ptr<Exchange> {

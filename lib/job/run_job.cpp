@@ -45,7 +45,7 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
     if (s.job.cuda_graph && !gpu_available())
       throw InputError(option_name(Option::cuda_graph) + " needs " + storage +
                        " device or pinned, not host (no GPU here for " + option_is(Option::placement, "auto") + ")");
-    (void)choose_exchange(s.job.exchange, s.topology, false, s.job.cuda_graph);
+    (void)choose_exchange(s.job.exchange, {s.topology, s.job.cuda_graph}, false);
   } else {
     const int tables = s.config.num_ple_layers();
     const Placement placement = !in.storage.empty() ? Placement::every(parse_storage_tier(in.storage), tables)
@@ -54,7 +54,7 @@ EngineSetup check_engine_inputs(MPI_Comm world, const EngineInputs& in, const Ba
     const TierCapabilities can = placement.capabilities();
     if (s.job.cuda_graph && !can.graph_capturable)
       throw InputError(option_name(Option::cuda_graph) + " needs " + storage + " device or pinned, not " + asked);
-    (void)choose_exchange(s.job.exchange, s.topology, can.whole_tables, s.job.cuda_graph);
+    (void)choose_exchange(s.job.exchange, {s.topology, s.job.cuda_graph}, can.whole_tables);
     if (synthetic && can.reads_files)
       throw InputError(option_is(Option::checkpoint, k_synthetic_checkpoint) + ": the " + asked +
                        " tier reads checkpoint files");

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -57,11 +56,13 @@ struct VirtualMemory {
     static const VirtualMemory api;
     return api;
   }
+  [[nodiscard]] std::string text(CUresult status) const {
+    const char* words = nullptr;
+    error_string(status, &words);
+    return words != nullptr ? words : "unknown CUDA driver error";
+  }
   void check(CUresult status, const char* call) const {
-    if (status == CUDA_SUCCESS) return;
-    const char* text = nullptr;
-    error_string(status, &text);
-    throw SystemError(std::string(call) + ": " + (text != nullptr ? text : "unknown CUDA driver error"));
+    if (status != CUDA_SUCCESS) throw SystemError(std::string(call) + ": " + text(status));
   }
 };
 
@@ -94,73 +95,90 @@ SharedDeviceRows::SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std:
   int ranks = 1;
   PLESHARD_MPI_CHECK(MPI_Comm_rank(group, &rank));
   PLESHARD_MPI_CHECK(MPI_Comm_size(group, &ranks));
-  const bool maker = rank == 0;
-  // One GPU for the whole group: its rows are one allocation on it.
-  const std::array<std::uint64_t, 2> mine = kernels::gpu_uuid();
-  std::vector<std::array<std::uint64_t, 2>> all(static_cast<std::size_t>(ranks));
-  watched_allgather(mine.data(), all.data(), 2, MPI_UINT64_T, group, what + ": the group's GPUs");
   if (bytes == 0) return;
+  const VirtualMemory* vm = nullptr;
+  int gpu = 0;
+  // Pages of the largest granularity among the group's GPUs (powers of two: a whole number
+  // of pages of each).
+  unsigned long long granularity = collective_try(group, [&] {
+    vm = &VirtualMemory::get();
+    PLESHARD_CUDA_CHECK(cudaFree(nullptr));  // the runtime's context current for the driver's calls
+    PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
+    const CUmemAllocationProp prop = device_memory(gpu);
+    std::size_t g = 0;
+    vm->check(vm->granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED), "cuMemGetAllocationGranularity");
+    return static_cast<unsigned long long>(g);
+  });
+  watched_allreduce(&granularity, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, group, what + ": the group's page size");
+  // Rank r's part: the r-th of `ranks` runs of whole pages, on its own GPU.
+  const std::size_t pages = (bytes + granularity - 1) / granularity;
+  const std::size_t per_rank = (pages + static_cast<std::size_t>(ranks) - 1) / static_cast<std::size_t>(ranks);
+  size_ = pages * granularity;
+  parts_.resize(static_cast<std::size_t>(ranks));
+  for (std::size_t r = 0; r < parts_.size(); ++r) {
+    const std::size_t first = std::min(pages, r * per_rank);
+    parts_[r].offset = first * granularity;
+    parts_[r].size = (std::min(pages, first + per_rank) - first) * granularity;
+  }
+  Part& mine = parts_[static_cast<std::size_t>(rank)];
   int fd = -1;
+  std::vector<int> fds;
   try {
     collective_try(group, [&] {
-      if (std::any_of(all.begin(), all.end(), [&](const auto& gpu) { return gpu != all.front(); }))
-        throw InputError(what + ": the " + std::to_string(ranks) +
-                         " ranks that read its rows in place use more than one GPU; peer reads map one GPU's "
-                         "memory (reads between GPUs are not built yet: use --exchange owner)");
-      const VirtualMemory& vm = VirtualMemory::get();
-      int gpu = 0;
-      PLESHARD_CUDA_CHECK(cudaFree(nullptr));  // the runtime's context current for the driver's calls
-      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
+      if (mine.size == 0) return;
       const CUmemAllocationProp prop = device_memory(gpu);
-      std::size_t granularity = 0;
-      vm.check(vm.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
-               "cuMemGetAllocationGranularity");
-      size_ = (bytes + granularity - 1) / granularity * granularity;
-      if (!maker) return;
-      const CUresult made = vm.create(&handle_, size_, &prop, 0);
+      const CUresult made = vm->create(&mine.handle, mine.size, &prop, 0);
       if (made == CUDA_ERROR_OUT_OF_MEMORY)
-        throw InputError(what + ": cannot allocate " + std::to_string(size_) + " bytes (" +
+        throw InputError(what + ": cannot allocate " + std::to_string(mine.size) + " bytes (" +
                          std::to_string(kernels::gpu_memory().free) + " bytes of GPU memory free)");
-      vm.check(made, "cuMemCreate");
-      held_ = true;
-      vm.check(vm.export_fd(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), "cuMemExportToShareableHandle");
+      vm->check(made, "cuMemCreate");
+      mine.held = true;
+      vm->check(vm->export_fd(&fd, mine.handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                "cuMemExportToShareableHandle");
     });
-    const int received = share_descriptor(group, fd, what);
+    fds = share_descriptors(group, fd, what);
     collective_try(group, [&] {
-      const VirtualMemory& vm = VirtualMemory::get();
-      if (!maker) {
+      for (std::size_t r = 0; r < parts_.size(); ++r) {
+        Part& part = parts_[r];
+        if (part.size == 0 || r == static_cast<std::size_t>(rank)) continue;
         const CUresult imported =
             fault_plan().peer_map_failure
                 ? CUDA_ERROR_INVALID_HANDLE
-                : vm.import_fd(&handle_, reinterpret_cast<void*>(static_cast<std::intptr_t>(received)),
-                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-        ::close(received);
-        if (imported != CUDA_SUCCESS) {
-          const char* text = nullptr;
-          vm.error_string(imported, &text);
-          throw InputError(what + ": cannot map the rows of the group's first rank (" +
-                           (text != nullptr ? text : "CUDA driver error") +
+                : vm->import_fd(&part.handle, reinterpret_cast<void*>(static_cast<std::intptr_t>(fds[r])),
+                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        if (imported != CUDA_SUCCESS)
+          throw InputError(what + ": cannot map the rows of the group's rank " + std::to_string(r) + " (" +
+                           vm->text(imported) +
                            "): peer reads need the group's processes on one machine, in one container");
-        }
-        held_ = true;
+        part.held = true;
       }
-      int gpu = 0;
-      PLESHARD_CUDA_CHECK(cudaGetDevice(&gpu));
       CUdeviceptr va = 0;
-      vm.check(vm.reserve(&va, size_, 0, 0, 0), "cuMemAddressReserve");
+      vm->check(vm->reserve(&va, size_, granularity, 0, 0), "cuMemAddressReserve");
       va_ = va;
-      vm.check(vm.map(va_, size_, 0, handle_, 0), "cuMemMap");
-      mapped_ = true;
       CUmemAccessDesc access{};
       access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
       access.location.id = gpu;
       access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      vm.check(vm.set_access(va_, size_, &access, 1), "cuMemSetAccess");
+      for (std::size_t r = 0; r < parts_.size(); ++r) {
+        Part& part = parts_[r];
+        if (part.size == 0) continue;
+        vm->check(vm->map(va_ + part.offset, part.size, 0, part.handle, 0), "cuMemMap");
+        part.mapped = true;
+        // Memory on another GPU reads over its peer link: where there is none, say so.
+        const CUresult granted = vm->set_access(va_ + part.offset, part.size, &access, 1);
+        if (granted != CUDA_SUCCESS)
+          throw InputError(what + ": this rank's GPU cannot read the rows on the GPU of the group's rank " +
+                           std::to_string(r) + " (" + vm->text(granted) +
+                           "): peer reads need every GPU of the group to reach the others' memory (peer access)");
+      }
     });
-    if (maker) ::close(fd);
+    for (const int d : fds)
+      if (d >= 0) ::close(d);
     data_ = reinterpret_cast<std::uint8_t*>(va_);
   } catch (...) {
-    if (maker && fd >= 0) ::close(fd);
+    if (fds.empty() && fd >= 0) ::close(fd);
+    for (const int d : fds)
+      if (d >= 0) ::close(d);
     release();
     throw;
   }
@@ -169,16 +187,18 @@ SharedDeviceRows::SharedDeviceRows(MPI_Comm group, std::size_t bytes, const std:
 SharedDeviceRows::~SharedDeviceRows() { release(); }
 
 void SharedDeviceRows::release() noexcept {
-  // Each process its own mapping and handle; the memory goes with the last of them, so a rank
-  // that ends first frees nothing another still reads.
+  // Each process its own mappings and handles; a part's memory goes with the last of them,
+  // so a rank that ends first frees nothing another still reads.
   try {
     const VirtualMemory& vm = VirtualMemory::get();
-    if (mapped_) vm.unmap(va_, size_);
+    for (Part& part : parts_) {
+      if (part.mapped) vm.unmap(va_ + part.offset, part.size);
+      if (part.held) vm.release(part.handle);
+      part.mapped = part.held = false;
+    }
     if (va_ != 0) vm.address_free(va_, size_);
-    if (held_) vm.release(handle_);
   } catch (...) {  // a driver without the calls has mapped nothing
   }
-  mapped_ = held_ = false;
   va_ = 0;
   data_ = nullptr;
 }

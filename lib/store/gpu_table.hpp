@@ -39,12 +39,12 @@ class GpuTable {
   // range of 2^32 - 1 rows or more (distinct-row gathers key rows in 32 bits).
   // `tier` is StorageTier::device or StorageTier::pinned; `reads` says how the GPU reads
   // pinned rows (through UVA, its distinct-row gathers on a capped grid, or gathered by the
-  // host). Pinned rows with
-  // a `share` group (ranks of one node holding the same range; collective over it) lie in
-  // one segment of the node, each rank filling a balanced part of the rows and locking all
-  // of them; device rows with a `share` group (the ranks of one GPU reading each other's rows:
-  // `--exchange peer-read`) lie in one allocation on that GPU (SharedDeviceRows), each rank
-  // filling its balanced part; the group must agree (collective_try) before any rank reads them.
+  // host). Pinned rows with a `share` group (ranks of one node holding the same range;
+  // collective over it) lie in one segment of the node, each rank filling a balanced part of
+  // the rows and locking all of them; device rows with a `share` group (ranks of one node
+  // reading each other's rows: `--exchange peer-read`) lie in one range every rank maps, its
+  // pages in a part on each rank's GPU (SharedDeviceRows), each rank filling its balanced
+  // part of the rows; the group must agree (collective_try) before any rank reads them.
   GpuTable(const TableSource& source, RowRange range, StorageTier tier, const PinnedReads& reads = {},
            MPI_Comm share = MPI_COMM_NULL);
   ~GpuTable();

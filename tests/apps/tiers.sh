@@ -84,6 +84,12 @@ fi
 [ "$(grep -c "made for other tables" "$work/other.log")" -ge 1 ] || { echo "FAIL: refusal unclear"; cat "$work/other.log"; exit 1; }
 rm -rf "$other"
 check synthetic_host_2 2 2 host
+exchanged() {  # exchanged NAME STRATEGY: the report names the strategy the job ran
+  [ "$(field "$work/$1.log" exchange)" = "$2" ] || { echo "FAIL: $1 did not run $2"; cat "$work/$1.log"; exit 1; }
+}
+# `auto` reads one copy in place where a group is on one node with every table on the host
+# tier; otherwise (tables on two tiers) owner.
+exchanged synthetic_host_2 peer-read
 # Tables on two tiers (a disk table beside a host one holds its rank's rows, as the host one
 # does), a cache in front of the disk one only; and the automatic placement (host here).
 placed() {  # placed NAME PLACEMENT: the report names it
@@ -91,6 +97,7 @@ placed() {  # placed NAME PLACEMENT: the report names it
 }
 check mixed_host_disk_2 2 2 "0=host,1=disk"
 placed mixed_host_disk_2 "0=host,1=disk"
+exchanged mixed_host_disk_2 owner
 check mixed_disk_host_3 3 1 "0=disk,1=host" "" --cache-rows 64
 placed mixed_disk_host_3 "0=disk,1=host"
 hits mixed_disk_host_3
@@ -137,7 +144,10 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
     check device_graph_1 1 1 device nccl --cuda-graph
     check pinned_graph_1 1 1 pinned nccl --cuda-graph
   fi
-  check device_3 3 3 device mpi-staged
+  # `auto` on one GPU with the device tier: peer reads; owner asked for goes over MPI.
+  check device_3 3 3 device none
+  exchanged device_3 peer-read
+  check device_owner_3 3 3 device mpi-staged --exchange owner
   check pinned_3 3 3 pinned mpi-staged
   # Pinned rows gathered by the host, alone and sharing each step's rows with the GPU (the
   # share moved from step to step): the same bytes; the report counts what each did.

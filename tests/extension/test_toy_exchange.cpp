@@ -34,8 +34,8 @@ const ExchangeStrategy k_toy_auto = register_exchange_strategy([] {
   d.name = "toy-three";
   d.help = "a test's strategy for groups of three";
   d.groups = slot_groups;
-  d.chosen_by_auto = [](const Topology& t, bool) { return t.etp == 3; };
-  d.auto_order = -1;
+  d.chosen_by_auto = [](const ExchangeFacts& f) { return f.topology.etp == 3; };
+  d.auto_order = -2;
   d.auto_help = "where an ETP group has three ranks";
   d.make = [](const ExchangeContext& c) { return make_slot_exchange(c, "toy-three"); };
   return d;
@@ -68,13 +68,13 @@ TEST(ToyExchange, IsNamedListedAndChosenLikeTheBuiltIns) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("toy-gather"), std::string::npos) << e.what();
   }
-  // `auto`: the toy's rule first, then owner's, then gather-reduce.
-  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(3, 0, 1, 3), false, false), k_toy_auto);
-  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(4, 0, 1, 4), false, false),
+  // `auto`: the toy's rule first, then peer-read's, owner's, gather-reduce.
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, {make_topology(3, 0, 1, 3), false}, false), k_toy_auto);
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, {make_topology(4, 0, 1, 4), false}, false),
             ExchangeStrategy::owner);
-  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, make_topology(4, 0, 1, 4), false, true),
+  EXPECT_EQ(choose_exchange(ExchangeStrategy::automatic, {make_topology(4, 0, 1, 4), true}, false),
             ExchangeStrategy::gather_reduce);
-  EXPECT_EQ(choose_exchange(k_toy, make_topology(4, 0, 1, 4), false, true), k_toy);
+  EXPECT_EQ(choose_exchange(k_toy, {make_topology(4, 0, 1, 4), true}, false), k_toy);
 }
 
 TEST(ToyExchange, TheBatchJobThroughItMatchesASingleProcess) {
@@ -115,7 +115,7 @@ TEST(ToyExchange, TheBatchJobThroughItMatchesASingleProcess) {
     const BatchJobReport report = run_batch_job(comms, config, *checkpoint, requests, options);
     const char* chosen = strategy == k_toy ? "toy-gather"
                          : world == 3      ? "toy-three"
-                         : world > 1       ? "owner"
+                         : world > 1       ? "peer-read"  // one node, the host tier
                                            : "gather-reduce";
     EXPECT_STREQ(report.exchange.c_str(), chosen);
     if (strategy == k_toy) {

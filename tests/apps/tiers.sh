@@ -193,7 +193,7 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
       --storage device --etp 2 --exchange peer-read --out "$work/unmapped.h5" >"$work/unmapped.log" 2>&1; then
     echo "FAIL: rows that could not be mapped were read"; exit 1
   fi
-  [ "$(grep -c "error: device tier: table 0: cannot map the rows of the group's first rank" "$work/unmapped.log")" -ge 1 ] &&
+  [ "$(grep -c "error: device tier: table 0: cannot map the rows of the group's rank" "$work/unmapped.log")" -ge 1 ] &&
     [ ! -e "$work/unmapped.h5" ] || { echo "FAIL: an unmapped peer's refusal"; cat "$work/unmapped.log"; exit 1; }
 elif ! grep -qE "no GPU (found|support)" "$work/probe.log"; then
   echo "FAIL: --storage device failed:"; cat "$work/probe.log"; exit 1

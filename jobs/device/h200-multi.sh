@@ -6,10 +6,12 @@
 # GPUs (as many as the machine has), one GPU per rank, in several layouts.
 # `bench exchange` times every strategy's collectives; `bench step` (strategies) runs every
 # strategy side by side on Qwen3.8-Flash-Next's real FP8 table, and again (network) with
-# NCCL forced onto its network transport, as between nodes.
-#   [CORPUS=path/to/corpus-a.tokens.jsonl] [PARTS="exchange strategies network torch scaling"] jobs/device/h200-multi.sh
+# NCCL forced onto its network transport, as between nodes; peer: the ranks reading each
+# other's rows over the GPUs' peer links (--exchange peer-read, each rank's part of the rows
+# on its own GPU) beside owner, eager and replayed from CUDA graphs.
+#   [CORPUS=path/to/corpus-a.tokens.jsonl] [PARTS="exchange strategies network peer torch scaling"] jobs/device/h200-multi.sh
 # Results go to $OUT (default ./out): topo.txt, exchange.txt, strategies.txt,
-# strategies-network.txt, torch-exchange.jsonl, scaling.txt (every scaling table).
+# strategies-network.txt, peer.txt, torch-exchange.jsonl, scaling.txt (every scaling table).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 gpus=$(nvidia-smi -L | wc -l)
@@ -20,7 +22,7 @@ nvidia-smi topo -m >"$out/topo.txt" 2>&1
 mpi=(mpiexec --oversubscribe -n)
 rc=0
 
-parts=${PARTS:-exchange strategies network torch scaling}
+parts=${PARTS:-exchange strategies network peer torch scaling}
 part() { [[ " $parts " == *" $1 "* ]]; }
 
 # Collectives at the exchange's message sizes, and PyTorch's over the same NCCL.
@@ -54,7 +56,15 @@ for n in $ranks; do
     --tokens 1 64 1024 --modes eager graph --min-seconds 1 --owner-fixed-below 1099511627776 --etp "$n" \
     --exchange gather-reduce owner >>"$out/strategies.txt" || rc=1; }
 done
+# Peer reads between the GPUs, beside the owner exchange over NCCL.
+for n in $ranks; do
+  [ "$n" -gt 1 ] || continue
+  part peer && { "${mpi[@]}" "$n" "$app" bench step --config "$qwen_fp8" --storage device --requests "$corpus" \
+    --tokens 64 1024 8192 --modes eager graph --min-seconds 1 --etp "$n" --exchange peer-read owner \
+    >>"$out/peer.txt" || rc=1; }
+done
 part strategies && grep -v '^{' "$out/strategies.txt"
+part peer && grep -v '^{' "$out/peer.txt"
 part network && grep -v '^{' "$out/strategies-network.txt"
 part torch && cat "$out/torch-exchange.jsonl"
 part scaling || exit $rc

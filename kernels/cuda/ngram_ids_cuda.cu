@@ -40,10 +40,21 @@ struct StepIds {
 // stages its ids in shared memory instead (rows padded to an odd number of words against
 // bank conflicts) and writes them out coalesced. Passed as a grid constant so the
 // parameters are read in place rather than copied per thread.
+// A block's share of a tally: each thread's count summed in shared memory, then one atomic
+// add a block (every thread of the block calls it).
+__device__ void add_to_tally(const IdTally& tally, int layer, unsigned long long mine) {
+  __shared__ unsigned long long block;
+  if (threadIdx.x == 0) block = 0;
+  __syncthreads();
+  if (mine != 0) atomicAdd(&block, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && block != 0) atomicAdd(tally.outside + layer, block);
+}
+
 template <typename Source>
 __global__ void __launch_bounds__(k_max_threads)
     ngram_ids_kernel(const __grid_constant__ Source source, std::int64_t num_tokens, int heads,
-                     std::int64_t* __restrict__ ids) {
+                     std::int64_t* __restrict__ ids, const __grid_constant__ IdTally tally) {
   extern __shared__ std::int64_t staged[];
   const int pitch = heads | 1;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x;
@@ -53,11 +64,16 @@ __global__ void __launch_bounds__(k_max_threads)
 
   const std::int64_t tokens = min(static_cast<std::int64_t>(blockDim.x), num_tokens - first);
   const int count = static_cast<int>(tokens) * heads;
-  std::int64_t* out = ids + (static_cast<std::int64_t>(blockIdx.y) * num_tokens + first) * heads;
+  const int layer = static_cast<int>(blockIdx.y);
+  std::int64_t* out = ids + (static_cast<std::int64_t>(layer) * num_tokens + first) * heads;
+  unsigned long long outside = 0;
   for (int e = threadIdx.x; e < count; e += blockDim.x) {
     const int row = e / heads;
-    out[e] = staged[row * pitch + (e - row * heads)];
+    const std::int64_t id = staged[row * pitch + (e - row * heads)];
+    out[e] = id;
+    if (tally.outside != nullptr) outside += tally.counts(layer, first + row, id) ? 1 : 0;
   }
+  if (tally.outside != nullptr) add_to_tally(tally, layer, outside);
 }
 
 // One thread per id (token, head), writing in order: for steps of too few tokens to fill
@@ -66,19 +82,24 @@ __global__ void __launch_bounds__(k_max_threads)
 template <typename Source>
 __global__ void __launch_bounds__(k_max_threads)
     ngram_id_kernel(const __grid_constant__ Source source, std::int64_t num_tokens, int heads,
-                    std::int64_t* __restrict__ ids) {
+                    std::int64_t* __restrict__ ids, const __grid_constant__ IdTally tally) {
   const std::int64_t count = num_tokens * heads;
-  std::int64_t* out = ids + static_cast<std::int64_t>(blockIdx.y) * count;
+  const int layer = static_cast<int>(blockIdx.y);
+  std::int64_t* out = ids + static_cast<std::int64_t>(layer) * count;
+  unsigned long long outside = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t t = i / heads;
-    out[i] = source(static_cast<int>(blockIdx.y), t, static_cast<int>(i - t * heads));
+    const std::int64_t id = source(layer, t, static_cast<int>(i - t * heads));
+    out[i] = id;
+    if (tally.outside != nullptr) outside += tally.counts(layer, t, id) ? 1 : 0;
   }
+  if (tally.outside != nullptr) add_to_tally(tally, layer, outside);
 }
 
 template <typename Source>
 void launch(const Source& source, std::int64_t num_tokens, int heads, int layers, std::int64_t* ids,
-            cudaStream_t stream) {
+            cudaStream_t stream, const IdTally& tally = {}) {
   if (num_tokens == 0 || layers == 0) return;
   const int pitch = heads | 1;
   const int bytes_per_token = pitch * static_cast<int>(sizeof(std::int64_t));
@@ -89,13 +110,13 @@ void launch(const Source& source, std::int64_t num_tokens, int heads, int layers
     const std::int64_t id_blocks =
         std::min<std::int64_t>((num_tokens * heads + k_max_threads - 1) / k_max_threads, 1 << 16);
     ngram_id_kernel<<<dim3(static_cast<unsigned>(id_blocks), static_cast<unsigned>(layers)), k_max_threads, 0,
-                      stream>>>(source, num_tokens, heads, ids);
+                      stream>>>(source, num_tokens, heads, ids, tally);
     PLESHARD_CUDA_CHECK_LAUNCH();
     return;
   }
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(layers));
   ngram_ids_kernel<<<grid, threads, static_cast<std::size_t>(threads * bytes_per_token), stream>>>(source, num_tokens,
-                                                                                                   heads, ids);
+                                                                                                   heads, ids, tally);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 
@@ -107,8 +128,8 @@ void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView&
 }
 
 void compute_step_ids_cuda(const NgramHashParams* params, int layers, int heads, const SlotBatchView& batch,
-                           std::int64_t* ids, cudaStream_t stream) {
-  launch(StepIds{params, batch}, batch.tokens(), heads, layers, ids, stream);
+                           std::int64_t* ids, cudaStream_t stream, const IdTally& tally) {
+  launch(StepIds{params, batch}, batch.tokens(), heads, layers, ids, stream, tally);
 }
 
 }  // namespace pleshard::kernels

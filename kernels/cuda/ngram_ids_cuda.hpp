@@ -15,8 +15,9 @@ void compute_ngram_ids_cuda(const NgramHashParams& params, const NgramBatchView&
                             cudaStream_t stream);
 
 // The ids of every layer (params[d], in device memory; every layer has `heads` heads) for
-// every token of `batch`: `layers` blocks of batch.tokens() x heads ids, one launch.
+// every token of `batch`: `layers` blocks of batch.tokens() x heads ids, one launch, counted
+// into `tally` (device memory) where it is given.
 void compute_step_ids_cuda(const NgramHashParams* params, int layers, int heads, const SlotBatchView& batch,
-                           std::int64_t* ids, cudaStream_t stream);
+                           std::int64_t* ids, cudaStream_t stream, const IdTally& tally = {});
 
 }  // namespace pleshard::kernels

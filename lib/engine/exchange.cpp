@@ -32,6 +32,8 @@ ExchangeTraffic& ExchangeTraffic::operator+=(const ExchangeTraffic& o) {
   ids_sent += o.ids_sent;
   rows_sent += o.rows_sent;
   bytes_between_nodes += o.bytes_between_nodes;
+  rows_from_peers += o.rows_from_peers;
+  bytes_from_peers += o.bytes_from_peers;
   return *this;
 }
 
@@ -42,7 +44,9 @@ ExchangeTraffic ExchangeTraffic::operator-(const ExchangeTraffic& o) const {
           ids - o.ids,
           ids_sent - o.ids_sent,
           rows_sent - o.rows_sent,
-          bytes_between_nodes - o.bytes_between_nodes};
+          bytes_between_nodes - o.bytes_between_nodes,
+          rows_from_peers - o.rows_from_peers,
+          bytes_from_peers - o.bytes_from_peers};
 }
 
 RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank) {

@@ -98,8 +98,13 @@ struct ExchangeTraffic {
   std::int64_t ids_sent = 0;
   std::int64_t rows_sent = 0;
   double bytes_between_nodes = 0;  // of bytes_sent, to ranks on other nodes (owner strategies)
+  // Lookups of my tokens whose rows lie in another rank's part of the copy a group reads in
+  // place (peer-read: outside my balanced part), and their stored bytes.
+  std::int64_t rows_from_peers = 0;
+  double bytes_from_peers = 0;
   ExchangeTraffic& operator+=(const ExchangeTraffic& o);
   [[nodiscard]] ExchangeTraffic operator-(const ExchangeTraffic& o) const;
+  [[nodiscard]] ExchangeTraffic operator+(const ExchangeTraffic& o) const { return ExchangeTraffic(*this) += o; }
 };
 
 // What every strategy works with.
@@ -123,6 +128,9 @@ struct ExchangeContext {
   // Where a started step signals its tables as they are decoded (engine/table_readiness.hpp);
   // null, or inactive: the step signals nothing itself.
   TableReadiness* readiness = nullptr;
+  // Per layer, whether its rows are my ETP group's one copy, read in place (peer reads: every
+  // tier but the disk tier, whose ranks hold whole tables of their own); empty: none.
+  std::vector<bool> group_copy;
 };
 
 // A region of a step's workspace held `count` times over: a step writes copy
@@ -167,12 +175,18 @@ class Exchange {
   // run() starts afresh.
   virtual void abandon() {}
 
-  [[nodiscard]] const ExchangeTraffic& traffic() const { return traffic_; }
-  // A step the engine replayed from a CUDA graph moves what its captured run did.
+  // What the steps moved so far: counted on the host, and on the device (read back here, so
+  // between steps rather than in a timed loop).
+  [[nodiscard]] ExchangeTraffic traffic() const { return traffic_ + device_counted(); }
+  // The part counted on the host: a step the engine replayed from a CUDA graph moves what
+  // its captured run did (StepGraphs); what the device counts, each replay counts itself.
+  [[nodiscard]] const ExchangeTraffic& host_counted() const { return traffic_; }
   void add_traffic(const ExchangeTraffic& step) { traffic_ += step; }
   void restore_traffic(const ExchangeTraffic& traffic) { traffic_ = traffic; }
 
  protected:
+  // What the steps counted on the device (LocalExchange: rows read from peers).
+  [[nodiscard]] virtual ExchangeTraffic device_counted() const { return {}; }
   ExchangeTraffic traffic_;
 };
 

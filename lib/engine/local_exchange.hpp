@@ -10,14 +10,21 @@
 namespace pleshard {
 
 // For stores that hold every row (disk, or the rows of a group read in place: peer-read):
-// each rank looks up the rows of its own tokens (its
-// sequence slice under sequence parallelism); nothing is exchanged. Where the store fetches
-// ahead, a step also runs in two halves (Exchange::begins_ahead), so the disk tier reads the
-// next step's rows while this one's are decoded.
+// each rank looks up the rows of its own tokens (its sequence slice under sequence
+// parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
+// halves (Exchange::begins_ahead), so the disk tier reads the next step's rows while this
+// one's are decoded. Where the rows are a group's one copy, the step's hash counts the
+// lookups outside my balanced part (rows read from peers: ExchangeTraffic::rows_from_peers),
+// on the device where the step runs there, so that a step waits for nothing more.
 class LocalExchange final : public Exchange {
  public:
   // `name`: the strategy's (peer-read), or "local" where the tier's tables are whole.
-  explicit LocalExchange(const ExchangeContext& context, const char* name = "local");
+  // `one_copy`: the store's whole tables are the ETP group's one copy, my part of it my
+  // balanced range of each.
+  explicit LocalExchange(const ExchangeContext& context, const char* name = "local", bool one_copy = false);
+  ~LocalExchange() override;
+  LocalExchange(const LocalExchange&) = delete;
+  LocalExchange& operator=(const LocalExchange&) = delete;
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
@@ -26,6 +33,9 @@ class LocalExchange final : public Exchange {
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;
   void abandon() override { finished_count_ = begun_count_; }
+
+ protected:
+  [[nodiscard]] ExchangeTraffic device_counted() const override;
 
  private:
   // What a step begun leaves its finish: nothing of it is read from the plan after begin(),
@@ -43,6 +53,10 @@ class LocalExchange final : public Exchange {
 
   ExchangeContext ctx_;
   const char* name_;
+  // One copy: per layer my part's bounds and the count outside it, in the space's memory;
+  // the counts read back into host memory.
+  kernels::IdTally tally_;
+  unsigned long long* read_back_ = nullptr;
   RegionRing out_;  // [layers][slot tokens][width], per output slot
   std::array<Begun, 2> begun_;
   std::uint64_t begun_count_ = 0;     // steps begun

@@ -68,7 +68,7 @@ OutDtype PleEngine::dtype() const { return session_->options().dtype; }
 const Placement& PleEngine::placement() const { return session_->placement(); }
 const PlacementReport& PleEngine::placement_report() const { return session_->placement_report(); }
 const char* PleEngine::exchange() const { return runner_->exchange().name(); }
-const ExchangeTraffic& PleEngine::traffic() const { return runner_->exchange().traffic(); }
+ExchangeTraffic PleEngine::traffic() const { return runner_->exchange().traffic(); }
 const char* PleEngine::backend() const { return session_->backend(); }
 const std::string& PleEngine::backend_note() const { return session_->backend_note(); }
 const RankThreads& PleEngine::threads() const { return session_->threads(); }

@@ -98,7 +98,7 @@ class PleEngine {
   [[nodiscard]] const PlacementReport& placement_report() const;
   [[nodiscard]] const char* exchange() const;
   // What the exchange moved, this rank, every step so far (CUDA graph replays included).
-  [[nodiscard]] const ExchangeTraffic& traffic() const;
+  [[nodiscard]] ExchangeTraffic traffic() const;
   // "mpi", "nccl", "mpi-staged" (MPI through host copies of GPU buffers), or "none" (disk).
   [[nodiscard]] const char* backend() const;
   // Why GPU buffers go through host copies ("GPUs are shared: ..."); empty when they do not.

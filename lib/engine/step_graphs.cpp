@@ -52,10 +52,10 @@ StepGraphs::Graph& StepGraphs::graph_for(std::int64_t bucket, int out_slot, std:
   // decode the captured step's.
   StepMarks unmarked(space_);
   unmarked.begin(false);
-  const ExchangeTraffic before = exchange_.traffic();
+  const ExchangeTraffic before = exchange_.host_counted();
   g->graph = space_.record([&] { exchange_.run(tokens, out_slot, unmarked, g->views); });
   if (plan_.handed_out_in_pinned() && !g->graph->pulls()) reads = plan_.packed();
-  g->traffic = exchange_.traffic() - before;  // counted by each replay, not by the capture
+  g->traffic = exchange_.host_counted() - before;  // counted by each replay, not by the capture
   exchange_.restore_traffic(before);
   for (Communicator* c : groups_.on_space()) g->collectives.emplace_back(c, c->take_captured());
   auto& slot = graphs_[{bucket, out_slot, reads}];

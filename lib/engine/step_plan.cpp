@@ -84,10 +84,10 @@ void StepPlan::pack(const TokenBatch& batch, std::int64_t slot_tokens, std::uint
 
 const void* StepPlan::packed() const { return packed_[packed_index_].data(); }
 
-void StepPlan::hash(const std::int64_t* blocks, int slots) {
+void StepPlan::hash(const std::int64_t* blocks, int slots, const kernels::IdTally& tally) {
   if (blocks == my_block() && !in_space_) throw SystemError("StepPlan: my block hashed before its copy into the space");
   const kernels::StepHash h = hashing(blocks, slots);
-  hash_step(space_, h.params, h.layers, h.heads, h.batch, h.ids);
+  hash_step(space_, h.params, h.layers, h.heads, h.batch, h.ids, tally);
 }
 
 kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {

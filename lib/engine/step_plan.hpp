@@ -68,9 +68,10 @@ class StepPlan {
   [[nodiscard]] std::int64_t* group_blocks() const;
 
   // Hashes `slots` blocks at `blocks` (my_block_in_space() for one, group_blocks() for the
-  // group): every layer's ids for slots x slot_tokens() tokens. SystemError for my block
-  // before its copy has been enqueued (it would hash an earlier step's batch).
-  void hash(const std::int64_t* blocks, int slots);
+  // group): every layer's ids for slots x slot_tokens() tokens, counted into `tally` where it
+  // is given (in the space's memory). SystemError for my block before its copy has been
+  // enqueued (it would hash an earlier step's batch).
+  void hash(const std::int64_t* blocks, int slots, const kernels::IdTally& tally = {});
   // The same hashing, left to the kernel that consumes the ids (hash_and_decode_step):
   // ids() and ids_per_layer() are as after hash(), the ids themselves not written yet.
   [[nodiscard]] kernels::StepHash hashing(const std::int64_t* blocks, int slots);

@@ -18,9 +18,25 @@
 #include "engine/table_readiness.hpp"
 #include "exec/stream_order.hpp"
 #include "kernels/gpu_device.hpp"
+#include "store/placement.hpp"
+#include "store/storage_tier.hpp"
 #include "store/tier_memory.hpp"
 
 namespace pleshard {
+
+namespace {
+
+// ExchangeContext::group_copy: where the ranks read one copy in place, the layers whose tier
+// holds the group's rows (not the disk tier's whole tables).
+std::vector<bool> group_copy(const EngineSession& session) {
+  std::vector<bool> copy;
+  if (session.strategy() == ExchangeStrategy::automatic || !descriptor_of(session.strategy()).reads_peers) return copy;
+  const Placement& placement = session.placement();
+  for (int d = 0; d < placement.tables(); ++d) copy.push_back(!capabilities_of(placement.tier(d)).whole_tables);
+  return copy;
+}
+
+}  // namespace
 
 StepRunner::StepRunner(EngineSession& session) : session_(session), options_(session.options()) {
   if (session.space()->on_device()) consumer_fence_ = std::make_unique<StreamFence>();
@@ -55,7 +71,8 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
       options_.output_slots,
       options_.owner_gpu_plan_from,
       options_.cuda_graphs ? std::numeric_limits<std::int64_t>::max() : options_.owner_fixed_below,
-      readiness_.get()};
+      readiness_.get(),
+      group_copy(session)};
   exchange_ = make_exchange(session.strategy(), session.local(), context);
   graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);

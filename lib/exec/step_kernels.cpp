@@ -15,21 +15,21 @@
 namespace pleshard {
 
 void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int layers, int heads,
-               const kernels::SlotBatchView& batch, std::int64_t* ids) {
+               const kernels::SlotBatchView& batch, std::int64_t* ids, const kernels::IdTally& tally) {
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {
-    kernels::compute_step_ids_cuda(params, layers, heads, batch, ids, stream_of(space));
+    kernels::compute_step_ids_cuda(params, layers, heads, batch, ids, stream_of(space), tally);
     return;
   }
 #endif
   (void)space;  // the host space needs no handle
   (void)heads;
-  hash_step_on_host(params, layers, batch, ids);
+  hash_step_on_host(params, layers, batch, ids, tally);
 }
 
 void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const kernels::SlotBatchView& batch,
-                       std::int64_t* ids) {
-  kernels::compute_step_ids_host(params, layers, batch, ids);
+                       std::int64_t* ids, const kernels::IdTally& tally) {
+  kernels::compute_step_ids_host(params, layers, batch, ids, tally);
 }
 
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype) {

@@ -14,13 +14,13 @@
 namespace pleshard {
 
 // ids of every layer (params[d], in the space) for every token of `batch`: `layers`
-// blocks of batch.tokens() x heads ids.
+// blocks of batch.tokens() x heads ids, counted into `tally` (in the space) where given.
 void hash_step(StepSpace& space, const kernels::NgramHashParams* params, int layers, int heads,
-               const kernels::SlotBatchView& batch, std::int64_t* ids);
+               const kernels::SlotBatchView& batch, std::int64_t* ids, const kernels::IdTally& tally = {});
 
 // As hash_step, on the host whatever the space; arguments in host memory.
 void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const kernels::SlotBatchView& batch,
-                       std::int64_t* ids);
+                       std::int64_t* ids, const kernels::IdTally& tally = {});
 
 // Every task of a step in one launch (tasks are described from the host).
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);

@@ -147,7 +147,7 @@ void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm wor
   reduction.sum(report.host_gather_rows_by_host).sum(report.host_gather_rows_by_gpu);
   ExchangeTraffic& t = report.traffic;
   reduction.sum(t.steps).sum(t.tokens).sum(t.bytes_sent).sum(t.ids).sum(t.ids_sent).sum(t.rows_sent);
-  reduction.sum(t.bytes_between_nodes);
+  reduction.sum(t.bytes_between_nodes).sum(t.rows_from_peers).sum(t.bytes_from_peers);
   for (CacheReport& c : report.cache)
     reduction.sum(c.static_rows).sum(c.dynamic_rows).sum(c.hits).sum(c.misses).sum(c.repeats);
   reduction.run(world);

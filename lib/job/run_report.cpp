@@ -190,6 +190,10 @@ std::vector<ReportField> run_report_fields(const BatchJobReport& r) {
       {"exchange", "exchange_ids", "ids looked up", count(r.traffic.ids), ""},
       {"exchange", "exchange_ids_sent", "ids sent to their owners (deduplicated)", count(r.traffic.ids_sent), ""},
       {"exchange", "exchange_rows_sent", "rows sent", count(r.traffic.rows_sent), ""},
+      {"exchange", "exchange_rows_from_peers", "rows read in place from other ranks' parts (peer reads)",
+       count(r.traffic.rows_from_peers), ""},
+      {"exchange", "exchange_bytes_from_peers", "their stored bytes",
+       count(static_cast<std::int64_t>(r.traffic.bytes_from_peers)), ""},
       {"cache", "cache", "row cache per layer, all ranks", cache_records(r), ""},
       {"collectives", "collectives", "collectives, rank 0", collective_records(r), ""},
   };

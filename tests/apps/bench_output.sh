@@ -87,7 +87,7 @@ if "tokens/s/DP = per DP rank" not in text("step.table") or "tokens/s/DP" not in
     failed.append("step: the table does not say which tokens/s is per DP rank")
 
 why = "" if gpus and cuda == "ON" else "no GPU here, though this build has CUDA" if cuda == "ON" else "this build has no CUDA"
-for name, what in [("hash", "the cuda kernel"), ("step", "graph mode of host, the owner exchange")]:
+for name, what in [("hash", "the cuda kernel"), ("step", "graph mode of host, the peer-read exchange")]:
     skipped = [l for l in text(f"{name}.table").splitlines() if l.startswith("# CUDA cases skipped: ")]
     on_stderr = [l for l in text(f"{name}.json.err").splitlines() if "CUDA cases skipped" in l]
     if name == "hash" and not why:

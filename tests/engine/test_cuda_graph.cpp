@@ -85,11 +85,18 @@ TEST(CudaGraph, EveryBucketMatchesTheHostTier) {
       options.tier = tier;
       options.max_tokens = k_max_tokens;
       options.cuda_graphs = true;
-      if (world > 1 && ranks_share_gpu(world)) {
+      // Ranks on one GPU with the device tier read one copy in place (`auto` takes peer-read),
+      // which graphs capture; ranks sharing GPUs otherwise exchange through host copies, which
+      // they cannot.
+      const bool peer_reads = world > 1 && tier == StorageTier::device && kernels::cuda_device_count() == 1;
+      if (world > 1 && ranks_share_gpu(world) && !peer_reads) {
         EXPECT_THROW(PleEngine(comms, config, *checkpoint, options), InputError);
         continue;
       }
       PleEngine engine(comms, config, *checkpoint, options);
+      if (peer_reads) {
+        EXPECT_STREQ(engine.exchange(), "peer-read");
+      }
       // The same sizes on every rank (the ETP group steps together); each bucket at its
       // edges, the largest bucket (the budget) included, then back down.
       std::mt19937_64 rng(41 + static_cast<std::uint64_t>(rank));
@@ -104,6 +111,8 @@ TEST(CudaGraph, EveryBucketMatchesTheHostTier) {
       // its pinned buffer: a graph per buffer, where steps of both parities reached the
       // bucket (all but bucket 2, which one step reached). A group of several ranks gathers
       // the slots into the space first: a graph per bucket.
+      // A group reading one copy in place hashes its own slot, as one rank alone does, but
+      // before the decode (LocalExchange): a graph per bucket.
       EXPECT_EQ(engine.stats().graphs_captured, world == 1 ? 13 : 7);
       EXPECT_EQ(engine.stats().graph_replays, static_cast<std::int64_t>(std::size(sizes)));
       const TokenBatch too_big = batch_of(rng, config, k_max_tokens + 1);

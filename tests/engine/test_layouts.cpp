@@ -257,9 +257,21 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
                 EXPECT_EQ(report.shared_ranks, static_cast<double>(per_node > 0 ? per_node : layout.etp));
                 if (!across_nodes) {
                   EXPECT_EQ(report.traffic.bytes_sent, 0.0);
+                  // Of the lookups (every rank's, summed), those outside the rank's own part:
+                  // with several parts, some but not all, at their stored bytes.
+                  const auto looked_up = static_cast<std::int64_t>(report.traffic.ids);
+                  if (layout.etp > 1) {
+                    EXPECT_GT(report.traffic.rows_from_peers, 0);
+                  }
+                  EXPECT_LT(report.traffic.rows_from_peers, looked_up);
+                  EXPECT_EQ(report.traffic.bytes_from_peers,
+                            static_cast<double>(report.traffic.rows_from_peers) *
+                                static_cast<double>(checkpoint->table(0).layout.bytes_per_row()));
                 } else if (rank == 0) {
                   EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
                 }
+              } else {
+                EXPECT_EQ(report.traffic.rows_from_peers, 0);
               }
               if (placed.mixed) {
                 EXPECT_FALSE(report.placement.uniform());

@@ -289,8 +289,29 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
       const std::size_t per_layer = static_cast<std::size_t>(slots * slot_tokens) * static_cast<std::size_t>(heads);
       ids.reserve(static_cast<std::size_t>(layers) * per_layer * 8);
       const kernels::SlotBatchView view{blocks.as<std::int64_t>(), slots, slot_tokens, width};
-      hash_step(*space, space_params.as<kernels::NgramHashParams>(), layers, heads, view, ids.as<std::int64_t>());
+      // Counted as hashed: each layer's ids of random tokens outside random rows, against a
+      // count of the reference's ids below.
+      std::vector<std::int64_t> bounds;
+      for (int d = 0; d < layers; ++d) {
+        const std::int64_t rows = derive_table_spec(config, d).logical_rows;
+        const std::int64_t a = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
+        const std::int64_t b = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
+        bounds.insert(bounds.end(), {std::min(a, b), std::max(a, b)});
+      }
+      const std::int64_t all_tokens = slots * slot_tokens;
+      const std::int64_t first_token = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(all_tokens + 1));
+      const std::int64_t last_token =
+          first_token + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(all_tokens - first_token + 1));
+      SpaceBuffer tally_bounds(*space), outside(*space);
+      tally_bounds.assign(std::span<const std::int64_t>(bounds));
+      const std::vector<unsigned long long> zeros(static_cast<std::size_t>(layers), 0);
+      outside.assign(std::span<const unsigned long long>(zeros));
+      const kernels::IdTally tally{tally_bounds.as<std::int64_t>(), outside.as<unsigned long long>(), first_token,
+                                   last_token};
+      hash_step(*space, space_params.as<kernels::NgramHashParams>(), layers, heads, view, ids.as<std::int64_t>(),
+                tally);
       const auto got = ids.to_host<std::int64_t>(static_cast<std::size_t>(layers) * per_layer);
+      const auto counted = outside.to_host<unsigned long long>(static_cast<std::size_t>(layers));
       for (int d = 0; d < layers; ++d)
         for (int s = 0; s < slots; ++s) {
           const auto expected = flatten(reference::ngram_ids(reference::layer_layout(config, d), config.ngram_size,
@@ -303,6 +324,20 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
               << "model " << model << " layer " << d << " slot " << s << (space->on_device() ? " cuda" : " host")
               << ", kernel threads " << threads;
         }
+      for (int d = 0; d < layers; ++d) {
+        // The slots' tokens in order, padding included (its ids as hashed).
+        unsigned long long expected = 0;
+        for (std::int64_t t = first_token; t < last_token; ++t)
+          for (int h = 0; h < heads; ++h) {
+            const std::int64_t id =
+                got[static_cast<std::size_t>(d) * per_layer + static_cast<std::size_t>(t * heads + h)];
+            expected +=
+                id < bounds[2 * static_cast<std::size_t>(d)] || id >= bounds[2 * static_cast<std::size_t>(d) + 1];
+          }
+        EXPECT_EQ(counted[static_cast<std::size_t>(d)], expected)
+            << "model " << model << " layer " << d << (space->on_device() ? " cuda" : " host") << ", tokens ["
+            << first_token << ", " << last_token << ")";
+      }
     }
   }
 }

@@ -190,7 +190,7 @@ void HierarchicalExchange::route_to_gateways(ExchangeTraffic& step) {
       l.sent_ids.insert(l.sent_ids.end(), l.merged[m].local_ids.begin(), l.merged[m].local_ids.end());
     }
   }
-  service_.exchange_counts(std::move(to_owner), step);
+  service_.exchange_counts(std::move(to_owner), 1, step);  // level 2 crosses nodes
 }
 
 void HierarchicalExchange::return_to_sources(std::span<const kernels::DecodeTask> fetched, int upload,

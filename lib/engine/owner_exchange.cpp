@@ -74,7 +74,7 @@ void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std
   if (fixed) {
     service_.fixed_counts(slots, step);
   } else {
-    service_.exchange_counts(routing_.owner_counts(), step);
+    service_.exchange_counts(routing_.owner_counts(), node_ranks_, step);
   }
 
   // 3. The distinct ids to their owners as owner-local indexes, from where they were planned

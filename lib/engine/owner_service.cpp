@@ -80,7 +80,8 @@ OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, Own
         std::max<std::size_t>(1, layers_.size() * static_cast<std::size_t>(max_served_)) * sizeof(std::int64_t));
 }
 
-void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, ExchangeTraffic& step) {
+void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, std::size_t ranks_per_node,
+                                   ExchangeTraffic& step) {
   const std::size_t layers = layers_.size();
   const auto owners = static_cast<std::size_t>(group_.size);
   std::vector<std::int64_t> sizes(owners * layers), received(sizes.size());
@@ -89,7 +90,13 @@ void OwnerService::exchange_counts(std::vector<std::vector<std::int64_t>> to_own
   const std::vector<std::int64_t> each(owners, static_cast<std::int64_t>(layers));
   detail::owner_all_to_all(ctx_.space, group_.host, false, reinterpret_cast<const std::uint8_t*>(sizes.data()), each,
                            reinterpret_cast<std::uint8_t*>(received.data()), each, sizeof(std::int64_t));
-  step.bytes_sent += static_cast<double>((owners - 1) * layers * sizeof(std::int64_t));
+  const auto me = static_cast<std::size_t>(group_.rank);
+  for (std::size_t peer = 0; peer < owners; ++peer) {
+    if (peer == me) continue;
+    const auto bytes = static_cast<double>(layers * sizeof(std::int64_t));
+    step.bytes_sent += bytes;
+    if (peer / ranks_per_node != me / ranks_per_node) step.bytes_between_nodes += bytes;
+  }
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
     l.to_owner = std::move(to_owner[d]);

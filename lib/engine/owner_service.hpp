@@ -70,9 +70,11 @@ class OwnerService {
   [[nodiscard]] std::int64_t max_served() const { return max_served_; }
 
   // The step's counts: to_owner[layer][o] distinct ids I ask owner o (of the group) for;
-  // then how many each asks of me, over MPI on the host (counted in `step`). Once a step,
-  // before its ids are received: it also takes the step's turn of the host buffers.
-  void exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, ExchangeTraffic& step);
+  // then how many each asks of me, over MPI on the host (counted in `step`, between nodes
+  // where the group's ranks are nodes of `ranks_per_node`, as count_traffic counts). Once a
+  // step, before its ids are received: it also takes the step's turn of the host buffers.
+  void exchange_counts(std::vector<std::vector<std::int64_t>> to_owner, std::size_t ranks_per_node,
+                       ExchangeTraffic& step);
   // Or, instead, a step in fixed-size messages (kernels/common/row_plan.hpp: slot_of): `slots`
   // entries each way between every two ranks of the group, whatever is asked, nothing sent
   // for the counts; its empty entries come back as zero rows. Every rank of the group calls

@@ -28,20 +28,29 @@ LocalExchange::LocalExchange(const ExchangeContext& context, const char* name, b
       space.allocate(bounds.size() * sizeof(std::int64_t) + layers * sizeof(unsigned long long)));
   tally_.bounds = reinterpret_cast<const std::int64_t*>(at);
   tally_.outside = reinterpret_cast<unsigned long long*>(at + bounds.size() * sizeof(std::int64_t));
-  read_back_ = static_cast<unsigned long long*>(space.allocate_host(layers * sizeof(unsigned long long)));
-  space.copy_from_host(at, bounds.data(), bounds.size() * sizeof(std::int64_t));
-  space.fill_zero(tally_.outside, layers * sizeof(unsigned long long));
-  space.synchronize();
+  try {
+    read_back_ = static_cast<unsigned long long*>(space.allocate_host(layers * sizeof(unsigned long long)));
+    space.copy_from_host(at, bounds.data(), bounds.size() * sizeof(std::int64_t));
+    space.fill_zero(tally_.outside, layers * sizeof(unsigned long long));
+    space.synchronize();
+  } catch (...) {
+    release_tally();
+    throw;
+  }
 }
 
-LocalExchange::~LocalExchange() {
+LocalExchange::~LocalExchange() { release_tally(); }
+
+void LocalExchange::release_tally() noexcept {
   if (tally_.bounds == nullptr) return;
   try {
     ctx_.space.synchronize();  // no step still counts into it
   } catch (...) {              // a failed job frees what it can
   }
   ctx_.space.deallocate(const_cast<std::int64_t*>(tally_.bounds));
-  ctx_.space.deallocate_host(read_back_);
+  if (read_back_ != nullptr) ctx_.space.deallocate_host(read_back_);
+  tally_ = {};
+  read_back_ = nullptr;
 }
 
 ExchangeTraffic LocalExchange::device_counted() const {

@@ -45,6 +45,7 @@ class LocalExchange final : public Exchange {
     RowRange slice;               // my tokens of the step's (my sequence slice)
     std::size_t layer_bytes = 0;  // one layer's embeddings at the step's slot size
   };
+  void release_tally() noexcept;
   // The step's ids and its fetch's submit.
   void submit(std::int64_t tokens, StepMarks& marks);
   // The rest of the oldest step submitted.

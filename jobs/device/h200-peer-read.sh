@@ -4,7 +4,9 @@
 # - tests: every layout against one process with every tier and strategy, peer-read among
 #   them (test_layouts, 2-4 ranks), run's output from every tier with peer reads beside the
 #   others and the refusal of rows a rank cannot map (app_run_tiers), the app's peer-read runs,
-#   descriptors handed between ranks (test_descriptor_passing);
+#   descriptors handed between ranks (test_descriptor_passing), the hash's count of rows read
+#   from peers (test_step_kernels), peer reads replayed from CUDA graphs at changing step sizes
+#   (test_cuda_graph: `auto` takes peer-read on the shared GPU);
 # - steps: `PARTS=peer jobs/device/h200-strategies.sh` (peer-read beside owner, gather-reduce
 #   and one rank, in turns and through MPS);
 # - auto (not by default): what `--exchange auto` picks for 4 ranks sharing the GPU with the
@@ -17,7 +19,7 @@ parts=${PARTS:-tests steps}
 part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 if part tests; then
-  ctest --test-dir "$build" --output-on-failure -R "test_layouts_np(2|3|4)$|app_run_tiers|app_run_peer|test_descriptor_passing" \
+  ctest --test-dir "$build" --output-on-failure -R "test_layouts_np(2|3|4)$|app_run_tiers|app_run_peer|test_descriptor_passing|test_step_kernels|test_cuda_graph" \
     >"$out/peer-tests.txt" 2>&1 || rc=1
   grep -E "tests passed|tests failed|Failed|Passed|FAIL|tiers:" "$out/peer-tests.txt"
 fi

@@ -274,7 +274,6 @@ PLESHARD_HD inline std::int64_t ngram_id_of_slot_token(const NgramHashParams& pa
   return ngram_id_of_token(params, batch.slot(s), t - s * batch.slot_tokens, h);
 }
 
-// A step's hashing handed to the kernel that consumes its ids: layer d's ids are those of
 // Ids a step's hash counts as it writes them: per layer d, the ids of tokens
 // [first_token, last_token) outside rows [bounds[2d], bounds[2d + 1]) are added to
 // outside[d] (the rows a rank of a group that reads one copy in place reads from the others'
@@ -290,6 +289,7 @@ struct IdTally {
   }
 };
 
+// A step's hashing handed to the kernel that consumes its ids: layer d's ids are those of
 // params[d] for the tokens of `batch`, entry i being token i / heads, head i % heads, and
 // their place is ids + d x batch.tokens() x heads. A decode that reads the tables in place
 // hashes its own keys from this instead of reading them from `ids`.

@@ -35,11 +35,6 @@ struct StepIds {
   }
 };
 
-// One thread per token, one grid row (blockIdx.y) per layer. A thread's H ids are
-// contiguous in the output, so threads would write with a stride of H * 8 bytes; the block
-// stages its ids in shared memory instead (rows padded to an odd number of words against
-// bank conflicts) and writes them out coalesced. Passed as a grid constant so the
-// parameters are read in place rather than copied per thread.
 // A block's share of a tally: each thread's count summed in shared memory, then one atomic
 // add a block (every thread of the block calls it).
 __device__ void add_to_tally(const IdTally& tally, int layer, unsigned long long mine) {
@@ -51,6 +46,11 @@ __device__ void add_to_tally(const IdTally& tally, int layer, unsigned long long
   if (threadIdx.x == 0 && block != 0) atomicAdd(tally.outside + layer, block);
 }
 
+// One thread per token, one grid row (blockIdx.y) per layer. A thread's H ids are
+// contiguous in the output, so threads would write with a stride of H * 8 bytes; the block
+// stages its ids in shared memory instead (rows padded to an odd number of words against
+// bank conflicts) and writes them out coalesced. Passed as a grid constant so the
+// parameters are read in place rather than copied per thread.
 template <typename Source>
 __global__ void __launch_bounds__(k_max_threads)
     ngram_ids_kernel(const __grid_constant__ Source source, std::int64_t num_tokens, int heads,

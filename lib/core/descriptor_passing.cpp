@@ -38,34 +38,36 @@ void wait_for(int fd, short events, const std::string& what) {
   if (ready <= 0) throw InputError(what + ": no descriptor passed within " + std::to_string(k_wait_ms / 1000) + " s");
 }
 
-void send_fd(int socket, int fd) {
+// One byte and room for one descriptor beside it: the message each side of a passing uses.
+struct DescriptorMessage {
   char byte = 0;
   iovec io{&byte, 1};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
   msghdr msg{};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  DescriptorMessage() {
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+  }
+  DescriptorMessage(const DescriptorMessage&) = delete;  // msg points into it
+  DescriptorMessage& operator=(const DescriptorMessage&) = delete;
+};
+
+void send_fd(int socket, int fd) {
+  DescriptorMessage m;
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  if (::sendmsg(socket, &msg, MSG_NOSIGNAL) != 1) throw SystemError("sendmsg: " + errno_text());
+  if (::sendmsg(socket, &m.msg, MSG_NOSIGNAL) != 1) throw SystemError("sendmsg: " + errno_text());
 }
 
 int receive_fd(int socket) {
-  char byte = 0;
-  iovec io{&byte, 1};
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
-  msghdr msg{};
-  msg.msg_iov = &io;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control.data();
-  msg.msg_controllen = control.size();
-  if (::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC) != 1) throw SystemError("recvmsg: " + errno_text());
-  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  DescriptorMessage m;
+  if (::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC) != 1) throw SystemError("recvmsg: " + errno_text());
+  const cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
     throw SystemError("recvmsg: no descriptor came");
   int fd = -1;

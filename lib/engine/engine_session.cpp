@@ -121,11 +121,9 @@ void check_node_layout(const Communicators& comms, ExchangeStrategy strategy) {
 // Collective over comms.world(): whether every ETP group of several ranks lies on one node
 // and reads the same memory where the options put the tables — one GPU between its ranks with
 // every table on the device tier, or every table on the host tier — so that its ranks can
-// read one copy of the rows in place. An automatic placement chooses tiers after the
-// strategy: never there.
-bool groups_read_one_copy(const Communicators& comms, const EngineOptions& options, int tables) {
-  if (options.auto_placement) return false;
-  const Placement asked = asked_placement(options, tables);
+// read one copy of the rows in place. `asked`: the tiers the options name (an automatic
+// placement chooses tiers after the strategy, so never asks this).
+bool groups_read_one_copy(const Communicators& comms, const Placement& asked) {
   const bool device = asked.uniform() && asked.uses(StorageTier::device);
   const bool host = asked.uniform() && asked.uses(StorageTier::host);
   int reads = (device || host) && size_of(comms.etp_node()) == comms.topology().etp ? 1 : 0;
@@ -217,10 +215,12 @@ EngineSession::EngineSession(const Communicators& comms, const ModelConfig& conf
   // The strategy, where `auto` may take one that decides what each rank holds (peer reads):
   // before the tables are placed, from the tiers asked for.
   ExchangeStrategy wanted = options.exchange;
-  if (wanted == ExchangeStrategy::automatic && !options.auto_placement &&
-      !asked_placement(options, tables).capabilities().whole_tables) {
-    const ExchangeFacts facts{topology_, options.cuda_graphs, groups_read_one_copy(comms, options, tables)};
-    wanted = choose_exchange(ExchangeStrategy::automatic, facts, false);
+  if (wanted == ExchangeStrategy::automatic && !options.auto_placement) {
+    const Placement asked = asked_placement(options, tables);
+    if (!asked.capabilities().whole_tables) {
+      const ExchangeFacts facts{topology_, options.cuda_graphs, groups_read_one_copy(comms, asked)};
+      wanted = choose_exchange(ExchangeStrategy::automatic, facts, false);
+    }
   }
   // Ranks that read each other's rows in place: my ETP group's on my node, holding the
   // node's balanced part of every table between them (the whole table on one node).

@@ -12,7 +12,8 @@
 #   and stopped here; skipped where there is none) rather than in turns;
 # - peer (not by default): the ranks reading each other's rows in place (--exchange peer-read,
 #   one copy of the table on the GPU), eager and graph, beside owner and gather-reduce (eager)
-#   and one rank holding the whole table, in turns and through MPS.
+#   and one rank holding the whole table, in turns and through MPS (the baseline's peer-read
+#   beside this build's, where BASELINE_APP is given).
 #   [CORPUS=...] [PARTS="plans nodes mps peer"] [TOKENS="64 1024 8192"] [BASELINE_APP=path/to/pleshard] jobs/device/h200-strategies.sh
 # Results go to $OUT (default ./out): strategies.txt.
 set -uo pipefail
@@ -63,19 +64,21 @@ if part mps; then
 fi
 if part peer; then
   export PLESHARD_RANKS_PER_NODE=4
-  # peer_steps NAME RANKS ARGS...: one bench step run of RANKS ranks.
+  # peer_steps NAME APP RANKS ARGS...: one bench step run of RANKS ranks.
   peer_steps() {
-    local name=$1 ranks=$2; shift 2
+    local name=$1 bin=$2 ranks=$3; shift 3
     echo "== $name" | tee -a "$out/strategies.txt"
-    mpiexec --oversubscribe -n "$ranks" -x PLESHARD_RANKS_PER_NODE "$app" bench step --storage device --format fp8 \
+    mpiexec --oversubscribe -n "$ranks" -x PLESHARD_RANKS_PER_NODE "$bin" bench step --storage device --format fp8 \
       --requests "$corpus" --tokens "${tokens[@]}" --min-seconds 0.5 "$@" >"$out/last.log" 2>&1 ||
       { rc=1; tail -3 "$out/last.log"; }
     grep -v '^{' "$out/last.log" | tee -a "$out/strategies.txt"
   }
   peer_round() {  # peer_round WHEN
-    peer_steps "$1: one rank, the whole table" 1 --modes eager graph
-    peer_steps "$1: 4 ranks, peer-read" 4 --etp 4 --exchange peer-read --modes eager graph
-    peer_steps "$1: 4 ranks, owner and gather-reduce" 4 --etp 4 --exchange owner gather-reduce --modes eager
+    peer_steps "$1: one rank, the whole table" "$app" 1 --modes eager graph
+    peer_steps "$1: 4 ranks, peer-read" "$app" 4 --etp 4 --exchange peer-read --modes eager graph
+    [ -n "${BASELINE_APP:-}" ] &&
+      peer_steps "$1: baseline, 4 ranks, peer-read" "$BASELINE_APP" 4 --etp 4 --exchange peer-read --modes eager graph
+    peer_steps "$1: 4 ranks, owner and gather-reduce" "$app" 4 --etp 4 --exchange owner gather-reduce --modes eager
   }
   peer_round "in turns"
   if command -v nvidia-cuda-mps-control >/dev/null; then

@@ -12,14 +12,14 @@
 #   on the folded second half (one table on the device, the other pinned, the rest of HBM a
 #   cache in front of it), beside the same placement without the cache (the pinned table
 #   alone); --host-reads auto against uva (V41_HOST_READS); bench step of that automatic
-#   placement at B = 1, 64, 1024;
+#   placement at B = 1, 64, 1024 (V41_JOBS_ONLY=1: only the runs with the cache);
 # - tiers: run's output from every tier and from tables split over two (run_tiers), and the
 #   placement refusals, against the host tier's;
 # - shared: one copy per node of the pinned tier's rows: 4 ranks sharing the GPU, --etp 1,
 #   the quick-start model with and without --no-shared-tables, then Qwen's real FP8 table
 #   (51.2 GB, made in place) on the corpus's second half — four copies (205 GB) would not fit
 #   the machine; the node's memory as the ranks' summed PSS at its peak (jobs/peak_pss.py).
-#   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] jobs/device/h200-placement.sh
+#   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] [V41_HOST_READS="auto uva"] [V41_JOBS_ONLY=1] jobs/device/h200-placement.sh
 # Results go to $OUT (default ./out): placement.txt, placement.jsonl (and shared.log: the shared runs' output).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -94,10 +94,12 @@ if part v41; then
     log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5" --host-reads "$reads"
     plan
   done
-  log placement "$app" "${job[@]}" --placement 0=device,1=pinned
-  plan
-  log placement "$app" bench step --config "$data/config.json" --placement auto --cache-profile "$data/first.profile.h5" \
-    --requests "$data/second.jsonl" --tokens 1 64 1024 --min-seconds 0.5
+  if [ -z "${V41_JOBS_ONLY:-}" ]; then
+    log placement "$app" "${job[@]}" --placement 0=device,1=pinned
+    plan
+    log placement "$app" bench step --config "$data/config.json" --placement auto --cache-profile "$data/first.profile.h5" \
+      --requests "$data/second.jsonl" --tokens 1 64 1024 --min-seconds 0.5
+  fi
 fi
 if part tiers; then
   ctest --test-dir "$build" --output-on-failure -R "app_run_tiers|app_run_placement" >"$out/placement-tiers.txt" 2>&1 || rc=1

@@ -274,21 +274,6 @@ PLESHARD_HD inline std::int64_t ngram_id_of_slot_token(const NgramHashParams& pa
   return ngram_id_of_token(params, batch.slot(s), t - s * batch.slot_tokens, h);
 }
 
-// Ids a step's hash counts as it writes them: per layer d, the ids of tokens
-// [first_token, last_token) outside rows [bounds[2d], bounds[2d + 1]) are added to
-// outside[d] (the rows a rank of a group that reads one copy in place reads from the others'
-// parts: its tokens' lookups outside its own part). bounds and outside are device-accessible
-// where the hash runs on the GPU; a null tally counts nothing.
-struct IdTally {
-  const std::int64_t* bounds = nullptr;
-  unsigned long long* outside = nullptr;
-  std::int64_t first_token = 0;
-  std::int64_t last_token = 0;
-  [[nodiscard]] PLESHARD_HD bool counts(int layer, std::int64_t token, std::int64_t id) const {
-    return token >= first_token && token < last_token && (id < bounds[2 * layer] || id >= bounds[2 * layer + 1]);
-  }
-};
-
 // A step's hashing handed to the kernel that consumes its ids: layer d's ids are those of
 // params[d] for the tokens of `batch`, entry i being token i / heads, head i % heads, and
 // their place is ids + d x batch.tokens() x heads. A decode that reads the tables in place

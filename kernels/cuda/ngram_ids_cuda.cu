@@ -2,6 +2,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/id_tally.cuh"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
 
 namespace pleshard::kernels {
@@ -34,15 +35,6 @@ struct StepIds {
     return ngram_id_of_slot_token(params[layer], batch, t, h);
   }
 };
-
-// A warp's share of a tally: its threads' counts summed by shuffles, then one atomic add a
-// warp (every thread of the block calls it; blocks are whole warps). Not a block's sum in
-// shared memory: that costs a peer-read step about 10 us on an H100 (its barriers and shared
-// variable beside the staging area), where the warps' atomics cost nothing measurable.
-__device__ void add_to_tally(const IdTally& tally, int layer, unsigned long long mine) {
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffU, mine, offset);
-  if ((threadIdx.x & 31U) == 0 && mine != 0) atomicAdd(tally.outside + layer, mine);
-}
 
 // One thread per token, one grid row (blockIdx.y) per layer. A thread's H ids are
 // contiguous in the output, so threads would write with a stride of H * 8 bytes; the block

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/id_tally.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
 namespace pleshard::kernels {

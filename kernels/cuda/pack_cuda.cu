@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/id_tally.cuh"
 #include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/warp_bytes.cuh"
 
@@ -32,11 +33,17 @@ __global__ void pack_rows(const __grid_constant__ LaunchTasks<PackTask> step) {
     pack_stored_row(task.table, task.keys[i], task.out + static_cast<std::size_t>(i) * pitch, bytes);
 }
 
+// Every thread of a block reaches the tally (blocks are whole warps).
 __global__ void widen_local_ids(const std::uint8_t* __restrict__ ids, int width, std::int64_t count, std::int64_t first,
-                                std::int64_t* __restrict__ out) {
+                                std::int64_t* __restrict__ out, const IdTally tally, int layer) {
+  unsigned long long outside = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = widen_local_id(ids, width, i, first);
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t id = widen_local_id(ids, width, i, first);
+    out[i] = id;
+    if (tally.outside != nullptr) outside += tally.counts(layer, i, id) ? 1 : 0;
+  }
+  if (tally.outside != nullptr) add_to_tally(tally, layer, outside);
 }
 
 }  // namespace
@@ -50,10 +57,10 @@ void pack_rows_cuda(std::span<const PackTask> tasks, cudaStream_t stream) {
 }
 
 void widen_local_ids_cuda(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first, std::int64_t* out,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, const IdTally& tally, int layer) {
   if (count == 0) return;
   widen_local_ids<<<static_cast<int>(std::min<std::int64_t>((count + k_threads - 1) / k_threads, 1 << 16)), k_threads,
-                    0, stream>>>(ids, width, count, first, out);
+                    0, stream>>>(ids, width, count, first, out, tally, layer);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

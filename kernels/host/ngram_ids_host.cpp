@@ -36,7 +36,7 @@ void compute_step_ids_host(const NgramHashParams* params, int layers, const Slot
       const std::int64_t heads = params[d].total_heads();
       const std::int64_t* layer_ids = ids + static_cast<std::int64_t>(d) * tokens * heads;
       unsigned long long outside = 0;
-      for (std::int64_t t = std::max<std::int64_t>(0, tally.first_token); t < std::min(tokens, tally.last_token); ++t)
+      for (std::int64_t t = std::max<std::int64_t>(0, tally.first); t < std::min(tokens, tally.last); ++t)
         for (std::int64_t h = 0; h < heads; ++h) outside += tally.counts(d, t, layer_ids[t * heads + h]) ? 1 : 0;
       tally.outside[d] += outside;
     }

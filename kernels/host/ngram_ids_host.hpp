@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/id_tally.hpp"
 #include "kernels/common/ngram_hash.hpp"
 
 namespace pleshard::kernels {

@@ -19,11 +19,15 @@ void pack_rows_host(std::span<const PackTask> tasks) {
   Space().fence();
 }
 
-void widen_local_ids_host(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
-                          std::int64_t* out) {
+void widen_local_ids_host(const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first, std::int64_t* out,
+                          const IdTally& tally, int layer) {
   Kokkos::parallel_for("pleshard::widen_local_ids", Range(0, count),
                        [=](std::int64_t i) { out[i] = widen_local_id(ids, width, i, first); });
   Space().fence();
+  if (tally.outside == nullptr) return;
+  unsigned long long outside = 0;
+  for (std::int64_t i = 0; i < count; ++i) outside += tally.counts(layer, i, out[i]) ? 1 : 0;
+  tally.outside[layer] += outside;
 }
 
 }  // namespace pleshard::kernels

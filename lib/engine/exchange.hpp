@@ -185,7 +185,8 @@ class Exchange {
   void restore_traffic(const ExchangeTraffic& traffic) { traffic_ = traffic; }
 
  protected:
-  // What the steps counted on the device (LocalExchange: rows read from peers).
+  // What the steps counted in the space's memory (rows read from peers: LocalExchange's
+  // hash, OwnerExchange's widened ids), each replay of a graph counting itself.
   [[nodiscard]] virtual ExchangeTraffic device_counted() const { return {}; }
   ExchangeTraffic traffic_;
 };

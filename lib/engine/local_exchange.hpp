@@ -3,9 +3,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/exchange.hpp"
+#include "engine/peer_row_tally.hpp"
 
 namespace pleshard {
 
@@ -13,18 +15,12 @@ namespace pleshard {
 // each rank looks up the rows of its own tokens (its sequence slice under sequence
 // parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
 // halves (Exchange::begins_ahead), so the disk tier reads the next step's rows while this
-// one's are decoded. Where the rows are a group's one copy, the step's hash counts the
-// lookups outside my balanced part (rows read from peers: ExchangeTraffic::rows_from_peers),
-// on the device where the step runs there, so that a step waits for nothing more.
+// one's are decoded. Where the rows are a group's one copy (ExchangeContext::group_copy),
+// the step's hash counts the lookups outside my part (engine/peer_row_tally.hpp).
 class LocalExchange final : public Exchange {
  public:
   // `name`: the strategy's (peer-read), or "local" where the tier's tables are whole.
-  // `one_copy`: the store's whole tables are the ETP group's one copy, my part of it my
-  // balanced range of each.
-  explicit LocalExchange(const ExchangeContext& context, const char* name = "local", bool one_copy = false);
-  ~LocalExchange() override;
-  LocalExchange(const LocalExchange&) = delete;
-  LocalExchange& operator=(const LocalExchange&) = delete;
+  explicit LocalExchange(const ExchangeContext& context, const char* name = "local");
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
@@ -45,7 +41,6 @@ class LocalExchange final : public Exchange {
     RowRange slice;               // my tokens of the step's (my sequence slice)
     std::size_t layer_bytes = 0;  // one layer's embeddings at the step's slot size
   };
-  void release_tally() noexcept;
   // The step's ids and its fetch's submit.
   void submit(std::int64_t tokens, StepMarks& marks);
   // The rest of the oldest step submitted.
@@ -54,11 +49,8 @@ class LocalExchange final : public Exchange {
 
   ExchangeContext ctx_;
   const char* name_;
-  // One copy: per layer my part's bounds and the count outside it, in the space's memory;
-  // the counts read back into host memory.
-  kernels::IdTally tally_;
-  unsigned long long* read_back_ = nullptr;
-  RegionRing out_;  // [layers][slot tokens][width], per output slot
+  std::unique_ptr<PeerRowTally> peer_rows_;  // one copy: the lookups outside my part
+  RegionRing out_;                           // [layers][slot tokens][width], per output slot
   std::array<Begun, 2> begun_;
   std::uint64_t begun_count_ = 0;     // steps begun
   std::uint64_t finished_count_ = 0;  // steps finished

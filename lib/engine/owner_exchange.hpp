@@ -37,6 +37,9 @@ class OwnerExchange final : public Exchange {
   // Where every step goes in fixed-size messages, planned in the space.
   [[nodiscard]] bool capturable() const override;
 
+ protected:
+  [[nodiscard]] ExchangeTraffic device_counted() const override { return service_.counted_in_space(); }
+
  private:
   // Entries per owner of a step whose slot is `slot_tokens` tokens, in fixed-size messages:
   // the largest sequence slice's lookups, the same on every rank of the group.

@@ -74,6 +74,9 @@ OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, Own
     l.served_rows = ctx_.workspace.add<std::uint8_t>(n * l.pitch);
     l.returned_rows = ctx_.workspace.add<std::uint8_t>(static_cast<std::size_t>(returned) * l.pitch);
   }
+  // Under peer reads between nodes, the rows I serve from my node's copy outside my part.
+  const std::vector<PeerRowTally::Layer> copy = PeerRowTally::layers_of(ctx_);
+  if (PeerRowTally::any(copy)) peer_rows_ = std::make_unique<PeerRowTally>(ctx_.space, copy);
   for (auto& buffer : host_query_)
     buffer = std::make_unique<HostBuffer>(
         ctx_.space,
@@ -138,8 +141,11 @@ RowQuery OwnerService::receive_ids_on_host(std::size_t layer, const std::uint8_t
   std::int64_t* host_query =
       host_query_[next_upload_]->as<std::int64_t>() + layer * static_cast<std::size_t>(max_served_);
   const std::int64_t first = my_first_row(l) - (fixed_ ? 1 : 0);  // an empty entry: the row before mine
-  for (std::int64_t i = 0; i < total; ++i)
+  l.from_peers = 0;
+  for (std::int64_t i = 0; i < total; ++i) {
     host_query[i] = kernels::widen_local_id(l.received_ids.data(), l.id_bytes, i, first);
+    if (peer_rows_ != nullptr && peer_rows_->counts(static_cast<int>(layer), host_query[i])) ++l.from_peers;
+  }
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
   ctx_.space.copy_from_host(query, host_query, static_cast<std::size_t>(total) * sizeof(std::int64_t));
   return {query, total};
@@ -152,7 +158,9 @@ RowQuery OwnerService::receive_ids_in_space(std::size_t layer, const std::uint8_
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
   detail::owner_all_to_all(ctx_.space, group_.data, true, sent, l.to_owner, asked, l.from_askers,
                            static_cast<std::size_t>(l.id_bytes));
-  widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l) - (fixed_ ? 1 : 0), query);
+  widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l) - (fixed_ ? 1 : 0), query,
+                       peer_rows_ != nullptr ? peer_rows_->tally(0, total) : kernels::IdTally{},
+                       static_cast<int>(layer));
   return {query, total};
 }
 
@@ -168,6 +176,11 @@ void OwnerService::count_traffic(std::size_t layer, std::size_t ranks_per_node, 
     step.bytes_sent += bytes;
     if (peer / ranks_per_node != me / ranks_per_node) step.bytes_between_nodes += bytes;
   }
+  if (peer_rows_ != nullptr) step += peer_rows_->rows(static_cast<int>(layer), l.from_peers);
+}
+
+ExchangeTraffic OwnerService::counted_in_space() const {
+  return peer_rows_ != nullptr ? peer_rows_->counted() : ExchangeTraffic{};
 }
 
 std::span<const kernels::DecodeTask> OwnerService::serve(std::span<const RowQuery> queries, StepMarks& marks) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/exchange.hpp"
+#include "engine/peer_row_tally.hpp"
 
 namespace pleshard {
 
@@ -87,8 +88,12 @@ class OwnerService {
   [[nodiscard]] RowQuery receive_ids_on_host(std::size_t layer, const std::uint8_t* sent);
   [[nodiscard]] RowQuery receive_ids_in_space(std::size_t layer, const std::uint8_t* sent);
   // What the layer's ids and rows to and from the others of the group send, in `step`; to a
-  // peer whose rank is in another block of `ranks_per_node` also as between nodes.
+  // peer whose rank is in another block of `ranks_per_node` also as between nodes. Under peer
+  // reads between nodes (ExchangeContext::group_copy), also the ids received on the host
+  // whose rows my node's copy holds outside my part (rows from peers).
   void count_traffic(std::size_t layer, std::size_t ranks_per_node, ExchangeTraffic& step) const;
+  // The rows from peers of ids received in the space, counted as they were widened.
+  [[nodiscard]] ExchangeTraffic counted_in_space() const;
   // My store's rows of every layer's query (the receive_ids_* results), packed as stored and
   // sent back; the rows I asked for arrive in returned(layer). The store's tasks, for packing
   // again at a gateway (valid until the store's next submit).
@@ -107,6 +112,7 @@ class OwnerService {
     std::vector<std::uint8_t> received_ids;           // asked of me over MPI on the host
     Workspace::Region ids_in;                         // asked of me over the data communicator
     std::int64_t served = 0;                          // the most ids asked of me: what the buffers below hold
+    std::int64_t from_peers = 0;                      // of the ids received on the host, rows from peers
     Workspace::Region query, served_rows, returned_rows;
   };
   // The ids asked of me, checked against what the layer's buffers hold.
@@ -122,6 +128,7 @@ class OwnerService {
   std::int64_t slots_per_owner_ = 0;
   bool fixed_ = false;  // the step's messages are fixed-size: ids sent plus one, 0 where empty
   std::vector<Layer> layers_;
+  std::unique_ptr<PeerRowTally> peer_rows_;  // under peer reads between nodes
   // The ids asked of me, widened on the host and copied into the space by a step nothing
   // waits for before the next one starts: two, alternating (at most two steps in flight).
   std::unique_ptr<HostBuffer> host_query_[2];

@@ -42,7 +42,7 @@ StrategyDescriptor peer_read_strategy() {
       "where each ETP group of several ranks is on one node, its ranks on one GPU with every table on the device "
       "tier or with every table on the host tier";
   d.make = [](const ExchangeContext& c) -> std::unique_ptr<Exchange> {
-    if (c.comms.etp_cross == nullptr) return std::make_unique<LocalExchange>(c, "peer-read", true);  // one node
+    if (c.comms.etp_cross == nullptr) return std::make_unique<LocalExchange>(c, "peer-read");  // one node
     return std::make_unique<OwnerExchange>(c, OwnerGroup::of(c.comms.etp_cross, c.comms.etp_cross_host), "peer-read");
   };
   return d;

@@ -12,6 +12,7 @@
 #include "exec/step_space.hpp"
 #include "exec/workspace.hpp"
 #include "hash/token_batch.hpp"
+#include "kernels/common/id_tally.hpp"
 
 namespace pleshard {
 

@@ -69,15 +69,15 @@ void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks) 
 }
 
 void widen_local_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
-                          std::int64_t* out) {
+                          std::int64_t* out, const kernels::IdTally& tally, int layer) {
 #if PLESHARD_HAVE_CUDA
   if (space.on_device()) {
-    kernels::widen_local_ids_cuda(ids, width, count, first, out, stream_of(space));
+    kernels::widen_local_ids_cuda(ids, width, count, first, out, stream_of(space), tally, layer);
     return;
   }
 #endif
   (void)space;
-  kernels::widen_local_ids_host(ids, width, count, first, out);
+  kernels::widen_local_ids_host(ids, width, count, first, out, tally, layer);
 }
 
 void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks) {

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "exec/step_space.hpp"
+#include "kernels/common/id_tally.hpp"
 #include "kernels/common/ngram_hash.hpp"
 #include "kernels/common/row_cache.hpp"
 #include "kernels/common/row_decode.hpp"
@@ -37,9 +38,10 @@ void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::
 void pack_rows_step(StepSpace& space, std::span<const kernels::PackTask> tasks);
 
 // The owner exchange's ids asked of this rank (owner-local indexes of `width` bytes, in the
-// space) as global ids from `first` into `out` (in the space): its store's queries.
+// space) as global ids from `first` into `out` (in the space): its store's queries, counted
+// in `tally` (in the space) as layer `layer`'s.
 void widen_local_ids_step(StepSpace& space, const std::uint8_t* ids, int width, std::int64_t count, std::int64_t first,
-                          std::int64_t* out);
+                          std::int64_t* out, const kernels::IdTally& tally = {}, int layer = 0);
 
 // The row cache's probe and fill of every layer (kernels/common/row_cache.hpp).
 void probe_cache_step(StepSpace& space, std::span<const kernels::CacheTask> tasks);

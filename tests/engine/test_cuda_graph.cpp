@@ -16,8 +16,8 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "hash/random_batches.hpp"
+#include "kernels/gpu_device.hpp"
 #if PLESHARD_HAVE_CUDA
-#include "kernels/cuda/device.hpp"
 #include "store/gpu_table.hpp"
 #endif
 
@@ -29,14 +29,7 @@ using namespace pleshard::testing_support;
 constexpr std::int64_t k_max_tokens = 48;  // buckets 1, 2, 4, ..., 32 and 48
 
 // The test's ranks share one node: they share GPUs when there are more ranks than GPUs.
-bool ranks_share_gpu(int world) {
-#if PLESHARD_HAVE_CUDA
-  return kernels::cuda_device_count() < world;
-#else
-  (void)world;
-  return true;
-#endif
-}
+bool ranks_share_gpu(int world) { return kernels::gpu_count() < world; }
 
 // A batch of exactly `tokens` tokens in requests of random lengths (empty ones included).
 TokenBatch batch_of(std::mt19937_64& rng, const ModelConfig& config, std::int64_t tokens) {
@@ -88,7 +81,7 @@ TEST(CudaGraph, EveryBucketMatchesTheHostTier) {
       // Ranks on one GPU with the device tier read one copy in place (`auto` takes peer-read),
       // which graphs capture; ranks sharing GPUs otherwise exchange through host copies, which
       // they cannot.
-      const bool peer_reads = world > 1 && tier == StorageTier::device && kernels::cuda_device_count() == 1;
+      const bool peer_reads = world > 1 && tier == StorageTier::device && kernels::gpu_count() == 1;
       if (world > 1 && ranks_share_gpu(world) && !peer_reads) {
         EXPECT_THROW(PleEngine(comms, config, *checkpoint, options), InputError);
         continue;

@@ -273,6 +273,17 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
                   if (rank == 0) {
                     EXPECT_GT(report.traffic.bytes_between_nodes, 0.0);
                   }
+                  // The rows a node's ranks serve from each other's parts of its copy: some
+                  // where a node holds several parts, none where one rank holds it all.
+                  if (per_node > 1 && tier != StorageTier::disk) {
+                    EXPECT_GT(report.traffic.rows_from_peers, 0);
+                  } else if (per_node == 1) {
+                    EXPECT_EQ(report.traffic.rows_from_peers, 0);
+                  }
+                  EXPECT_LE(report.traffic.rows_from_peers, static_cast<std::int64_t>(report.traffic.ids));
+                  EXPECT_EQ(report.traffic.bytes_from_peers,
+                            static_cast<double>(report.traffic.rows_from_peers) *
+                                static_cast<double>(checkpoint->table(0).layout.bytes_per_row()));
                 }
               } else {
                 EXPECT_EQ(report.traffic.rows_from_peers, 0);

@@ -8,7 +8,9 @@
 //   every output dtype, up to k_max_step_layers tasks in one launch, a task longer than one
 //   pass of the grid;
 // - the slot hash of every layer against the reference hashing of each slot's batch alone,
-//   (the spec's scalar reference), slots of several sizes with empty requests and padding;
+//   (the spec's scalar reference), slots of several sizes with empty requests and padding,
+//   and its tally of ids (kernels::IdTally) against a count of them;
+// - the owner's widening of the ids asked of it, and its tally;
 // the host kernels on one thread and spread over three.
 
 #include <gtest/gtest.h>
@@ -51,6 +53,25 @@ struct SpaceCase {
   std::unique_ptr<StepSpace> space;
   std::size_t threads = 1;
 };
+
+// A tally's bounds of one layer of `rows` rows (kernels::IdTally): a random copy and a random
+// part, each empty, whole or in between.
+void random_tally_bounds(std::mt19937_64& rng, std::int64_t rows, std::vector<std::int64_t>& bounds) {
+  for (int range = 0; range < 2; ++range) {
+    const auto a = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
+    const auto b = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
+    bounds.insert(bounds.end(), {std::min(a, b), std::max(a, b)});
+  }
+}
+
+// Whether an id of layer d counts, written out from IdTally's words: inside the copy,
+// outside the part.
+bool tallied(const std::vector<std::int64_t>& bounds, int d, std::int64_t id) {
+  const auto at = [&](int k) { return bounds[static_cast<std::size_t>(4 * d + k)]; };
+  const bool in_copy = at(0) <= id && id < at(1);
+  const bool in_part = at(2) <= id && id < at(3);
+  return in_copy && !in_part;
+}
 
 std::vector<SpaceCase> space_cases() {
   std::vector<SpaceCase> out;
@@ -289,15 +310,10 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
       const std::size_t per_layer = static_cast<std::size_t>(slots * slot_tokens) * static_cast<std::size_t>(heads);
       ids.reserve(static_cast<std::size_t>(layers) * per_layer * 8);
       const kernels::SlotBatchView view{blocks.as<std::int64_t>(), slots, slot_tokens, width};
-      // Counted as hashed: each layer's ids of random tokens outside random rows, against a
-      // count of the reference's ids below.
+      // Counted as hashed: each layer's ids of random tokens inside random rows and outside
+      // others, against a count of the hashed ids below.
       std::vector<std::int64_t> bounds;
-      for (int d = 0; d < layers; ++d) {
-        const std::int64_t rows = derive_table_spec(config, d).logical_rows;
-        const std::int64_t a = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
-        const std::int64_t b = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows + 1));
-        bounds.insert(bounds.end(), {std::min(a, b), std::max(a, b)});
-      }
+      for (int d = 0; d < layers; ++d) random_tally_bounds(rng, derive_table_spec(config, d).logical_rows, bounds);
       const std::int64_t all_tokens = slots * slot_tokens;
       const std::int64_t first_token = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(all_tokens + 1));
       const std::int64_t last_token =
@@ -331,8 +347,7 @@ TEST(StepKernels, SlotHashEqualsTheReferenceOfEachSlot) {
           for (int h = 0; h < heads; ++h) {
             const std::int64_t id =
                 got[static_cast<std::size_t>(d) * per_layer + static_cast<std::size_t>(t * heads + h)];
-            expected +=
-                id < bounds[2 * static_cast<std::size_t>(d)] || id >= bounds[2 * static_cast<std::size_t>(d) + 1];
+            expected += tallied(bounds, d, id) ? 1 : 0;
           }
         EXPECT_EQ(counted[static_cast<std::size_t>(d)], expected)
             << "model " << model << " layer " << d << (space->on_device() ? " cuda" : " host") << ", tokens ["
@@ -633,6 +648,53 @@ TEST(StepKernels, GraphDecodesTheBatchEachLaunchNames) {
 
 // The one id of a head equals that head's entry of the token's ids (Qwen's fill rule and
 // Engram's), on the host; the GPU's use of it is the test above.
+TEST(StepKernels, WidenedIdsAreTheOwnersRowsAndCountTheirTally) {
+  for (const auto& [space, threads] : space_cases()) {
+    const KernelThreads kernel_threads(threads);
+    std::mt19937_64 rng(2718);
+    for (int round = 0; round < 40; ++round) {
+      const int width = 1 + static_cast<int>(rng() % 8);
+      const std::int64_t range = std::min<std::int64_t>(1 + static_cast<std::int64_t>(rng() % 5000),
+                                                        width < 8 ? std::int64_t{1} << (8 * width) : INT64_MAX);
+      const std::int64_t first = static_cast<std::int64_t>(rng() % 100000);
+      // Up to a few grids' worth, so that a thread widens several ids.
+      const auto count = static_cast<std::int64_t>(rng() % (round % 4 == 0 ? 300000 : 3000));
+      const int layers = 1 + static_cast<int>(rng() % 3);
+      const int layer = static_cast<int>(rng() % static_cast<std::uint64_t>(layers));
+      std::vector<std::int64_t> local(static_cast<std::size_t>(count));
+      std::vector<std::uint8_t> narrow(static_cast<std::size_t>(count * width));
+      for (std::int64_t i = 0; i < count; ++i) {
+        local[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(range));
+        kernels::narrow_local_id(narrow.data(), width, i,
+                                 static_cast<std::uint64_t>(local[static_cast<std::size_t>(i)]));
+      }
+      std::vector<std::int64_t> bounds;
+      for (int d = 0; d < layers; ++d) random_tally_bounds(rng, first + range, bounds);
+      SpaceBuffer sent(*space), out(*space), tally_bounds(*space), outside(*space);
+      sent.assign(std::span<const std::uint8_t>(narrow));
+      out.reserve(static_cast<std::size_t>(std::max<std::int64_t>(1, count)) * sizeof(std::int64_t));
+      tally_bounds.assign(std::span<const std::int64_t>(bounds));
+      const std::vector<unsigned long long> zeros(static_cast<std::size_t>(layers), 0);
+      outside.assign(std::span<const unsigned long long>(zeros));
+      const std::int64_t from = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(count + 1));
+      const kernels::IdTally tally{tally_bounds.as<std::int64_t>(), outside.as<unsigned long long>(), from, count};
+      widen_local_ids_step(*space, sent.as<std::uint8_t>(), width, count, first, out.as<std::int64_t>(), tally, layer);
+      const auto got = out.to_host<std::int64_t>(static_cast<std::size_t>(count));
+      const auto counted = outside.to_host<unsigned long long>(static_cast<std::size_t>(layers));
+      unsigned long long expected = 0;
+      for (std::int64_t i = 0; i < count; ++i) {
+        const std::int64_t id = first + local[static_cast<std::size_t>(i)];
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], id) << "entry " << i << ", width " << width;
+        if (i >= from) expected += tallied(bounds, layer, id) ? 1 : 0;
+      }
+      for (int d = 0; d < layers; ++d)
+        EXPECT_EQ(counted[static_cast<std::size_t>(d)], d == layer ? expected : 0)
+            << "layer " << d << " of " << layers << (space->on_device() ? " cuda" : " host") << ", " << count
+            << " ids from " << from;
+    }
+  }
+}
+
 TEST(StepKernels, OneHeadsIdIsItsEntryOfTheTokensIds) {
   std::mt19937_64 rng(1732);
   for (int model = 0; model < 50; ++model) {

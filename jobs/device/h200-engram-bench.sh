@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # After h200-build.sh (same build directory): DeepSeek-V4.1-Flash's Engram tables on one H200.
-#   [CORPUS=...] [PARTS="tests step lookup real host-reads"] jobs/device/h200-engram-bench.sh
+#   [CORPUS=...] [PARTS="tests step lookup real host-reads ab"] [BASELINE_APP=...] jobs/device/h200-engram-bench.sh
 # The corpus is folded into the model's vocabulary (token t -> t mod 129,280: real n-gram
 # statistics, not the model's tokenizer) and hashed through a synthetic token map
 # (jobs/engram_token_map.py): say both beside any figure.
@@ -19,7 +19,10 @@
 #   8192, 4,096 distinct steps), bench lookup of pinned against pinned-gather from 64 ids to
 #   1M (where the gather overtakes UVA), and the host-to-device copy's own rate (PyTorch, a
 #   pinned 256 MiB tensor) that the gathered rows are measured against; the run report of the
-#   V4.1 shape pinned (its tables' share on 2 MiB pages, the lookups gathered and read by UVA).
+#   V4.1 shape pinned (its tables' share on 2 MiB pages, the lookups gathered and read by UVA);
+# - ab (not by default): bench step of the V4.1 shape pinned, --host-reads gather and auto
+#   ($HOST_READS), B = 1024 and 8192, eager, and the job with auto, beside a baseline build's
+#   (BASELINE_APP), taking turns, two rounds.
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -87,6 +90,29 @@ for _ in range(20):
 torch.cuda.synchronize()
 print(f"host-to-device copy of 256 MiB from pinned memory: {20 * x.numel() / (time.perf_counter() - t) / 1e9:.1f} GB/s")
 PY
+fi
+
+if part ab; then
+  # This build's host gathers beside a baseline build's (BASELINE_APP), the two taking turns.
+  [ -x "${BASELINE_APP:-}" ] || { echo "ab: no BASELINE_APP"; exit 1; }
+  for round in 1 2; do
+    for reads in ${HOST_READS:-gather auto}; do
+      for which in this baseline; do
+        a=$app
+        [ "$which" = baseline ] && a=$BASELINE_APP
+        echo "# round $round, $which, --host-reads $reads" | tee -a "$out/ab.txt"
+        log ab "$a" bench step --config "$models/shape/config.json" --storage pinned --host-reads "$reads" \
+          --requests "$folded" --tokens 1024 8192 --modes eager --distinct-steps 4096 --min-seconds 0.3
+      done
+    done
+  done
+  for which in this baseline; do
+    a=$app
+    [ "$which" = baseline ] && a=$BASELINE_APP
+    echo "# $which, the job" | tee -a "$out/ab.txt"
+    log ab "$a" run --config "$models/shape/config.json" --checkpoint synthetic --storage pinned \
+      --requests "$folded" --summary-only --json --host-reads auto
+  done
 fi
 
 if part real; then

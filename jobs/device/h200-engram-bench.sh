@@ -22,7 +22,7 @@
 #   V4.1 shape pinned (its tables' share on 2 MiB pages, the lookups gathered and read by UVA);
 # - ab (not by default): bench step of the V4.1 shape pinned, --host-reads gather and auto
 #   ($HOST_READS), B = 1024 and 8192, eager, and the job with auto, beside a baseline build's
-#   (BASELINE_APP), taking turns, two rounds.
+#   (BASELINE_APP), taking turns, two rounds ($AB_ROUNDS).
 # Results go to $OUT (default ./out): <part>.txt (tables) and <part>.jsonl (JSON lines).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -95,7 +95,7 @@ fi
 if part ab; then
   # This build's host gathers beside a baseline build's (BASELINE_APP), the two taking turns.
   [ -x "${BASELINE_APP:-}" ] || { echo "ab: no BASELINE_APP"; exit 1; }
-  for round in 1 2; do
+  for round in $(seq "${AB_ROUNDS:-2}"); do
     for reads in ${HOST_READS:-gather auto}; do
       for which in this baseline; do
         a=$app

@@ -161,23 +161,20 @@ DecodeTask DistinctRows::gather_on_host(const TableView& table, std::size_t thre
   const auto* offsets = reinterpret_cast<const std::uint32_t*>(count_at + 1);
   auto* host_rows = static_cast<std::uint8_t*>(host_memory_) + offsets_bytes(static_cast<std::size_t>(host_capacity_));
   std::uint8_t* host_scales = host_rows + (staged_scales_ - staged_rows_);
-  // In pieces, each copied up as soon as the host's threads have gathered it (one loop, the
-  // threads woken once): the bus moves one while they gather the next.
+  // In pieces, each copied up as soon as it is gathered: the bus moves one while the host
+  // gathers the next.
   const std::int64_t piece = std::max(k_host_copy_rows, (count + k_host_copies - 1) / k_host_copies);
-  std::int64_t copied = 0;
-  const auto copy_up = [&](std::int64_t gathered) {
-    while (copied < gathered && (gathered - copied >= piece || gathered == count)) {
-      const auto first = static_cast<std::size_t>(copied);
-      const auto n = static_cast<std::size_t>(std::min(piece, gathered - copied));
-      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_rows_ + first * row_bytes_, host_rows + first * row_bytes_,
-                                          n * row_bytes_, cudaMemcpyHostToDevice, stream));
-      if (scale_bytes_ != 0)
-        PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_scales_ + first * scale_bytes_, host_scales + first * scale_bytes_,
-                                            n * scale_bytes_, cudaMemcpyHostToDevice, stream));
-      copied += static_cast<std::int64_t>(n);
-    }
-  };
-  gather_rows_host(table, offsets, count, host_rows, host_scales, threads, copy_up, piece);
+  for (std::int64_t begin = 0; begin < count; begin += piece) {
+    const auto first = static_cast<std::size_t>(begin);
+    const auto n = static_cast<std::size_t>(std::min(count, begin + piece) - begin);
+    gather_rows_host(table, offsets + begin, static_cast<std::int64_t>(n), host_rows + first * row_bytes_,
+                     host_scales + first * scale_bytes_, threads);
+    PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_rows_ + first * row_bytes_, host_rows + first * row_bytes_,
+                                        n * row_bytes_, cudaMemcpyHostToDevice, stream));
+    if (scale_bytes_ != 0)
+      PLESHARD_CUDA_CHECK(cudaMemcpyAsync(staged_scales_ + first * scale_bytes_, host_scales + first * scale_bytes_,
+                                          n * scale_bytes_, cudaMemcpyHostToDevice, stream));
+  }
   return {staged, plan_.keys(), planned_ids_, nullptr};
 }
 

@@ -1,10 +1,7 @@
 #include "kernels/host/row_gather_host.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <memory>
-#include <thread>
 
 #include "core/parallel.hpp"
 
@@ -29,24 +26,13 @@ void prefetch(const std::uint8_t* p, std::size_t bytes) {
 }  // namespace
 
 void gather_rows_host(const TableView& table, const std::uint32_t* offsets, std::int64_t count, std::uint8_t* rows,
-                      std::uint8_t* scales, std::size_t threads, const std::function<void(std::int64_t)>& gathered,
-                      std::int64_t every) {
+                      std::uint8_t* scales, std::size_t threads) {
   const std::size_t row_bytes = stored_row_bytes(table.format, table.head_dim);
   const std::size_t scale_bytes = table.block_scales != nullptr ? scale_row_bytes(table.format, table.head_dim) : 0;
   // A GPU table keeps a row's block scales right after its codes: one stride holds both.
   const std::size_t stride = table.row_stride();
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(0, count));
   const std::size_t pieces = (n + k_rows_per_piece - 1) / k_rows_per_piece;
-  // Which pieces are done, and how far the done ones reach from the first (the caller's).
-  const std::unique_ptr<std::atomic<bool>[]> done(gathered ? new std::atomic<bool>[pieces] {} : nullptr);
-  std::size_t reach = 0;      // pieces, all done
-  std::int64_t reported = 0;  // rows handed to `gathered`
-  const auto caller = std::this_thread::get_id();
-  const auto report = [&](bool last) {
-    while (reach < pieces && done[reach].load(std::memory_order_acquire)) ++reach;
-    const auto ready = static_cast<std::int64_t>(std::min(n, reach * k_rows_per_piece));
-    if (ready > reported && (ready - reported >= every || (last && ready == count))) gathered(reported = ready);
-  };
   parallel_for(pieces, std::max<std::size_t>(1, threads), 1, [&](std::size_t piece) {
     const auto begin = static_cast<std::int64_t>(piece * k_rows_per_piece);
     const auto end = static_cast<std::int64_t>(std::min(n, (piece + 1) * k_rows_per_piece));
@@ -58,11 +44,7 @@ void gather_rows_host(const TableView& table, const std::uint32_t* offsets, std:
       if (scale_bytes != 0)
         std::memcpy(scales + static_cast<std::size_t>(r) * scale_bytes, table.scales_at(offsets[r]), scale_bytes);
     }
-    if (!gathered) return;
-    done[piece].store(true, std::memory_order_release);
-    if (std::this_thread::get_id() == caller) report(false);
   });
-  if (gathered && count > 0) report(true);
 }
 
 }  // namespace pleshard::kernels

@@ -7,20 +7,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 #include "kernels/common/row_decode.hpp"
 
 namespace pleshard::kernels {
 
 // Rows `offsets[0, count)` of `table` (offsets from its row_begin; host-readable memory) into
-// `rows` and, for block-scaled formats, `scales`, on up to `threads` threads. Where
-// `gathered` is given, it is called on the calling thread with n each time the first n rows
-// are in place, n growing by at least `every` rows a call (fewer only for the last, which is
-// count), so that the caller copies up one part of the block while the threads gather the
-// next — in one loop, the threads woken once.
+// `rows` and, for block-scaled formats, `scales`, on up to `threads` threads.
 void gather_rows_host(const TableView& table, const std::uint32_t* offsets, std::int64_t count, std::uint8_t* rows,
-                      std::uint8_t* scales, std::size_t threads, const std::function<void(std::int64_t)>& gathered = {},
-                      std::int64_t every = 1);
+                      std::uint8_t* scales, std::size_t threads);
 
 }  // namespace pleshard::kernels

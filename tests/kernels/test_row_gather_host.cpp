@@ -1,12 +1,11 @@
 // The host's gather of a step's distinct rows (the pinned tier's host reads) against a plain
 // copy row by row: every format, tables with block scales interleaved after the codes (as a
 // GPU table keeps them, one pitch for both) and in a plane of their own (as the host tier
-// keeps them), on one thread and several, told of the rows in place as they come; and when
-// `auto` gathers rather than reading through UVA.
+// keeps them), on one thread and several; and when `auto` gathers rather than reading
+// through UVA.
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -75,40 +74,6 @@ TEST(RowGatherHost, EqualsACopyRowByRow) {
                                     got.scales.data(), threads);
           EXPECT_EQ(got.rows, want.rows);
           EXPECT_EQ(got.scales, want.scales);
-
-          // Told of the rows in place as they come: each time a longer prefix, at least
-          // `every` rows longer but the last, which is every row; each already as it should be.
-          for (const std::int64_t every : {std::int64_t{1}, std::int64_t{200}, std::int64_t{5000}}) {
-            Gathered told{std::vector<std::uint8_t>(want.rows.size(), 0xCD),
-                          std::vector<std::uint8_t>(want.scales.size(), 0xCD)};
-            std::vector<std::int64_t> prefixes;
-            const auto in_place = [&](std::int64_t n) {
-              EXPECT_GT(n, prefixes.empty() ? 0 : prefixes.back());
-              prefixes.push_back(n);
-              const auto k = static_cast<std::size_t>(n);
-              EXPECT_TRUE(std::equal(want.rows.begin(), want.rows.begin() + static_cast<std::ptrdiff_t>(k * row_bytes),
-                                     told.rows.begin()))
-                  << "the first " << n << " rows";
-              if (scale_bytes != 0 && !want.scales.empty()) {
-                EXPECT_TRUE(std::equal(want.scales.begin(),
-                                       want.scales.begin() + static_cast<std::ptrdiff_t>(k * scale_bytes),
-                                       told.scales.begin()))
-                    << "the first " << n << " rows' scales";
-              }
-            };
-            kernels::gather_rows_host(view, offsets.data(), static_cast<std::int64_t>(count), told.rows.data(),
-                                      told.scales.data(), threads, in_place, every);
-            EXPECT_EQ(told.rows, want.rows);
-            EXPECT_EQ(told.scales, want.scales);
-            if (count == 0) {
-              EXPECT_TRUE(prefixes.empty());
-              continue;
-            }
-            ASSERT_FALSE(prefixes.empty()) << "every " << every;
-            EXPECT_EQ(prefixes.back(), static_cast<std::int64_t>(count)) << "every " << every;
-            for (std::size_t i = 0; i + 1 < prefixes.size(); ++i)
-              EXPECT_GE(prefixes[i] - (i == 0 ? 0 : prefixes[i - 1]), every) << "call " << i << ", every " << every;
-          }
         }
       }
     }

@@ -215,7 +215,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--format", o->step_format, "Row format of synthetic tables")
       ->check(CLI::IsMember(row_format_name_list()))
       ->capture_default_str();
-  step->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
+  step->add_option("--storage", o->tiers, "Storage tiers: " + storage_tier_help())
       ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   step->add_option("--placement", o->step.placement,
@@ -294,7 +294,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   load->add_option("--config", o->load.config, "Model config.json (default: beside the checkpoint)");
   CLI::Option* load_storage =
       load->add_option("--storage", o->tiers,
-                       "Storage tiers: host, device, pinned, disk (default: device where a GPU is present, else host)")
+                       "Storage tiers: " + storage_tier_help() + " (default: device where a GPU is present, else host)")
           ->check(CLI::IsMember(storage_tier_names()));
   load->add_flag("--cold", o->load.cold, "Drop the files' cached pages before every read");
   add_format_options(*load, o->format);
@@ -316,7 +316,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   });
 
   CLI::App* lookup = bench->add_subcommand("lookup", "Storage-tier lookups: rows/s and GB/s per format");
-  lookup->add_option("--storage", o->tiers, "Storage tiers: host, device, pinned, disk")
+  lookup->add_option("--storage", o->tiers, "Storage tiers: " + storage_tier_help())
       ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   lookup

@@ -40,7 +40,7 @@ void add_embed_command(CLI::App& app, Action& action) {
   cmd->add_option("--out", o->out, "Output HDF5 file: /ple_{d} [tokens, ple_embed_dim], /query_start_loc")
       ->required()
       ->check(path_given());
-  cmd->add_option("--storage", o->storage, "Storage tier: host, device or pinned (GPU), or disk")
+  cmd->add_option("--storage", o->storage, "Storage tier: " + storage_tier_help())
       ->check(CLI::IsMember(storage_tier_names()))
       ->capture_default_str();
   add_engine_options(*cmd, EngineCommand::embed, EngineTarget{&o->engine, &o->job});

@@ -62,9 +62,9 @@ const std::vector<EngineOptionEntry>& entries() {
     e.get = [](const EngineTarget& t) -> OptionValue { return t.inputs->config; };
     list.push_back(e);
 
-    e = {Option::storage, "storage", OptionKind::choice, run_python,
-         "Every table on one tier: host (CPU), device (GPU memory), pinned (host memory read by the GPU), disk "
-         "(rows read from the checkpoint each step)"};
+    // The registered tiers' own names and help (store/tier_descriptor.hpp).
+    static const std::string storage_help = "Every table on one tier: " + storage_tier_help();
+    e = {Option::storage, "storage", OptionKind::choice, run_python, storage_help.c_str()};
     e.optional = true;
     e.excludes = Option::placement;
     e.choices = storage_tier_names;  // every registered tier

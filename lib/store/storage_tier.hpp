@@ -20,6 +20,9 @@ enum class StorageTier : int { host, device, pinned, disk };
 // Every registered tier's name, in the order they were registered (the built-ins first): what
 // --storage and --placement accept.
 [[nodiscard]] std::vector<std::string> storage_tier_names();
+// The same names, each with its help: "host (CPU memory), device (GPU memory), ..." for
+// --storage's help.
+[[nodiscard]] std::string storage_tier_help();
 
 [[nodiscard]] const char* to_string(StorageTier tier);
 // A registered tier's name ("host", "device", "pinned", "disk", ...); throws InputError

@@ -28,6 +28,8 @@ namespace pleshard {
 
 struct TierDescriptor {
   std::string name;  // as --storage and --placement name it
+  // Where it keeps its rows, in a few words for `--help` ("GPU memory"); empty: its name alone.
+  std::string help;
   // Its place among the tiers, the fastest (lowest) first: the automatic placement tries
   // them in this order.
   int speed_order = 0;

@@ -54,6 +54,13 @@ std::vector<std::string> storage_tier_names() {
   return names;
 }
 
+std::string storage_tier_help() {
+  std::string help;
+  for (const TierDescriptor& tier : registry())
+    help += (help.empty() ? "" : ", ") + tier.name + (tier.help.empty() ? "" : " (" + tier.help + ")");
+  return help;
+}
+
 std::vector<StorageTier> storage_tiers() {
   std::vector<StorageTier> tiers;
   for (std::size_t id = 0; id < registry().size(); ++id) tiers.push_back(static_cast<StorageTier>(id));

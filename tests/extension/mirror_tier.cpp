@@ -62,6 +62,7 @@ const StorageTier k_at_start = tier();
 pleshard::TierDescriptor descriptor() {
   TierDescriptor tier;
   tier.name = k_name;
+  tier.help = "a copy of the host tier's rows";
   tier.speed_order = 35;  // after the host tier, before the disk
   tier.decodes = DecodesOn::host;
   tier.capabilities = {.loads_collectively = true};

@@ -40,6 +40,10 @@ TEST(ToyTier, NamedWhereverTiersAreNamed) {
   EXPECT_STREQ(to_string(tier), "mirror");
   const std::vector<std::string> names = storage_tier_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "mirror"), names.end());  // what --storage accepts
+  // --storage's help names it with its own words, after the built-in tiers with theirs.
+  const std::string help = storage_tier_help();
+  EXPECT_NE(help.find("mirror (a copy of the host tier's rows)"), std::string::npos) << help;
+  EXPECT_LT(help.find("device (GPU memory)"), help.find("mirror")) << help;
   EXPECT_FALSE(tier_uses_gpu(tier));
   // Among the tiers fastest first, where its order puts it.
   const std::vector<StorageTier> order = storage_tiers();

@@ -11,6 +11,7 @@ namespace pleshard {
 TierDescriptor device_tier() {
   TierDescriptor tier;
   tier.name = "device";
+  tier.help = "GPU memory";
   tier.speed_order = 10;
   tier.decodes = DecodesOn::gpu;
   tier.capabilities = {.graph_capturable = true};

@@ -11,6 +11,7 @@ namespace pleshard {
 TierDescriptor disk_tier() {
   TierDescriptor tier;
   tier.name = "disk";
+  tier.help = "rows read from the checkpoint each step";
   tier.speed_order = 40;
   tier.decodes = DecodesOn::step_space;
   tier.capabilities = {.whole_tables = true, .cacheable = true, .reads_files = true};

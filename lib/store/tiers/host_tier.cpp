@@ -11,6 +11,7 @@ namespace pleshard {
 TierDescriptor host_tier() {
   TierDescriptor tier;
   tier.name = "host";
+  tier.help = "CPU memory";
   tier.speed_order = 30;
   tier.decodes = DecodesOn::host;
   tier.capabilities = {.loads_collectively = true, .in_host_memory = true};

@@ -12,6 +12,7 @@ namespace pleshard {
 TierDescriptor pinned_tier() {
   TierDescriptor tier;
   tier.name = "pinned";
+  tier.help = "host memory the GPU reads";
   tier.speed_order = 20;
   tier.decodes = DecodesOn::gpu;
   tier.capabilities = {.graph_capturable = true, .cacheable = true, .in_host_memory = true};

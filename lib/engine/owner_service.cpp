@@ -156,6 +156,7 @@ RowQuery OwnerService::receive_ids_in_space(std::size_t layer, const std::uint8_
   const std::int64_t total = asked_of_me(l);
   auto* asked = ctx_.workspace.at<std::uint8_t>(l.ids_in);
   auto* query = ctx_.workspace.at<std::int64_t>(l.query);
+  l.from_peers = 0;  // counted in the space's tally instead
   detail::owner_all_to_all(ctx_.space, group_.data, true, sent, l.to_owner, asked, l.from_askers,
                            static_cast<std::size_t>(l.id_bytes));
   widen_local_ids_step(ctx_.space, asked, l.id_bytes, total, my_first_row(l) - (fixed_ ? 1 : 0), query,

@@ -11,8 +11,7 @@ LocalExchange::LocalExchange(const ExchangeContext& context, const char* name) :
   out_.add(ctx_.workspace,
            layers_of(ctx_) * static_cast<std::size_t>(ctx_.plan.shape().max_slot_tokens) * token_bytes(ctx_),
            ctx_.output_slots);
-  const std::vector<PeerRowTally::Layer> layers = PeerRowTally::layers_of(ctx_);
-  if (PeerRowTally::any(layers)) peer_rows_ = std::make_unique<PeerRowTally>(ctx_.space, layers);
+  peer_rows_ = PeerRowTally::of(ctx_);
 }
 
 ExchangeTraffic LocalExchange::device_counted() const {

@@ -75,8 +75,7 @@ OwnerService::OwnerService(const ExchangeContext& context, OwnerGroup group, Own
     l.returned_rows = ctx_.workspace.add<std::uint8_t>(static_cast<std::size_t>(returned) * l.pitch);
   }
   // Under peer reads between nodes, the rows I serve from my node's copy outside my part.
-  const std::vector<PeerRowTally::Layer> copy = PeerRowTally::layers_of(ctx_);
-  if (PeerRowTally::any(copy)) peer_rows_ = std::make_unique<PeerRowTally>(ctx_.space, copy);
+  peer_rows_ = PeerRowTally::of(ctx_);
   for (auto& buffer : host_query_)
     buffer = std::make_unique<HostBuffer>(
         ctx_.space,

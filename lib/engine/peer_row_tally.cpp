@@ -6,7 +6,7 @@
 
 namespace pleshard {
 
-std::vector<PeerRowTally::Layer> PeerRowTally::layers_of(const ExchangeContext& context) {
+std::unique_ptr<PeerRowTally> PeerRowTally::of(const ExchangeContext& context) {
   // My group's ranks on my node are consecutive ETP ranks, my place among them my ETP rank's
   // remainder (the node layout the engine checked).
   const int node_ranks = std::max(1, context.node_ranks);
@@ -21,11 +21,8 @@ std::vector<PeerRowTally::Layer> PeerRowTally::layers_of(const ExchangeContext& 
     const RowRange part = balanced_range(l.copy.size(), node_ranks, place);
     l.mine = {l.copy.begin + part.begin, l.copy.begin + part.end};
   }
-  return layers;
-}
-
-bool PeerRowTally::any(std::span<const Layer> layers) {
-  return std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.copy.size() > 0; });
+  const bool copies = std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.copy.size() > 0; });
+  return copies ? std::make_unique<PeerRowTally>(context.space, layers) : nullptr;
 }
 
 PeerRowTally::PeerRowTally(StepSpace& space, std::span<const Layer> layers)

@@ -7,6 +7,7 @@
 // node that hold it, mine the one of my place among them.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -23,11 +24,10 @@ class PeerRowTally {
     RowRange mine;              // my part of them
     std::size_t row_bytes = 0;  // a row's stored bytes
   };
-  // Per layer of the context's store: its range as the copy where group_copy says it is one
-  // (empty otherwise), my part my balanced share of it among my group's ranks on my node.
-  [[nodiscard]] static std::vector<Layer> layers_of(const ExchangeContext& context);
-  // Whether any of `layers` is a copy read in place (a tally counts something).
-  [[nodiscard]] static bool any(std::span<const Layer> layers);
+  // The tally of the context's store, in its space: per layer, its range as the copy where
+  // group_copy says it is one, my part my balanced share of it among my group's ranks on my
+  // node. Null where no layer is such a copy (nothing to count).
+  [[nodiscard]] static std::unique_ptr<PeerRowTally> of(const ExchangeContext& context);
 
   PeerRowTally(StepSpace& space, std::span<const Layer> layers);
   ~PeerRowTally();

@@ -11,12 +11,14 @@ __device__ unsigned long long global_ns() {
   return t;
 }
 
-// Waits for a flag nobody sets (the volatile read keeps the loop), for at most `seconds`:
-// long past any watchdog under test, yet bounded, so that the process can always go.
+// Waits for a flag nobody sets (the volatile read keeps the loop; none: no flag), for at
+// most `seconds`: a stall long past any watchdog under test, yet bounded, so that the
+// process can always go.
 __global__ void stall_kernel(const int* flag, double seconds) {
   const unsigned long long start = global_ns();
-  while (*static_cast<const volatile int*>(flag) == 0 && static_cast<double>(global_ns() - start) < seconds * 1e9)
-    __nanosleep(100000);
+  while ((flag == nullptr || *static_cast<const volatile int*>(flag) == 0) &&
+         static_cast<double>(global_ns() - start) < seconds * 1e9)
+    __nanosleep(10000);
 }
 
 }  // namespace
@@ -26,6 +28,11 @@ void stall_stream_cuda(cudaStream_t stream) {
   PLESHARD_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&flag), sizeof(int)));
   PLESHARD_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
   stall_kernel<<<1, 1, 0, stream>>>(flag, 30.0);
+  PLESHARD_CUDA_CHECK_LAUNCH();
+}
+
+void delay_stream_cuda(cudaStream_t stream, double seconds) {
+  stall_kernel<<<1, 1, 0, stream>>>(nullptr, seconds);
   PLESHARD_CUDA_CHECK_LAUNCH();
 }
 

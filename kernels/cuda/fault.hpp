@@ -1,6 +1,6 @@
 #pragma once
 // Fault injection for tests: a kernel that runs on for 30 s, standing in for a GPU or a peer
-// that stalls. Built only with CUDA.
+// that stalls, and one that sleeps a while, standing in for slow work. Built only with CUDA.
 
 #include <cuda_runtime_api.h>
 
@@ -8,5 +8,7 @@ namespace pleshard::kernels {
 
 // Enqueues a kernel that spins for 30 s.
 void stall_stream_cuda(cudaStream_t stream);
+// Enqueues a kernel that sleeps for `seconds`.
+void delay_stream_cuda(cudaStream_t stream, double seconds);
 
 }  // namespace pleshard::kernels

@@ -46,6 +46,10 @@ struct FaultPlan {
   // The ranks that read a group's rows in GPU memory cannot map them, as where the
   // processes have no CUDA IPC between them (PLESHARD_FAULT_PEER_MAP=1).
   bool peer_map_failure = false;
+  // Every step's decode starts this many microseconds late (a GPU kernel that sleeps
+  // before it; the host sleeps), so that the next step's fetch, begun ahead, runs while
+  // this one's rows wait to be decoded (PLESHARD_FAULT_DECODE_DELAY_US).
+  std::uint64_t decode_delay_us = 0;
 };
 
 // The plan in force; none by default.

@@ -1,6 +1,5 @@
 #include "engine/local_exchange.hpp"
 
-#include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
 
 namespace pleshard {
@@ -39,8 +38,6 @@ void LocalExchange::finish(int out_slot, StepMarks& marks, std::vector<Embedding
 }
 
 void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
-  if (begun_count_ - finished_count_ == begun_.size())
-    throw SystemError("local exchange: a third step begun before the first finished");
   StepPlan& plan = ctx_.plan;
   const int heads = plan.shape().heads;
   Begun step;
@@ -57,17 +54,17 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   for (std::size_t d = 0; d < queries.size(); ++d)
     queries[d] = {plan.ids(static_cast<int>(d)) + step.slice.begin * heads, step.slice.size() * heads};
   ctx_.store.submit(queries);
-  begun_[begun_count_++ % begun_.size()] = step;  // once submitted: a failed submit begins nothing
+  begun_.push(step);  // once submitted: a failed submit begins nothing
 }
 
 void LocalExchange::complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
                              const std::function<void()>& fetched) {
-  if (finished_count_ == begun_count_) throw SystemError("local exchange: a step finished that was not begun");
-  const Begun step = begun_[finished_count_++ % begun_.size()];
+  const Begun step = begun_.pop();
   const std::int64_t heads = ctx_.plan.shape().heads;
-  // Valid across the next step's submit where the store fetches ahead.
-  const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, step.slice.size() * heads, marks);
-  if (fetched) fetched();
+  // Valid across the next step's submit where the store fetches ahead at this step's size.
+  const std::int64_t ids = step.slice.size() * heads;
+  const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, ids, marks);
+  if (fetched && ctx_.store.fetches_ahead_at(ids)) fetched();
   auto* out = out_.at(ctx_.workspace, out_slot);
   decode_rows(ctx_, rows, out, step.layer_bytes, marks);
   const std::size_t layers = layers_of(ctx_);

@@ -1,11 +1,11 @@
 #pragma once
 // The exchange of a tier of whole tables: none.
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "engine/begun_steps.hpp"
 #include "engine/exchange.hpp"
 #include "engine/peer_row_tally.hpp"
 
@@ -14,8 +14,8 @@ namespace pleshard {
 // For stores that hold every row (disk, or the rows of a group read in place: peer-read):
 // each rank looks up the rows of its own tokens (its sequence slice under sequence
 // parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
-// halves (Exchange::begins_ahead), so the disk tier reads the next step's rows while this
-// one's are decoded. Where the rows are a group's one copy (ExchangeContext::group_copy),
+// halves (Exchange::begins_ahead), so the disk tier (or the pinned tier, read in place by a
+// group) fetches the next step's rows while this one's are decoded. Where the rows are a group's one copy (ExchangeContext::group_copy),
 // the step's hash counts the lookups outside my part (engine/peer_row_tally.hpp).
 class LocalExchange final : public Exchange {
  public:
@@ -28,7 +28,7 @@ class LocalExchange final : public Exchange {
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;
-  void abandon() override { finished_count_ = begun_count_; }
+  void abandon() override { begun_.clear(); }
 
  protected:
   [[nodiscard]] ExchangeTraffic device_counted() const override;
@@ -51,9 +51,7 @@ class LocalExchange final : public Exchange {
   const char* name_;
   std::unique_ptr<PeerRowTally> peer_rows_;  // one copy: the lookups outside my part
   RegionRing out_;                           // [layers][slot tokens][width], per output slot
-  std::array<Begun, 2> begun_;
-  std::uint64_t begun_count_ = 0;     // steps begun
-  std::uint64_t finished_count_ = 0;  // steps finished
+  BegunSteps<Begun> begun_{"local"};
 };
 
 }  // namespace pleshard

@@ -11,8 +11,11 @@ SlotExchange::SlotExchange(const ExchangeContext& context, std::unique_ptr<Parti
     : combine_(std::move(combine)),
       lookup_(context, combine_->pad_to(), combine_->in_place() ? context.output_slots : 1),
       readiness_(context.readiness),
+      store_(context.store),
       name_(name),
-      heads_x_layers_(static_cast<std::int64_t>(context.plan.shape().heads) * context.plan.shape().layers) {}
+      heads_x_layers_(static_cast<std::int64_t>(context.plan.shape().heads) * context.plan.shape().layers),
+      alone_(context.comms.etp == nullptr && context.comms.etp_dp == nullptr && context.comms.tp == nullptr),
+      begun_(name) {}
 
 void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
   ExchangeTraffic step{1, tokens};
@@ -27,6 +30,23 @@ void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std:
   std::uint8_t* partial = lookup_.run(out_slot, marks, step, decoded);
   combine_->run(partial, lookup_.layer_bytes(), tokens, out_slot, marks, step, views);
   traffic_ += step;
+}
+
+void SlotExchange::begin(std::int64_t tokens, StepMarks& marks) {
+  if (!begins_ahead()) Exchange::begin(tokens, marks);
+  Begun begun{tokens, {1, tokens}, {}};
+  begun.step.ids = tokens * heads_x_layers_;
+  begun.fetch = lookup_.begin(marks, begun.step);
+  begun_.push(begun);  // once submitted: a failed begin begins nothing
+}
+
+void SlotExchange::finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                          const std::function<void()>& fetched) {
+  if (!begins_ahead()) Exchange::finish(out_slot, marks, views, fetched);
+  Begun begun = begun_.pop();
+  std::uint8_t* partial = lookup_.finish(begun.fetch, out_slot, marks, fetched);
+  combine_->run(partial, begun.fetch.layer_bytes, begun.tokens, out_slot, marks, begun.step, views);
+  traffic_ += begun.step;
 }
 
 }  // namespace pleshard

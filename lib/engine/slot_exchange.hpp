@@ -9,9 +9,11 @@
 // owner's -0.0 into +0.0).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "engine/begun_steps.hpp"
 #include "engine/exchange.hpp"
 #include "engine/slot_lookup.hpp"
 
@@ -51,13 +53,31 @@ class SlotExchange final : public Exchange {
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return lookup_.max_query_ids(); }
+  // A group of one rank (no collective: every rank's steps may begin ahead or not, on its
+  // own) whose store fetches ahead: the pinned tier's next gather runs beside this decode.
+  [[nodiscard]] bool begins_ahead() const override { return alone_ && store_.fetches_ahead(); }
+  void begin(std::int64_t tokens, StepMarks& marks) override;
+  void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+              const std::function<void()>& fetched) override;
+  void abandon() override { begun_.clear(); }
 
  private:
+  // A step begun: what its finish needs once the plan is repacked (a group of one rank's
+  // combine reads nothing of the plan).
+  struct Begun {
+    std::int64_t tokens = 0;
+    ExchangeTraffic step;
+    SlotLookup::Fetch fetch;
+  };
+
   std::unique_ptr<PartialCombine> combine_;
   SlotLookup lookup_;
   TableReadiness* readiness_;
+  RowStore& store_;
   const char* name_;
   std::int64_t heads_x_layers_ = 0;
+  bool alone_ = false;  // no communicator: the ETP group is this rank
+  BegunSteps<Begun> begun_;
 };
 
 }  // namespace pleshard

@@ -29,6 +29,12 @@ std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(la
 
 std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
                               const std::function<void(std::span<const int>)>& decoded) {
+  // A step decoded part by part hashes first: each part's decode reads its own layers' ids.
+  const bool by_parts = decoded && ctx_.store.parts() > 1 && !ctx_.space.capturing();
+  return finish(begin(marks, step, by_parts), out_slot, marks, {}, decoded);
+}
+
+SlotLookup::Fetch SlotLookup::begin(StepMarks& marks, ExchangeTraffic& step, bool by_parts) {
   StepPlan& plan = ctx_.plan;
   const int slots = plan.shape().slots;
   const std::size_t layers = layers_of(ctx_);
@@ -48,34 +54,49 @@ std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& s
   // slot of my own is left in pinned memory for that decode, which carries it in its
   // parameters where it can, or in a CUDA graph reads it there (another launch saved). The
   // host saves nothing so: it hashes in a phase of its own, as every tier's report says.
-  const kernels::StepHash hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
-  // A step decoded part by part hashes first: each part's decode reads its own layers' ids.
-  RowStore& store = ctx_.store;
-  const bool by_parts = decoded && store.parts() > 1 && !ctx_.space.capturing();
-  const bool decode_hashes = ctx_.space.on_device() && store.reads_in_place(plan.ids_per_layer()) && !by_parts;
-  if (!decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
-  marks.mark(StepPhase::hash, !decode_hashes);
+  Fetch fetch;
+  fetch.by_parts = by_parts;
+  fetch.ids = plan.ids_per_layer();
+  fetch.layer_bytes = layer_bytes();
+  fetch.hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
+  fetch.decode_hashes = ctx_.space.on_device() && ctx_.store.reads_in_place(fetch.ids) && !by_parts;
+  if (!fetch.decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
+  marks.mark(StepPhase::hash, !fetch.decode_hashes);
 
   // 2. The rows I own of every id; zeros for the rest.
-  std::vector<RowQuery> queries(layers);
-  for (std::size_t d = 0; d < layers; ++d) queries[d] = {plan.ids(static_cast<int>(d)), plan.ids_per_layer()};
+  fetch.queries.resize(layers);
+  for (std::size_t d = 0; d < layers; ++d) fetch.queries[d] = {plan.ids(static_cast<int>(d)), fetch.ids};
+  fetch.pinned = gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned();
+  if (!by_parts) ctx_.store.submit(fetch.queries);
+  return fetch;
+}
+
+std::uint8_t* SlotLookup::finish(const Fetch& fetch, int out_slot, StepMarks& marks,
+                                 const std::function<void()>& fetched,
+                                 const std::function<void(std::span<const int>)>& decoded) {
+  RowStore& store = ctx_.store;
   std::uint8_t* partial = this->partial(out_slot);
-  const kernels::PinnedBlock pinned = gathers_slots ? kernels::PinnedBlock{} : plan.my_block_in_pinned();
-  if (!by_parts) {
-    fetch_and_decode(ctx_, queries, partial, layer_bytes(), marks, decode_hashes ? &hashing : nullptr, pinned);
+  if (!fetch.by_parts) {
+    const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, fetch.ids, marks);
+    // A decode that hashes reads the plan's slots, and rows read in place are keyed by the
+    // plan's ids: both rewritten by the next step's begin().
+    if (fetched && !fetch.decode_hashes && store.fetches_ahead_at(fetch.ids)) fetched();
+    decode_rows(ctx_, rows, partial, fetch.layer_bytes, marks, fetch.decode_hashes ? &fetch.hashing : nullptr,
+                fetch.pinned);
     return partial;
   }
   // Part by part, fastest tier first: a part's tables are decoded, and told, while the next
   // part fetches (a pinned table's host gather behind a device table's reader).
   if (unmarked_ == nullptr) unmarked_ = std::make_unique<StepMarks>(ctx_.space);
   unmarked_->begin(false);
+  const std::size_t layers = layers_of(ctx_);
   for (int p = 0; p < store.parts(); ++p) {
     std::vector<int> tables;
     for (std::size_t d = 0; d < layers; ++d)
       if (store.part_holds(p, static_cast<int>(d))) tables.push_back(static_cast<int>(d));
-    store.submit_part(p, queries);
-    decode_rows(ctx_, store.wait_part(p), partial, layer_bytes(), *unmarked_, nullptr, pinned);
-    decoded(tables);
+    store.submit_part(p, fetch.queries);
+    decode_rows(ctx_, store.wait_part(p), partial, fetch.layer_bytes, *unmarked_, nullptr, fetch.pinned);
+    if (decoded) decoded(tables);
   }
   marks.mark(StepPhase::fetch);
   return partial;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "engine/exchange.hpp"
 
@@ -29,6 +30,24 @@ class SlotLookup {
   // interleave).
   std::uint8_t* run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
                     const std::function<void(std::span<const int>)>& decoded = {});
+
+  // run() in two halves, for a store of one part (SlotExchange's steps begun ahead): begin()
+  // gathers the slots, hashes the ids and submits the fetch; finish() waits for its rows,
+  // calls `fetched` where the next step's begin() may run before this one's decode (the
+  // store fetches ahead at the step's size, and the decode reads nothing of the plan), then
+  // decodes. A Fetch is what finish() needs of its step once the plan is repacked.
+  struct Fetch {
+    std::int64_t ids = 0;         // lookups a layer
+    std::size_t layer_bytes = 0;  // of the partial rows at the step's slot size
+    bool decode_hashes = false;   // the decode hashes its own keys (from the plan)
+    bool by_parts = false;        // fetched and decoded part by part (run())
+    kernels::StepHash hashing;
+    kernels::PinnedBlock pinned;
+    std::vector<RowQuery> queries;
+  };
+  [[nodiscard]] Fetch begin(StepMarks& marks, ExchangeTraffic& step, bool by_parts = false);
+  std::uint8_t* finish(const Fetch& fetch, int out_slot, StepMarks& marks, const std::function<void()>& fetched = {},
+                       const std::function<void(std::span<const int>)>& decoded = {});
   // Where run(out_slot) leaves the partial rows.
   [[nodiscard]] std::uint8_t* partial(int out_slot) const { return partial_.at(ctx_.workspace, out_slot); }
   // Bytes of one layer's partial rows at the plan's slot size.

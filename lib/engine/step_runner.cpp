@@ -77,10 +77,12 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   graphs_ = std::make_unique<StepGraphs>(space, *plan_, *exchange_, session.groups(),
                                          static_cast<std::int64_t>(shape.heads) * shape.layers);
   // What the step takes grows with --step-tokens — the workspace, and the stores' staging and
-  // scratch (the pinned tier's distinct rows, the disk tier's plans and rows, both turns) —,
+  // scratch (the pinned tier's distinct rows, the disk tier's plans and rows, both turns
+  // where steps begin ahead) —,
   // the cache with its size: both checked against the space's memory before they are
   // allocated.
   const MemoryKind space_memory = space.on_device() ? MemoryKind::gpu : MemoryKind::host;
+  session.store().set_fetching_ahead(exchange_->begins_ahead());
   require_space_memory(
       session.world(),
       {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},

@@ -84,9 +84,27 @@ class CudaSpace final : public StepSpace {
   }
 
   void synchronize() override {
+    watch([this] { return cudaStreamQuery(native()); });
+  }
+  void synchronize_to(void* mark) override {
+    watch([mark] { return cudaEventQuery(static_cast<cudaEvent_t>(mark)); });
+  }
+  void set_stall_timeout(double seconds) override { stall_timeout_ = seconds; }
+  void inject_stall() override { kernels::stall_stream_cuda(native()); }
+  void inject_delay(double seconds) override { kernels::delay_stream_cuda(native(), seconds); }
+  [[nodiscard]] std::unique_ptr<Recording> record(const std::function<void()>& work) override {
+    return std::make_unique<GraphRecording>(native(), work);
+  }
+
+ private:
+  [[nodiscard]] cudaStream_t native() const { return stream_of(*this); }
+  // Polls `query` until it says done; a GPU that makes no progress for the stall timeout
+  // ends the job.
+  template <typename Query>
+  void watch(const Query& query) const {
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
-      const cudaError_t state = cudaStreamQuery(native());
+      const cudaError_t state = query();
       if (state == cudaSuccess) return;
       if (state != cudaErrorNotReady) PLESHARD_CUDA_CHECK(state);
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > stall_timeout_)
@@ -95,14 +113,7 @@ class CudaSpace final : public StepSpace {
       std::this_thread::yield();
     }
   }
-  void set_stall_timeout(double seconds) override { stall_timeout_ = seconds; }
-  void inject_stall() override { kernels::stall_stream_cuda(native()); }
-  [[nodiscard]] std::unique_ptr<Recording> record(const std::function<void()>& work) override {
-    return std::make_unique<GraphRecording>(native(), work);
-  }
 
- private:
-  [[nodiscard]] cudaStream_t native() const { return stream_of(*this); }
   double stall_timeout_ = 600;
 };
 

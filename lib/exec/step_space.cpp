@@ -1,6 +1,8 @@
 #include "exec/step_space.hpp"
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "core/error.hpp"
@@ -36,6 +38,8 @@ std::unique_ptr<StepSpace> make_cuda_space() {
   throw SystemError("a GPU step space: this build has no CUDA (rebuild where nvcc is found)");
 }
 #endif
+
+void StepSpace::inject_delay(double seconds) { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
 
 std::unique_ptr<StepSpace::Recording> StepSpace::record(const std::function<void()>& /*work*/) {
   throw SystemError("CUDA graphs record GPU work; this step space is the host's");

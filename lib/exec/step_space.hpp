@@ -48,6 +48,10 @@ class StepSpace {
   // Returns when the stream has passed everything enqueued. A GPU that makes no progress
   // for the stall timeout ends the job (abort_job): nothing could be freed or waited on.
   virtual void synchronize() = 0;
+  // Returns when the work before `mark` is done (a GPU's event, recorded on this space's
+  // stream or another of its GPU's), watched as synchronize() is. The host's work is done
+  // when it returns: nothing to wait for.
+  virtual void synchronize_to(void* mark) { (void)mark; }
   // Whether the stream's work is being captured into a CUDA graph (nothing runs, and what is
   // captured is replayed for other steps of the same slot size).
   [[nodiscard]] virtual bool capturing() const { return false; }
@@ -55,6 +59,9 @@ class StepSpace {
   // Tests: a kernel that never ends on the stream, as a hung GPU or peer would stall it;
   // nothing on the host.
   virtual void inject_stall() {}
+  // Tests: the stream's next work held back `seconds` (a GPU kernel that sleeps; the host
+  // sleeps), as a slow decode would be.
+  virtual void inject_delay(double seconds);
 
   // What `work` enqueues on the stream, recorded once (nothing runs) and replayed: a CUDA
   // graph. SystemError in a space that cannot record (the host's).

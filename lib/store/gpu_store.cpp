@@ -1,6 +1,7 @@
 #include "store/gpu_store.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/collective.hpp"
@@ -26,11 +27,12 @@ GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRang
       layouts_.push_back(tables_.back()->layout());
       ranges_.push_back(ranges[d]);
     }
-    tasks_.resize(tables_.size());
+    for (auto& tasks : tasks_) tasks.resize(tables_.size());
     if (tier_ == StorageTier::pinned) {
       PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-      PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
-      PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(&gathered_, cudaEventDisableTiming));
+      PLESHARD_CUDA_CHECK(cudaStreamCreateWithFlags(&copies_, cudaStreamNonBlocking));
+      for (cudaEvent_t* event : {&forked_, &planned_, &gathered_, &copied_})
+        PLESHARD_CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming));
     }
   } catch (...) {
     release();
@@ -41,21 +43,26 @@ GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRang
 GpuStore::~GpuStore() { release(); }
 
 void GpuStore::release() noexcept {
-  if (side_ != nullptr) cudaStreamSynchronize(side_);
-  if (gathered_ != nullptr) cudaEventDestroy(gathered_);
-  if (forked_ != nullptr) cudaEventDestroy(forked_);
-  if (side_ != nullptr) cudaStreamDestroy(side_);
-  gathered_ = forked_ = nullptr;
-  side_ = nullptr;
+  for (cudaStream_t* stream : {&side_, &copies_}) {
+    if (*stream != nullptr) {
+      cudaStreamSynchronize(*stream);
+      cudaStreamDestroy(*stream);
+    }
+    *stream = nullptr;
+  }
+  for (cudaEvent_t* event : {&forked_, &planned_, &gathered_, &copied_}) {
+    if (*event != nullptr) cudaEventDestroy(*event);
+    *event = nullptr;
+  }
 }
 
 void GpuStore::reserve(std::int64_t max_ids) {
-  for (const auto& table : tables_) table->reserve(max_ids);
+  for (const auto& table : tables_) table->reserve(max_ids, ahead_ ? 2 : 1);
 }
 
 std::uint64_t GpuStore::step_buffer_bytes(std::int64_t max_ids) const {
   std::uint64_t bytes = 0;
-  for (const auto& table : tables_) bytes += table->step_buffer_bytes(max_ids);
+  for (const auto& table : tables_) bytes += table->step_buffer_bytes(max_ids, ahead_ ? 2 : 1);
   return bytes;
 }
 
@@ -65,50 +72,47 @@ bool GpuStore::reads_in_place(std::int64_t count) const {
   });
 }
 
+bool GpuStore::fetches_ahead_at(std::int64_t count) const {
+  // Every table's rows in its own scratch, keyed there (a table holding no rows decodes
+  // zeros whatever its keys).
+  const bool capturing = space_.capturing();
+  return tier_ == StorageTier::pinned &&
+         (count == 0 || std::all_of(tables_.begin(), tables_.end(), [&](const auto& table) {
+            return table->range().size() == 0 || table->gathers_distinct(count) ||
+                   table->gathers_on_host(count, capturing);
+          }));
+}
+
 void GpuStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
-  joining_ = false;
-  // Tables gathered by the host: every plan enqueued first, then one wait for them all.
-  std::vector<std::size_t> on_host;
+  join();  // the work of a submit never waited for (a step abandoned) before this one's
+  // The step before's rows stay in the other set until its decode (fetching ahead).
+  if (ahead_) turn_ ^= 1;
+  on_host_.clear();
   const bool capturing = space_.capturing();
   for (std::size_t d = 0; d < tables_.size(); ++d) {
+    GpuTable& table = *tables_[d];
+    table.use_turn(turn_);
     const RowQuery& q = queries[d];
-    if (tables_[d]->tier() == StorageTier::pinned && q.count > 0) {
-      const bool host = tables_[d]->gathers_on_host(q.count, capturing);
+    if (table.tier() == StorageTier::pinned && q.count > 0) {
+      const bool host = table.gathers_on_host(q.count, capturing);
       ++(host ? counts_.gathered : counts_.uva);
       if (host) {
-        tables_[d]->plan_for_host(q.ids, q.count, stream_);
-        on_host.push_back(d);
+        // Tables gathered by the host: every plan enqueued here, waited for once in wait().
+        table.plan_for_host(q.ids, q.count, stream_);
+        on_host_.push_back(d);
         continue;
       }
     }
-    if (!tables_[d]->gathers_distinct(q.count)) {
-      tasks_[d] = tables_[d]->rows_for(q.ids, q.count, stream_);  // read in place
+    if (!table.gathers_distinct(q.count)) {
+      tasks()[d] = table.rows_for(q.ids, q.count, stream_);  // read in place
       continue;
     }
     fork_side();
-    tasks_[d] = tables_[d]->rows_for(q.ids, q.count, side_);
+    tasks()[d] = table.rows_for(q.ids, q.count, side_);
   }
   if (joining_) PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
-  if (on_host.empty()) return;
-  space_.synchronize();  // the plans' distinct rows on the host (watched)
-  // The GPU's shares first, every table's on the side stream, so that the GPU reads them
-  // while the host gathers its own.
-  std::vector<std::int64_t> host_rows(on_host.size());
-  for (std::size_t i = 0; i < on_host.size(); ++i) {
-    const GpuTable& table = *tables_[on_host[i]];
-    fork_side();
-    host_rows[i] = table.gather_gpu_share(side_);
-    counts_.rows_by_host += host_rows[i];
-    counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
-  }
-  PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
-  for (std::size_t i = 0; i < on_host.size(); ++i)
-    tasks_[on_host[i]] = tables_[on_host[i]]->gather_on_host(stream_, host_rows[i]);
-  // Which share was done first sets the next step's split.
-  const cudaError_t gpu = cudaEventQuery(gathered_);
-  if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);
-  for (const std::size_t d : on_host) tables_[d]->settle_share(gpu == cudaSuccess);
+  if (!on_host_.empty()) PLESHARD_CUDA_CHECK(cudaEventRecord(planned_, stream_));
 }
 
 void GpuStore::fork_side() {
@@ -120,9 +124,43 @@ void GpuStore::fork_side() {
 }
 
 std::span<const kernels::DecodeTask> GpuStore::wait() {
+  if (!on_host_.empty()) gather_on_host();
+  join();
+  return tasks();
+}
+
+void GpuStore::gather_on_host() {
+  const std::vector<std::size_t> on_host = std::exchange(on_host_, {});
+  space_.synchronize_to(planned_);  // the plans' distinct rows on the host (watched)
+  // Both streams start from the plans, not from whatever the step's stream holds by now
+  // (fetching ahead: the step before's decode). The turn's block and staging were last read
+  // by the decode of two steps back, which the step's stream ran before these plans.
+  PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, planned_, 0));
+  PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(copies_, planned_, 0));
+  joining_ = copying_ = true;
+  // The GPU's shares first, every table's on the side stream, so that the GPU reads them
+  // while the host gathers its own.
+  std::vector<std::int64_t> host_rows(on_host.size());
+  for (std::size_t i = 0; i < on_host.size(); ++i) {
+    const GpuTable& table = *tables_[on_host[i]];
+    host_rows[i] = table.gather_gpu_share(side_);
+    counts_.rows_by_host += host_rows[i];
+    counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
+  }
+  PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+  for (std::size_t i = 0; i < on_host.size(); ++i)
+    tasks()[on_host[i]] = tables_[on_host[i]]->gather_on_host(copies_, host_rows[i]);
+  PLESHARD_CUDA_CHECK(cudaEventRecord(copied_, copies_));
+  // Which share was done first sets the next step's split.
+  const cudaError_t gpu = cudaEventQuery(gathered_);
+  if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);
+  for (const std::size_t d : on_host) tables_[d]->settle_share(gpu == cudaSuccess);
+}
+
+void GpuStore::join() {
   if (joining_) PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_, gathered_, 0));
-  joining_ = false;
-  return tasks_;
+  if (copying_) PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(stream_, copied_, 0));
+  joining_ = copying_ = false;
 }
 
 }  // namespace pleshard

@@ -275,8 +275,9 @@ kernels::TableView GpuTable::view() const {
 }
 
 kernels::DistinctRows& GpuTable::distinct() const {
-  if (!distinct_) distinct_ = std::make_unique<kernels::DistinctRows>(reads_.uva_blocks_per_sm);
-  return *distinct_;
+  auto& rows = distinct_[turn_];
+  if (!rows) rows = std::make_unique<kernels::DistinctRows>(reads_.uva_blocks_per_sm);
+  return *rows;
 }
 
 bool GpuTable::gathers_distinct(std::int64_t num_ids) const {
@@ -287,17 +288,22 @@ bool GpuTable::gathers_on_host(std::int64_t num_ids, bool capturing) const {
   return tier_ == StorageTier::pinned && pleshard::gathers_on_host(reads_.host, num_ids, capturing);
 }
 
-void GpuTable::reserve(std::int64_t max_ids) const {
-  if (gathers_on_host(max_ids, false)) {
-    distinct().reserve_host(view(), max_ids);
-  } else if (gathers_distinct(max_ids)) {
-    distinct().reserve(view(), max_ids);
+void GpuTable::reserve(std::int64_t max_ids, int turns) const {
+  const int turn = turn_;
+  for (int t = 0; t < turns; ++t) {
+    turn_ = t;
+    if (gathers_on_host(max_ids, false)) {
+      distinct().reserve_host(view(), max_ids);
+    } else if (gathers_distinct(max_ids)) {
+      distinct().reserve(view(), max_ids);
+    }
   }
+  turn_ = turn;
 }
 
-std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids) const {
+std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids, int turns) const {
   return gathers_distinct(max_ids) || gathers_on_host(max_ids, false)
-             ? kernels::DistinctRows::bytes_for(view(), max_ids)
+             ? static_cast<std::uint64_t>(turns) * kernels::DistinctRows::bytes_for(view(), max_ids)
              : 0;
 }
 

@@ -78,10 +78,15 @@ class GpuTable {
   void settle_share(bool gpu_finished_first) const { share_.settle(gpu_finished_first); }
   // The host's share of the next shared gather (PinnedReads::host_share).
   [[nodiscard]] double host_share() const { return share_.share(); }
-  // Allocates now what lookups of up to `max_ids` ids need (before any graph capture).
-  void reserve(std::int64_t max_ids) const;
-  // What reserve(max_ids) allocates (RowStore::step_buffer_bytes).
-  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const;
+  // Allocates now what lookups of up to `max_ids` ids need (before any graph capture): the
+  // scratch of distinct-row gathers in `turns` sets, so that a step's gather may run while
+  // the step before's rows, in the other set, are decoded (use_turn).
+  void reserve(std::int64_t max_ids, int turns = 1) const;
+  // What reserve(max_ids, turns) allocates (RowStore::step_buffer_bytes).
+  [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids, int turns = 1) const;
+  // The set of scratch the next distinct-row gathers and host gathers use (0 or 1): a
+  // gather's block stays valid while the other set gathers.
+  void use_turn(int turn) const { turn_ = turn; }
 
   // Where the decode of `ids` finds its rows: the table in place, or (gathers_distinct)
   // a block of the distinct rows gathered on `stream`. The task's out is left unset.
@@ -91,7 +96,7 @@ class GpuTable {
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out, cudaStream_t stream) const;
 
  private:
-  [[nodiscard]] kernels::DistinctRows& distinct() const;  // made on first use
+  [[nodiscard]] kernels::DistinctRows& distinct() const;  // the turn's, made on first use
   // Rows `fill` of the range: all of it, or this rank's part of rows a group shares.
   void make_synthetic(int ple_index, std::uint64_t seed, RowRange fill);
   void load(const TableSource& source, RowRange fill);
@@ -108,8 +113,10 @@ class GpuTable {
   std::uint8_t* rows_ = nullptr;  // device: owned, or shared_device_'s; pinned: pinned_'s
   std::unique_ptr<SharedDeviceRows> shared_device_;
   std::unique_ptr<PinnedRows> pinned_;
-  // Scratch of the pinned tier's distinct-row gathers (one in flight per table).
-  mutable std::unique_ptr<kernels::DistinctRows> distinct_;
+  // Scratch of the pinned tier's distinct-row gathers, one set per turn (one gather in
+  // flight per set).
+  mutable std::unique_ptr<kernels::DistinctRows> distinct_[2];
+  mutable int turn_ = 0;
 };
 
 // Lookups of at least this many ids from pinned memory read each distinct row once. On the

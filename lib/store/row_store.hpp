@@ -60,6 +60,17 @@ class RowStore {
   // the step before is decoded (StepRunner: the disk tier reads the next step's rows while
   // the GPU or the host's cores decode this one's).
   [[nodiscard]] virtual bool fetches_ahead() const { return false; }
+  // Whether, after a step of `count` ids a layer, the next step's fetch may start before its
+  // decode: false where some of its rows are read in place, keyed by the queries' ids (the
+  // pinned tier's small lookups), which the next step's hash rewrites.
+  [[nodiscard]] virtual bool fetches_ahead_at(std::int64_t count) const {
+    (void)count;
+    return fetches_ahead();
+  }
+  // Whether the engine will begin steps ahead; told before step_buffer_bytes() and
+  // reserve(), so that a store that needs a second set of scratch for it (the pinned tier's
+  // gathers) sizes and allocates that set only then.
+  virtual void set_fetching_ahead(bool on) { (void)on; }
 
   // How the lookups of tables in host memory were read so far, one count per table and
   // step (the pinned tier: store/host_reads.hpp); none for other tiers.

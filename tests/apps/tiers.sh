@@ -2,7 +2,8 @@
 # `pleshard run` from every storage tier this machine has gives output byte-identical to the
 # host tier: disk always, also behind a row cache; device and pinned where a GPU is present,
 # on one rank (NCCL carries the exchange; also replayed from a CUDA graph) and on three
-# ranks sharing the GPU (host-staged MPI), pinned also behind a row cache. Tables made where
+# ranks sharing the GPU (host-staged MPI), pinned also behind a row cache, and gathered by the
+# host and fetched ahead, also under a slowed decode (one rank). Tables made where
 # the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
 # give the same bytes as the checkpoint ckpt make wrote. Tables split over two tiers
 # (--placement) and placed automatically give them too, and so do tables in host memory
@@ -156,6 +157,16 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   check pinned_both_cache_1 1 1 pinned "$nccl" --host-reads both --cache-rows 64
   [ "$(field "$work/pinned_gather_1.log" host_gather_share)" = 1.0 ] \
     || { echo "FAIL: gather: the host did not copy every row"; cat "$work/pinned_gather_1.log"; exit 1; }
+  # One rank's host gathers are fetched ahead (each step's beside the decode of the one
+  # before), and give the same bytes when every decode is held back 2 ms on the GPU, so
+  # that the next step's gather and copy run while this step's rows wait for it.
+  [ "$(field "$work/pinned_gather_1.log" steps_fetched_ahead)" -eq \
+    $(( $(field "$work/pinned_gather_1.log" steps) - 1 )) ] \
+    || { echo "FAIL: gather: not every step after the first was fetched ahead"; cat "$work/pinned_gather_1.log"; exit 1; }
+  export PLESHARD_FAULT_DECODE_DELAY_US=2000
+  check pinned_gather_slow_1 1 1 pinned "$nccl" --host-reads gather
+  check pinned_both_slow_1 1 1 pinned "$nccl" --host-reads both
+  unset PLESHARD_FAULT_DECODE_DELAY_US
   python3 -c 'import sys; s = float(sys.argv[1]); sys.exit(not 0 < s < 1)' \
     "$(field "$work/pinned_both_3.log" host_gather_share)" \
     || { echo "FAIL: both: the rows were not shared"; cat "$work/pinned_both_3.log"; exit 1; }

@@ -19,7 +19,8 @@ class FaultPlanEnvironment : public ::testing::Test {
     for (const char* v : {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
                           "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD",
                           "PLESHARD_FAULT_DISK_READ_FAILURE", "PLESHARD_FAULT_DISK_READ_FAILURE_RANK",
-                          "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT", "PLESHARD_FAULT_STOP_RANK"})
+                          "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT", "PLESHARD_FAULT_STOP_RANK",
+                          "PLESHARD_FAULT_DECODE_DELAY_US"})
       ::unsetenv(v);
     set_fault_plan({});
   }
@@ -35,6 +36,7 @@ TEST_F(FaultPlanEnvironment, NoneByDefault) {
   EXPECT_FALSE(plan.disk_read_failure.has_value());
   EXPECT_FALSE(plan.small_pages);
   EXPECT_FALSE(plan.stop_at.has_value());
+  EXPECT_EQ(plan.decode_delay_us, 0u);
   EXPECT_FALSE(fault_plan().write_limit.has_value());
 }
 
@@ -45,6 +47,7 @@ TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
   ::setenv("PLESHARD_FAULT_WRITE_LIMIT", "4096", 1);
   ::setenv("PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "1", 1);
   ::setenv("PLESHARD_FAULT_SMALL_PAGES", "1", 1);
+  ::setenv("PLESHARD_FAULT_DECODE_DELAY_US", "2500", 1);
   set_fault_plan(fault_plan_from_environment(0));
   EXPECT_EQ(fault_plan().stall_step, 3u);
   EXPECT_EQ(fault_plan().stall_rank, 2);
@@ -52,6 +55,7 @@ TEST_F(FaultPlanEnvironment, EachVariableSetsItsFault) {
   EXPECT_EQ(fault_plan().write_limit, 4096u);
   EXPECT_TRUE(fault_plan().kill_in_shared_load);
   EXPECT_TRUE(fault_plan().small_pages);
+  EXPECT_EQ(fault_plan().decode_delay_us, 2500u);
 }
 
 TEST_F(FaultPlanEnvironment, ADiskReadFailureIsItsRanksAlone) {

@@ -8,7 +8,8 @@
 // the ones named are refused. A read that fails in a fetch begun ahead is reported by the
 // step it belongs to, not by the step it was begun in, and the engine's next steps begin
 // afresh. A store that does not fetch ahead (the host tier) runs the steps whole. On a GPU
-// machine the disk tier's steps run on the GPU, else on the host.
+// machine the disk tier's steps run on the GPU, else on the host; there the pinned tier's
+// steps, fetched ahead under a slow decode, match one process too.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -25,6 +26,8 @@
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
 #include "hash/random_batches.hpp"
+#include "store/host_reads.hpp"
+#include "store/storage_tier.hpp"
 
 namespace {
 
@@ -182,6 +185,37 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
   const auto expected_after = embed_batch(config, *checkpoint, steps.batches[3], OutDtype::bf16);
   for (std::size_t d = 0; d < expected_after.size(); ++d)
     EXPECT_EQ(to_host(engine.space(), after.layers[d]), expected_after[d].data) << "layer " << d;
+}
+
+TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // Every decode held back 2 ms on the GPU, so that the next step's host gather and copy run
+  // while this step's rows wait in their block: a block or key overwritten before its decode
+  // shows in the bytes. Rows the host gathers (alone, or beside the GPU) are fetched ahead;
+  // small lookups read through UVA in place, keyed by the ids the next hash rewrites, are not.
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
+  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
+  const Steps steps = random_steps(config, 7);
+  FaultPlan faults;
+  faults.decode_delay_us = 2000;
+  const FaultScope scope(faults);
+  const auto begun = static_cast<std::int64_t>(steps.batches.size()) - 1;
+  for (const auto& [reads, ahead] : {std::pair{HostReads::gather, begun}, std::pair{HostReads::both, begun},
+                                     std::pair{HostReads::uva, std::int64_t{0}}}) {
+    SCOPED_TRACE(to_string(reads));
+    EngineOptions options = options_for(StorageTier::pinned, steps);
+    options.host_reads = reads;
+    PleEngine engine(comms, config, *checkpoint, options);
+    const StepsRun got = run_steps(engine, steps, true);
+    EXPECT_EQ(engine.stats().steps_fetched_ahead, ahead);
+    for (std::size_t s = 0; s < steps.batches.size(); ++s) {
+      const auto expected = embed_batch(config, *checkpoint, steps.batches[s], OutDtype::bf16);
+      ASSERT_EQ(got.layers[s].size(), expected.size());
+      for (std::size_t d = 0; d < expected.size(); ++d)
+        EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s << " layer " << d;
+    }
+  }
 }
 
 TEST(FetchAhead, StoresThatDoNotFetchAheadRunStepsWhole) {

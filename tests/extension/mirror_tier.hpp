@@ -1,7 +1,8 @@
 #pragma once
 // A storage tier defined outside the library, as a user of it would add one: "mirror", a
 // host-memory tier that keeps its rows in vectors of its own, copied from what the host tier
-// loads, and decodes them on the host as the host tier does. Linking mirror_tier.cpp in
+// loads, stages each step's rows in a block of the step's own (fetching ahead: two sets of
+// blocks, taken in turn) and decodes them on the host as the host tier does. Linking mirror_tier.cpp in
 // registers it (docs/architecture.md, "Adding a storage tier").
 
 #include "store/tier_descriptor.hpp"

@@ -3,8 +3,8 @@
 // that keeps its rows in vectors of its own, copied from what the host tier loads. Its name
 // is then taken wherever tiers are named (--storage, --placement, the lists in messages),
 // the automatic placement asks its demand and capabilities like any tier's, and an embed and
-// an engine's steps through it, alone and beside the host tier, over 1 and 2 ranks, give the
-// host tier's bytes exactly.
+// an engine's steps through it, alone and beside the host tier, over 1 and 2 ranks, and its
+// steps begun ahead (it fetches ahead), give the host tier's bytes exactly.
 
 #include <gtest/gtest.h>
 
@@ -158,6 +158,42 @@ TEST(ToyTier, AnEngineRunsThroughItBesideTheHostTier) {
       EXPECT_EQ(forward(engine, batch), forward(host, batch))
           << Placement{placement}.describe() << ", step " << step << ", rank " << rank;
     }
+  }
+}
+
+TEST(ToyTier, ItsStepsBeginAheadOfTheirDecode) {
+  // One rank alone (no collective in its exchange), the mirror's fetch ahead: each step's
+  // rows are staged while the step before is decoded, steps of different sizes back to back
+  // in output slots of their own, and every step gives the host tier's bytes.
+  const StorageTier tier = mirror();
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 29);
+  const Communicators alone(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
+  std::mt19937_64 rng(37);
+  std::vector<TokenBatch> batches;
+  for (int s = 0; s < 6; ++s)
+    batches.push_back(s == 3 ? TokenBatch(config.ngram_size)
+                             : to_batch(config, random_requests(rng, config, 1 + 2 * s, 40)));
+  EngineOptions options;
+  options.max_tokens = 512;
+  options.tier = tier;
+  options.output_slots = static_cast<int>(batches.size());
+  PleEngine engine(alone, config, *checkpoint, options);
+  EngineOptions reference;
+  reference.max_tokens = 512;
+  PleEngine host(alone, config, *checkpoint, reference);
+  std::vector<StepOutput> outs;
+  for (std::size_t s = 0; s < batches.size(); ++s) {
+    NextStep next;
+    if (s + 1 < batches.size()) next.batch = &batches[s + 1];
+    outs.push_back(engine.forward(batches[s], {}, next));
+  }
+  engine.wait();
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, static_cast<std::int64_t>(batches.size()) - 1);
+  for (std::size_t s = 0; s < batches.size(); ++s) {
+    std::vector<std::vector<std::uint8_t>> got;
+    for (const EmbeddingView& view : outs[s].layers) got.push_back(to_host(engine.space(), view));
+    EXPECT_EQ(got, forward(host, batches[s])) << "step " << s;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "core/fault_plan.hpp"
 #include "exec/step_kernels.hpp"
 
 namespace pleshard::detail {
@@ -44,17 +45,12 @@ std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std
   return fetched;
 }
 
-void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
-                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
-                      const kernels::PinnedBlock& pinned) {
-  decode_rows(c, fetch_rows(c, queries, marks), out, layer_bytes, marks, hash, pinned);
-}
-
 void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
                  std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
                  const kernels::PinnedBlock& pinned) {
   std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
   for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
+  if (const std::uint64_t delay = fault_plan().decode_delay_us; delay != 0) c.space.inject_delay(1e-6 * delay);
   if (hash != nullptr) {
     hash_and_decode_step(c.space, *hash, tasks, c.dtype, pinned);
   } else {

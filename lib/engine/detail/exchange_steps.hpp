@@ -31,18 +31,13 @@ namespace pleshard::detail {
 // layer, the fetch phase marked as fetch_rows marks it.
 [[nodiscard]] std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most,
                                                                  StepMarks& marks);
-// Decodes the rows a fetch handed out (RowStore::wait), layer d's into out + d * layer_bytes,
-// and marks the decode phase.
+// Decodes the rows a fetch handed out (RowStore::wait), layer d's into out + d * layer_bytes
+// (entries in query order, head_dim values each), and marks the decode phase. `hash`: the
+// step's hashing left to the decode (the queries are the plan's ids, not written yet, and
+// the store reads them in place), its block in `pinned` where it is still there.
 void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
                  std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr,
                  const kernels::PinnedBlock& pinned = {});
-// Fetches the rows of every layer's query and decodes them, layer d's into
-// out + d * layer_bytes (entries in query order, head_dim values each). `hash`: the step's
-// hashing left to the decode (the queries are the plan's ids, not written yet, and the
-// store reads them in place), its block in `pinned` where it is still there.
-void fetch_and_decode(const ExchangeContext& c, std::span<const RowQuery> queries, std::uint8_t* out,
-                      std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr,
-                      const kernels::PinnedBlock& pinned = {});
 // The element a combine of owned bits moves for the output dtype.
 [[nodiscard]] Element owned_element(OutDtype dtype);
 // Bytes a rank sends to the others in collectives of `ranks` ranks over `bytes` (nccl-tests'

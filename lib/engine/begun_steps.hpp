@@ -25,7 +25,8 @@ class BegunSteps {
   }
   // The oldest step begun; SystemError where none is.
   [[nodiscard]] Step pop() {
-    if (finished_ == begun_) throw SystemError(std::string(exchange_) + " exchange: a step finished that was not begun");
+    if (finished_ == begun_)
+      throw SystemError(std::string(exchange_) + " exchange: a step finished that was not begun");
     return steps_[finished_++ % steps_.size()];
   }
   // Forgets the steps begun (Exchange::abandon).

@@ -56,9 +56,9 @@ SlotLookup::Fetch SlotLookup::begin(StepMarks& marks, ExchangeTraffic& step, boo
   // host saves nothing so: it hashes in a phase of its own, as every tier's report says.
   Fetch fetch;
   fetch.by_parts = by_parts;
-  fetch.ids = plan.ids_per_layer();
   fetch.layer_bytes = layer_bytes();
   fetch.hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
+  fetch.ids = plan.ids_per_layer();  // as hashing() leaves it
   fetch.decode_hashes = ctx_.space.on_device() && ctx_.store.reads_in_place(fetch.ids) && !by_parts;
   if (!fetch.decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash, !fetch.decode_hashes);

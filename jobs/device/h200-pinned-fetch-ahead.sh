@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# After h200-build.sh (same build directory): the pinned tier's fetch ahead on one GPU (one
+# rank: each step's host gather and copy run beside the decode of the step before).
+# - tests: the fetch ahead's tests and the GPU tests of the tiers, stalls, layouts (1 and 2
+#   ranks), graphs, started steps, step kernels and the toy tier (tests.txt);
+# - ab: the job of DeepSeek-V4.1-Flash's shape (h200-engram-bench.sh's: 2 tables of 16.8M
+#   rows x 256 values, FP8 + E8M0, synthetic, on the folded corpus A) on the pinned tier,
+#   --host-reads auto and gather ($HOST_READS), this build fetching ahead, this build with
+#   --no-fetch-ahead and a baseline build (BASELINE_APP, where given), taking turns, three
+#   rounds ($AB_ROUNDS); one line per run (ab.txt).
+#   [CORPUS=...] [PARTS="tests ab"] [BASELINE_APP=...] jobs/device/h200-pinned-fetch-ahead.sh
+# Results go to $OUT (default ./out).
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+parts=${PARTS:-tests ab}
+part() { [[ " $parts " == *" $1 "* ]]; }
+rc=0
+
+if part tests; then
+  ctest --test-dir "$build" --output-on-failure \
+    -R "fetch_ahead|gpu_tiers|run_tiers|stall|layouts_np1|layouts_np2|cuda_graph|started_steps|step_kernels|toy_tier|fault_plan" \
+    >"$out/tests.txt" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|\*\*\*Failed|Passed|SKIPPED" "$out/tests.txt"
+fi
+
+if part ab; then
+  # The models and the folded corpus, as h200-engram-bench.sh makes them.
+  PARTS=none "$(dirname "$0")/h200-engram-bench.sh" >/dev/null || exit 1
+  models=/tmp/pleshard-engram
+  folded=$models/corpus-folded.jsonl
+  for round in $(seq "${AB_ROUNDS:-3}"); do
+    for reads in ${HOST_READS:-auto gather}; do
+      for which in ahead whole baseline; do
+        a=$app
+        more=()
+        case $which in
+          whole) more=(--no-fetch-ahead) ;;
+          baseline) [ -x "${BASELINE_APP:-}" ] || continue; a=$BASELINE_APP ;;
+        esac
+        "$a" run --config "$models/shape/config.json" --checkpoint synthetic --storage pinned --host-reads "$reads" \
+          --requests "$folded" --summary-only --quiet --json "${more[@]}" >"$out/run.json" 2>"$out/last.log" ||
+          { rc=1; tail -3 "$out/last.log"; continue; }
+        python3 -c 'import json,sys; r=json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+print(sys.argv[2], *[f"{k}={r.get(k, 0):.4g}" for k in ["wall_s","tokens_per_s","steps","steps_fetched_ahead",
+  "phase_fetch_s","phase_decode_s"]])' "$out/run.json" "round $round --host-reads $reads $which" | tee -a "$out/ab.txt"
+      done
+    done
+  done
+fi
+exit $rc

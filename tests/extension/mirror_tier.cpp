@@ -48,8 +48,7 @@ class MirrorStore final : public RowStore {
   void submit(std::span<const RowQuery> queries) override {
     check_queries(queries);
     turn_ ^= 1;  // the other set holds the last submit's rows until the next submit
-    for (std::size_t d = 0; d < views_.size(); ++d)
-      tasks_[turn_][d] = stage(views_[d], queries[d], staged_[turn_][d]);
+    for (std::size_t d = 0; d < views_.size(); ++d) tasks_[turn_][d] = stage(views_[d], queries[d], staged_[turn_][d]);
   }
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override { return tasks_[turn_]; }
 

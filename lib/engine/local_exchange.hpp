@@ -15,7 +15,7 @@ namespace pleshard {
 // each rank looks up the rows of its own tokens (its sequence slice under sequence
 // parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
 // halves (Exchange::begins_ahead), so the disk tier (or the pinned tier, read in place by a
-// group) fetches the next step's rows while this one's are decoded. Where the rows are a group's one copy
+// group of one rank) fetches the next step's rows while this one's are decoded. Where the rows are a group's one copy
 // (ExchangeContext::group_copy), the step's hash counts the lookups outside my part (engine/peer_row_tally.hpp).
 class LocalExchange final : public Exchange {
  public:
@@ -24,7 +24,12 @@ class LocalExchange final : public Exchange {
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
-  [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
+  // Where every rank of the group begins ahead alike: the store's answer does not hang on a
+  // step's size (whole tables: the disk tier), or the group is this rank. Else one rank
+  // would begin a step whose size its peers agree on later (StepRunner::slot_tokens).
+  [[nodiscard]] bool begins_ahead() const override {
+    return ctx_.store.fetches_ahead() && (ctx_.group_copy.empty() || ctx_.comms.etp == nullptr);
+  }
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;

@@ -138,19 +138,26 @@ void GpuStore::gather_on_host() {
   PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(side_, planned_, 0));
   PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(copies_, planned_, 0));
   joining_ = copying_ = true;
-  // The GPU's shares first, every table's on the side stream, so that the GPU reads them
-  // while the host gathers its own.
   std::vector<std::int64_t> host_rows(on_host.size());
-  for (std::size_t i = 0; i < on_host.size(); ++i) {
-    const GpuTable& table = *tables_[on_host[i]];
-    host_rows[i] = table.gather_gpu_share(side_);
-    counts_.rows_by_host += host_rows[i];
-    counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
+  try {
+    // The GPU's shares first, every table's on the side stream, so that the GPU reads them
+    // while the host gathers its own.
+    for (std::size_t i = 0; i < on_host.size(); ++i) {
+      const GpuTable& table = *tables_[on_host[i]];
+      host_rows[i] = table.gather_gpu_share(side_);
+      counts_.rows_by_host += host_rows[i];
+      counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
+    }
+    PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+    for (std::size_t i = 0; i < on_host.size(); ++i)
+      tasks()[on_host[i]] = tables_[on_host[i]]->gather_on_host(copies_, host_rows[i]);
+    PLESHARD_CUDA_CHECK(cudaEventRecord(copied_, copies_));
+  } catch (...) {
+    // What was enqueued is joined by the next submit, as if it had ended.
+    cudaEventRecord(gathered_, side_);
+    cudaEventRecord(copied_, copies_);
+    throw;
   }
-  PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
-  for (std::size_t i = 0; i < on_host.size(); ++i)
-    tasks()[on_host[i]] = tables_[on_host[i]]->gather_on_host(copies_, host_rows[i]);
-  PLESHARD_CUDA_CHECK(cudaEventRecord(copied_, copies_));
   // Which share was done first sets the next step's split.
   const cudaError_t gpu = cudaEventQuery(gathered_);
   if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);

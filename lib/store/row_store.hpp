@@ -54,9 +54,10 @@ class RowStore {
   }
 
   // Whether the next step's fetch may start before this step's rows are decoded: the store
-  // has read the queries' ids when submit() returns, and the rows a wait() handed out stay
-  // valid until the submit after next, so that submit, wait, submit (the next step's), then
-  // the decode of the first is a valid order. The engine then begins a step's fetch while
+  // has read the queries' ids when wait() returns (or reads them, in the space's stream
+  // order, before anything enqueued after it: the next step's hash), and the rows a wait()
+  // handed out stay valid until the submit after next, so that submit, wait, submit (the
+  // next step's), then the decode of the first is a valid order. The engine then begins a step's fetch while
   // the step before is decoded (StepRunner: the disk tier reads the next step's rows while
   // the GPU or the host's cores decode this one's).
   [[nodiscard]] virtual bool fetches_ahead() const { return false; }
@@ -100,7 +101,7 @@ class RowStore {
   }
 
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
-  // wait() returns (fetches_ahead: until submit() returns).
+  // wait() returns (and, on a GPU, until the work enqueued before it is done).
   virtual void submit(std::span<const RowQuery> queries) = 0;
   // Per layer: where the decode finds the rows of the last submit — a task with rows, keys
   // and count set, out left to the caller — ready for the space's next work and valid until

@@ -166,12 +166,10 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   export PLESHARD_FAULT_DECODE_DELAY_US=2000
   check pinned_gather_slow_1 1 1 pinned "$nccl" --host-reads gather
   check pinned_both_slow_1 1 1 pinned "$nccl" --host-reads both
-  # Ranks reading one copy of the pinned rows in place (peer reads), each rank's steps
-  # fetched ahead on their own.
+  # Ranks reading one copy of the pinned rows in place (peer reads) and gathering their
+  # rows on the host, each its own staging.
   check pinned_peer_gather_slow_3 3 3 pinned none --exchange peer-read --host-reads gather
   unset PLESHARD_FAULT_DECODE_DELAY_US
-  [ "$(field "$work/pinned_peer_gather_slow_3.log" steps_fetched_ahead)" -gt 0 ] \
-    || { echo "FAIL: peer reads: no step fetched ahead"; cat "$work/pinned_peer_gather_slow_3.log"; exit 1; }
   python3 -c 'import sys; s = float(sys.argv[1]); sys.exit(not 0 < s < 1)' \
     "$(field "$work/pinned_both_3.log" host_gather_share)" \
     || { echo "FAIL: both: the rows were not shared"; cat "$work/pinned_both_3.log"; exit 1; }

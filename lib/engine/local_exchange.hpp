@@ -15,8 +15,9 @@ namespace pleshard {
 // each rank looks up the rows of its own tokens (its sequence slice under sequence
 // parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
 // halves (Exchange::begins_ahead), so the disk tier (or the pinned tier, read in place by a
-// group of one rank) fetches the next step's rows while this one's are decoded. Where the rows are a group's one copy
-// (ExchangeContext::group_copy), the step's hash counts the lookups outside my part (engine/peer_row_tally.hpp).
+// group of one rank) fetches the next step's rows while this one's are decoded. Where the
+// rows are a group's one copy (ExchangeContext::group_copy), the step's hash counts the
+// lookups outside my part (engine/peer_row_tally.hpp).
 class LocalExchange final : public Exchange {
  public:
   // `name`: the strategy's (peer-read), or "local" where the tier's tables are whole.

@@ -18,7 +18,7 @@ __global__ void stall_kernel(const int* flag, double seconds) {
   const unsigned long long start = global_ns();
   while ((flag == nullptr || *static_cast<const volatile int*>(flag) == 0) &&
          static_cast<double>(global_ns() - start) < seconds * 1e9)
-    __nanosleep(10000);
+    __nanosleep(100000);
 }
 
 }  // namespace

@@ -274,8 +274,8 @@ kernels::TableView GpuTable::view() const {
           scaled ? pitch_ : 0};
 }
 
-kernels::DistinctRows& GpuTable::distinct() const {
-  auto& rows = distinct_[turn_];
+kernels::DistinctRows& GpuTable::distinct(int turn) const {
+  auto& rows = distinct_[turn];
   if (!rows) rows = std::make_unique<kernels::DistinctRows>(reads_.uva_blocks_per_sm);
   return *rows;
 }
@@ -289,16 +289,13 @@ bool GpuTable::gathers_on_host(std::int64_t num_ids, bool capturing) const {
 }
 
 void GpuTable::reserve(std::int64_t max_ids, int turns) const {
-  const int turn = turn_;
   for (int t = 0; t < turns; ++t) {
-    turn_ = t;
     if (gathers_on_host(max_ids, false)) {
-      distinct().reserve_host(view(), max_ids);
+      distinct(t).reserve_host(view(), max_ids);
     } else if (gathers_distinct(max_ids)) {
-      distinct().reserve(view(), max_ids);
+      distinct(t).reserve(view(), max_ids);
     }
   }
-  turn_ = turn;
 }
 
 std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids, int turns) const {

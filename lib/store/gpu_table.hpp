@@ -96,7 +96,9 @@ class GpuTable {
   void lookup(const std::int64_t* ids, std::int64_t num_ids, OutDtype dtype, void* out, cudaStream_t stream) const;
 
  private:
-  [[nodiscard]] kernels::DistinctRows& distinct() const;  // the turn's, made on first use
+  // A turn's scratch (the current one's: use_turn), made on first use.
+  [[nodiscard]] kernels::DistinctRows& distinct(int turn) const;
+  [[nodiscard]] kernels::DistinctRows& distinct() const { return distinct(turn_); }
   // Rows `fill` of the range: all of it, or this rank's part of rows a group shares.
   void make_synthetic(int ple_index, std::uint64_t seed, RowRange fill);
   void load(const TableSource& source, RowRange fill);

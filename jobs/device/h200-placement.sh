@@ -11,7 +11,8 @@
 #   into its vocabulary: `run --placement auto` with a cache profile of the folded first half,
 #   on the folded second half (one table on the device, the other pinned, the rest of HBM a
 #   cache in front of it), beside the same placement without the cache (the pinned table
-#   alone); --host-reads auto against uva (V41_HOST_READS); bench step of that automatic
+#   alone); --host-reads auto against uva (V41_HOST_READS), each step begun ahead of the
+#   decode before it, and whole (V41_STEPS="ahead whole": --no-fetch-ahead too); bench step of that automatic
 #   placement at B = 1, 64, 1024 (V41_JOBS_ONLY=1: only the runs with the cache);
 # - tiers: run's output from every tier and from tables split over two (run_tiers), and the
 #   placement refusals, against the host tier's;
@@ -19,7 +20,7 @@
 #   the quick-start model with and without --no-shared-tables, then Qwen's real FP8 table
 #   (51.2 GB, made in place) on the corpus's second half — four copies (205 GB) would not fit
 #   the machine; the node's memory as the ranks' summed PSS at its peak (jobs/peak_pss.py).
-#   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] [V41_HOST_READS="auto uva"] [V41_JOBS_ONLY=1] jobs/device/h200-placement.sh
+#   [CORPUS=...] [PARTS="tests qwen v41 tiers shared"] [V41_HOST_READS="auto uva"] [V41_STEPS="ahead whole"] [V41_JOBS_ONLY=1] jobs/device/h200-placement.sh
 # Results go to $OUT (default ./out): placement.txt, placement.jsonl (and shared.log: the shared runs' output).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -37,7 +38,8 @@ plan() {
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1]) if '"schema_version"' in l][-1]
 print(f"  placement {r['placement']} (auto {r['placement_auto']}), cache {r['cache_auto_bytes'] / 1e9:.2f} GB, "
-      f"{r['tokens_per_s']:.4g} tokens/s, load {r['table_load_s']:.1f} s, peak resident "
+      f"{r['tokens_per_s']:.4g} tokens/s ({r.get('steps_fetched_ahead')} of {r.get('steps')} steps fetched ahead), "
+      f"load {r['table_load_s']:.1f} s, peak resident "
       f"{r['table_load_peak_resident_bytes'] / 1e9:.1f} GB")
 print(f"  host reads {r.get('host_reads')}: {r.get('host_reads_gathered')} lookups gathered, "
       f"{r.get('host_reads_uva')} through UVA, host share {r.get('host_gather_share')}; "
@@ -91,8 +93,13 @@ if part v41; then
   # The pinned table's rows as --host-reads chooses them (auto), then read by the GPU alone
   # (uva, as before the host gathers) in the same run.
   for reads in ${V41_HOST_READS:-auto uva}; do
-    log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5" --host-reads "$reads"
-    plan
+    for steps in ${V41_STEPS:-ahead}; do
+      more=()
+      [ "$steps" = whole ] && more=(--no-fetch-ahead)
+      log placement "$app" "${job[@]}" --placement auto --cache-profile "$data/first.profile.h5" --host-reads "$reads" \
+        "${more[@]}"
+      plan
+    done
   done
   if [ -z "${V41_JOBS_ONLY:-}" ]; then
     log placement "$app" "${job[@]}" --placement 0=device,1=pinned

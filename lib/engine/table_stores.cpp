@@ -53,8 +53,8 @@ TableStores make_table_stores(const TableStoreRequest& r) {
       if (placement.tier(static_cast<int>(d)) == tier) holder[d] = static_cast<int>(parts.size());
     parts.push_back(std::move(part));
   }
-  out.store =
-      parts.size() == 1 ? std::move(parts.front()) : std::make_unique<PlacedStore>(std::move(parts), std::move(holder));
+  out.store = parts.size() == 1 ? std::move(parts.front())
+                                : std::make_unique<PlacedStore>(std::move(parts), std::move(holder), r.space);
   return out;
 }
 

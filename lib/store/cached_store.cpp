@@ -90,6 +90,16 @@ kernels::CacheView CachedStore::view(std::size_t d) const {
           l.step_entries};
 }
 
+void CachedStore::set_fetching_ahead(bool on) {
+  backing_->set_fetching_ahead(on);
+  ahead_ = on && fetches_ahead();
+}
+
+std::uint64_t CachedStore::step_buffer_bytes(std::int64_t max_ids) const {
+  const std::uint64_t keys = ahead_ ? layers_.size() * static_cast<std::uint64_t>(max_ids) * sizeof(std::int64_t) : 0;
+  return backing_->step_buffer_bytes(max_ids) + keys;
+}
+
 void CachedStore::reserve(std::int64_t max_ids) {
   backing_->reserve(max_ids);
   if (max_ids <= max_ids_) return;
@@ -111,7 +121,7 @@ void CachedStore::reserve(std::int64_t max_ids) {
     l.step_keys.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::uint64_t));
     l.step_owners.reserve(static_cast<std::size_t>(l.step_entries) * sizeof(std::int64_t));
     l.slots.reserve((l.plan.hot.size() + ways + ids) * pitch_of(layouts_[d]));
-    l.keys.reserve(ids * sizeof(std::int64_t));
+    for (int turn = 0; turn < (ahead_ ? 2 : 1); ++turn) l.keys[turn].reserve(ids * sizeof(std::int64_t));
     l.misses.reserve(ids * sizeof(std::int64_t));
   }
   fill_static(max_ids);
@@ -141,14 +151,20 @@ void CachedStore::fill_static(std::int64_t max_ids) {
 void CachedStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
   if (max_ids_ == 0) throw SystemError("CachedStore: submit before reserve");
+  // The step before's keys stay in the other set until its decode (fetching ahead).
+  if (ahead_) turn_ ^= 1;
   for (std::size_t d = 0; d < layers_.size(); ++d) {
     const RowQuery& q = queries[d];
     if (q.count > max_ids_)
       throw SystemError("CachedStore: " + std::to_string(q.count) + " ids; reserved for " + std::to_string(max_ids_));
     Layer& l = layers_[d];
-    tasks_[d] = {
-        view(d), q.ids, q.count, l.keys.as<std::int64_t>(), l.misses.as<std::int64_t>(), l.counters.as<std::int64_t>(),
-        {}};
+    tasks_[d] = {view(d),
+                 q.ids,
+                 q.count,
+                 l.keys[turn_].as<std::int64_t>(),
+                 l.misses.as<std::int64_t>(),
+                 l.counters.as<std::int64_t>(),
+                 {}};
     // The step's table of misses sized for its lookups (within the one reserved): clearing
     // it each step then costs what the step does, not the largest step's.
     tasks_[d].cache.step_entries = kernels::open_entries(q.count);

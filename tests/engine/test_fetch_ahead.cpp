@@ -7,9 +7,11 @@
 // caller's time between forward() calls is in no step. A batch or token counts other than
 // the ones named are refused. A read that fails in a fetch begun ahead is reported by the
 // step it belongs to, not by the step it was begun in, and the engine's next steps begin
-// afresh. A store that does not fetch ahead (the host tier) runs the steps whole. On a GPU
-// machine the disk tier's steps run on the GPU, else on the host; there the pinned tier's
-// steps, fetched ahead under a slow decode, match one process too.
+// afresh. Tables behind a row cache, and tables placed on several tiers beside one that
+// fetches ahead, are fetched ahead too. A store that does not fetch ahead (the host tier)
+// runs the steps whole. On a GPU machine the disk tier's steps run on the GPU, else on the
+// host; there the pinned tier's steps, alone, cached or beside device tables, fetched ahead
+// under a slow decode, match one process too.
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -187,12 +189,55 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
     EXPECT_EQ(to_host(engine.space(), after.layers[d]), expected_after[d].data) << "layer " << d;
 }
 
+// Forwards `steps` fetching ahead on an engine of `options`: every step's embeddings are
+// one process's, and `ahead` of them were fetched ahead.
+void expect_steps_match(const Communicators& comms, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                        const EngineOptions& options, const Steps& steps, std::int64_t ahead) {
+  PleEngine engine(comms, config, checkpoint, options);
+  const StepsRun got = run_steps(engine, steps, true);
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, ahead);
+  for (std::size_t s = 0; s < steps.batches.size(); ++s) {
+    const auto expected = embed_batch(config, checkpoint, steps.batches[s], OutDtype::bf16);
+    ASSERT_EQ(got.layers[s].size(), expected.size());
+    for (std::size_t d = 0; d < expected.size(); ++d)
+      EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s << " layer " << d;
+  }
+}
+
+// Tables behind a row cache, and tables placed on several tiers, fetch ahead where the slow
+// tier does: the cache keeps each step's keys until its decode and evicts a way only for a
+// fill that runs after it (a cache of few slots, so that every step evicts), and a tier read
+// in place beside one that fetches ahead reads copies of the step's ids. On a GPU machine
+// the steps run on the GPU.
+TEST(FetchAhead, CachedAndPlacedTablesFetchAhead) {
+  const ScratchDir dir;
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  write_checkpoint(dir / "ckpt", config, synthetic_tables(config, RowFormat::fp8, 3), {});
+  const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
+  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
+  const Steps steps = random_steps(config, 7);
+  const auto begun = static_cast<std::int64_t>(steps.batches.size()) - 1;
+  using enum StorageTier;
+  const std::vector<StorageTier> host_and_disk = {host, disk};
+  for (const auto& [placement, cache_rows] :
+       {std::pair{std::vector<StorageTier>{}, std::int64_t{64}}, std::pair{host_and_disk, std::int64_t{0}},
+        std::pair{host_and_disk, std::int64_t{64}}}) {
+    SCOPED_TRACE(::testing::Message() << placement.size() << " tables placed, a cache of " << cache_rows << " rows");
+    EngineOptions options = options_for(disk, steps);
+    options.placement = placement;
+    options.cache.rows = cache_rows;
+    expect_steps_match(comms, config, *checkpoint, options, steps, begun);
+  }
+}
+
 TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
   if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
   // Every decode held back 2 ms on the GPU, so that the next step's host gather and copy run
   // while this step's rows wait in their block: a block or key overwritten before its decode
   // shows in the bytes. Rows the host gathers (alone, or beside the GPU) are fetched ahead;
-  // small lookups read through UVA in place, keyed by the ids the next hash rewrites, are not.
+  // small lookups read through UVA in place, keyed by the ids the next hash rewrites, are
+  // not. So too behind a row cache of few slots, and beside device tables (read in place
+  // from copies of the ids): pinned rows read through UVA fetch nothing ahead there either.
   const ModelConfig config = small_config("float8_e4m3fn", 3);
   const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
   const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
@@ -201,20 +246,25 @@ TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
   faults.decode_delay_us = 2000;
   const FaultScope scope(faults);
   const auto begun = static_cast<std::int64_t>(steps.batches.size()) - 1;
-  for (const auto& [reads, ahead] : {std::pair{HostReads::gather, begun}, std::pair{HostReads::both, begun},
-                                     std::pair{HostReads::uva, std::int64_t{0}}}) {
-    SCOPED_TRACE(to_string(reads));
-    EngineOptions options = options_for(StorageTier::pinned, steps);
-    options.host_reads = reads;
-    PleEngine engine(comms, config, *checkpoint, options);
-    const StepsRun got = run_steps(engine, steps, true);
-    EXPECT_EQ(engine.stats().steps_fetched_ahead, ahead);
-    for (std::size_t s = 0; s < steps.batches.size(); ++s) {
-      const auto expected = embed_batch(config, *checkpoint, steps.batches[s], OutDtype::bf16);
-      ASSERT_EQ(got.layers[s].size(), expected.size());
-      for (std::size_t d = 0; d < expected.size(); ++d)
-        EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s << " layer " << d;
-    }
+  using enum StorageTier;
+  const std::vector<StorageTier> placed = {device, pinned};
+  struct Case {
+    std::vector<StorageTier> placement;
+    std::int64_t cache_rows;
+    HostReads reads;
+    std::int64_t ahead;
+  };
+  for (const Case& c :
+       {Case{{}, 0, HostReads::gather, begun}, Case{{}, 0, HostReads::both, begun}, Case{{}, 0, HostReads::uva, 0},
+        Case{{}, 64, HostReads::gather, begun}, Case{placed, 0, HostReads::gather, begun},
+        Case{placed, 64, HostReads::both, begun}, Case{placed, 0, HostReads::uva, 0}}) {
+    SCOPED_TRACE(::testing::Message() << c.placement.size() << " tables placed, a cache of " << c.cache_rows
+                                      << " rows, " << to_string(c.reads));
+    EngineOptions options = options_for(pinned, steps);
+    options.placement = c.placement;
+    options.cache.rows = c.cache_rows;
+    options.host_reads = c.reads;
+    expect_steps_match(comms, config, *checkpoint, options, steps, c.ahead);
   }
 }
 

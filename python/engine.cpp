@@ -118,6 +118,7 @@ PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
     require_same_model(comm_, config_, *checkpoint_);
     EngineOptions options = engine_options(setup.job);
     options.output_slots = args.output_slots;
+    options.fetch_ahead = false;  // the module names no next step (NextStep)
     args_.job = setup.job;
     // The engine refuses on every rank alike (its checks and memory fits are agreed inside).
     engine_ = std::make_unique<PleEngine>(*comms_, config_, *checkpoint_, options);

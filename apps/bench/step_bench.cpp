@@ -166,6 +166,7 @@ StepBenchRun run_step_bench(MPI_Comm comm, const StepBenchOptions& o) {
         engine_options.auto_placement = tier_case.automatic;
         engine_options.max_tokens = most;
         engine_options.exchange = exchange;
+        engine_options.fetch_ahead = false;  // no step names its next: each runs whole
         if (cached) engine_options.cache = o.cache;
         if (tier_case.automatic) {  // its own cache, with the profile's hottest rows
           engine_options.cache.profile = o.cache.profile;

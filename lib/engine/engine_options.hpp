@@ -72,6 +72,12 @@ struct EngineOptions {
   // max_tokens), each step on the smallest that fits. Needs the device or pinned tier, NCCL
   // wherever a group has several ranks, and no sequence parallelism across ranks.
   bool cuda_graphs = false;
+  // Begin a step inside the one before where the caller names it (NextStep) and the store
+  // fetches ahead, in an engine made without cuda_graphs (its eager steps, should it turn
+  // them on and off again, run whole); false: every step whole, and the stores keep one set
+  // of their step scratch, not two (for a caller that never names a next step: bench step,
+  // the Python module).
+  bool fetch_ahead = true;
   // How the ETP group's rows reach the ranks that need them (choose_exchange).
   ExchangeStrategy exchange = ExchangeStrategy::automatic;
   // A step that makes no progress for this long (a stalled GPU, a stalled or failed peer)

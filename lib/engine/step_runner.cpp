@@ -82,7 +82,8 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   // the cache with its size: both checked against the space's memory before they are
   // allocated.
   const MemoryKind space_memory = space.on_device() ? MemoryKind::gpu : MemoryKind::host;
-  session.store().set_fetching_ahead(exchange_->begins_ahead());
+  begins_ahead_ = options_.fetch_ahead && !options_.cuda_graphs && exchange_->begins_ahead();
+  session.store().set_fetching_ahead(begins_ahead_);
   require_space_memory(
       session.world(),
       {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},
@@ -190,7 +191,9 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
     out.layers = graphs_->launch(bucket, out.slot, tokens);
     stats_.graph_replays = graphs_->replays();
     stats_.graphs_captured = graphs_->captured();
-  } else if (!exchange_->begins_ahead()) {
+  } else if (!begins_ahead_ || (!begun && next.batch == nullptr)) {
+    // Whole, also where nothing is begun ahead of or inside this step (a started step: its
+    // store's parts are then fetched and decoded one by one, each part's tables signalled).
     marks.begin(true);
     inject_stall(next_step_);
     plan_->pack(batch, slot, next_step_);

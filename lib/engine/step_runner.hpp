@@ -77,6 +77,10 @@ class StepRunner {
   EngineSession& session_;
   const EngineOptions& options_;  // the session's
   bool cuda_graphs_ = false;
+  // Eager steps run in the exchange's two halves, a next step named begun between them:
+  // where the options ask for it, the engine starts without CUDA graphs, and the exchange
+  // and store can (Exchange::begins_ahead).
+  bool begins_ahead_ = false;
   std::int64_t slot_multiple_ = 1;  // slots padded to a multiple of this (reduce-scatter over TP)
   // The workspace is shared with output_memory()'s holders, who may outlive the runner.
   std::shared_ptr<Workspace> workspace_;

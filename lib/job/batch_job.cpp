@@ -85,6 +85,7 @@ EngineOptions engine_options(const BatchJobOptions& options) {
   engine.share_tables = options.share_tables;
   engine.max_tokens = options.schedule.step_tokens;
   engine.cuda_graphs = options.cuda_graph;
+  engine.fetch_ahead = options.fetch_ahead;
   engine.exchange = options.exchange;
   engine.collective_timeout_s = options.collective_timeout_s;
   engine.owner_gpu_plan_from = options.owner_gpu_plan_from;

@@ -8,8 +8,8 @@
 // the ones named are refused. A read that fails in a fetch begun ahead is reported by the
 // step it belongs to, not by the step it was begun in, and the engine's next steps begin
 // afresh. Tables behind a row cache, and tables placed on several tiers beside one that
-// fetches ahead, are fetched ahead too. A store that does not fetch ahead (the host tier)
-// runs the steps whole. On a GPU machine the disk tier's steps run on the GPU, else on the
+// fetches ahead, are fetched ahead too. A store that does not fetch ahead (the host tier),
+// or an engine told not to, runs the steps whole. On a GPU machine the disk tier's steps run on the GPU, else on the
 // host; there the pinned tier's steps, alone, cached or beside device tables, fetched ahead
 // under a slow decode, match one process too.
 
@@ -268,17 +268,21 @@ TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
   }
 }
 
+// A store that does not fetch ahead (the host tier), and an engine told not to
+// (EngineOptions::fetch_ahead) over one that does, run the steps whole, named or not.
 TEST(FetchAhead, StoresThatDoNotFetchAheadRunStepsWhole) {
+  const ScratchDir dir;
   const ModelConfig config = small_config(nullptr, 3);
-  const auto checkpoint = synthetic_checkpoint(config, RowFormat::bf16, 3);
+  write_checkpoint(dir / "ckpt", config, synthetic_tables(config, RowFormat::bf16, 3), {});
+  const auto checkpoint = open_ple_checkpoint(dir / "ckpt", config);
   const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
   const Steps steps = random_steps(config, 4);
-  PleEngine engine(comms, config, *checkpoint, options_for(StorageTier::host, steps));
-  const StepsRun got = run_steps(engine, steps, true);
-  EXPECT_EQ(engine.stats().steps_fetched_ahead, 0);
-  for (std::size_t s = 0; s < steps.batches.size(); ++s) {
-    const auto expected = embed_batch(config, *checkpoint, steps.batches[s], OutDtype::bf16);
-    for (std::size_t d = 0; d < expected.size(); ++d) EXPECT_EQ(got.layers[s][d], expected[d].data) << "step " << s;
+  EngineOptions host = options_for(StorageTier::host, steps);
+  EngineOptions disk = options_for(StorageTier::disk, steps);
+  disk.fetch_ahead = false;
+  for (const EngineOptions& options : {host, disk}) {
+    SCOPED_TRACE(to_string(options.tier));
+    expect_steps_match(comms, config, *checkpoint, options, steps, 0);
   }
 }
 

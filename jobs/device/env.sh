@@ -23,3 +23,5 @@ log() {
   grep -v '^{' "$out/last.log" | tee -a "$out/$p.txt"
   grep '^{' "$out/last.log" >>"$out/$p.jsonl"
 }
+# part NAME: whether the job's $parts (its PARTS, or its default list) names NAME.
+part() { [[ " ${parts:-} " == *" $1 "* ]]; }

@@ -20,7 +20,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests run step disk}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 fp8=/tmp/pleshard-qwen-fp8.json
 qwen_as float8_e4m3fn "$fp8"

@@ -9,7 +9,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-small}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 half=$(( $(wc -l <"$corpus") / 2 ))
 tail -n +"$(( half + 1 ))" "$corpus" >/tmp/corpus-second.jsonl

@@ -27,7 +27,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests step lookup real host-reads}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 
 # The models: the released config rescaled or cut to one table, each with a token map beside it.

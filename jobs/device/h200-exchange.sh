@@ -12,7 +12,6 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 ranks=${RANKS:-4}
 parts=${PARTS:-tests step exchange}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mpi=(mpiexec --oversubscribe -n "$ranks")
 fp8=/tmp/pleshard-qwen-fp8.json

@@ -23,7 +23,6 @@ mpi=(mpiexec --oversubscribe -n)
 rc=0
 
 parts=${PARTS:-exchange strategies network peer torch scaling}
-part() { [[ " $parts " == *" $1 "* ]]; }
 
 # Collectives at the exchange's message sizes, and PyTorch's over the same NCCL.
 for n in $ranks; do

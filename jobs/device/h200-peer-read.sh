@@ -16,7 +16,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests steps}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 if part tests; then
   ctest --test-dir "$build" --output-on-failure -R "test_layouts_np(2|3|4)$|app_run_tiers|app_run_peer|test_descriptor_passing|test_step_kernels|test_cuda_graph" \

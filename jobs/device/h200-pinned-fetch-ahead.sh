@@ -13,7 +13,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests ab}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 
 if part tests; then

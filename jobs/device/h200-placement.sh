@@ -25,7 +25,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-tests qwen v41 tiers}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 rm -f "$out/placement.txt" "$out/placement.jsonl" "$out/shared.log"
 [ -f "$corpus" ] || { echo "FAILED: no corpus at $corpus (jobs/make_corpus.sh, or set CORPUS)"; exit 1; }

@@ -36,7 +36,6 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 data=${DATA:-/tmp/pleshard-real}
 parts=${PARTS:-tests inplace nvfp4 make fp8 pinned nvfp4-pinned hdf5 beside bf16}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 mkdir -p "$data"
 qwen=jobs/models/qwen3.8-flash-next/config.json

@@ -14,7 +14,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-step run write lookup}
-part() { [[ " $parts " == *" $1 "* ]]; }
 rc=0
 
 if part step; then

@@ -19,7 +19,6 @@
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 parts=${PARTS:-plans nodes}
-part() { [[ " $parts " == *" $1 "* ]]; }
 read -r -a tokens <<<"${TOKENS:-64 1024 8192}"
 rc=0
 

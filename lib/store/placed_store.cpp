@@ -42,8 +42,12 @@ bool PlacedStore::fetches_ahead() const {
 }
 
 bool PlacedStore::copies_ids(std::size_t p, std::int64_t count) const {
-  // Not in a CUDA graph: its steps never begin ahead.
-  return ahead_ && !space_.capturing() && !parts_[p]->fetches_ahead_at(count) && parts_[p]->reads_in_place(count);
+  // Only where the step may begin ahead: not in a CUDA graph, and some other part fetches
+  // ahead at its size. (Where every part reads in place the decode may hash its own keys
+  // from the plan, whose ids are then never written, and must be handed the plan's.)
+  if (!ahead_ || space_.capturing() || parts_[p]->fetches_ahead_at(count) || !parts_[p]->reads_in_place(count))
+    return false;
+  return std::any_of(parts_.begin(), parts_.end(), [&](const auto& part) { return part->fetches_ahead_at(count); });
 }
 
 bool PlacedStore::fetches_ahead_at(std::int64_t count) const {

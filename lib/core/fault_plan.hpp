@@ -50,6 +50,10 @@ struct FaultPlan {
   // before it; the host sleeps), so that the next step's fetch, begun ahead, runs while
   // this one's rows wait to be decoded (PLESHARD_FAULT_DECODE_DELAY_US).
   std::uint64_t decode_delay_us = 0;
+  // This process's pinned-tier host gather of this index (0: the first wait() whose rows the
+  // host gathers) fails, after its plans and the GPU's share are enqueued
+  // (PLESHARD_FAULT_HOST_GATHER_FAILURE).
+  std::optional<std::uint64_t> host_gather_failure;
 };
 
 // The plan in force; none by default.

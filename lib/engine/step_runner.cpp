@@ -206,6 +206,7 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
       // The steps begun are forgotten: the next forward() begins afresh.
       begun_.reset();
       exchange_->abandon();
+      session_.store().abandon();
       throw;
     }
   }

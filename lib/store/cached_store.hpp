@@ -64,6 +64,7 @@ class CachedStore final : public RowStore {
   [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override { return backing_->host_rows(layer); }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  void abandon() override { backing_->abandon(); }
 
   // Waits for the space's work.
   [[nodiscard]] CacheCounts counts(int layer) const;

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/collective.hpp"
+#include "core/error.hpp"
+#include "core/fault_plan.hpp"
 #include "exec/cuda_step_space.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 
@@ -12,7 +14,7 @@ namespace pleshard {
 
 GpuStore::GpuStore(std::span<const TableSource> sources, std::span<const RowRange> ranges, StorageTier tier,
                    StepSpace& space, MPI_Comm share, const PinnedReads& reads)
-    : tier_(tier), space_(space), stream_(stream_of(space)) {
+    : tier_(tier), space_(space), stream_(stream_of(space)), failing_gather_(fault_plan().host_gather_failure) {
   try {
     const bool shared = share != MPI_COMM_NULL;
     for (std::size_t d = 0; d < sources.size(); ++d) {
@@ -85,10 +87,19 @@ bool GpuStore::fetches_ahead_at(std::int64_t count) const {
 
 void GpuStore::submit(std::span<const RowQuery> queries) {
   check_queries(queries);
-  join();  // the work of a submit never waited for (a step abandoned) before this one's
+  join();  // nothing, unless a submit was neither waited for nor abandoned
   // The step before's rows stay in the other set until its decode (fetching ahead).
   if (ahead_) turn_ ^= 1;
   on_host_.clear();
+  try {
+    enqueue(queries);
+  } catch (...) {
+    abandon();
+    throw;
+  }
+}
+
+void GpuStore::enqueue(std::span<const RowQuery> queries) {
   const bool capturing = space_.capturing();
   for (std::size_t d = 0; d < tables_.size(); ++d) {
     GpuTable& table = *tables_[d];
@@ -124,9 +135,30 @@ void GpuStore::fork_side() {
 }
 
 std::span<const kernels::DecodeTask> GpuStore::wait() {
-  if (!on_host_.empty()) gather_on_host();
+  try {
+    if (!on_host_.empty()) gather_on_host();
+  } catch (...) {
+    abandon();
+    throw;
+  }
   join();
   return tasks();
+}
+
+void GpuStore::abandon() {
+  on_host_.clear();
+  // Joined now rather than by the next submit, which may be the first of a CUDA graph's
+  // capture: a capture may not wait for work enqueued before it began. Errors are left to
+  // the step's stream to report: this runs while another error unwinds.
+  if (joining_) {
+    cudaEventRecord(gathered_, side_);
+    cudaStreamWaitEvent(stream_, gathered_, 0);
+  }
+  if (copying_) {
+    cudaEventRecord(copied_, copies_);
+    cudaStreamWaitEvent(stream_, copied_, 0);
+  }
+  joining_ = copying_ = false;
 }
 
 void GpuStore::gather_on_host() {
@@ -139,25 +171,19 @@ void GpuStore::gather_on_host() {
   PLESHARD_CUDA_CHECK(cudaStreamWaitEvent(copies_, planned_, 0));
   joining_ = copying_ = true;
   std::vector<std::int64_t> host_rows(on_host.size());
-  try {
-    // The GPU's shares first, every table's on the side stream, so that the GPU reads them
-    // while the host gathers its own.
-    for (std::size_t i = 0; i < on_host.size(); ++i) {
-      const GpuTable& table = *tables_[on_host[i]];
-      host_rows[i] = table.gather_gpu_share(side_);
-      counts_.rows_by_host += host_rows[i];
-      counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
-    }
-    PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
-    for (std::size_t i = 0; i < on_host.size(); ++i)
-      tasks()[on_host[i]] = tables_[on_host[i]]->gather_on_host(copies_, host_rows[i]);
-    PLESHARD_CUDA_CHECK(cudaEventRecord(copied_, copies_));
-  } catch (...) {
-    // What was enqueued is joined by the next submit, as if it had ended.
-    cudaEventRecord(gathered_, side_);
-    cudaEventRecord(copied_, copies_);
-    throw;
+  // The GPU's shares first, every table's on the side stream, so that the GPU reads them
+  // while the host gathers its own. (A failure here is abandon()ed by wait().)
+  for (std::size_t i = 0; i < on_host.size(); ++i) {
+    const GpuTable& table = *tables_[on_host[i]];
+    host_rows[i] = table.gather_gpu_share(side_);
+    counts_.rows_by_host += host_rows[i];
+    counts_.rows_by_gpu += table.planned_rows() - host_rows[i];
   }
+  PLESHARD_CUDA_CHECK(cudaEventRecord(gathered_, side_));
+  if (failing_gather_ == gathers_++) throw SystemError("a host gather of pinned rows failed (fault injected)");
+  for (std::size_t i = 0; i < on_host.size(); ++i)
+    tasks()[on_host[i]] = tables_[on_host[i]]->gather_on_host(copies_, host_rows[i]);
+  PLESHARD_CUDA_CHECK(cudaEventRecord(copied_, copies_));
   // Which share was done first sets the next step's split.
   const cudaError_t gpu = cudaEventQuery(gathered_);
   if (gpu != cudaErrorNotReady) PLESHARD_CUDA_CHECK(gpu);

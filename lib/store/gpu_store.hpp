@@ -10,6 +10,7 @@
 // submit and wait run while the GPU still decodes this one's rows. Built only with CUDA.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -42,6 +43,7 @@ class GpuStore final : public RowStore {
   [[nodiscard]] bool fetches_ahead_at(std::int64_t count) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  void abandon() override;
   [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override { return table(layer).host_rows(); }
 
   [[nodiscard]] HostReadCounts host_reads() const override { return counts_; }
@@ -50,6 +52,8 @@ class GpuStore final : public RowStore {
 
  private:
   void release() noexcept;
+  // submit()'s work: each table's plan, in-place read or distinct gather enqueued.
+  void enqueue(std::span<const RowQuery> queries);
   // Has the side stream wait for the work enqueued so far, once a step (wait() joins it).
   void fork_side();
   // The host gathers of the last submit: its plans waited for (watched), the GPU's share of
@@ -74,8 +78,10 @@ class GpuStore final : public RowStore {
   cudaEvent_t planned_ = nullptr;  // the last submit's row plans for host gathers
   cudaEvent_t gathered_ = nullptr;
   cudaEvent_t copied_ = nullptr;
-  bool joining_ = false;  // the last submit forked work on the side stream that wait() must join
-  bool copying_ = false;  // its host gathers copied rows up that wait() must join
+  bool joining_ = false;                         // the last submit forked work on the side stream that wait() must join
+  bool copying_ = false;                         // its host gathers copied rows up that wait() must join
+  std::uint64_t gathers_ = 0;                    // gather_on_host() calls so far
+  std::optional<std::uint64_t> failing_gather_;  // the fault plan's (tests)
 };
 
 }  // namespace pleshard

@@ -33,6 +33,9 @@ class PlacedStore final : public RowStore {
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
+  void abandon() override {
+    for (const auto& part : parts_) part->abandon();
+  }
   [[nodiscard]] int parts() const override { return static_cast<int>(parts_.size()); }
   [[nodiscard]] bool part_holds(int part, int layer) const override {
     return holder_.at(static_cast<std::size_t>(layer)) == part;

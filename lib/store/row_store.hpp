@@ -103,6 +103,10 @@ class RowStore {
   // Starts fetching the rows of queries[d] for every layer d. The ids stay unchanged until
   // wait() returns (and, on a GPU, until the work enqueued before it is done).
   virtual void submit(std::span<const RowQuery> queries) = 0;
+  // Forgets the last submit, never to be waited for (a step abandoned after a failure):
+  // whatever it left in flight is ordered before the space's next work now, outside any
+  // CUDA graph capture the next step may begin.
+  virtual void abandon() {}
   // Per layer: where the decode finds the rows of the last submit — a task with rows, keys
   // and count set, out left to the caller — ready for the space's next work and valid until
   // the next submit (fetches_ahead: the submit after next).

@@ -268,6 +268,33 @@ TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
   }
 }
 
+TEST(FetchAhead, AFailedPinnedGatherLeavesNothingForTheNextCaptureToWaitFor) {
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA device";
+  // A pinned step begun ahead whose host gather fails once its GPU share is enqueued: the
+  // store joins that work into the step's stream at the failure, not at its next submit,
+  // which is here the first of a CUDA graph's capture (a capture may not wait for work
+  // enqueued before it began); the graph's step then matches one process.
+  const ModelConfig config = small_config("float8_e4m3fn", 3);
+  const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
+  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
+  const Steps steps = random_steps(config, 4);
+  FaultPlan faults;
+  faults.host_gather_failure = 1;  // step 1's, begun inside step 0
+  const FaultScope scope(faults);
+  EngineOptions options = options_for(StorageTier::pinned, steps);
+  options.host_reads = HostReads::both;
+  PleEngine engine(comms, config, *checkpoint, options);
+  (void)engine.forward(steps.batches[0], {}, {&steps.batches[1], {}});
+  EXPECT_THROW((void)engine.forward(steps.batches[1], {}, {&steps.batches[3], {}}), SystemError);
+  EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
+  engine.use_cuda_graphs(true);
+  const StepOutput out = engine.forward(steps.batches[3]);
+  engine.wait();
+  const auto expected = embed_batch(config, *checkpoint, steps.batches[3], OutDtype::bf16);
+  for (std::size_t d = 0; d < expected.size(); ++d)
+    EXPECT_EQ(to_host(engine.space(), out.layers[d]), expected[d].data) << "layer " << d;
+}
+
 // A store that does not fetch ahead (the host tier), and an engine told not to
 // (EngineOptions::fetch_ahead) over one that does, run the steps whole, named or not.
 TEST(FetchAhead, StoresThatDoNotFetchAheadRunStepsWhole) {

@@ -198,7 +198,12 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
     inject_stall(next_step_);
     plan_->pack(batch, slot, next_step_);
     marks.mark(StepPhase::load);
-    exchange_->run(tokens, out.slot, marks, out.layers);
+    try {
+      exchange_->run(tokens, out.slot, marks, out.layers);
+    } catch (...) {
+      session_.store().abandon();  // a part of a placed store submitted and never waited for
+      throw;
+    }
   } else {
     try {
       run_in_halves(batch, slot, begun, next, marks, out);

@@ -99,6 +99,22 @@ class FaultScope {
   FaultScope& operator=(const FaultScope&) = delete;
 };
 
+// A step's output, every layer, is one process's embeddings of `batch`.
+void expect_output_matches(const PleEngine& engine, const ModelConfig& config, const PleCheckpoint& checkpoint,
+                           const TokenBatch& batch, const StepOutput& out) {
+  const auto expected = embed_batch(config, checkpoint, batch, OutDtype::bf16);
+  ASSERT_EQ(out.layers.size(), expected.size());
+  for (std::size_t d = 0; d < expected.size(); ++d)
+    EXPECT_EQ(to_host(engine.space(), out.layers[d]), expected[d].data) << "layer " << d;
+}
+
+// The GPU tests' model: FP8 + E8M0 rows made in place, one process.
+struct PinnedModel {
+  ModelConfig config = small_config("float8_e4m3fn", 3);
+  std::unique_ptr<PleCheckpoint> checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
+  Communicators comms{MPI_COMM_SELF, make_topology(1, 0, 1, 1)};
+};
+
 TEST(FetchAhead, StepsMatchOneProcessAndStepsAlone) {
   const ScratchDir dir;
   const ModelConfig config = small_config("nvfp4", 3);
@@ -151,9 +167,7 @@ TEST(FetchAhead, AnotherBatchThanTheOneNamedIsRefused) {
   const StepOutput out = engine.forward(steps.batches[1], counts);
   engine.wait();
   EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
-  const auto expected = embed_batch(config, *checkpoint, steps.batches[1], OutDtype::bf16);
-  for (std::size_t d = 0; d < expected.size(); ++d)
-    EXPECT_EQ(to_host(engine.space(), out.layers[d]), expected[d].data) << "layer " << d;
+  expect_output_matches(engine, config, *checkpoint, steps.batches[1], out);
 }
 
 TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
@@ -170,9 +184,7 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
   const StepOutput first = engine.forward(steps.batches[0], {}, {&steps.batches[1], {}});
   engine.wait();
   EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
-  const auto expected = embed_batch(config, *checkpoint, steps.batches[0], OutDtype::bf16);
-  for (std::size_t d = 0; d < expected.size(); ++d)
-    EXPECT_EQ(to_host(engine.space(), first.layers[d]), expected[d].data) << "layer " << d;
+  expect_output_matches(engine, config, *checkpoint, steps.batches[0], first);
   try {
     (void)engine.forward(steps.batches[1], {}, {&steps.batches[2], {}});
     ADD_FAILURE() << "the failed read was not reported";
@@ -184,9 +196,7 @@ TEST(FetchAhead, AFailedReadIsTheStepsItWasFetchedFor) {
   // The steps begun are forgotten: the next one begins afresh, its own batch's embeddings.
   const StepOutput after = engine.forward(steps.batches[3], {}, {});
   engine.wait();
-  const auto expected_after = embed_batch(config, *checkpoint, steps.batches[3], OutDtype::bf16);
-  for (std::size_t d = 0; d < expected_after.size(); ++d)
-    EXPECT_EQ(to_host(engine.space(), after.layers[d]), expected_after[d].data) << "layer " << d;
+  expect_output_matches(engine, config, *checkpoint, steps.batches[3], after);
 }
 
 // Forwards `steps` fetching ahead on an engine of `options`: every step's embeddings are
@@ -238,10 +248,8 @@ TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
   // small lookups read through UVA in place, keyed by the ids the next hash rewrites, are
   // not. So too behind a row cache of few slots, and beside device tables (read in place
   // from copies of the ids): pinned rows read through UVA fetch nothing ahead there either.
-  const ModelConfig config = small_config("float8_e4m3fn", 3);
-  const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
-  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
-  const Steps steps = random_steps(config, 7);
+  const PinnedModel model;
+  const Steps steps = random_steps(model.config, 7);
   FaultPlan faults;
   faults.decode_delay_us = 2000;
   const FaultScope scope(faults);
@@ -264,7 +272,7 @@ TEST(FetchAhead, PinnedStepsMatchOneProcessUnderASlowDecode) {
     options.placement = c.placement;
     options.cache.rows = c.cache_rows;
     options.host_reads = c.reads;
-    expect_steps_match(comms, config, *checkpoint, options, steps, c.ahead);
+    expect_steps_match(model.comms, model.config, *model.checkpoint, options, steps, c.ahead);
   }
 }
 
@@ -274,25 +282,21 @@ TEST(FetchAhead, AFailedPinnedGatherLeavesNothingForTheNextCaptureToWaitFor) {
   // store joins that work into the step's stream at the failure, not at its next submit,
   // which is here the first of a CUDA graph's capture (a capture may not wait for work
   // enqueued before it began); the graph's step then matches one process.
-  const ModelConfig config = small_config("float8_e4m3fn", 3);
-  const auto checkpoint = synthetic_checkpoint(config, RowFormat::fp8_e8m0, 3);
-  const Communicators comms(MPI_COMM_SELF, make_topology(1, 0, 1, 1));
-  const Steps steps = random_steps(config, 4);
+  const PinnedModel model;
+  const Steps steps = random_steps(model.config, 4);
   FaultPlan faults;
   faults.host_gather_failure = 1;  // step 1's, begun inside step 0
   const FaultScope scope(faults);
   EngineOptions options = options_for(StorageTier::pinned, steps);
   options.host_reads = HostReads::both;
-  PleEngine engine(comms, config, *checkpoint, options);
+  PleEngine engine(model.comms, model.config, *model.checkpoint, options);
   (void)engine.forward(steps.batches[0], {}, {&steps.batches[1], {}});
   EXPECT_THROW((void)engine.forward(steps.batches[1], {}, {&steps.batches[3], {}}), SystemError);
   EXPECT_EQ(engine.stats().steps_fetched_ahead, 1);
   engine.use_cuda_graphs(true);
   const StepOutput out = engine.forward(steps.batches[3]);
   engine.wait();
-  const auto expected = embed_batch(config, *checkpoint, steps.batches[3], OutDtype::bf16);
-  for (std::size_t d = 0; d < expected.size(); ++d)
-    EXPECT_EQ(to_host(engine.space(), out.layers[d]), expected[d].data) << "layer " << d;
+  expect_output_matches(engine, model.config, *model.checkpoint, steps.batches[3], out);
 }
 
 // A store that does not fetch ahead (the host tier), and an engine told not to

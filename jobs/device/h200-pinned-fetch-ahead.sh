@@ -7,8 +7,12 @@
 #   rows x 256 values, FP8 + E8M0, synthetic, on the folded corpus A) on the pinned tier,
 #   --host-reads auto and gather ($HOST_READS), this build fetching ahead, this build with
 #   --no-fetch-ahead and a baseline build (BASELINE_APP, where given), taking turns, three
-#   rounds ($AB_ROUNDS); one line per run (ab.txt).
-#   [CORPUS=...] [PARTS="tests ab"] [BASELINE_APP=...] jobs/device/h200-pinned-fetch-ahead.sh
+#   rounds ($AB_ROUNDS); one line per run (ab.txt);
+# - group: ETP groups of several ranks sharing the GPU (2 ranks --etp 2, 4 ranks --etp 4
+#   --tp 2), pinned, gather-reduce and reduce-scatter, --host-reads gather and auto: the
+#   output against the same job with --no-fetch-ahead (byte for byte), the steps fetched
+#   ahead and tokens/s of both (group.txt).
+#   [CORPUS=...] [PARTS="tests ab group"] [BASELINE_APP=...] jobs/device/h200-pinned-fetch-ahead.sh
 # Results go to $OUT (default ./out).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -42,6 +46,30 @@ if part ab; then
         python3 -c 'import json,sys; r=json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
 print(sys.argv[2], *[f"{k}={r.get(k, 0):.4g}" for k in ["wall_s","tokens_per_s","steps","steps_fetched_ahead",
   "phase_fetch_s","phase_decode_s"]])' "$out/run.json" "round $round --host-reads $reads $which" | tee -a "$out/ab.txt"
+      done
+    done
+  done
+fi
+if part group; then
+  job=(run --config jobs/example/config.json --checkpoint synthetic --storage pinned --synthetic 200
+       --step-tokens 512 --quiet --json)
+  for layout in "2 --etp 2" "4 --etp 4 --tp 2"; do
+    read -r n lay <<<"$layout"
+    for exchange in gather-reduce reduce-scatter; do
+      for reads in gather auto; do
+        for which in ahead whole; do
+          more=()
+          [ "$which" = whole ] && more=(--no-fetch-ahead)
+          rm -f "/tmp/group-$which.h5"
+          mpirun -n "$n" --oversubscribe "$app" "${job[@]}" $lay --exchange "$exchange" --host-reads "$reads" \
+            --out "/tmp/group-$which.h5" "${more[@]}" >"$out/run.json" 2>"$out/last.log" ||
+            { rc=1; echo "FAILED: -n $n $lay $exchange $reads $which"; tail -3 "$out/last.log"; continue; }
+          python3 -c 'import json,sys; r=json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+print(sys.argv[2], *[f"{k}={r.get(k, 0):.4g}" for k in ["tokens_per_s","steps","steps_fetched_ahead"]])' \
+            "$out/run.json" "-n $n $lay --exchange $exchange --host-reads $reads $which" | tee -a "$out/group.txt"
+        done
+        cmp -s /tmp/group-ahead.h5 /tmp/group-whole.h5 && echo "  identical" | tee -a "$out/group.txt" ||
+          { rc=1; echo "  FAILED: the outputs differ" | tee -a "$out/group.txt"; }
       done
     done
   done

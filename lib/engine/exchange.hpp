@@ -167,10 +167,21 @@ class Exchange {
   // most two steps begun and not finished. SystemError unless begins_ahead().
   virtual void begin(std::int64_t tokens, StepMarks& marks);
   // The second half of the oldest step begun (its `marks` again): waits for its rows, calls
-  // `fetched` where given (the next step may be begun there, its fetch then running beside
-  // this step's decode), then decodes and combines as run() does.
+  // `fetched` where given and begins_beside_decode() allows it for the step (the next step
+  // may be begun there, its fetch then running beside this step's decode), then decodes and
+  // combines as run() does.
   virtual void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
                       const std::function<void()>& fetched);
+  // Whether finish() may call `fetched` for steps of slot `slot_tokens` on this rank: the
+  // store fetches ahead at their size, and their decode reads nothing the next begin()
+  // rewrites. A group's ranks must begin the next step at the same point, or their
+  // collectives run in different orders: the caller passes `fetched` only at the slot sizes
+  // where every rank's exchange says so (StepRunner), and at those the exchange calls it for
+  // every step, on every rank alike.
+  [[nodiscard]] virtual bool begins_beside_decode(std::int64_t slot_tokens) const {
+    (void)slot_tokens;
+    return false;
+  }
   // Forgets the steps begun and not finished, after a failure in one: the next begin() or
   // run() starts afresh.
   virtual void abandon() {}

@@ -13,15 +13,13 @@ class AllReduceCombine final : public PartialCombine {
  public:
   explicit AllReduceCombine(const ExchangeContext& context) : ctx_(context) {}
   [[nodiscard]] bool in_place() const override { return true; }
-  void run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot, StepMarks& marks,
-           ExchangeTraffic& step, std::vector<EmbeddingView>& views) override;
-  [[nodiscard]] bool views_before(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
-                                  std::vector<EmbeddingView>& views) const override;
+  void run(const PartialRows& partial, int out_slot, StepMarks& marks, ExchangeTraffic& step,
+           std::vector<EmbeddingView>& views) override;
+  [[nodiscard]] bool views_before(const PartialRows& partial, std::vector<EmbeddingView>& views) const override;
 
  private:
   // My DP rank's slot of every layer in `partial`.
-  void my_views(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
-                std::vector<EmbeddingView>& views) const;
+  void my_views(const PartialRows& partial, std::vector<EmbeddingView>& views) const;
 
   ExchangeContext ctx_;
 };

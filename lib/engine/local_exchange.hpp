@@ -31,6 +31,9 @@ class LocalExchange final : public Exchange {
   [[nodiscard]] bool begins_ahead() const override {
     return ctx_.store.fetches_ahead() && (ctx_.group_copy.empty() || ctx_.comms.etp == nullptr);
   }
+  // At every slot size: each step decides by its own lookups (a step here runs no collective
+  // for the next one's begin() to cross).
+  [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;

@@ -31,18 +31,18 @@ ReduceScatterCombine::ReduceScatterCombine(const ExchangeContext& context)
 
 int ReduceScatterCombine::pad_to() const { return sequence_parallel() ? ctx_.topology.tp : 1; }
 
-void ReduceScatterCombine::run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot,
-                               StepMarks& marks, ExchangeTraffic& step, std::vector<EmbeddingView>& views) {
+void ReduceScatterCombine::run(const PartialRows& partial, int out_slot, StepMarks& marks, ExchangeTraffic& step,
+                               std::vector<EmbeddingView>& views) {
   const std::size_t layers = layers_of(ctx_);
   const int tp = ctx_.topology.tp;
   const Element element = owned_element(ctx_.dtype);
-  const std::size_t share_bytes = static_cast<std::size_t>(ceil_div(ctx_.plan.slot_tokens(), tp)) * token_bytes(ctx_);
+  const std::size_t share_bytes = static_cast<std::size_t>(ceil_div(partial.slot_tokens, tp)) * token_bytes(ctx_);
   const std::size_t slot_bytes = share_bytes * static_cast<std::size_t>(tp);
   auto* received = received_.at(ctx_.workspace, out_slot);
   auto* gathered = gathered_.at(ctx_.workspace, out_slot);
   for (std::size_t d = 0; d < layers; ++d) {
-    group_->reduce_scatter(partial + d * layer_bytes, received + d * share_bytes, share_bytes / element_bytes(element),
-                           element, ReduceOp::owned);
+    group_->reduce_scatter(partial.data + d * partial.layer_bytes, received + d * share_bytes,
+                           share_bytes / element_bytes(element), element, ReduceOp::owned);
     step.bytes_sent += gather_bytes(group_->size(), share_bytes * static_cast<std::size_t>(group_->size()));
     if (tp_gather_ != nullptr) {
       tp_gather_->all_gather({received + d * share_bytes, share_bytes}, {gathered + d * slot_bytes, slot_bytes});
@@ -50,7 +50,7 @@ void ReduceScatterCombine::run(std::uint8_t* partial, std::size_t layer_bytes, s
     }
   }
   marks.mark(StepPhase::combine);
-  const RowRange slice = my_slice(ctx_.topology, tokens);
+  const RowRange slice = my_slice(ctx_.topology, partial.tokens);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     const std::uint8_t* data = tp_gather_ != nullptr ? gathered + d * slot_bytes : received + d * share_bytes;

@@ -17,8 +17,8 @@ class ReduceScatterCombine final : public PartialCombine {
   explicit ReduceScatterCombine(const ExchangeContext& context);
   [[nodiscard]] int pad_to() const override;
   [[nodiscard]] bool in_place() const override { return false; }
-  void run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot, StepMarks& marks,
-           ExchangeTraffic& step, std::vector<EmbeddingView>& views) override;
+  void run(const PartialRows& partial, int out_slot, StepMarks& marks, ExchangeTraffic& step,
+           std::vector<EmbeddingView>& views) override;
 
  private:
   [[nodiscard]] bool sequence_parallel() const { return ctx_.comms.tp != nullptr && ctx_.topology.sequence_parallel(); }

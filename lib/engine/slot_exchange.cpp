@@ -12,9 +12,9 @@ SlotExchange::SlotExchange(const ExchangeContext& context, std::unique_ptr<Parti
       lookup_(context, combine_->pad_to(), combine_->in_place() ? context.output_slots : 1),
       readiness_(context.readiness),
       store_(context.store),
+      plan_(context.plan),
       name_(name),
       heads_x_layers_(static_cast<std::int64_t>(context.plan.shape().heads) * context.plan.shape().layers),
-      alone_(context.comms.etp == nullptr && context.comms.etp_dp == nullptr && context.comms.tp == nullptr),
       begun_(name) {}
 
 void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
@@ -22,13 +22,13 @@ void SlotExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std:
   step.ids = tokens * heads_x_layers_;
   // A started step whose combine moves nothing signals each part's tables as they are
   // decoded (engine/table_readiness.hpp); any other step decodes every part at once.
+  PartialRows partial{lookup_.partial(out_slot), lookup_.layer_bytes(), plan_.slot_tokens(), tokens};
   std::vector<EmbeddingView> early;
   std::function<void(std::span<const int>)> decoded;
-  if (readiness_ != nullptr && readiness_->active() &&
-      combine_->views_before(lookup_.partial(out_slot), lookup_.layer_bytes(), tokens, early))
+  if (readiness_ != nullptr && readiness_->active() && combine_->views_before(partial, early))
     decoded = [&](std::span<const int> tables) { readiness_->ready(tables, early); };
-  std::uint8_t* partial = lookup_.run(out_slot, marks, step, decoded);
-  combine_->run(partial, lookup_.layer_bytes(), tokens, out_slot, marks, step, views);
+  lookup_.run(out_slot, marks, step, decoded);
+  combine_->run(partial, out_slot, marks, step, views);
   traffic_ += step;
 }
 
@@ -44,8 +44,9 @@ void SlotExchange::finish(int out_slot, StepMarks& marks, std::vector<EmbeddingV
                           const std::function<void()>& fetched) {
   if (!begins_ahead()) Exchange::finish(out_slot, marks, views, fetched);
   Begun begun = begun_.pop();
-  std::uint8_t* partial = lookup_.finish(begun.fetch, out_slot, marks, fetched);
-  combine_->run(partial, begun.fetch.layer_bytes, begun.tokens, out_slot, marks, begun.step, views);
+  const PartialRows partial{lookup_.finish(begun.fetch, out_slot, marks, fetched), begun.fetch.layer_bytes,
+                            begun.fetch.slot_tokens, begun.tokens};
+  combine_->run(partial, out_slot, marks, begun.step, views);
   traffic_ += begun.step;
 }
 

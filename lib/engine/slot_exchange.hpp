@@ -19,6 +19,17 @@
 
 namespace pleshard {
 
+// A step's partial rows of every layer as its combine takes them: layer_bytes apart from
+// `data`, at the step's slot size, for `tokens` of my DP rank's. The combine reads the step's
+// sizes from here, not from the plan: a step begun ahead is combined after the next step's
+// begin() has packed the plan anew.
+struct PartialRows {
+  std::uint8_t* data = nullptr;
+  std::size_t layer_bytes = 0;
+  std::int64_t slot_tokens = 0;
+  std::int64_t tokens = 0;
+};
+
 // The last stage: the partial rows of every layer combined over the group, and the views of
 // my tokens' embeddings.
 class PartialCombine {
@@ -29,17 +40,14 @@ class PartialCombine {
   // Whether my embeddings are the partial rows themselves (combined in place), which are
   // then held once per output slot.
   [[nodiscard]] virtual bool in_place() const = 0;
-  // Enqueues the combine of `partial` (a layer every layer_bytes) for a step of `tokens` of
-  // my DP rank's, marks the combine phase and counts what it sends in `step`.
-  virtual void run(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens, int out_slot, StepMarks& marks,
-                   ExchangeTraffic& step, std::vector<EmbeddingView>& views) = 0;
+  // Enqueues the combine of `partial`, marks the combine phase and counts what it sends in
+  // `step`.
+  virtual void run(const PartialRows& partial, int out_slot, StepMarks& marks, ExchangeTraffic& step,
+                   std::vector<EmbeddingView>& views) = 0;
   // Where the combine moves nothing (a group of one rank, in place): my embeddings' views
   // in `partial` before it runs, and true; false where the combine must run first.
-  [[nodiscard]] virtual bool views_before(std::uint8_t* partial, std::size_t layer_bytes, std::int64_t tokens,
-                                          std::vector<EmbeddingView>& views) const {
+  [[nodiscard]] virtual bool views_before(const PartialRows& partial, std::vector<EmbeddingView>& views) const {
     (void)partial;
-    (void)layer_bytes;
-    (void)tokens;
     (void)views;
     return false;
   }
@@ -53,9 +61,13 @@ class SlotExchange final : public Exchange {
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return lookup_.max_query_ids(); }
-  // A group of one rank (no collective: every rank's steps may begin ahead or not, on its
-  // own) whose store fetches ahead: the pinned tier's next gather runs beside this decode.
-  [[nodiscard]] bool begins_ahead() const override { return alone_ && store_.fetches_ahead(); }
+  // Where the store fetches ahead: the pinned tier's next gather runs beside this decode, in
+  // a group of several ranks too (the next step's slots gathered then, on every rank alike:
+  // begins_beside_decode).
+  [[nodiscard]] bool begins_ahead() const override { return store_.fetches_ahead(); }
+  [[nodiscard]] bool begins_beside_decode(std::int64_t slot_tokens) const override {
+    return lookup_.begins_beside_decode(slot_tokens);
+  }
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
               const std::function<void()>& fetched) override;
@@ -74,9 +86,9 @@ class SlotExchange final : public Exchange {
   SlotLookup lookup_;
   TableReadiness* readiness_;
   RowStore& store_;
+  const StepPlan& plan_;
   const char* name_;
   std::int64_t heads_x_layers_ = 0;
-  bool alone_ = false;  // no communicator: the ETP group is this rank
   BegunSteps<Begun> begun_;
 };
 

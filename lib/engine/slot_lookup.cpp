@@ -27,6 +27,18 @@ std::int64_t SlotLookup::layer_rows() const {
 
 std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(layer_rows()) * token_bytes(ctx_); }
 
+bool SlotLookup::decode_hashes(std::int64_t ids) const {
+  return ctx_.space.on_device() && ctx_.store.reads_in_place(ids);
+}
+
+bool SlotLookup::begins_beside_decode(std::int64_t slot_tokens) const {
+  // A decode that hashes reads the plan's slots, and rows read in place are keyed by the
+  // plan's ids: both rewritten by the next step's begin().
+  const PlanShape& s = ctx_.plan.shape();
+  const std::int64_t ids = static_cast<std::int64_t>(s.slots) * slot_tokens * s.heads;
+  return !decode_hashes(ids) && ctx_.store.fetches_ahead_at(ids);
+}
+
 std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
                               const std::function<void(std::span<const int>)>& decoded) {
   // A step decoded part by part hashes first: each part's decode reads its own layers' ids.
@@ -59,7 +71,8 @@ SlotLookup::Fetch SlotLookup::begin(StepMarks& marks, ExchangeTraffic& step, boo
   fetch.layer_bytes = layer_bytes();
   fetch.hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
   fetch.ids = plan.ids_per_layer();  // as hashing() leaves it
-  fetch.decode_hashes = ctx_.space.on_device() && ctx_.store.reads_in_place(fetch.ids) && !by_parts;
+  fetch.slot_tokens = plan.slot_tokens();
+  fetch.decode_hashes = decode_hashes(fetch.ids) && !by_parts;
   if (!fetch.decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash, !fetch.decode_hashes);
 
@@ -78,9 +91,7 @@ std::uint8_t* SlotLookup::finish(const Fetch& fetch, int out_slot, StepMarks& ma
   std::uint8_t* partial = this->partial(out_slot);
   if (!fetch.by_parts) {
     const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, fetch.ids, marks);
-    // A decode that hashes reads the plan's slots, and rows read in place are keyed by the
-    // plan's ids: both rewritten by the next step's begin().
-    if (fetched && !fetch.decode_hashes && store.fetches_ahead_at(fetch.ids)) fetched();
+    if (fetched && begins_beside_decode(fetch.slot_tokens)) fetched();
     decode_rows(ctx_, rows, partial, fetch.layer_bytes, marks, fetch.decode_hashes ? &fetch.hashing : nullptr,
                 fetch.pinned);
     return partial;

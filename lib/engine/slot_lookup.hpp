@@ -37,7 +37,8 @@ class SlotLookup {
   // store fetches ahead at the step's size, and the decode reads nothing of the plan), then
   // decodes. A Fetch is what finish() needs of its step once the plan is repacked.
   struct Fetch {
-    std::int64_t ids = 0;         // lookups a layer
+    std::int64_t ids = 0;  // lookups a layer
+    std::int64_t slot_tokens = 0;
     std::size_t layer_bytes = 0;  // of the partial rows at the step's slot size
     bool decode_hashes = false;   // the decode hashes its own keys (from the plan)
     bool by_parts = false;        // fetched and decoded part by part (run())
@@ -48,6 +49,9 @@ class SlotLookup {
   [[nodiscard]] Fetch begin(StepMarks& marks, ExchangeTraffic& step, bool by_parts = false);
   std::uint8_t* finish(const Fetch& fetch, int out_slot, StepMarks& marks, const std::function<void()>& fetched = {},
                        const std::function<void(std::span<const int>)>& decoded = {});
+  // Whether finish() calls `fetched` for a step of slot `slot_tokens` (alike on every rank of
+  // the group: the step's lookups are the group's slots').
+  [[nodiscard]] bool begins_beside_decode(std::int64_t slot_tokens) const;
   // Where run(out_slot) leaves the partial rows.
   [[nodiscard]] std::uint8_t* partial(int out_slot) const { return partial_.at(ctx_.workspace, out_slot); }
   // Bytes of one layer's partial rows at the plan's slot size.
@@ -58,6 +62,9 @@ class SlotLookup {
  private:
   // Rows of one layer's partial rows at the plan's slot size: every slot's padded tokens.
   [[nodiscard]] std::int64_t layer_rows() const;
+  // Whether a GPU's decode of a step of `ids` lookups a layer hashes its own keys (from the
+  // plan's slots, where the store reads the tables in place).
+  [[nodiscard]] bool decode_hashes(std::int64_t ids) const;
 
   ExchangeContext ctx_;
   int pad_to_ = 1;

@@ -1,6 +1,7 @@
 #include "engine/step_runner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "core/fault_plan.hpp"
 #include "core/mpi_check.hpp"
 #include "core/option_names.hpp"
+#include "core/watched_collectives.hpp"
 #include "core/worker.hpp"
 #include "engine/exchange_strategy.hpp"
 #include "engine/table_readiness.hpp"
@@ -83,7 +85,7 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   // allocated.
   const MemoryKind space_memory = space.on_device() ? MemoryKind::gpu : MemoryKind::host;
   begins_ahead_ = options_.fetch_ahead && !options_.cuda_graphs && exchange_->begins_ahead();
-  session.store().set_fetching_ahead(begins_ahead_);
+  agree_on_halves();
   require_space_memory(
       session.world(),
       {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},
@@ -98,6 +100,25 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   session.store().reserve(exchange_->max_query_ids());  // a cache's static part filled here
   if (caches != 0) stats_.load.cache_fill_seconds = MPI_Wtime() - fill_start;
   for (auto& m : marks_) m = std::make_unique<StepMarks>(space);
+}
+
+void StepRunner::agree_on_halves() {
+  const MPI_Comm world = session_.world();
+  // Agreed over the world: a rank whose steps ran whole would run its collectives in another
+  // order than its group's.
+  int ahead = begins_ahead_ ? 1 : 0;
+  watched_allreduce(&ahead, 1, MPI_INT, MPI_MIN, world, "whether every rank's steps begin ahead");
+  begins_ahead_ = ahead != 0;
+  session_.store().set_fetching_ahead(begins_ahead_);
+  if (!begins_ahead_) return;
+  // Then the slot sizes at which the next step begins beside a step's decode (the store's
+  // answer for them set by set_fetching_ahead): once, for every size a step can have.
+  const std::int64_t most = plan_->shape().max_slot_tokens;
+  beside_decode_.assign(static_cast<std::size_t>(most) + 1, 0);
+  for (std::int64_t slot = 1; slot <= most; ++slot)
+    beside_decode_[static_cast<std::size_t>(slot)] = exchange_->begins_beside_decode(slot) ? 1 : 0;
+  watched_allreduce(beside_decode_.data(), static_cast<int>(beside_decode_.size()), MPI_UINT8_T, MPI_MIN, world,
+                    "the step sizes at which every rank begins the next step beside a decode");
 }
 
 StepRunner::~StepRunner() {
@@ -170,10 +191,11 @@ StepOutput StepRunner::forward(const TokenBatch& batch, std::span<const std::int
                                const NextStep& next) {
   const bool begun = begun_.has_value();
   if (begun) check_begun(batch, group_tokens);
+  const std::int64_t begun_slot = begun ? begun_->slot : 0;
   begun_.reset();
   StepMarks& marks = *marks_[next_step_ % 2];
   wait_until(marks.done());  // the step before the last: its buffers are reused now
-  const std::int64_t slot = begun ? 0 : slot_tokens(batch, group_tokens);
+  const std::int64_t slot = begun ? begun_slot : slot_tokens(batch, group_tokens);
   const std::int64_t tokens = batch.num_tokens();
   StepOutput out;
   StepSpace& space = *session_.space();
@@ -291,14 +313,16 @@ void StepRunner::run_in_halves(const TokenBatch& batch, std::int64_t slot, bool 
   }
   // The next step begins once this one's rows are here: its fetch runs beside this step's
   // decode (on the host space, the decode is this thread's work; on a GPU, the rows the
-  // caller writes after this forward() returns).
-  const auto begin_next = [&] {
-    if (next.batch == nullptr) return;
-    wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
-    begin_step(*next.batch, next_slot, next_step_ + 1);
-    begun_ = Begun{*next.batch, {next.group_tokens.begin(), next.group_tokens.end()}};
-    ++stats_.steps_fetched_ahead;
-  };
+  // caller writes after this forward() returns). Only at the slot sizes every rank agreed on.
+  std::function<void()> begin_next;
+  if (next.batch != nullptr && beside_decode_.at(static_cast<std::size_t>(slot)) != 0) {
+    begin_next = [&] {
+      wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
+      begin_step(*next.batch, next_slot, next_step_ + 1);
+      begun_ = Begun{*next.batch, {next.group_tokens.begin(), next.group_tokens.end()}, next_slot};
+      ++stats_.steps_fetched_ahead;
+    };
+  }
   exchange_->finish(out.slot, marks, out.layers, begin_next);
 }
 

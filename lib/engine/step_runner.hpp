@@ -61,6 +61,9 @@ class StepRunner {
     return (tokens + slot_multiple_ - 1) / slot_multiple_ * slot_multiple_;
   }
   void settle();
+  // Collective over the session's world: begins_ahead_ where every rank's is, the store told,
+  // and beside_decode_ where every rank's exchange answers so.
+  void agree_on_halves();
   // Tests: the fault plan's stall (core/fault_plan.hpp) at its step and rank, as a hung
   // kernel or peer would stall the GPU stream.
   void inject_stall(std::uint64_t step);
@@ -81,6 +84,9 @@ class StepRunner {
   // where the options ask for it, the engine starts without CUDA graphs, and the exchange
   // and store can (Exchange::begins_ahead).
   bool begins_ahead_ = false;
+  // Where steps begin ahead: 1 at the slot sizes (index: tokens) at which the next step is
+  // begun beside this one's decode (Exchange::begins_beside_decode on every rank).
+  std::vector<std::uint8_t> beside_decode_;
   std::int64_t slot_multiple_ = 1;  // slots padded to a multiple of this (reduce-scatter over TP)
   // The workspace is shared with output_memory()'s holders, who may outlive the runner.
   std::shared_ptr<Workspace> workspace_;
@@ -93,6 +99,7 @@ class StepRunner {
   struct Begun {
     TokenBatch batch;
     std::vector<std::int64_t> group_tokens;
+    std::int64_t slot = 0;  // its slot's tokens, as agreed
   };
   std::optional<Begun> begun_;
   // Per output slot, the consumer streams (share_with) its next step waits for.

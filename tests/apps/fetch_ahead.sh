@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The disk tier's fetch ahead (a step's rows read while the step before is decoded), on 3
 # ranks across several parts: the output is byte-identical to the same job with
-# --no-fetch-ahead, and every step after each rank's first was fetched ahead. Then a read
+# --no-fetch-ahead, and every step after each rank's first was fetched ahead. So too for
+# ETP groups of several ranks that exchange (a table on the host tier beside one on the
+# disk tier, each rank holding its part of both): 4 ranks as one group of 2 DP ranks x TP 2
+# (gather-reduce, and reduce-scatter with its TP gather) and as two groups under sequence
+# parallelism (--etp 2 --tp 2), where the next step's slots are gathered between this
+# step's fetch and its decode, on every rank alike. Then a read
 # that fails in a fetch begun ahead (one rank's third step, begun inside its second;
 # injected) ends the job on every rank within seconds, with one message naming the
 # checkpoint, and no output left.
@@ -12,20 +17,41 @@ here=$(dirname "$0")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# ahead_and_plain N WHAT ARGS...: the job on N ranks fetching ahead and with --no-fetch-ahead,
+# byte for byte the same output; every step but the first fetched ahead, none without.
+# Leaves the first run's report in $work/ahead.json.
+ahead_and_plain() {
+  local n=$1 what=$2; shift 2
+  for which in ahead plain; do
+    local more=()
+    [ "$which" = plain ] && more=(--no-fetch-ahead)
+    rm -f "$work/$which.h5"
+    "$mpiexec" -n "$n" --oversubscribe "$app" "$@" "${more[@]}" --out "$work/$which.h5" >"$work/$which.json" \
+      2>"$work/err" || { echo "FAIL: $what ($which) failed"; cat "$work/err"; exit 1; }
+  done
+  cmp "$work/ahead.h5" "$work/plain.h5" || { echo "FAIL: $what: the outputs differ"; exit 1; }
+  local steps ahead plain
+  steps=$(python3 "$here/report_field.py" "$work/ahead.json" steps)
+  ahead=$(python3 "$here/report_field.py" "$work/ahead.json" steps_fetched_ahead)
+  plain=$(python3 "$here/report_field.py" "$work/plain.json" steps_fetched_ahead)
+  echo "fetch ahead: $what: $steps steps, $ahead fetched ahead; $plain without"
+  [ "$steps" -ge 10 ] && [ "$ahead" -eq $((steps - 1)) ] && [ "$plain" -eq 0 ] ||
+    { echo "FAIL: expected every step but the first fetched ahead, and none without"; exit 1; }
+}
+
 job=(run --checkpoint "$ckpt" --storage disk --synthetic 40 --synthetic-max-tokens 200 --step-tokens 64
      --decode-tokens 3 --part-tokens 700 --etp 3 --quiet --json)
-"$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/ahead.h5" >"$work/ahead.json" 2>"$work/err" ||
-  { echo "FAIL: the job failed"; cat "$work/err"; exit 1; }
-"$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --no-fetch-ahead --out "$work/plain.h5" >"$work/plain.json" \
-  2>"$work/err" || { echo "FAIL: the job with --no-fetch-ahead failed"; cat "$work/err"; exit 1; }
-cmp "$work/ahead.h5" "$work/plain.h5" || { echo "FAIL: the outputs differ"; exit 1; }
-steps=$(python3 "$here/report_field.py" "$work/ahead.json" steps)
-ahead=$(python3 "$here/report_field.py" "$work/ahead.json" steps_fetched_ahead)
+ahead_and_plain 3 "disk, 3 ranks" "${job[@]}"
 parts=$(python3 "$here/report_field.py" "$work/ahead.json" parts)
-plain=$(python3 "$here/report_field.py" "$work/plain.json" steps_fetched_ahead)
-echo "fetch ahead: $steps steps over $parts parts, $ahead fetched ahead; $plain without"
-[ "$parts" -ge 2 ] && [ "$ahead" -eq $((steps - 1)) ] && [ "$plain" -eq 0 ] ||
-  { echo "FAIL: expected every step but the first fetched ahead, across parts, and none without"; exit 1; }
+[ "$parts" -ge 2 ] || { echo "FAIL: expected steps across parts, got $parts part(s)"; exit 1; }
+
+# ETP groups of several ranks that exchange.
+placed=(run --checkpoint "$ckpt" --placement "0=host,1=disk" --synthetic 40 --synthetic-max-tokens 200 --step-tokens 64
+        --threads 1 --quiet --json)
+ahead_and_plain 4 "one group of 2 DP ranks x TP 2, gather-reduce" "${placed[@]}" --etp 4 --tp 2 --exchange gather-reduce
+ahead_and_plain 4 "one group of 2 DP ranks x TP 2, reduce-scatter" "${placed[@]}" --etp 4 --tp 2 \
+  --exchange reduce-scatter
+ahead_and_plain 4 "two groups of TP 2, sequence parallel" "${placed[@]}" --etp 2 --tp 2 --exchange gather-reduce
 
 start=$(date +%s)
 PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 timeout 60 \

@@ -71,8 +71,8 @@ void add_run_command(CLI::App& app, Action& action) {
       ->check(finite_in(1, 1e18, "a whole number of tokens >= 1"))
       ->capture_default_str();
   cmd->add_flag("--no-fetch-ahead{false}", in.job.fetch_ahead,
-                "Fetch a step's rows (disk tier; pinned tier's host gathers, one rank a group) only once the step "
-                "before is decoded (default: beside its decode)");
+                "Fetch a step's rows (disk tier; pinned tier's host gathers; groups of several ranks under "
+                "gather-reduce or reduce-scatter) only once the step before is decoded (default: beside its decode)");
   cmd->add_flag("--quiet", o->quiet, "No progress lines, nor the automatic placement's (the report has it)");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line (docs/report.md)");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

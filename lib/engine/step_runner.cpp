@@ -90,6 +90,11 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
       session.world(),
       {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},
       "the step workspaces and staging", "a smaller " + option_name(Option::step_tokens));
+  // The pinned tier's host gathers stage rows in host memory, beside the tables there.
+  require_space_memory(
+      session.world(), {MemoryKind::host, session.store().step_host_bytes(exchange_->max_query_ids())},
+      "the host gathers' page-locked staging",
+      "a smaller " + option_name(Option::step_tokens) + ", or " + option_is(Option::host_reads, "uva"));
   workspace_->allocate();
   plan_->upload(session.hash_params());
   const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());

@@ -61,6 +61,9 @@ class CachedStore final : public RowStore {
   // The backing store's, and the second set of keys where steps begin ahead; the caches'
   // own are bytes().
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
+  [[nodiscard]] std::uint64_t step_host_bytes(std::int64_t max_ids) const override {
+    return backing_->step_host_bytes(max_ids);
+  }
   [[nodiscard]] std::span<const std::uint8_t> host_rows(int layer) const override { return backing_->host_rows(layer); }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;

@@ -68,6 +68,12 @@ std::uint64_t GpuStore::step_buffer_bytes(std::int64_t max_ids) const {
   return bytes;
 }
 
+std::uint64_t GpuStore::step_host_bytes(std::int64_t max_ids) const {
+  std::uint64_t bytes = 0;
+  for (const auto& table : tables_) bytes += table->step_host_bytes(max_ids, ahead_ ? 2 : 1);
+  return bytes;
+}
+
 bool GpuStore::reads_in_place(std::int64_t count) const {
   return std::none_of(tables_.begin(), tables_.end(), [&](const auto& table) {
     return table->gathers_distinct(count) || table->gathers_on_host(count, space_.capturing());

@@ -38,6 +38,7 @@ class GpuStore final : public RowStore {
   void set_fetching_ahead(bool on) override { ahead_ = on && tier_ == StorageTier::pinned; }
   void reserve(std::int64_t max_ids) override;
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
+  [[nodiscard]] std::uint64_t step_host_bytes(std::int64_t max_ids) const override;
   [[nodiscard]] bool reads_in_place(std::int64_t count) const override;
   [[nodiscard]] bool fetches_ahead() const override { return tier_ == StorageTier::pinned; }
   [[nodiscard]] bool fetches_ahead_at(std::int64_t count) const override;

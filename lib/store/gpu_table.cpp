@@ -304,6 +304,12 @@ std::uint64_t GpuTable::step_buffer_bytes(std::int64_t max_ids, int turns) const
              : 0;
 }
 
+std::uint64_t GpuTable::step_host_bytes(std::int64_t max_ids, int turns) const {
+  return gathers_on_host(max_ids, false)
+             ? static_cast<std::uint64_t>(turns) * kernels::DistinctRows::host_bytes_for(view(), max_ids)
+             : 0;
+}
+
 void GpuTable::plan_for_host(const std::int64_t* ids, std::int64_t num_ids, cudaStream_t stream) const {
   distinct().plan_for_host(view(), ids, num_ids, stream);
 }

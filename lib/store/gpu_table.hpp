@@ -82,8 +82,10 @@ class GpuTable {
   // scratch of distinct-row gathers in `turns` sets, so that a step's gather may run while
   // the step before's rows, in the other set, are decoded (use_turn).
   void reserve(std::int64_t max_ids, int turns = 1) const;
-  // What reserve(max_ids, turns) allocates (RowStore::step_buffer_bytes).
+  // What reserve(max_ids, turns) allocates in GPU memory (RowStore::step_buffer_bytes) and
+  // page-locked in host memory (RowStore::step_host_bytes).
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids, int turns = 1) const;
+  [[nodiscard]] std::uint64_t step_host_bytes(std::int64_t max_ids, int turns = 1) const;
   // The set of scratch the next distinct-row gathers and host gathers use (0 or 1): a
   // gather's block stays valid while the other set gathers.
   void use_turn(int turn) const { turn_ = turn; }

@@ -69,6 +69,12 @@ std::size_t PlacedStore::ids_bytes(std::int64_t max_ids) const {
   return ahead_ ? holder_.size() * static_cast<std::size_t>(max_ids) * sizeof(std::int64_t) : 0;
 }
 
+std::uint64_t PlacedStore::step_host_bytes(std::int64_t max_ids) const {
+  std::uint64_t bytes = 0;
+  for (const auto& part : parts_) bytes += part->step_host_bytes(max_ids);
+  return bytes;
+}
+
 void PlacedStore::reserve(std::int64_t max_ids) {
   for (const auto& part : parts_) part->reserve(max_ids);
   if (max_ids <= max_ids_) return;

@@ -31,6 +31,7 @@ class PlacedStore final : public RowStore {
   void set_fetching_ahead(bool on) override;
   void reserve(std::int64_t max_ids) override;
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
+  [[nodiscard]] std::uint64_t step_host_bytes(std::int64_t max_ids) const override;
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
   void abandon() override {

@@ -45,6 +45,13 @@ class RowStore {
     (void)max_ids;
     return 0;
   }
+  // Bytes of page-locked host memory that reserve(max_ids) allocates beside those for the
+  // steps' staging (the pinned tier's host gathers), asked first alike: they come out of
+  // the node's memory beside the host-resident tables.
+  [[nodiscard]] virtual std::uint64_t step_host_bytes(std::int64_t max_ids) const {
+    (void)max_ids;
+    return 0;
+  }
   // Whether the lookups of a step of `count` ids a layer are the tables read in place, keyed
   // by the queries' ids themselves, with nothing read before the decode: then the ids need
   // not exist before the decode, which may hash them itself (hash_and_decode_step).

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -352,6 +354,37 @@ TEST_F(GpuTiers, PinnedGatherTakesWhatItSaidWhenReserved) {
     table.lookup(ids.data(), max_ids, OutDtype::bf16, out.data(), nullptr);
     EXPECT_GE(free_bytes(), reserved - slack) << "the lookup took more than was reserved";
   }
+}
+
+// The pinned tier's host gathers, in both turns where steps begin ahead, take the
+// page-locked host memory that step_host_bytes() said (what the engine checks against the
+// node's memory before allocating), measured by the process's resident memory.
+TEST_F(GpuTiers, PinnedHostGatherStagingTakesWhatItSaidWhenReserved) {
+  constexpr std::int64_t slack = std::int64_t{16} << 20;  // the runtime's own pages
+  const std::int64_t max_ids = std::int64_t{1} << 21;
+  auto resident_bytes = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmRSS:", 0) == 0) return static_cast<std::int64_t>(std::stoll(line.substr(6))) * 1024;
+    return std::int64_t{0};
+  };
+  const TableSource source = synthetic_tables(config_with("float8_e4m3fn", 4 * 160), RowFormat::fp8_e8m0, 1).front();
+  for (const int turns : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << turns << " turns");
+    PinnedReads reads;
+    reads.host = HostReads::gather;
+    const GpuTable table(source, {0, source.info.layout.rows}, StorageTier::pinned, reads);
+    ASSERT_TRUE(table.gathers_on_host(max_ids, false));
+    const auto said = static_cast<std::int64_t>(table.step_host_bytes(max_ids, turns));
+    EXPECT_GT(said, turns * max_ids * 160);  // a row of 160 codes per id at least, per turn
+    const std::int64_t before = resident_bytes();
+    table.reserve(max_ids, turns);
+    EXPECT_NEAR(static_cast<double>(resident_bytes() - before), static_cast<double>(said), static_cast<double>(slack));
+  }
+  PinnedReads uva;
+  uva.host = HostReads::uva;
+  const GpuTable through_uva(source, {0, source.info.layout.rows}, StorageTier::pinned, uva);
+  EXPECT_EQ(through_uva.step_host_bytes(max_ids, 2), 0U);
 }
 
 TEST_F(GpuTiers, TablesOver4GiBAreAddressedIn64Bits) {

@@ -61,6 +61,8 @@ FaultPlan fault_plan_from_environment(int rank) {
   plan.peer_map_failure = whole_number("PLESHARD_FAULT_PEER_MAP").value_or(0) != 0;
   plan.decode_delay_us = whole_number("PLESHARD_FAULT_DECODE_DELAY_US").value_or(0);
   plan.host_gather_failure = whole_number("PLESHARD_FAULT_HOST_GATHER_FAILURE");
+  if (whole_number("PLESHARD_FAULT_AHEAD_REFUSED_RANK").value_or(0) == static_cast<std::uint64_t>(rank))
+    plan.ahead_refused = whole_number("PLESHARD_FAULT_AHEAD_REFUSED").value_or(0) != 0;
   const auto disk_read_failure = whole_number("PLESHARD_FAULT_DISK_READ_FAILURE");
   if (whole_number("PLESHARD_FAULT_DISK_READ_FAILURE_RANK").value_or(0) == static_cast<std::uint64_t>(rank))
     plan.disk_read_failure = disk_read_failure;

@@ -119,9 +119,11 @@ void StepRunner::agree_on_halves() {
   // Then the slot sizes at which the next step begins beside a step's decode (the store's
   // answer for them set by set_fetching_ahead): once, for every size a step can have.
   const std::int64_t most = plan_->shape().max_slot_tokens;
+  const bool refused = fault_plan().ahead_refused;  // tests: this rank answers apart
   beside_decode_.assign(static_cast<std::size_t>(most) + 1, 0);
   for (std::int64_t slot = 1; slot <= most; ++slot)
-    beside_decode_[static_cast<std::size_t>(slot)] = exchange_->begins_beside_decode(slot) ? 1 : 0;
+    beside_decode_[static_cast<std::size_t>(slot)] =
+        exchange_->begins_beside_decode(slot) && !(refused && slot % 4 >= 2) ? 1 : 0;
   watched_allreduce(beside_decode_.data(), static_cast<int>(beside_decode_.size()), MPI_UINT8_T, MPI_MIN, world,
                     "the step sizes at which every rank begins the next step beside a decode");
 }

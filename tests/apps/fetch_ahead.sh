@@ -6,7 +6,8 @@
 # disk tier, each rank holding its part of both): 4 ranks as one group of 2 DP ranks x TP 2
 # (gather-reduce, and reduce-scatter with its TP gather) and as two groups under sequence
 # parallelism (--etp 2 --tp 2), where the next step's slots are gathered between this
-# step's fetch and its decode, on every rank alike. Then a read
+# step's fetch and its decode, on every rank alike — also where one rank (injected) would
+# not begin ahead at some step sizes. Then a read
 # that fails in a fetch begun ahead (one rank's third step, begun inside its second;
 # injected) ends the job on every rank within seconds, with one message naming the
 # checkpoint, and no output left.
@@ -52,6 +53,25 @@ ahead_and_plain 4 "one group of 2 DP ranks x TP 2, gather-reduce" "${placed[@]}"
 ahead_and_plain 4 "one group of 2 DP ranks x TP 2, reduce-scatter" "${placed[@]}" --etp 4 --tp 2 \
   --exchange reduce-scatter
 ahead_and_plain 4 "two groups of TP 2, sequence parallel" "${placed[@]}" --etp 2 --tp 2 --exchange gather-reduce
+
+# One rank answers that steps of some slot sizes may not begin beside a decode (injected;
+# decode steps of a few tokens give sizes of every kind): its group begins those steps
+# whole, every rank alike, the output the same; a rank that went its own way would cross
+# its group's collectives (a hang, or wrong rows).
+varied=("${placed[@]}" --decode-tokens 3 --etp 4 --tp 2 --exchange gather-reduce)
+rm -f "$work/refused.h5"
+PLESHARD_FAULT_AHEAD_REFUSED=1 PLESHARD_FAULT_AHEAD_REFUSED_RANK=1 timeout 30 "$mpiexec" -n 4 --oversubscribe "$app" \
+  "${varied[@]}" --out "$work/refused.h5" >"$work/refused.json" 2>"$work/err" ||
+  { echo "FAIL: the job with one rank refusing some sizes failed (exit $?)"; cat "$work/err"; exit 1; }
+rm -f "$work/plain.h5"
+"$mpiexec" -n 4 --oversubscribe "$app" "${varied[@]}" --no-fetch-ahead --out "$work/plain.h5" >/dev/null \
+  2>"$work/err" || { echo "FAIL: the job without fetch ahead failed"; cat "$work/err"; exit 1; }
+cmp "$work/refused.h5" "$work/plain.h5" || { echo "FAIL: one rank refusing some sizes: the outputs differ"; exit 1; }
+steps=$(python3 "$here/report_field.py" "$work/refused.json" steps)
+ahead=$(python3 "$here/report_field.py" "$work/refused.json" steps_fetched_ahead)
+echo "fetch ahead: one rank refusing some sizes: $steps steps, $ahead fetched ahead"
+[ "$ahead" -ge 1 ] && [ "$ahead" -lt $((steps - 1)) ] ||
+  { echo "FAIL: expected some steps, not all, fetched ahead"; exit 1; }
 
 start=$(date +%s)
 PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 timeout 60 \

@@ -20,7 +20,8 @@ class FaultPlanEnvironment : public ::testing::Test {
          {"PLESHARD_FAULT_STALL_STEP", "PLESHARD_FAULT_STALL_RANK", "PLESHARD_FAULT_KILL_AFTER_PARTS",
           "PLESHARD_FAULT_WRITE_LIMIT", "PLESHARD_FAULT_KILL_IN_SHARED_LOAD", "PLESHARD_FAULT_DISK_READ_FAILURE",
           "PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "PLESHARD_FAULT_SMALL_PAGES", "PLESHARD_FAULT_STOP_AT",
-          "PLESHARD_FAULT_STOP_RANK", "PLESHARD_FAULT_DECODE_DELAY_US"})
+          "PLESHARD_FAULT_STOP_RANK", "PLESHARD_FAULT_DECODE_DELAY_US", "PLESHARD_FAULT_AHEAD_REFUSED",
+          "PLESHARD_FAULT_AHEAD_REFUSED_RANK"})
       ::unsetenv(v);
     set_fault_plan({});
   }
@@ -37,6 +38,7 @@ TEST_F(FaultPlanEnvironment, NoneByDefault) {
   EXPECT_FALSE(plan.small_pages);
   EXPECT_FALSE(plan.stop_at.has_value());
   EXPECT_EQ(plan.decode_delay_us, 0u);
+  EXPECT_FALSE(plan.ahead_refused);
   EXPECT_FALSE(fault_plan().write_limit.has_value());
 }
 
@@ -65,6 +67,13 @@ TEST_F(FaultPlanEnvironment, ADiskReadFailureIsItsRanksAlone) {
   ::setenv("PLESHARD_FAULT_DISK_READ_FAILURE_RANK", "1", 1);
   EXPECT_FALSE(fault_plan_from_environment(0).disk_read_failure.has_value());
   EXPECT_EQ(fault_plan_from_environment(1).disk_read_failure, 4u);
+}
+
+TEST_F(FaultPlanEnvironment, ARefusedFetchAheadIsItsRanksAlone) {
+  ::setenv("PLESHARD_FAULT_AHEAD_REFUSED", "1", 1);
+  ::setenv("PLESHARD_FAULT_AHEAD_REFUSED_RANK", "2", 1);
+  for (const int rank : {0, 1, 3}) EXPECT_FALSE(fault_plan_from_environment(rank).ahead_refused) << rank;
+  EXPECT_TRUE(fault_plan_from_environment(2).ahead_refused);
 }
 
 TEST_F(FaultPlanEnvironment, AStopIsItsRanksAloneAtThePointNamed) {

@@ -176,8 +176,9 @@ class Exchange {
   // store fetches ahead at their size, and their decode reads nothing the next begin()
   // rewrites. A group's ranks must begin the next step at the same point, or their
   // collectives run in different orders: the caller passes `fetched` only at the slot sizes
-  // where every rank's exchange says so (StepRunner), and at those the exchange calls it for
-  // every step, on every rank alike.
+  // where every rank's exchange says so (StepRunner), and at those an exchange with a
+  // collective in its begin() calls it for every step, on every rank alike (the local
+  // exchange, with none, decides step by step).
   [[nodiscard]] virtual bool begins_beside_decode(std::int64_t slot_tokens) const {
     (void)slot_tokens;
     return false;

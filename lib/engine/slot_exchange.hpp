@@ -74,8 +74,8 @@ class SlotExchange final : public Exchange {
   void abandon() override { begun_.clear(); }
 
  private:
-  // A step begun: what its finish needs once the plan is repacked (a group of one rank's
-  // combine reads nothing of the plan).
+  // A step begun: what its finish needs once the next step's begin() has packed the plan
+  // anew (its combine takes the step's sizes from the fetch: PartialRows).
   struct Begun {
     std::int64_t tokens = 0;
     ExchangeTraffic step;

@@ -89,12 +89,13 @@ StepRunner::StepRunner(EngineSession& session) : session_(session), options_(ses
   require_space_memory(
       session.world(),
       {space_memory, workspace_->bytes() + session.store().step_buffer_bytes(exchange_->max_query_ids())},
-      "the step workspaces and staging", "a smaller " + option_name(Option::step_tokens));
+      "the step workspaces and staging",
+      "a smaller " + option_name(Option::step_tokens) + (begins_ahead_ ? ", or --no-fetch-ahead" : ""));
   // The pinned tier's host gathers stage rows in host memory, beside the tables there.
-  require_space_memory(
-      session.world(), {MemoryKind::host, session.store().step_host_bytes(exchange_->max_query_ids())},
-      "the host gathers' page-locked staging",
-      "a smaller " + option_name(Option::step_tokens) + ", or " + option_is(Option::host_reads, "uva"));
+  require_space_memory(session.world(), {MemoryKind::host, session.store().step_host_bytes(exchange_->max_query_ids())},
+                       "the host gathers' page-locked staging",
+                       "a smaller " + option_name(Option::step_tokens) + ", " + option_is(Option::host_reads, "uva") +
+                           (begins_ahead_ ? ", or --no-fetch-ahead" : ""));
   workspace_->allocate();
   plan_->upload(session.hash_params());
   const std::uint64_t caches = session.cache_bytes(exchange_->max_query_ids());
@@ -126,6 +127,12 @@ void StepRunner::agree_on_halves() {
         exchange_->begins_beside_decode(slot) && !(refused && slot % 4 >= 2) ? 1 : 0;
   watched_allreduce(beside_decode_.data(), static_cast<int>(beside_decode_.size()), MPI_UINT8_T, MPI_MIN, world,
                     "the step sizes at which every rank begins the next step beside a decode");
+  // At no size (every step read in place, say): whole steps, and one set of step scratch.
+  if (std::find(beside_decode_.begin(), beside_decode_.end(), 1) == beside_decode_.end()) {
+    begins_ahead_ = false;
+    beside_decode_.clear();
+    session_.store().set_fetching_ahead(false);
+  }
 }
 
 StepRunner::~StepRunner() {

@@ -4,10 +4,11 @@
 # --no-fetch-ahead, and every step after each rank's first was fetched ahead. So too for
 # ETP groups of several ranks that exchange (a table on the host tier beside one on the
 # disk tier, each rank holding its part of both): 4 ranks as one group of 2 DP ranks x TP 2
-# (gather-reduce, and reduce-scatter with its TP gather) and as two groups under sequence
-# parallelism (--etp 2 --tp 2), where the next step's slots are gathered between this
-# step's fetch and its decode, on every rank alike — also where one rank (injected) would
-# not begin ahead at some step sizes. Then a read
+# (gather-reduce, and reduce-scatter with its TP gather), where the next step's slots are
+# gathered between this step's fetch and its decode, on every rank alike — also where one
+# rank (injected) would not begin ahead at some step sizes —, and as two groups under
+# sequence parallelism (--etp 2 --tp 2: one DP rank each, combined by a reduce-scatter
+# over TP after the next step's begin). Then a read
 # that fails in a fetch begun ahead (one rank's third step, begun inside its second;
 # injected) ends the job on every rank within seconds, with one message naming the
 # checkpoint, and no output left.

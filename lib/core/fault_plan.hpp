@@ -56,9 +56,9 @@ struct FaultPlan {
   std::optional<std::uint64_t> host_gather_failure;
   // The engine takes this process's exchange to answer that the next step may not begin
   // beside the decode of steps whose slots hold 4k + 2 or 4k + 3 tokens, as a rank whose
-  // store reads such steps' rows in place would where its peers' stores do not
-  // (StepRunner's agreement then keeps the group's ranks in step) (PLESHARD_FAULT_AHEAD_REFUSED=1, on the rank
-  // PLESHARD_FAULT_AHEAD_REFUSED_RANK names, 0 by default).
+  // store reads such steps' rows in place would where its peers' stores do not; the
+  // engine's agreement then keeps the group's ranks in step (PLESHARD_FAULT_AHEAD_REFUSED=1,
+  // on the rank PLESHARD_FAULT_AHEAD_REFUSED_RANK names, 0 by default).
   bool ahead_refused = false;
 };
 

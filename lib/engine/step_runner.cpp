@@ -318,8 +318,11 @@ StepOutput StepRunner::finish() {
 
 void StepRunner::run_in_halves(const TokenBatch& batch, std::int64_t slot, bool begun, const NextStep& next,
                                StepMarks& marks, StepOutput& out) {
-  // Sized first: a next step too large for the engine is refused before this one begins.
-  const std::int64_t next_slot = next.batch != nullptr ? slot_tokens(*next.batch, next.group_tokens) : 0;
+  // The next step begins inside this one only at the slot sizes every rank agreed on; sized
+  // first there, so that one too large for the engine is refused before this one begins (a
+  // next step not begun here is sized by its own forward(), once).
+  const bool ahead = next.batch != nullptr && beside_decode_.at(static_cast<std::size_t>(slot)) != 0;
+  const std::int64_t next_slot = ahead ? slot_tokens(*next.batch, next.group_tokens) : 0;
   if (begun) {
     marks.restart();
   } else {
@@ -327,9 +330,9 @@ void StepRunner::run_in_halves(const TokenBatch& batch, std::int64_t slot, bool 
   }
   // The next step begins once this one's rows are here: its fetch runs beside this step's
   // decode (on the host space, the decode is this thread's work; on a GPU, the rows the
-  // caller writes after this forward() returns). Only at the slot sizes every rank agreed on.
+  // caller writes after this forward() returns).
   std::function<void()> begin_next;
-  if (next.batch != nullptr && beside_decode_.at(static_cast<std::size_t>(slot)) != 0) {
+  if (ahead) {
     begin_next = [&] {
       wait_until(marks_[(next_step_ + 1) % 2]->done());  // the step before this one
       begin_step(*next.batch, next_slot, next_step_ + 1);

@@ -72,7 +72,8 @@ void add_run_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_flag("--no-fetch-ahead{false}", in.job.fetch_ahead,
                 "Fetch a step's rows (disk tier; pinned tier's host gathers; groups of several ranks under "
-                "gather-reduce or reduce-scatter) only once the step before is decoded (default: beside its decode)");
+                "gather-reduce, reduce-scatter or peer-read) only once the step before is decoded (default: beside "
+                "its decode)");
   cmd->add_flag("--quiet", o->quiet, "No progress lines, nor the automatic placement's (the report has it)");
   cmd->add_flag("--json", o->json, "Print the final report as one JSON line (docs/report.md)");
   cmd->callback([&action, o, synthetic, requests, out, summary] {

@@ -15,7 +15,8 @@ namespace pleshard {
 // each rank looks up the rows of its own tokens (its sequence slice under sequence
 // parallelism); nothing is exchanged. Where the store fetches ahead, a step also runs in two
 // halves (Exchange::begins_ahead), so the disk tier (or the pinned tier, read in place by a
-// group of one rank) fetches the next step's rows while this one's are decoded. Where the
+// group: each rank gathers its own tokens' rows) fetches the next step's rows while this
+// one's are decoded. Where the
 // rows are a group's one copy (ExchangeContext::group_copy), the step's hash counts the
 // lookups outside my part (engine/peer_row_tally.hpp).
 class LocalExchange final : public Exchange {
@@ -25,12 +26,10 @@ class LocalExchange final : public Exchange {
   [[nodiscard]] const char* name() const override { return name_; }
   void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
-  // Where every rank of the group begins ahead alike: the store's answer does not hang on a
-  // step's size (whole tables: the disk tier), or the group is this rank. Else one rank
-  // would begin a step whose size its peers agree on later (StepRunner::slot_tokens).
-  [[nodiscard]] bool begins_ahead() const override {
-    return ctx_.store.fetches_ahead() && (ctx_.group_copy.empty() || ctx_.comms.etp == nullptr);
-  }
+  // Where the store fetches ahead. A step here runs no collective, nor does the engine agree
+  // on its size (one slot: EngineSession::local), so the ranks of a group that reads one copy
+  // need not begin the same steps ahead.
+  [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
   // At every slot size: each step decides by its own lookups (a step here runs no collective
   // for the next one's begin() to cross).
   [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }

@@ -3,8 +3,8 @@
 # host tier: disk always, also behind a row cache; device and pinned where a GPU is present,
 # on one rank (NCCL carries the exchange; also replayed from a CUDA graph) and on three
 # ranks sharing the GPU (host-staged MPI), pinned also behind a row cache, and gathered by the
-# host and fetched ahead, also under a slowed decode (one rank, and an ETP group of four
-# ranks). Tables made where
+# host and fetched ahead, also under a slowed decode (one rank, an ETP group of four
+# ranks, and three ranks reading one copy in place). Tables made where
 # the tier keeps them (--checkpoint synthetic: on the GPU for the device and pinned tiers)
 # give the same bytes as the checkpoint ckpt make wrote. Tables split over two tiers
 # (--placement) and placed automatically give them too, and so do tables in host memory
@@ -170,6 +170,9 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   # Ranks reading one copy of the pinned rows in place (peer reads) and gathering their
   # rows on the host, each its own staging.
   check pinned_peer_gather_slow_3 3 3 pinned none --exchange peer-read --host-reads gather
+  [ "$(field "$work/pinned_peer_gather_slow_3.log" steps_fetched_ahead)" -eq \
+    $(( $(field "$work/pinned_peer_gather_slow_3.log" steps) - 1 )) ] \
+    || { echo "FAIL: peer reads: not every step after the first was fetched ahead"; exit 1; }
   # An ETP group of several ranks (2 DP ranks x TP 2) fetching ahead: the next step's slots
   # gathered, its rows gathered and copied, while this step's decode is held back.
   check pinned_group_gather_slow_4 4 4 pinned mpi-staged --tp 2 --exchange gather-reduce --host-reads gather

@@ -51,6 +51,10 @@ killed_peer() {
   [ $((SECONDS - start)) -le 60 ] && [ ! -e "$work/killed_$1.h5" ] \
     || { echo "FAIL: $1: a killed peer: $((SECONDS - start)) s"; ls "$work"; cat "$work/killed_$1.log"; exit 1; }
 }
+fetched_ahead() {  # fetched_ahead NAME: every step after the first begun inside the step before
+  [ "$(field "$work/$1.log" steps_fetched_ahead)" -eq $(( $(field "$work/$1.log" steps) - 1 )) ] \
+    || { echo "FAIL: $1: not every step after the first was fetched ahead"; cat "$work/$1.log"; exit 1; }
+}
 hits() {  # hits NAME: its cache served some lookups (a cache that never hits would pass the bytes check)
   [ "$(field "$work/$1.log" cache.0.hits)" -gt 0 ] || { echo "FAIL: $1: no cache hits"; cat "$work/$1.log"; exit 1; }
 }
@@ -161,24 +165,18 @@ if "$app" "${job[@]}" --checkpoint "$ckpt" --storage device --summary-only >"$wo
   # One rank's host gathers are fetched ahead (each step's beside the decode of the one
   # before), and give the same bytes when every decode is held back 2 ms on the GPU, so
   # that the next step's gather and copy run while this step's rows wait for it.
-  [ "$(field "$work/pinned_gather_1.log" steps_fetched_ahead)" -eq \
-    $(( $(field "$work/pinned_gather_1.log" steps) - 1 )) ] \
-    || { echo "FAIL: gather: not every step after the first was fetched ahead"; cat "$work/pinned_gather_1.log"; exit 1; }
+  fetched_ahead pinned_gather_1
   export PLESHARD_FAULT_DECODE_DELAY_US=2000
   check pinned_gather_slow_1 1 1 pinned "$nccl" --host-reads gather
   check pinned_both_slow_1 1 1 pinned "$nccl" --host-reads both
   # Ranks reading one copy of the pinned rows in place (peer reads) and gathering their
   # rows on the host, each its own staging.
   check pinned_peer_gather_slow_3 3 3 pinned none --exchange peer-read --host-reads gather
-  [ "$(field "$work/pinned_peer_gather_slow_3.log" steps_fetched_ahead)" -eq \
-    $(( $(field "$work/pinned_peer_gather_slow_3.log" steps) - 1 )) ] \
-    || { echo "FAIL: peer reads: not every step after the first was fetched ahead"; exit 1; }
+  fetched_ahead pinned_peer_gather_slow_3
   # An ETP group of several ranks (2 DP ranks x TP 2) fetching ahead: the next step's slots
   # gathered, its rows gathered and copied, while this step's decode is held back.
   check pinned_group_gather_slow_4 4 4 pinned mpi-staged --tp 2 --exchange gather-reduce --host-reads gather
-  [ "$(field "$work/pinned_group_gather_slow_4.log" steps_fetched_ahead)" -eq \
-    $(( $(field "$work/pinned_group_gather_slow_4.log" steps) - 1 )) ] \
-    || { echo "FAIL: a group: not every step after the first was fetched ahead"; exit 1; }
+  fetched_ahead pinned_group_gather_slow_4
   unset PLESHARD_FAULT_DECODE_DELAY_US
   python3 -c 'import sys; s = float(sys.argv[1]); sys.exit(not 0 < s < 1)' \
     "$(field "$work/pinned_both_3.log" host_gather_share)" \

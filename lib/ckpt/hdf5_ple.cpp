@@ -2,6 +2,7 @@
 
 #include "ckpt/hdf5_rows.hpp"
 #include "ckpt/hdf5_stored_chunks.hpp"
+#include "ckpt/row_set_reads.hpp"
 #include "io/detail/h5_handle.hpp"
 
 #include <algorithm>
@@ -235,6 +236,38 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     const Table& table = sets_.at(static_cast<std::size_t>(d));
     if (table.weight_rows) source.chunk_rows = table.weight_rows->chunk_rows();
     return source;
+  }
+
+  // Where every table's codes and block scales were located past HDF5 (and each rank reads
+  // alone): a step's rows are plain reads of the file, from any thread.
+  [[nodiscard]] bool reads_row_sets_on_any_thread() const override {
+    return !collective_ && std::all_of(sets_.begin(), sets_.end(), [](const Table& t) {
+      return t.weight_rows.has_value() && (!t.scales.valid() || t.scale_rows.has_value());
+    });
+  }
+  void read_row_sets(std::span<const RowSet> sets, PageCache cache) const override {
+    if (!reads_row_sets_on_any_thread()) {
+      PleCheckpoint::read_row_sets(sets, cache);
+      return;
+    }
+    read_row_sets_as_file_reads(*this, sets, cache,
+                                [this](int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
+                                       std::span<std::uint8_t> scales, std::vector<FileRead>& reads) {
+                                  const Table& table = sets_.at(static_cast<std::size_t>(d));
+                                  const std::size_t row_bytes = this->table(d).layout.row_bytes();
+                                  const std::size_t scale_bytes = this->table(d).layout.scale_bytes();
+                                  for (const RowRun& run : runs) {
+                                    const auto at = static_cast<std::size_t>(run.at);
+                                    const auto n = static_cast<std::size_t>(run.count);
+                                    if (!rows.empty())
+                                      table.weight_rows->add_reads(*pread_, run.first, run.count,
+                                                                   rows.subspan(at * row_bytes, n * row_bytes), reads);
+                                    if (!scales.empty() && scale_bytes != 0)
+                                      table.scale_rows->add_reads(*pread_, run.first, run.count,
+                                                                  scales.subspan(at * scale_bytes, n * scale_bytes),
+                                                                  reads);
+                                  }
+                                });
   }
 
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,

@@ -191,4 +191,24 @@ void Hdf5Rows::read(const PreadFile& file, std::span<const Hdf5RowsRead> reads) 
   });
 }
 
+void Hdf5Rows::add_reads(const PreadFile& file, std::int64_t first, std::int64_t count, std::span<std::uint8_t> out,
+                         std::vector<FileRead>& reads) const {
+  if (first < 0 || count < 0 || first + count > rows_ || out.size() < static_cast<std::size_t>(count) * width_)
+    throw SystemError(file.path() + ": rows [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                      ") outside a dataset of " + std::to_string(rows_) + " rows, or no room for them");
+  for (std::int64_t row = first; row < first + count;) {
+    // The rows of this chunk (contiguous: of the dataset), from its offset in the file.
+    const std::int64_t chunk = chunk_rows_ != 0 ? row / chunk_rows_ : 0;
+    const std::int64_t chunk_first = chunk * chunk_rows_;
+    const std::int64_t stop = chunk_rows_ != 0 ? std::min(first + count, chunk_first + chunk_rows_) : first + count;
+    const std::uint64_t at =
+        offsets_[static_cast<std::size_t>(chunk)] + static_cast<std::uint64_t>(row - chunk_first) * width_;
+    const std::span<std::uint8_t> bytes =
+        out.subspan(static_cast<std::size_t>(row - first) * width_, static_cast<std::size_t>(stop - row) * width_);
+    for (std::size_t done = 0; done < bytes.size(); done += k_read_piece_bytes)
+      reads.push_back({&file, at + done, bytes.subspan(done, std::min(k_read_piece_bytes, bytes.size() - done))});
+    row = stop;
+  }
+}
+
 }  // namespace pleshard::detail

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "io/file_reads.hpp"
 #include "io/pread_file.hpp"
 
 namespace pleshard::detail {
@@ -61,6 +62,15 @@ class Hdf5Rows {
   // then its rows copied out; a contiguous dataset: reads of 1 MiB into place).
   // A chunk whose checksum fails is an InputError naming its dataset and rows.
   static void read(const PreadFile& file, std::span<const Hdf5RowsRead> reads);
+
+  // The file reads of rows [first, first + count) into `out` (count x the width bytes),
+  // appended to `reads`: each row's bytes alone, at most 1 MiB a read, none across a chunk,
+  // and no chunk's checksum verified — that would read the whole chunk, a step's row of a
+  // few hundred bytes thousands of times over. The disk tier's steps read so
+  // (io/file_reads.hpp, many in flight); a table's load and `ckpt verify` read whole chunks
+  // and verify them (read).
+  void add_reads(const PreadFile& file, std::int64_t first, std::int64_t count, std::span<std::uint8_t> out,
+                 std::vector<FileRead>& reads) const;
 
   // Rows of each chunk; 0: contiguous.
   [[nodiscard]] std::int64_t chunk_rows() const { return chunk_rows_; }

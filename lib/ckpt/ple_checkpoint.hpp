@@ -120,12 +120,17 @@ class PleCheckpoint {
     bool bulk = false;
   };
   // read_row_set of every set (a step's tables), their reads in flight together where the
-  // format reads rows itself (safetensors: through the page cache or past it, `cache`); one
-  // set after the other otherwise.
+  // format reads rows itself (safetensors, and HDF5 datasets located past the library, whose
+  // chunks' checksums a step's rows are then not verified against: ckpt/row_set_reads.hpp;
+  // through the page cache or past it, `cache`); one set after the other otherwise.
   virtual void read_row_sets(std::span<const RowSet> sets, PageCache cache) const {
     (void)cache;
     for (const RowSet& s : sets) read_row_set(s.ple_index, s.sorted_rows, s.rows, s.scales);
   }
+  // Whether read_row_sets may run on another thread than the one that opened the checkpoint,
+  // beside its other calls: it reads files itself, with no library that must stay on one
+  // thread (HDF5's is not thread-safe, and through MPI-IO calls MPI, initialised for one).
+  [[nodiscard]] virtual bool reads_row_sets_on_any_thread() const { return false; }
 
   // Whether read_rows is collective over the communicator the checkpoint was opened with.
   [[nodiscard]] virtual bool reads_collectively() const { return false; }

@@ -136,7 +136,7 @@ void DiskStore::submit(std::span<const RowQuery> queries) {
       throw;
     }
   };
-  if (checkpoint_.kind() == CheckpointKind::safetensors) {  // HDF5 stays on this thread (see the header)
+  if (checkpoint_.reads_row_sets_on_any_thread()) {  // HDF5 through its library stays here (see the header)
     reader_.start(read);
   } else {
     read();

@@ -4,10 +4,10 @@
 // store has been reserved for the step's size, so that only the distinct rows' offsets come
 // down and each id's key stays there — then reads each distinct row of every layer once from
 // the checkpoint's files (every layer's reads in flight together), and stages the raw rows
-// into the step space, where the step's decode reads them. submit() starts the reads
-// (safetensors: on the store's worker thread) and returns once the rest of the staging (the
-// rows' block scales, and each id's key where the plan was made on the host) is done beside
-// them; wait() waits for the reads and stages the rows. Alone, every table is held whole
+// into the step space, where the step's decode reads them. submit() starts the reads (on
+// the store's worker thread where the format reads its files itself) and returns once the
+// rest of the staging (the rows' block scales, and each id's key where the plan was made on
+// the host) is done beside them; wait() waits for the reads and stages the rows. Alone, every table is held whole
 // (each rank reads the rows of its own tokens), so nothing needs combining across ranks;
 // beside tables of other tiers (store/placement.hpp) a rank reads its range of rows, as they
 // hold theirs, and the exchange combines them.
@@ -32,8 +32,9 @@ namespace pleshard {
 
 class DiskStore final : public RowStore {
  public:
-  // `checkpoint` must outlive the store and must not read collectively. Safetensors files are
-  // read on the store's thread between submit() and wait(); HDF5 files in submit() itself (the
+  // `checkpoint` must outlive the store and must not read collectively. Its files are read on
+  // the store's thread between submit() and wait() where the format reads them itself
+  // (PleCheckpoint::reads_row_sets_on_any_thread); through HDF5 in submit() itself (the
   // library is not thread-safe, and through MPI-IO it calls MPI, initialised for one thread).
   // Holds rows `ranges[d]` of table d (ids outside decode to zeros). Reads the block scales
   // of those rows (tier_bytes of the disk tier; the caller checks they fit). Steps read
@@ -54,12 +55,13 @@ class DiskStore final : public RowStore {
   void reserve(std::int64_t max_ids) override;
   // Both turns' plans and staging for steps of `max_ids` ids a layer.
   [[nodiscard]] std::uint64_t step_buffer_bytes(std::int64_t max_ids) const override;
-  // Where the files are read on the store's thread (safetensors): a next step's reads then
-  // run beside this step's decode. submit() has planned the ids when it returns, and a
-  // step's plans and rows are kept in one of two sets, taken in turn by the submits (twice a
-  // step's staging in memory). HDF5 files are read in submit() itself, so nothing
-  // would run beside them.
-  [[nodiscard]] bool fetches_ahead() const override { return checkpoint_.kind() == CheckpointKind::safetensors; }
+  // Where the files are read on the store's thread (PleCheckpoint::
+  // reads_row_sets_on_any_thread: safetensors, HDF5 located past the library): a next
+  // step's reads then run beside this step's decode. submit() has planned the ids when it
+  // returns, and a step's plans and rows are kept in one of two sets, taken in turn by the
+  // submits (twice a step's staging in memory). Files read through HDF5 are read in submit()
+  // itself, so nothing would run beside them.
+  [[nodiscard]] bool fetches_ahead() const override { return checkpoint_.reads_row_sets_on_any_thread(); }
   void submit(std::span<const RowQuery> queries) override;
   [[nodiscard]] std::span<const kernels::DecodeTask> wait() override;
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The disk tier's fetch ahead (a step's rows read while the step before is decoded), on 3
-# ranks across several parts: the output is byte-identical to the same job with
-# --no-fetch-ahead, and every step after each rank's first was fetched ahead. So too for
+# ranks across several parts, from safetensors and from HDF5: the output is byte-identical
+# to the same job with --no-fetch-ahead, and every step after each rank's first was fetched
+# ahead. So too for
 # ETP groups of several ranks that exchange (a table on the host tier beside one on the
 # disk tier, each rank holding its part of both): 4 ranks as one group of 2 DP ranks x TP 2
 # (gather-reduce, and reduce-scatter with its TP gather), where the next step's slots are
@@ -46,6 +47,14 @@ job=(run --checkpoint "$ckpt" --storage disk --synthetic 40 --synthetic-max-toke
 ahead_and_plain 3 "disk, 3 ranks" "${job[@]}"
 parts=$(python3 "$here/report_field.py" "$work/ahead.json" parts)
 [ "$parts" -ge 2 ] || { echo "FAIL: expected steps across parts, got $parts part(s)"; exit 1; }
+# The same tables in pleshard's HDF5 layout: a step's rows are plain reads of the file there
+# too (the chunks located when it opens), so they are read on the store's thread and fetched
+# ahead as well.
+"$app" ckpt convert --checkpoint "$ckpt" --out "$work/tiny.h5" --kind hdf5 >/dev/null ||
+  { echo "FAIL: converting the checkpoint to HDF5"; exit 1; }
+h5job=("${job[@]}")
+h5job[2]="$work/tiny.h5"
+ahead_and_plain 3 "disk, 3 ranks, HDF5" "${h5job[@]}"
 
 # ETP groups of several ranks that exchange.
 placed=(run --checkpoint "$ckpt" --placement "0=host,1=disk" --synthetic 40 --synthetic-max-tokens 200 --step-tokens 64

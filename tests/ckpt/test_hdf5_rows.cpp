@@ -24,6 +24,7 @@
 #include "ckpt/ple_checkpoint.hpp"
 #include "ckpt/synthetic.hpp"
 #include "core/error.hpp"
+#include "io/file_reads.hpp"
 
 namespace {
 
@@ -106,6 +107,15 @@ class OneDataset {
       ASSERT_TRUE(std::equal(from, from + (end - begin) * static_cast<std::int64_t>(width_), out.begin()))
           << "[" << begin << ", " << end << ")";
       EXPECT_EQ(out.back(), 0xee) << "wrote past [" << begin << ", " << end << ")";
+      // The same rows as plain file reads (the disk tier's steps): none across a chunk, whose
+      // checksum lies between it and the next, and none past the range.
+      std::fill(out.begin(), out.end(), 0xee);
+      std::vector<FileRead> reads;
+      rows.add_reads(file, begin, end - begin, {out.data(), out.size() - 1}, reads);
+      read_files(reads);
+      ASSERT_TRUE(std::equal(from, from + (end - begin) * static_cast<std::int64_t>(width_), out.begin()))
+          << "[" << begin << ", " << end << ") as file reads";
+      EXPECT_EQ(out.back(), 0xee) << "file reads wrote past [" << begin << ", " << end << ")";
     }
   }
 
@@ -309,11 +319,35 @@ TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
   write_checkpoint(made, config, synthetic_tables(config, RowFormat::fp8, 1), {CheckpointKind::hdf5});
   std::int64_t rows = 0;
   std::size_t width = 0;
+  // A step's rows (the disk tier's read_row_sets): runs, rows a few apart (read as one span)
+  // and far apart; each checkpoint's must be the table's rows.
+  std::vector<std::int64_t> step_rows;
+  const auto expect_step_rows = [&](const PleCheckpoint& c, const std::vector<std::uint8_t>& all) {
+    std::vector<std::uint8_t> got(step_rows.size() * width);
+    const PleCheckpoint::RowSet set{0, step_rows, got, {}};
+    for (const PageCache cache : {PageCache::use, PageCache::bypass}) {
+      std::fill(got.begin(), got.end(), 0xee);
+      c.read_row_sets({&set, 1}, cache);
+      for (std::size_t i = 0; i < step_rows.size(); ++i)
+        ASSERT_TRUE(std::equal(got.begin() + static_cast<std::ptrdiff_t>(i * width),
+                               got.begin() + static_cast<std::ptrdiff_t>((i + 1) * width),
+                               all.begin() + step_rows[i] * static_cast<std::int64_t>(width)))
+            << "row " << step_rows[i] << ", " << to_string(cache);
+    }
+  };
   {
     const auto c = open_ple_checkpoint(made, config);
     rows = c->table(0).layout.rows;
     width = c->table(0).layout.row_bytes();
     EXPECT_GT(c->table_source(0).chunk_rows, 0);  // located: its chunks are known
+    // Its steps' rows read as plain reads of the file, from any thread.
+    EXPECT_TRUE(c->reads_row_sets_on_any_thread());
+    std::mt19937_64 rng(17);
+    for (std::int64_t r = 0; r < rows; r += 1 + static_cast<std::int64_t>(rng() % 40))
+      for (std::int64_t k = 0; k < 1 + static_cast<std::int64_t>(rng() % 3) && r < rows; ++k) step_rows.push_back(r++);
+    std::vector<std::uint8_t> all(static_cast<std::size_t>(rows) * width);
+    c->read_rows(0, 0, rows, all, {});
+    expect_step_rows(*c, all);
   }
   const bool deflate = H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0;
   for (const bool signed_bytes : {false, true}) {
@@ -343,6 +377,8 @@ TEST_F(Hdf5RowsTest, ACheckpointWithATableStoredOtherwiseReadsTheSameBytes) {
     }
     const auto c = open_ple_checkpoint(other, config);
     EXPECT_EQ(c->table_source(0).chunk_rows, 0);  // read through HDF5
+    EXPECT_FALSE(c->reads_row_sets_on_any_thread());
+    expect_step_rows(*c, all);
     std::vector<std::uint8_t> out(all.size());
     std::vector<std::uint8_t> none;
     c->read_rows(0, 0, rows, out, none);

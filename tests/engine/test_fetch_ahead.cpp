@@ -2,8 +2,8 @@
 // decoded). On the disk tier, steps forwarded back to back with no wait between them (each
 // in an output slot of its own): every step's embeddings are bit for bit those of one
 // process hashing and looking up on the host, as are the same steps forwarded alone; from
-// safetensors (read on the store's thread) every step after the first was begun ahead, from
-// HDF5 (read in submit itself) none. Each step is timed from its own forward(), so the
+// safetensors and from HDF5 (both read on the store's thread, HDF5's chunks located when it
+// opens) every step after the first was begun ahead. Each step is timed from its own forward(), so the
 // caller's time between forward() calls is in no step. A batch or token counts other than
 // the ones named are refused. A read that fails in a fetch begun ahead is reported by the
 // step it belongs to, not by the step it was begun in, and the engine's next steps begin
@@ -128,7 +128,10 @@ TEST(FetchAhead, StepsMatchOneProcessAndStepsAlone) {
     PleEngine ahead(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
     const StepsRun got = run_steps(ahead, steps, true);
     const auto begun = static_cast<std::int64_t>(steps.batches.size()) - 1;
-    EXPECT_EQ(ahead.stats().steps_fetched_ahead, kind == CheckpointKind::safetensors ? begun : 0);
+    // Both read a step's rows as plain reads of their files (HDF5: its chunks located when it
+    // opens), on the store's thread: every step after the first fetched ahead.
+    EXPECT_TRUE(checkpoint->reads_row_sets_on_any_thread());
+    EXPECT_EQ(ahead.stats().steps_fetched_ahead, begun);
     PleEngine alone(comms, config, *checkpoint, options_for(StorageTier::disk, steps));
     const StepsRun plain = run_steps(alone, steps, false);
     EXPECT_EQ(alone.stats().steps_fetched_ahead, 0);

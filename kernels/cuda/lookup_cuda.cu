@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
+#include "kernels/cuda/id_tally.cuh"
 #include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
@@ -261,9 +262,8 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // short). Each lane loads chunks of the stored row (read-only path), decodes them with the
 // shared decode core and stores the values in 16-byte vectors; a row's chunks are
 // contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
-// are written as zeros. A hashing launch counts its rows into its tally: each group of lanes
-// its own rows, then one atomic add where it counted any (no collective of the warp: its
-// lanes left over by the grouping have returned).
+// are written as zeros. A hashing launch counts its rows into its tally as the hash kernel
+// does: a sum by the warp, then one atomic add.
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
 __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash, const SharedTables<T>& tables) {
   const TableView table = task.rows;
@@ -280,10 +280,12 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
   const int group_lane = lane - group * lanes;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * warp_rows;
-  if (group >= warp_rows) return;  // lanes left over by the grouping; no barrier follows
-  unsigned long long outside = 0;  // a hashing launch's rows of the tally, counted by the group's first lane
+  // Lanes left over by the grouping take no rows, but stay for the warp's sum of the tally.
+  const bool spare = group >= warp_rows;
+  unsigned long long outside = 0;
   // Group g takes rows g, g + groups, g + 2 groups, ...: InFlight of them at a time.
-  for (std::int64_t first = warp * warp_rows + group; first < task.count; first += groups * InFlight) {
+  for (std::int64_t first = spare ? task.count : warp * warp_rows + group; first < task.count;
+       first += groups * InFlight) {
     const std::uint8_t* row[InFlight];
     const std::uint8_t* scales[InFlight];
 #pragma unroll
@@ -320,7 +322,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
     }
   }
   if constexpr (Hashed) {
-    if (outside != 0) atomicAdd(hash.tally.outside + hash.layer, outside);
+    if (hash.tally.outside != nullptr) add_to_tally(hash.tally, hash.layer, outside);
   }
 }
 

@@ -3,7 +3,6 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device.hpp"
-#include "kernels/cuda/id_tally.cuh"
 #include "kernels/cuda/launch_tasks.cuh"
 #include "kernels/cuda/lookup_cuda.hpp"
 #include "kernels/cuda/ngram_ids_cuda.hpp"
@@ -123,8 +122,6 @@ struct LayerHash {
   const NgramHashParams* params = nullptr;
   SlotBatchView batch;
   int heads = 0;
-  int layer = 0;
-  IdTally tally;  // the step's (StepHash::tally)
 };
 
 static_assert(sizeof(NgramHashParams) % sizeof(std::uint64_t) == 0 && alignof(NgramHashParams) <= 8,
@@ -159,7 +156,7 @@ __device__ LayerHash stage_layer_hash(const KernelTasks<Carried>& step, int laye
   }
   SlotBatchView batch = hash.batch;
   batch.blocks = reinterpret_cast<const std::int64_t*>(blocks);
-  return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads, layer, hash.tally};
+  return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads};
 }
 
 // Where a task's keys come from: memory (`keys`), or the step's tokens, hashed by each group
@@ -174,18 +171,6 @@ __device__ std::int64_t key_of(const DecodeTask& task, const LayerHash& hash, st
   } else {
     (void)hash;
     return task.keys[i];
-  }
-}
-
-// What row i (key `id`) adds to a hashing launch's tally, counted by one lane of its group.
-template <bool Hashed>
-__device__ unsigned long long tallied(const LayerHash& hash, std::int64_t i, std::int64_t id, int group_lane) {
-  if constexpr (Hashed) {
-    const int t = static_cast<int>(i) / hash.heads;  // as key_of: i < k_hashing_decode_max_ids
-    return group_lane == 0 && hash.tally.outside != nullptr && hash.tally.counts(hash.layer, t, id) ? 1 : 0;
-  } else {
-    (void)hash, (void)i, (void)id, (void)group_lane;
-    return 0;
   }
 }
 
@@ -262,8 +247,7 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // short). Each lane loads chunks of the stored row (read-only path), decodes them with the
 // shared decode core and stores the values in 16-byte vectors; a row's chunks are
 // contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
-// are written as zeros. A hashing launch counts its rows into its tally as the hash kernel
-// does: a sum by the warp, then one atomic add.
+// are written as zeros.
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
 __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash, const SharedTables<T>& tables) {
   const TableView table = task.rows;
@@ -280,19 +264,15 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
   const int group_lane = lane - group * lanes;
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * warp_rows;
-  // Lanes left over by the grouping take no rows, but stay for the warp's sum of the tally.
-  const bool spare = group >= warp_rows;
-  unsigned long long outside = 0;
+  if (group >= warp_rows) return;  // lanes left over by the grouping; no barrier follows
   // Group g takes rows g, g + groups, g + 2 groups, ...: InFlight of them at a time.
-  for (std::int64_t first = spare ? task.count : warp * warp_rows + group; first < task.count;
-       first += groups * InFlight) {
+  for (std::int64_t first = warp * warp_rows + group; first < task.count; first += groups * InFlight) {
     const std::uint8_t* row[InFlight];
     const std::uint8_t* scales[InFlight];
 #pragma unroll
     for (int u = 0; u < InFlight; ++u) {
       const std::int64_t i = first + u * groups;
       const std::int64_t id = i < task.count ? key_of<Hashed>(task, hash, i) : table.row_end;
-      if (i < task.count) outside += tallied<Hashed>(hash, i, id, group_lane);
       const bool owned = table.owns(id);
       const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
       row[u] = owned ? table.row_at(local) : nullptr;
@@ -320,9 +300,6 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
         store_chunk<O>(task.out, i * dim + c * per_chunk, values);
       }
     }
-  }
-  if constexpr (Hashed) {
-    if (hash.tally.outside != nullptr) add_to_tally(hash.tally, hash.layer, outside);
   }
 }
 
@@ -614,7 +591,7 @@ void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask>
     return;
   }
   pull_block(hash, pinned, stream);
-  compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream, hash.tally);
+  compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream);
   launch_step(tasks, dtype, nullptr, stream);
 }
 

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "ckpt/checkpoint_fixtures.hpp"
@@ -175,6 +176,10 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
       {small_config(nullptr, 5), RowFormat::bf16},  {small_config(nullptr, 5), RowFormat::f32},
       {small_config(nullptr, 5), RowFormat::f16},   {small_config("float8_e4m3fn", 5), RowFormat::fp8},
       {small_config("nvfp4", 5), RowFormat::nvfp4}, {engram_config(700), RowFormat::fp8_e8m0}};
+  // The rows read from peers on one node, by format, requests and layout: alike on every
+  // tier that reads one copy in place, whichever kernel counted them (the hash's, the host's,
+  // or a GPU decode that hashes its own keys).
+  std::map<std::string, std::int64_t> peer_rows;
   for (const auto& fc : formats) {
     const ModelConfig& config = fc.config;
     // bf16 also from HDF5, read collectively (MPI-IO) when HDF5 is parallel.
@@ -267,6 +272,12 @@ TEST(Layouts, EveryLayoutMatchesASingleProcess) {
                   EXPECT_EQ(report.traffic.bytes_from_peers,
                             static_cast<double>(report.traffic.rows_from_peers) *
                                 static_cast<double>(checkpoint->table(0).layout.bytes_per_row()));
+                  if (!placed.mixed && tier != StorageTier::disk) {
+                    const std::string key =
+                        std::string(to_string(fc.format)) + " " + std::to_string(c) + " " + std::to_string(l);
+                    const auto [first, inserted] = peer_rows.emplace(key, report.traffic.rows_from_peers);
+                    EXPECT_EQ(report.traffic.rows_from_peers, first->second) << "rows from peers differ by tier";
+                  }
                 } else {
                   // Only between nodes, the counts' messages too (rank 0's group always has requests).
                   EXPECT_EQ(report.traffic.bytes_between_nodes, report.traffic.bytes_sent);

@@ -250,24 +250,10 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
       PleCheckpoint::read_row_sets(sets, cache);
       return;
     }
-    read_row_sets_as_file_reads(*this, sets, cache,
-                                [this](int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows,
-                                       std::span<std::uint8_t> scales, std::vector<FileRead>& reads) {
-                                  const Table& table = sets_.at(static_cast<std::size_t>(d));
-                                  const std::size_t row_bytes = this->table(d).layout.row_bytes();
-                                  const std::size_t scale_bytes = this->table(d).layout.scale_bytes();
-                                  for (const RowRun& run : runs) {
-                                    const auto at = static_cast<std::size_t>(run.at);
-                                    const auto n = static_cast<std::size_t>(run.count);
-                                    if (!rows.empty())
-                                      table.weight_rows->add_reads(*pread_, run.first, run.count,
-                                                                   rows.subspan(at * row_bytes, n * row_bytes), reads);
-                                    if (!scales.empty() && scale_bytes != 0)
-                                      table.scale_rows->add_reads(*pread_, run.first, run.count,
-                                                                  scales.subspan(at * scale_bytes, n * scale_bytes),
-                                                                  reads);
-                                  }
-                                });
+    read_row_sets_as_file_reads(
+        *this, sets, cache,
+        [this](int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
+               std::vector<FileRead>& reads) { add_reads(d, runs, rows, scales, reads); });
   }
 
   void read_rows(int d, std::int64_t begin, std::int64_t end, std::span<std::uint8_t> rows,
@@ -353,6 +339,24 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     out.resize(length);
     check(H5Dread(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()),
           where + "/" + name + ": cannot read");
+  }
+
+  // The reads of the runs' rows of table d into `rows` and `scales` (an empty span: none),
+  // appended to `reads`, where its located datasets hold them (reads_row_sets_on_any_thread).
+  void add_reads(int d, std::span<const RowRun> runs, std::span<std::uint8_t> rows, std::span<std::uint8_t> scales,
+                 std::vector<FileRead>& reads) const {
+    const Table& t = sets_.at(static_cast<std::size_t>(d));
+    const std::size_t row_bytes = table(d).layout.row_bytes();
+    const std::size_t scale_bytes = table(d).layout.scale_bytes();
+    for (const RowRun& run : runs) {
+      const auto at = static_cast<std::size_t>(run.at);
+      const auto n = static_cast<std::size_t>(run.count);
+      if (!rows.empty())
+        t.weight_rows->add_reads(*pread_, run.first, run.count, rows.subspan(at * row_bytes, n * row_bytes), reads);
+      if (!scales.empty() && scale_bytes != 0)
+        t.scale_rows->add_reads(*pread_, run.first, run.count, scales.subspan(at * scale_bytes, n * scale_bytes),
+                                reads);
+    }
   }
 
   void read_band(hid_t set, std::int64_t begin, std::int64_t end, std::size_t width, std::uint8_t* out,

@@ -184,6 +184,12 @@ std::uint64_t PleCheckpoint::content_identity() const {
   return digest.value();
 }
 
+std::uint64_t PleCheckpoint::file_state() const {
+  Digest digest(identities_.size());
+  for (const FileIdentity& file : identities_) digest.add(file.state());
+  return digest.value();
+}
+
 namespace {
 
 // scan_rows of a band, its rows split over the host's threads.

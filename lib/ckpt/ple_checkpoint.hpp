@@ -154,6 +154,11 @@ class PleCheckpoint {
   // record keeps it, so that a checkpoint replaced between a kill and a rerun is not resumed
   // while the same one under another spelling of its path is.
   [[nodiscard]] virtual std::uint64_t content_identity() const;
+  // The state of the files read_rows reads, as they were opened (FileIdentity::state): the
+  // identity samples each file, so a range written in place between its samples leaves it
+  // unchanged; this does not. A job resumes its completed parts only where every rank's
+  // state is one the job that wrote them saw (job/job_output.hpp).
+  [[nodiscard]] std::uint64_t file_state() const;
   // The SHA-256 of the token map the checkpoint carries ("" for none): set once by
   // open_ple_checkpoint, which knows the config it is checked against.
   void set_carried_token_map(std::string sha256) { carried_token_map_ = std::move(sha256); }

@@ -63,6 +63,15 @@ FileIdentity::FileIdentity(const std::filesystem::path& path) : path_(path.strin
   inode_ = static_cast<std::uint64_t>(s.st_ino);
   size_ = static_cast<std::int64_t>(s.st_size);
   mtime_ns_ = static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec;
+  ctime_ns_ = static_cast<std::int64_t>(s.st_ctim.tv_sec) * 1'000'000'000 + s.st_ctim.tv_nsec;
+}
+
+std::uint64_t FileIdentity::state() const {
+  return Digest(inode_)
+      .add(static_cast<std::uint64_t>(size_))
+      .add(static_cast<std::uint64_t>(mtime_ns_))
+      .add(static_cast<std::uint64_t>(ctime_ns_))
+      .value();
 }
 
 void FileIdentity::check_unchanged() const {

@@ -26,6 +26,10 @@ class FileIdentity {
   // InputError naming the file when it has changed since (size, modification time, or the
   // file the path names).
   void check_unchanged() const;
+  // A digest of the file's state as opened: its inode, size, and modification and change
+  // times. Any write to it, a replacement or a copy changes it (the change time cannot be
+  // set back), while reading it or another spelling of its path does not.
+  [[nodiscard]] std::uint64_t state() const;
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
@@ -34,6 +38,7 @@ class FileIdentity {
   std::uint64_t inode_ = 0;
   std::int64_t size_ = 0;
   std::int64_t mtime_ns_ = 0;
+  std::int64_t ctime_ns_ = 0;
 };
 
 }  // namespace pleshard

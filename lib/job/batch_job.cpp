@@ -191,6 +191,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     JobOutputOptions out_options{
         options.out, job_fingerprint(config, requests, options, identity), options.overwrite, options.inputs, {}};
     for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
+    out_options.input_state = checkpoint.file_state();
+    out_options.input_name = checkpoint.path();
     for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
     out_options.part_rows.push_back(qsl.back());
     output = std::make_unique<JobOutput>(comms, out_options, spec, writer);

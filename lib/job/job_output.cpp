@@ -25,32 +25,51 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "<fingerprint> <parts done> <digest of each part, hex>", written whole or not at all.
-void write_record(const fs::path& record, const std::string& fingerprint, std::span<const std::uint64_t> digests) {
-  std::string text = fingerprint + " " + std::to_string(digests.size());
+void append_hex(std::string& text, std::span<const std::uint64_t> values) {
+  text += " " + std::to_string(values.size());
   char hex[24];
-  for (const std::uint64_t d : digests) {
-    std::snprintf(hex, sizeof hex, " %016llx", static_cast<unsigned long long>(d));
+  for (const std::uint64_t v : values) {
+    std::snprintf(hex, sizeof hex, " %016llx", static_cast<unsigned long long>(v));
     text += hex;
   }
+}
+
+// "<fingerprint> <parts done> <digest of each part, hex>" and on a second line
+// "inputs <count> <input state, hex>...", written whole or not at all.
+void write_record(const fs::path& record, const std::string& fingerprint, std::span<const std::uint64_t> digests,
+                  std::span<const std::uint64_t> input_states) {
+  std::string text = fingerprint;
+  append_hex(text, digests);
+  text += "\ninputs";
+  append_hex(text, input_states);
   write_text_file(record, text + "\n");
 }
 
 struct Record {
   std::string fingerprint;
-  std::vector<std::uint64_t> digests;  // of the parts done
+  std::vector<std::uint64_t> digests;       // of the parts done
+  std::vector<std::uint64_t> input_states;  // the ranks' checkpoint file states that wrote them
 };
 
-// A record that cannot be read as one (no digests: an older record) names no parts done.
+std::vector<std::uint64_t> read_hex(std::istream& in) {
+  std::int64_t count = 0;
+  in >> count;
+  std::vector<std::uint64_t> values;
+  for (std::string word; values.size() < static_cast<std::size_t>(std::max<std::int64_t>(count, 0)) && in >> word;)
+    values.push_back(std::strtoull(word.c_str(), nullptr, 16));
+  return values;
+}
+
+// A record that cannot be read whole names no parts done, or no input states (then its
+// parts are computed again).
 Record read_record(const fs::path& record) {
   if (!fs::is_regular_file(record))
     throw InputError(record.string() + ": the progress record's place holds something that is not a file; remove it");
   std::ifstream in(record);
   Record r;
-  std::int64_t parts = 0;
-  in >> r.fingerprint >> parts;
-  for (std::string word; r.digests.size() < static_cast<std::size_t>(std::max<std::int64_t>(parts, 0)) && in >> word;)
-    r.digests.push_back(std::strtoull(word.c_str(), nullptr, 16));
+  in >> r.fingerprint;
+  r.digests = read_hex(in);
+  if (std::string word; in >> word && word == "inputs") r.input_states = read_hex(in);
   return r;
 }
 
@@ -101,6 +120,13 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
     if (!root && held != 0) claim_.emplace(OutputClaim::join(out));
   });
 
+  // Every rank's checkpoint file state, for the record and the check of a resume.
+  std::vector<std::uint64_t> states(root ? static_cast<std::size_t>(comms.topology().world) : 0);
+  watched_gather(&options_.input_state, states.data(), 1, MPI_UINT64_T, 0, comms.world(),
+                 "every rank's checkpoint file state");
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+
   std::vector<std::uint64_t> offsets(static_cast<std::size_t>(spec.layers));
   std::int64_t done = 0;
   std::int64_t complete = 0;
@@ -124,6 +150,17 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
                          what_differs(partial_, spec) + "); remove it and " + partial_.string() + " to start afresh");
       if (fs::exists(partial_)) part_digests_ = found.digests;
       done = static_cast<std::int64_t>(part_digests_.size());
+      input_states_ = found.input_states;
+      if (done > 0 && !std::includes(input_states_.begin(), input_states_.end(), states.begin(), states.end())) {
+        log_warning(input_states_.empty()
+                        ? record_.string() + ": records no state of the checkpoint's files (an older record): " +
+                              "computing its " + std::to_string(done) + " completed parts again"
+                        : options_.input_name + ": the checkpoint's files are not as they were when the " +
+                              std::to_string(done) + " completed parts of " + partial_.string() +
+                              " were written (written in place, replaced or copied since): computing them again");
+        done = 0;
+        part_digests_.clear();
+      }
     }
     if (done > 0) {
       try {
@@ -139,7 +176,8 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       // Room for every row now rather than a full disk hours into the job.
       require_free_space(partial_, spec.row_bytes() + (1u << 20), "the output");
       offsets = create_embedding_file(partial_, file_spec);
-      write_record(record_, options_.fingerprint, {});
+      input_states_ = states;
+      write_record(record_, options_.fingerprint, {}, input_states_);
     }
   });
   watched_bcast(&complete, 1, MPI_INT64_T, 0, comms.world(), what);
@@ -166,7 +204,7 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
                   "was changed); resuming from there");
       done = intact;
       part_digests_.resize(static_cast<std::size_t>(done));
-      write_record(record_, options_.fingerprint, part_digests_);
+      write_record(record_, options_.fingerprint, part_digests_, input_states_);
     });
     watched_bcast(&done, 1, MPI_INT64_T, 0, comms.world(), what);
   }
@@ -250,7 +288,7 @@ void JobOutput::finish_part(std::size_t parts) {
     if (comms_.topology().rank != 0) return;
     part_digests_.push_back(digest);
     if (part_digests_.size() != parts) throw SystemError("JobOutput: parts finished out of order");
-    write_record(record_, options_.fingerprint, part_digests_);
+    write_record(record_, options_.fingerprint, part_digests_, input_states_);
     if (fault_plan().kill_after_parts == parts) {
       std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", parts);
       std::raise(SIGKILL);

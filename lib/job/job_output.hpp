@@ -3,13 +3,16 @@
 // written in place by every rank that holds rows (io/embedding_output.hpp), as
 // OUT.partial, beside a progress record OUT.progress. The record names the job by what
 // decides the output's bytes (its fingerprint: config, checkpoint content, requests,
-// options) and holds a digest of each completed part's rows. A rerun of the same job, under
-// any spelling of its paths, verifies those parts against their digests and resumes after
-// the last intact one, ending with the same bytes; OUT appears only when complete, carrying
-// the fingerprint. An OUT of another job is refused unless overwriting. The output's place
-// follows the policy of every writer (io/output_target.hpp), checked before the first step,
-// and the job holds its claim on it for its life: a second job on OUT, or a rerun while
-// ranks of a killed one still run, is refused with one line naming the holder.
+// options) and holds a digest of each completed part's rows and the state of the checkpoint
+// files each rank read (their inode, size and times). A rerun of the same job, under any
+// spelling of its paths, verifies those parts against their digests and resumes after the
+// last intact one, ending with the same bytes; where a rank's checkpoint files are not as a
+// rank of the job that wrote the parts found them (written in place, replaced, copied), the
+// parts are computed again, since no tier checks every row it reads against the file; OUT appears only when complete,
+// carrying the fingerprint. An OUT of another job is refused unless overwriting. The output's place follows the policy
+// of every writer (io/output_target.hpp), checked before the first step, and the job holds its claim on it for its
+// life: a second job on OUT, or a rerun while ranks of a killed one still run, is refused with one line naming the
+// holder.
 
 #include <cstdint>
 #include <exception>
@@ -33,6 +36,9 @@ struct JobOutputOptions {
   std::vector<std::filesystem::path> inputs;  // the job's input files, never written over
   // First output row of each part, then the row count: the rows each part's digest covers.
   std::vector<std::int64_t> part_rows;
+  // This rank's PleCheckpoint::file_state(), and the checkpoint's name for messages.
+  std::uint64_t input_state = 0;
+  std::string input_name;
 };
 
 class JobOutput {
@@ -79,6 +85,7 @@ class JobOutput {
   std::size_t parts_done_ = 0;
   bool complete_ = false;
   std::vector<std::uint64_t> part_digests_;  // of the parts done (rank 0)
+  std::vector<std::uint64_t> input_states_;  // every rank's input_state that wrote them, sorted (rank 0)
   std::uint64_t part_digest_ = 0;            // of this rank's rows of the part being written
   std::unique_ptr<EmbeddingRows> rows_;
   std::exception_ptr failure_;

@@ -19,7 +19,7 @@ rc=$?
 set -e
 [ $rc -ne 0 ] || { echo "FAIL: the killed run exited 0"; exit 1; }
 [ ! -e "$work/b.h5" ] || { echo "FAIL: a killed run left an output file"; exit 1; }
-[ -e "$work/b.h5.partial" ] && [ "$(cut -d' ' -f2 "$work/b.h5.progress")" = 2 ] \
+[ -e "$work/b.h5.partial" ] && [ "$(head -n 1 "$work/b.h5.progress" | cut -d' ' -f2)" = 2 ] \
   || { echo "FAIL: expected a partial file and a record of two parts"; ls "$work"; cat "$work/b.h5.progress"; exit 1; }
 
 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/b.h5" >"$work/resumed.log"

@@ -143,9 +143,12 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
     if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
     // An open through MPI-IO waits for every rank, blocking: every rank is known to be here first.
     if (shared_) watched_barrier(comm_, path_ + ": every rank's collective open");
-    file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
-    identities_.emplace_back(path_);
+    // The file located reads go through is opened first and described from its descriptor;
+    // the library opens the path after, which must still name that file.
     pread_ = std::make_unique<PreadFile>(path_);
+    identities_.emplace_back(*pread_);
+    file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
+    identities_.back().check_unchanged();
 
     for (const auto& spec : derive_table_specs(config)) {
       const std::string where = path_ + ": " + group_name(spec.ple_index);

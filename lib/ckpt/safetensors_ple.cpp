@@ -104,10 +104,14 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
   SafetensorsPleCheckpoint(const fs::path& path, const ModelConfig& config, const CheckpointOptions& options) {
     path_ = path.string();
     std::map<std::string, std::string> index;
+    // The file rows are read through is opened first and described from its descriptor; the
+    // header is parsed from the path after, and the path must still name that file.
     for (const auto& file : checkpoint_files(path, index)) {
+      auto rows = std::make_unique<PreadFile>(file);
+      identities_.emplace_back(*rows);
       files_.push_back(std::make_unique<SafetensorsFile>(file));
-      preads_[files_.back().get()] = std::make_unique<PreadFile>(file);
-      identities_.emplace_back(file);
+      identities_.back().check_unchanged();
+      preads_[files_.back().get()] = std::move(rows);
     }
 
     TensorsByName tensors;

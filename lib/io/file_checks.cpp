@@ -30,6 +30,10 @@ struct stat stat_of(const std::string& path, const std::string& what) {
   return s;
 }
 
+std::int64_t nanoseconds(const struct timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 }  // namespace
 
 void require_regular_file(const std::filesystem::path& path, const std::string& what) {
@@ -57,13 +61,14 @@ std::uint64_t sampled_content_digest(const std::filesystem::path& path) {
   return digest.value();
 }
 
-FileIdentity::FileIdentity(const std::filesystem::path& path) : path_(path.string()) {
-  const struct stat s = stat_of(path_, "file");
+FileIdentity::FileIdentity(const PreadFile& file) : path_(file.path()) {
+  struct stat s {};
+  if (::fstat(file.fd(), &s) != 0) throw SystemError(path_ + ": fstat: " + std::strerror(errno));
   device_ = static_cast<std::uint64_t>(s.st_dev);
   inode_ = static_cast<std::uint64_t>(s.st_ino);
   size_ = static_cast<std::int64_t>(s.st_size);
-  mtime_ns_ = static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec;
-  ctime_ns_ = static_cast<std::int64_t>(s.st_ctim.tv_sec) * 1'000'000'000 + s.st_ctim.tv_nsec;
+  mtime_ns_ = nanoseconds(s.st_mtim);
+  ctime_ns_ = nanoseconds(s.st_ctim);
 }
 
 std::uint64_t FileIdentity::state() const {
@@ -83,8 +88,8 @@ void FileIdentity::check_unchanged() const {
   if (static_cast<std::int64_t>(s.st_size) != size_)
     throw InputError(path_ + ": changed under the running job (" + std::to_string(size_) + " bytes when opened, " +
                      std::to_string(static_cast<std::int64_t>(s.st_size)) + " now)");
-  if (static_cast<std::int64_t>(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec != mtime_ns_)
-    throw InputError(path_ + ": modified under the running job");
+  if (nanoseconds(s.st_mtim) != mtime_ns_ || nanoseconds(s.st_ctim) != ctime_ns_)
+    throw InputError(path_ + ": modified under the running job (written, renamed, linked or its mode changed)");
 }
 
 }  // namespace pleshard

@@ -19,16 +19,21 @@ void require_regular_file(const std::filesystem::path& path, const std::string& 
 // Equal for copies under any name; SystemError naming the file when it cannot be read.
 [[nodiscard]] std::uint64_t sampled_content_digest(const std::filesystem::path& path);
 
-// A file as a job opened it.
+class PreadFile;
+
+// A file as a job opened it: taken from the open descriptor, so that a file replaced at its
+// path while it was being opened is described as the one read.
 class FileIdentity {
  public:
-  explicit FileIdentity(const std::filesystem::path& path);
-  // InputError naming the file when it has changed since (size, modification time, or the
-  // file the path names).
+  explicit FileIdentity(const PreadFile& file);
+  // InputError naming the file when it has changed since (its size, modification or change
+  // time, or the file the path names). A change time alone moves on a write whose
+  // modification time was set back, and also on a rename, a link or a change of mode.
   void check_unchanged() const;
   // A digest of the file's state as opened: its inode, size, and modification and change
   // times. Any write to it, a replacement or a copy changes it (the change time cannot be
-  // set back), while reading it or another spelling of its path does not.
+  // set back), and so do a rename, a link or a change of mode; reading it or another
+  // spelling of its path does not.
   [[nodiscard]] std::uint64_t state() const;
   [[nodiscard]] const std::string& path() const { return path_; }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <mpi.h>
@@ -47,29 +48,40 @@ void write_record(const fs::path& record, const std::string& fingerprint, std::s
 
 struct Record {
   std::string fingerprint;
-  std::vector<std::uint64_t> digests;       // of the parts done
-  std::vector<std::uint64_t> input_states;  // the ranks' checkpoint file states that wrote them
+  std::optional<std::vector<std::uint64_t>> digests;  // of the parts done; none where unreadable
+  std::vector<std::uint64_t> input_states;            // the ranks' checkpoint file states that wrote them
 };
 
-std::vector<std::uint64_t> read_hex(std::istream& in) {
-  std::int64_t count = 0;
-  in >> count;
+// "<count> <hex>..." to the end of `line`, nullopt where the words are not exactly that.
+std::optional<std::vector<std::uint64_t>> read_hex(std::istringstream& line) {
+  std::int64_t count = -1;
+  if (!(line >> count) || count < 0) return std::nullopt;
   std::vector<std::uint64_t> values;
-  for (std::string word; values.size() < static_cast<std::size_t>(std::max<std::int64_t>(count, 0)) && in >> word;)
-    values.push_back(std::strtoull(word.c_str(), nullptr, 16));
+  for (std::string word; line >> word;) {
+    char* end = nullptr;
+    values.push_back(std::strtoull(word.c_str(), &end, 16));
+    if (word.size() != 16 || *end != '\0') return std::nullopt;
+  }
+  if (values.size() != static_cast<std::size_t>(count)) return std::nullopt;
   return values;
 }
 
-// A record that cannot be read whole names no parts done, or no input states (then its
-// parts are computed again).
+// A first line that cannot be read whole names no digests (the job starts afresh); a second
+// that cannot (or none: an older record), no input states (its parts are computed again).
 Record read_record(const fs::path& record) {
   if (!fs::is_regular_file(record))
     throw InputError(record.string() + ": the progress record's place holds something that is not a file; remove it");
   std::ifstream in(record);
   Record r;
-  in >> r.fingerprint;
-  r.digests = read_hex(in);
-  if (std::string word; in >> word && word == "inputs") r.input_states = read_hex(in);
+  std::string text;
+  std::getline(in, text);
+  std::istringstream first(text);
+  first >> r.fingerprint;
+  r.digests = read_hex(first);
+  std::getline(in, text);
+  std::istringstream second(text);
+  if (std::string word; second >> word && word == "inputs")
+    r.input_states = read_hex(second).value_or(std::vector<std::uint64_t>{});
   return r;
 }
 
@@ -148,16 +160,20 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       if (found.fingerprint != options_.fingerprint)
         throw InputError(record_.string() + ": records the progress of a different job (" +
                          what_differs(partial_, spec) + "); remove it and " + partial_.string() + " to start afresh");
-      if (fs::exists(partial_)) part_digests_ = found.digests;
+      if (!found.digests)
+        log_warning(record_.string() + ": its completed parts cannot be read (a damaged record): starting afresh");
+      else if (fs::exists(partial_))
+        part_digests_ = *found.digests;
       done = static_cast<std::int64_t>(part_digests_.size());
       input_states_ = found.input_states;
       if (done > 0 && !std::includes(input_states_.begin(), input_states_.end(), states.begin(), states.end())) {
         log_warning(input_states_.empty()
-                        ? record_.string() + ": records no state of the checkpoint's files (an older record): " +
-                              "computing its " + std::to_string(done) + " completed parts again"
+                        ? record_.string() + ": records no state of the checkpoint's files (an older or damaged " +
+                              "record): computing its " + std::to_string(done) + " completed parts again"
                         : options_.input_name + ": the checkpoint's files are not as they were when the " +
                               std::to_string(done) + " completed parts of " + partial_.string() +
-                              " were written (written in place, replaced or copied since): computing them again");
+                              " were written (written in place, replaced, copied over, renamed, linked or their " +
+                              "mode changed since): computing them again");
         done = 0;
         part_digests_.clear();
       }

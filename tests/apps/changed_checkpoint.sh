@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # An HDF5 checkpoint truncated under a running disk-tier job of 3 ranks: every rank exits 1
-# within seconds, with a message naming the file, and no output is left. And one corrupted
+# within seconds, with a message naming the file, and no output is left; so does one written
+# in place with its modification time set back. And one corrupted
 # beforehand, read collectively by the host tier (MPI-IO where HDF5 is parallel), so that
 # only one rank's read fails its checksum: every rank exits all the same (before, that
 # rank waited in the collective close of the file for ranks that never came).
@@ -10,25 +11,42 @@ app=$1; ckpt=$2; mpiexec=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'kill $job_pid 2>/dev/null; rm -rf "$work"' EXIT
-"$app" ckpt convert --checkpoint "$ckpt" --out "$work/ckpt.h5" --kind hdf5 >/dev/null || { echo "FAIL: convert"; exit 1; }
 cp "$ckpt/config.json" "$work/config.json"
-# Many small steps, so the job is still running when the file changes.
-"$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/ckpt.h5" --config "$work/config.json" --storage disk \
-  --synthetic 3000 --step-tokens 4 --etp 3 --out "$work/out.h5" >"$work/out" 2>"$work/err" &
-job_pid=$!
-for _ in $(seq 200); do grep -q "tokens/s" "$work/err" && break; sleep 0.1; done
-grep -q "tokens/s" "$work/err" || { echo "FAIL: the job did not start stepping"; cat "$work/err"; exit 1; }
-start=$(date +%s)
-truncate -s 100000 "$work/ckpt.h5"
-timeout 60 tail --pid=$job_pid -f /dev/null
-wait $job_pid
-rc=$?
-took=$(( $(date +%s) - start ))
-echo "changed checkpoint: exit $rc, $took s after the truncation"
-[ $rc -ne 0 ] || { echo "FAIL: exit 0"; cat "$work/err"; exit 1; }
-[ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
-grep -q "ckpt.h5: changed under the running job" "$work/err" || { echo "FAIL: no message naming the file"; cat "$work/err"; exit 1; }
-[ ! -e "$work/out.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+# changed_under_job WHAT MESSAGE COMMAND...: a disk-tier job of 3 ranks on a fresh HDF5 copy,
+# of many small steps so that it is still running when COMMAND changes the file; every rank
+# must exit non-zero within 30 s with MESSAGE, leaving no output.
+changed_under_job() {
+  local what=$1 message=$2; shift 2
+  rm -f "$work/out.h5"
+  "$app" ckpt convert --checkpoint "$ckpt" --out "$work/ckpt.h5" --kind hdf5 >/dev/null || { echo "FAIL: convert"; exit 1; }
+  "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/ckpt.h5" --config "$work/config.json" --storage disk \
+    --synthetic 3000 --step-tokens 4 --etp 3 --out "$work/out.h5" >"$work/out" 2>"$work/err" &
+  job_pid=$!
+  for _ in $(seq 200); do grep -q "tokens/s" "$work/err" && break; sleep 0.1; done
+  grep -q "tokens/s" "$work/err" || { echo "FAIL: the job did not start stepping"; cat "$work/err"; exit 1; }
+  local start
+  start=$(date +%s)
+  "$@" || { echo "FAIL: $what"; exit 1; }
+  timeout 60 tail --pid=$job_pid -f /dev/null
+  wait $job_pid
+  local rc=$? took=$(( $(date +%s) - start ))
+  echo "changed checkpoint: $what: exit $rc, $took s after"
+  [ $rc -ne 0 ] || { echo "FAIL: exit 0"; cat "$work/err"; exit 1; }
+  [ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
+  grep -q "ckpt.h5: $message" "$work/err" || { echo "FAIL: no message naming the file"; cat "$work/err"; exit 1; }
+  [ ! -e "$work/out.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+}
+changed_under_job "truncated" "changed under the running job" truncate -s 100000 "$work/ckpt.h5"
+# Written in place with its modification time set back: the change time tells.
+changed_under_job "written in place, its modification time set back" "modified under the running job" \
+  python3 -c '
+import os, sys
+path = sys.argv[1]
+before = os.stat(path)
+with open(path, "r+b") as f:
+    f.seek(before.st_size // 2)
+    f.write(os.urandom(4096))
+os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))' "$work/ckpt.h5"
 # The host tier: each rank reads its own range; the corruption lies in one of them.
 "$app" ckpt convert --checkpoint "$ckpt" --out "$work/whole.h5" --kind hdf5 >/dev/null
 printf '\377\377\377\377' | dd of="$work/whole.h5" bs=1 seek=$(( $(stat -c %s "$work/whole.h5") * 9 / 10 )) \

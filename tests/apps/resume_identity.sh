@@ -73,12 +73,30 @@ cp -p copy.safetensors big/model.safetensors
 job big g.h5 >log 2>&1 || { cat log; fail "the rerun over a checkpoint copied back"; }
 grep -q "computing them again" log || { cat log; fail "a checkpoint copied over the one read was not noticed"; }
 cmp -s g.h5 f-whole.h5 || fail "the output recomputed over a copied checkpoint differs"
+# The checkpoint's directory moved: the same files, resumed. A file of it renamed away and
+# back: its change time moved, so its parts are computed again.
+killed i.h5
+mv model moved && mv moved model
+job model i.h5 >log 2>&1 || { cat log; fail "the rerun after the directory moved"; }
+grep -qE "parts resumed +2$" log || { cat log; fail "the checkpoint's directory moved and back did not resume"; }
+killed j.h5
+mv model/model.safetensors model/away && mv model/away model/model.safetensors
+job model j.h5 >log 2>&1 || { cat log; fail "the rerun after a file renamed"; }
+grep -q "computing them again" log || { cat log; fail "a file renamed away and back was not noticed"; }
+cmp -s j.h5 whole.h5 || fail "the output recomputed after a rename differs"
+
 # A record without the files' state (an older one): its parts are computed again.
 killed h.h5
 head -n 1 h.h5.progress >record && cat record >h.h5.progress
 job model h.h5 >log 2>&1 || { cat log; fail "the rerun over an older record"; }
 grep -q "h.h5.progress: records no state of the checkpoint's files" log || { cat log; fail "an older record resumed"; }
 cmp -s h.h5 whole.h5 || fail "the output recomputed over an older record differs"
+# A record whose first line holds fewer digests than it counts: damaged, the job starts afresh.
+killed k.h5
+sed -i '1s/ [0-9a-f]*$//' k.h5.progress
+job model k.h5 >log 2>&1 || { cat log; fail "the rerun over a damaged record"; }
+grep -q "k.h5.progress: its completed parts cannot be read" log || { cat log; fail "a damaged record was not named"; }
+cmp -s k.h5 whole.h5 || fail "the output made afresh over a damaged record differs"
 
 # Completed rows damaged between the kill and the rerun: a page of the first layer's rows.
 killed c.h5

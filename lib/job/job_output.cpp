@@ -166,14 +166,15 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
         part_digests_ = *found.digests;
       done = static_cast<std::int64_t>(part_digests_.size());
       input_states_ = found.input_states;
+      // Resumed only by ranks whose checkpoint files are each as some rank of the job found them.
       if (done > 0 && !std::includes(input_states_.begin(), input_states_.end(), states.begin(), states.end())) {
+        const std::string parts = std::to_string(done) + " completed parts";
         log_warning(input_states_.empty()
                         ? record_.string() + ": records no state of the checkpoint's files (an older or damaged " +
-                              "record): computing its " + std::to_string(done) + " completed parts again"
-                        : options_.input_name + ": the checkpoint's files are not as they were when the " +
-                              std::to_string(done) + " completed parts of " + partial_.string() +
-                              " were written (written in place, replaced, copied over, renamed, linked or their " +
-                              "mode changed since): computing them again");
+                              "record): computing its " + parts + " again"
+                        : options_.input_name + ": the checkpoint's files are not as they were when the " + parts +
+                              " of " + partial_.string() + " were written (written in place, replaced, copied " +
+                              "over, renamed, linked or their mode changed since): computing them again");
         done = 0;
         part_digests_.clear();
       }

@@ -21,7 +21,10 @@ struct IdTally {
   std::int64_t first = 0;
   std::int64_t last = 0;
   [[nodiscard]] PLESHARD_HD bool counts(int layer, std::int64_t entry, std::int64_t id) const {
-    const std::int64_t* b = bounds + 4 * layer;
+    return counts_within(bounds + 4 * layer, entry, id);
+  }
+  // counts() with the layer's four bounds `b` where the caller keeps them (a kernel's registers).
+  [[nodiscard]] PLESHARD_HD bool counts_within(const std::int64_t* b, std::int64_t entry, std::int64_t id) const {
     return entry >= first && entry < last && id >= b[0] && id < b[1] && (id < b[2] || id >= b[3]);
   }
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/common/host_device.hpp"
+#include "kernels/common/id_tally.hpp"
 #include "kernels/common/padded_block.hpp"
 
 namespace pleshard::kernels {
@@ -277,13 +278,15 @@ PLESHARD_HD inline std::int64_t ngram_id_of_slot_token(const NgramHashParams& pa
 // A step's hashing handed to the kernel that consumes its ids: layer d's ids are those of
 // params[d] for the tokens of `batch`, entry i being token i / heads, head i % heads, and
 // their place is ids + d x batch.tokens() x heads. A decode that reads the tables in place
-// hashes its own keys from this instead of reading them from `ids`.
+// hashes its own keys from this instead of reading them from `ids`; whichever hashes counts
+// the ids into `tally` where it is given (peer reads: the lookups outside my part).
 struct StepHash {
   const NgramHashParams* params = nullptr;  // one per layer, device-accessible
   int layers = 0;
   int heads = 0;
   SlotBatchView batch;
   std::int64_t* ids = nullptr;
+  IdTally tally;
 };
 
 }  // namespace pleshard::kernels

@@ -122,6 +122,8 @@ struct LayerHash {
   const NgramHashParams* params = nullptr;
   SlotBatchView batch;
   int heads = 0;
+  int layer = 0;
+  IdTally tally;  // the step's (StepHash::tally)
 };
 
 static_assert(sizeof(NgramHashParams) % sizeof(std::uint64_t) == 0 && alignof(NgramHashParams) <= 8,
@@ -156,7 +158,7 @@ __device__ LayerHash stage_layer_hash(const KernelTasks<Carried>& step, int laye
   }
   SlotBatchView batch = hash.batch;
   batch.blocks = reinterpret_cast<const std::int64_t*>(blocks);
-  return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads};
+  return {reinterpret_cast<const NgramHashParams*>(staged), batch, hash.heads, layer, hash.tally};
 }
 
 // Where a task's keys come from: memory (`keys`), or the step's tokens, hashed by each group
@@ -171,6 +173,35 @@ __device__ std::int64_t key_of(const DecodeTask& task, const LayerHash& hash, st
   } else {
     (void)hash;
     return task.keys[i];
+  }
+}
+
+// A hashing launch's bounds of its layer's tally (IdTally::counts_within), read once into
+// registers through the global read-only path, where a tally is given. Read through the
+// generic pointer beside the hashing staged in shared memory, nvcc 13.0 compiled these loads
+// as shared-memory loads (cvta.to.shared): a fault on the GPU in every launch with a tally.
+template <bool Hashed>
+__device__ void load_tally_bounds(const LayerHash& hash, std::int64_t (&bounds)[4]) {
+  if constexpr (Hashed) {
+    if (hash.tally.outside == nullptr) return;
+    const std::int64_t* layer_bounds = hash.tally.bounds + 4 * static_cast<std::int64_t>(hash.layer);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) bounds[k] = __ldg(layer_bounds + k);
+  } else {
+    (void)hash, (void)bounds;
+  }
+}
+
+// What row i (key `id`) adds to a hashing launch's tally, counted by one lane of its group.
+template <bool Hashed>
+__device__ unsigned long long tallied(const LayerHash& hash, const std::int64_t (&bounds)[4], std::int64_t i,
+                                      std::int64_t id, int group_lane) {
+  if constexpr (Hashed) {
+    const int t = static_cast<int>(i) / hash.heads;  // as key_of: i < k_hashing_decode_max_ids
+    return group_lane == 0 && hash.tally.outside != nullptr && hash.tally.counts_within(bounds, t, id) ? 1 : 0;
+  } else {
+    (void)hash, (void)bounds, (void)i, (void)id, (void)group_lane;
+    return 0;
   }
 }
 
@@ -247,7 +278,9 @@ __device__ void decode_chunk(const std::uint8_t (&bytes)[Bytes], std::uint8_t sc
 // short). Each lane loads chunks of the stored row (read-only path), decodes them with the
 // shared decode core and stores the values in 16-byte vectors; a row's chunks are
 // contiguous across the lanes, so loads and stores coalesce. Rows the view does not hold
-// are written as zeros.
+// are written as zeros. A hashing launch counts its rows into its tally: each group of lanes
+// its own rows, then one atomic add where it counted any (no collective of the warp: its
+// lanes left over by the grouping have returned).
 template <RowFormat F, OutDtype O, Tables T, int InFlight, bool Hashed>
 __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash, const SharedTables<T>& tables) {
   const TableView table = task.rows;
@@ -265,6 +298,9 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
   const std::int64_t warp = static_cast<std::int64_t>(blockIdx.x) * k_warps_per_block + (threadIdx.x >> 5);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * k_warps_per_block * warp_rows;
   if (group >= warp_rows) return;  // lanes left over by the grouping; no barrier follows
+  unsigned long long outside = 0;  // a hashing launch's rows of the tally, counted by the group's first lane
+  std::int64_t bounds[4] = {};
+  load_tally_bounds<Hashed>(hash, bounds);
   // Group g takes rows g, g + groups, g + 2 groups, ...: InFlight of them at a time.
   for (std::int64_t first = warp * warp_rows + group; first < task.count; first += groups * InFlight) {
     const std::uint8_t* row[InFlight];
@@ -273,6 +309,7 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
     for (int u = 0; u < InFlight; ++u) {
       const std::int64_t i = first + u * groups;
       const std::int64_t id = i < task.count ? key_of<Hashed>(task, hash, i) : table.row_end;
+      if (i < task.count) outside += tallied<Hashed>(hash, bounds, i, id, group_lane);
       const bool owned = table.owns(id);
       const auto local = static_cast<std::size_t>(owned ? id - table.row_begin : 0);
       row[u] = owned ? table.row_at(local) : nullptr;
@@ -300,6 +337,9 @@ __device__ void decode_task_aligned(const DecodeTask task, const LayerHash& hash
         store_chunk<O>(task.out, i * dim + c * per_chunk, values);
       }
     }
+  }
+  if constexpr (Hashed) {
+    if (outside != 0) atomicAdd(hash.tally.outside + hash.layer, outside);
   }
 }
 
@@ -591,7 +631,7 @@ void hash_and_decode_step_cuda(const StepHash& hash, std::span<const DecodeTask>
     return;
   }
   pull_block(hash, pinned, stream);
-  compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream);
+  compute_step_ids_cuda(hash.params, hash.layers, hash.heads, hash.batch, hash.ids, stream, hash.tally);
   launch_step(tasks, dtype, nullptr, stream);
 }
 

@@ -46,13 +46,25 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   // slot: the graph serves every step of that slot size, the views cut to each one's tokens.
   step.slice = my_slice(ctx_.topology, ctx_.space.capturing() ? plan.slot_tokens() : tokens);
   // The lookups of my tokens (a graph's: its slot's) counted as they are hashed.
-  plan.hash(plan.my_block_in_space(), 1,
-            peer_rows_ != nullptr ? peer_rows_->tally(step.slice.begin, step.slice.end) : kernels::IdTally{});
-  marks.mark(StepPhase::hash);
+  const kernels::IdTally tally =
+      peer_rows_ != nullptr ? peer_rows_->tally(step.slice.begin, step.slice.end) : kernels::IdTally{};
+  // Where the store reads the tables in place and I look up every token hashed (no sequence
+  // slice), a GPU's decode hashes its own keys, and counts them, as SlotLookup's does: the
+  // hash's launch and my block's copy are saved (the block reaches the decode in its
+  // parameters where it fits).
+  step.decode_hashes = ctx_.space.on_device() && step.slice == RowRange{0, plan.slot_tokens()} &&
+                       ctx_.store.reads_in_place(step.slice.size() * heads);
+  if (step.decode_hashes) {
+    step.hashing = plan.hashing(plan.my_block(), 1, tally);
+  } else {
+    plan.hash(plan.my_block_in_space(), 1, tally);
+  }
+  marks.mark(StepPhase::hash, !step.decode_hashes);
   step.layer_bytes = static_cast<std::size_t>(plan.slot_tokens()) * token_bytes(ctx_);
   std::vector<RowQuery> queries(layers_of(ctx_));
   for (std::size_t d = 0; d < queries.size(); ++d)
     queries[d] = {plan.ids(static_cast<int>(d)) + step.slice.begin * heads, step.slice.size() * heads};
+  step.pinned = plan.my_block_in_pinned();  // empty where the hash copied it into the space
   ctx_.store.submit(queries);
   begun_.push(step);  // once submitted: a failed submit begins nothing
 }
@@ -64,9 +76,10 @@ void LocalExchange::complete(int out_slot, StepMarks& marks, std::vector<Embeddi
   // Valid across the next step's submit where the store fetches ahead at this step's size.
   const std::int64_t ids = step.slice.size() * heads;
   const std::span<const kernels::DecodeTask> rows = wait_for_rows(ctx_, ids, marks);
-  if (fetched && ctx_.store.fetches_ahead_at(ids)) fetched();
+  // A decode that hashes reads my block, which the next step's begin() repacks.
+  if (fetched && !step.decode_hashes && ctx_.store.fetches_ahead_at(ids)) fetched();
   auto* out = out_.at(ctx_.workspace, out_slot);
-  decode_rows(ctx_, rows, out, step.layer_bytes, marks);
+  decode_rows(ctx_, rows, out, step.layer_bytes, marks, step.decode_hashes ? &step.hashing : nullptr, step.pinned);
   const std::size_t layers = layers_of(ctx_);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d)

@@ -42,12 +42,17 @@ class LocalExchange final : public Exchange {
   [[nodiscard]] ExchangeTraffic device_counted() const override;
 
  private:
-  // What a step begun leaves its finish: nothing of it is read from the plan after begin(),
-  // which the next step's begin() repacks.
+  // What a step begun leaves its finish. A decode that hashes reads my block and the hash
+  // parameters where the plan holds them, so such a step begins no next one before its
+  // decode (the next begin() repacks the plan); otherwise nothing of it is read from the
+  // plan after begin().
   struct Begun {
     std::int64_t tokens = 0;
     RowRange slice;               // my tokens of the step's (my sequence slice)
     std::size_t layer_bytes = 0;  // one layer's embeddings at the step's slot size
+    bool decode_hashes = false;   // the decode hashes its own keys (from the plan's hashing)
+    kernels::StepHash hashing;
+    kernels::PinnedBlock pinned;  // my block where it is still only in pinned memory
   };
   // The step's ids and its fetch's submit.
   void submit(std::int64_t tokens, StepMarks& marks);

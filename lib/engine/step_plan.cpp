@@ -86,15 +86,19 @@ const void* StepPlan::packed() const { return packed_[packed_index_].data(); }
 
 void StepPlan::hash(const std::int64_t* blocks, int slots, const kernels::IdTally& tally) {
   if (blocks == my_block() && !in_space_) throw SystemError("StepPlan: my block hashed before its copy into the space");
-  const kernels::StepHash h = hashing(blocks, slots);
-  hash_step(space_, h.params, h.layers, h.heads, h.batch, h.ids, tally);
+  const kernels::StepHash h = hashing(blocks, slots, tally);
+  hash_step(space_, h.params, h.layers, h.heads, h.batch, h.ids, h.tally);
 }
 
-kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots) {
+kernels::StepHash StepPlan::hashing(const std::int64_t* blocks, int slots, const kernels::IdTally& tally) {
   const kernels::SlotBatchView view{blocks, slots, slot_tokens_, shape_.context_width};
   hashed_tokens_ = view.tokens();
-  return {workspace_.at<kernels::NgramHashParams>(params_), shape_.layers, shape_.heads, view,
-          workspace_.at<std::int64_t>(ids_)};
+  return {workspace_.at<kernels::NgramHashParams>(params_),
+          shape_.layers,
+          shape_.heads,
+          view,
+          workspace_.at<std::int64_t>(ids_),
+          tally};
 }
 
 void StepPlan::hash_mine_on_host(std::int64_t* ids) const {

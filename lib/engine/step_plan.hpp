@@ -75,7 +75,7 @@ class StepPlan {
   void hash(const std::int64_t* blocks, int slots, const kernels::IdTally& tally = {});
   // The same hashing, left to the kernel that consumes the ids (hash_and_decode_step):
   // ids() and ids_per_layer() are as after hash(), the ids themselves not written yet.
-  [[nodiscard]] kernels::StepHash hashing(const std::int64_t* blocks, int slots);
+  [[nodiscard]] kernels::StepHash hashing(const std::int64_t* blocks, int slots, const kernels::IdTally& tally = {});
   [[nodiscard]] const std::int64_t* ids(int layer) const;
   [[nodiscard]] std::int64_t ids_per_layer() const { return hashed_tokens_ * shape_.heads; }
 

@@ -53,7 +53,7 @@ void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::
 #endif
   if (pinned.words != nullptr)
     space.copy_from_pinned(const_cast<std::int64_t*>(hash.batch.blocks), pinned.words, pinned.layout);
-  hash_step(space, hash.params, hash.layers, hash.heads, hash.batch, hash.ids);
+  hash_step(space, hash.params, hash.layers, hash.heads, hash.batch, hash.ids, hash.tally);
   decode_step(space, tasks, dtype);
 }
 

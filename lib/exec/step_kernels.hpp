@@ -26,9 +26,10 @@ void hash_step_on_host(const kernels::NgramHashParams* params, int layers, const
 // Every task of a step in one launch (tasks are described from the host).
 void decode_step(StepSpace& space, std::span<const kernels::DecodeTask> tasks, kernels::OutDtype dtype);
 
-// hash_step into hash.ids, then decode_step of tasks keyed by those ids (task d's keys at
-// layer d's block) — on the GPU in one launch where the tasks allow it: the decode hashes
-// each row's key itself, and the ids are not written. A one-slot step's block still in
+// hash_step into hash.ids (counted into hash.tally where given), then decode_step of tasks
+// keyed by those ids (task d's keys at layer d's block) — on the GPU in one launch where the
+// tasks allow it: the decode hashes each row's key itself (and counts it), and the ids are
+// not written. A one-slot step's block still in
 // pinned memory (`pinned`) reaches that launch in its parameters where it can (eager
 // launches of short steps), else is copied to hash.batch.blocks first.
 void hash_and_decode_step(StepSpace& space, const kernels::StepHash& hash, std::span<const kernels::DecodeTask> tasks,

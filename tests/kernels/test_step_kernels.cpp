@@ -419,11 +419,39 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
       blocks.assign(std::span<const std::int64_t>(packed));
       space_params.assign(std::span<const kernels::NgramHashParams>(params));
       ids.reserve(expected_ids.size() * 8);
-      const kernels::StepHash hash{space_params.as<kernels::NgramHashParams>(),
-                                   layers,
-                                   heads,
-                                   {blocks.as<std::int64_t>(), slots, slot_tokens, width},
-                                   ids.as<std::int64_t>()};
+      // A tally of the lookups of some tokens that fall in a layer's copy outside a part of
+      // it (peer reads), counted by whichever kernel hashes; its expected counts straight from
+      // the host's ids.
+      std::vector<std::int64_t> tally_bounds;
+      std::vector<unsigned long long> expected_outside(static_cast<std::size_t>(layers));
+      const std::int64_t tallied_tokens = slots * slot_tokens;
+      const auto tally_first = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(tallied_tokens));
+      const std::int64_t tally_last =
+          tally_first + 1 + static_cast<std::int64_t>(rng() % (tallied_tokens - tally_first));
+      for (int d = 0; d < layers; ++d) {
+        const std::int64_t rows = derive_table_spec(config, d).logical_rows;
+        const std::int64_t copy[2] = {rows / 8, rows - rows / 8};
+        const std::int64_t part[2] = {rows / 3, rows / 2};
+        tally_bounds.insert(tally_bounds.end(), {copy[0], copy[1], part[0], part[1]});
+        for (std::size_t i = 0; i < per_layer; ++i) {
+          const std::int64_t id = expected_ids[static_cast<std::size_t>(d) * per_layer + i];
+          const auto token = static_cast<std::int64_t>(i) / heads;
+          expected_outside[static_cast<std::size_t>(d)] += token >= tally_first && token < tally_last &&
+                                                           id >= copy[0] && id < copy[1] &&
+                                                           (id < part[0] || id >= part[1]);
+        }
+      }
+      SpaceBuffer space_bounds(*space), outside(*space);
+      space_bounds.assign(std::span<const std::int64_t>(tally_bounds));
+      const std::vector<unsigned long long> none(static_cast<std::size_t>(layers), 0);
+      outside.assign(std::span<const unsigned long long>(none));
+      const kernels::StepHash hash{
+          space_params.as<kernels::NgramHashParams>(),
+          layers,
+          heads,
+          {blocks.as<std::int64_t>(), slots, slot_tokens, width},
+          ids.as<std::int64_t>(),
+          {space_bounds.as<std::int64_t>(), outside.as<unsigned long long>(), tally_first, tally_last}};
       std::vector<std::unique_ptr<RandomTable>> tables;
       std::vector<SpaceBuffer> outs;
       std::vector<kernels::DecodeTask> tasks;
@@ -456,6 +484,9 @@ TEST(StepKernels, DecodeThatHashesItsKeysEqualsHashThenDecode) {
                               << (space->on_device() ? " cuda" : " host") << ", kernel threads " << threads
                               << ", the block " << block_from;
         }
+        EXPECT_EQ(outside.to_host<unsigned long long>(static_cast<std::size_t>(layers)), expected_outside)
+            << "model " << model << ", the tally, the block " << block_from;
+        outside.assign(std::span<const unsigned long long>(none));
       };
       hash_and_decode_step(*space, hash, tasks, dtype);
       expect_decoded("in the space");

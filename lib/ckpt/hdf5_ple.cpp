@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/band_pipeline.hpp"
+#include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/watched_collectives.hpp"
 #include "io/durable_file.hpp"
@@ -141,14 +142,23 @@ class Hdf5PleCheckpoint final : public PleCheckpoint {
 #endif
     require_regular_file(path_, "checkpoint");
     if (!is_hdf5_file(path_)) throw InputError(path_ + ": not an HDF5 file");
-    // An open through MPI-IO waits for every rank, blocking: every rank is known to be here first.
-    if (shared_) watched_barrier(comm_, path_ + ": every rank's collective open");
     // The file located reads go through is opened first and described from its descriptor;
-    // the library opens the path after, which must still name that file.
-    pread_ = std::make_unique<PreadFile>(path_);
-    identities_.emplace_back(*pread_);
+    // the library opens the path after, which must still name that file. An open through
+    // MPI-IO waits for every rank, blocking, and so does a collective close: every rank is
+    // known to be here first, and to have opened the same file, or all fail together.
+    const auto agreed = [this](auto&& body) {
+      if (shared_) {
+        collective_try(comm_, body);
+      } else {
+        body();
+      }
+    };
+    agreed([this] {
+      pread_ = std::make_unique<PreadFile>(path_);
+      identities_.emplace_back(*pread_);
+    });
     file_ = check(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, path_ + ": cannot open HDF5 file");
-    identities_.back().check_unchanged();
+    agreed([this] { identities_.back().check_same_file(); });
 
     for (const auto& spec : derive_table_specs(config)) {
       const std::string where = path_ + ": " + group_name(spec.ple_index);

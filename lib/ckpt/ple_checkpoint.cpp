@@ -180,11 +180,7 @@ std::uint64_t PleCheckpoint::content_identity() const {
       digest.add({reinterpret_cast<const std::uint8_t*>(buffer->data()), buffer->size() * sizeof(std::int64_t)});
   }
   digest.add(std::string_view(carried_token_map_));
-  // Sampled through the path, which must still name the file as it was opened.
-  for (const FileIdentity& file : identities_) {
-    digest.add(sampled_content_digest(file.path()));
-    file.check_unchanged();
-  }
+  for (const FileIdentity& file : identities_) digest.add(file.sampled_content());
   return digest.value();
 }
 

@@ -110,7 +110,7 @@ class SafetensorsPleCheckpoint final : public PleCheckpoint {
       auto rows = std::make_unique<PreadFile>(file);
       identities_.emplace_back(*rows);
       files_.push_back(std::make_unique<SafetensorsFile>(file));
-      identities_.back().check_unchanged();
+      identities_.back().check_same_file();
       preads_[files_.back().get()] = std::move(rows);
     }
 

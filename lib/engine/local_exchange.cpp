@@ -37,6 +37,10 @@ void LocalExchange::finish(int out_slot, StepMarks& marks, std::vector<Embedding
   complete(out_slot, marks, views, fetched);
 }
 
+bool LocalExchange::decodes_hashing(RowRange slice, std::int64_t slot_tokens) const {
+  return slice == RowRange{0, slot_tokens} && decode_hashes(ctx_, slice.size() * ctx_.plan.shape().heads);
+}
+
 void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   StepPlan& plan = ctx_.plan;
   const int heads = plan.shape().heads;
@@ -48,12 +52,10 @@ void LocalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   // The lookups of my tokens (a graph's: its slot's) counted as they are hashed.
   const kernels::IdTally tally =
       peer_rows_ != nullptr ? peer_rows_->tally(step.slice.begin, step.slice.end) : kernels::IdTally{};
-  // Where the store reads the tables in place and I look up every token hashed (no sequence
-  // slice), a GPU's decode hashes its own keys, and counts them, as SlotLookup's does: the
-  // hash's launch and my block's copy are saved (the block reaches the decode in its
-  // parameters where it fits).
-  step.decode_hashes = ctx_.space.on_device() && step.slice == RowRange{0, plan.slot_tokens()} &&
-                       ctx_.store.reads_in_place(step.slice.size() * heads);
+  // Where I look up every token hashed (no sequence slice), a GPU's decode may hash its own
+  // keys, and count them, as SlotLookup's does (my block reaches it in its parameters where
+  // it fits).
+  step.decode_hashes = decodes_hashing(step.slice, plan.slot_tokens());
   if (step.decode_hashes) {
     step.hashing = plan.hashing(plan.my_block(), 1, tally);
   } else {

@@ -30,8 +30,10 @@ class LocalExchange final : public Exchange {
   // on its size (one slot: EngineSession::local), so the ranks of a group that reads one copy
   // need not begin the same steps ahead.
   [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
-  // At every slot size: each step decides by its own lookups (a step here runs no collective
-  // for the next one's begin() to cross).
+  // At every slot size: each step decides in finish() by its own lookups (a step here runs no
+  // collective for the next one's begin() to cross), and calls no `fetched` where the store
+  // does not fetch ahead at its size or its decode hashes (it reads my block, which the next
+  // begin() repacks).
   [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }
   void begin(std::int64_t tokens, StepMarks& marks) override;
   void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
@@ -54,6 +56,9 @@ class LocalExchange final : public Exchange {
     kernels::StepHash hashing;
     kernels::PinnedBlock pinned;  // my block where it is still only in pinned memory
   };
+  // Whether a step's decode of my tokens `slice` of a slot hashes its own keys: I look up
+  // every token of the slot, and the GPU's decode can (decode_hashes).
+  [[nodiscard]] bool decodes_hashing(RowRange slice, std::int64_t slot_tokens) const;
   // The step's ids and its fetch's submit.
   void submit(std::int64_t tokens, StepMarks& marks);
   // The rest of the oldest step submitted.

@@ -27,16 +27,12 @@ std::int64_t SlotLookup::layer_rows() const {
 
 std::size_t SlotLookup::layer_bytes() const { return static_cast<std::size_t>(layer_rows()) * token_bytes(ctx_); }
 
-bool SlotLookup::decode_hashes(std::int64_t ids) const {
-  return ctx_.space.on_device() && ctx_.store.reads_in_place(ids);
-}
-
 bool SlotLookup::begins_beside_decode(std::int64_t slot_tokens) const {
   // A decode that hashes reads the plan's slots, and rows read in place are keyed by the
   // plan's ids: both rewritten by the next step's begin().
   const PlanShape& s = ctx_.plan.shape();
   const std::int64_t ids = static_cast<std::int64_t>(s.slots) * slot_tokens * s.heads;
-  return !decode_hashes(ids) && ctx_.store.fetches_ahead_at(ids);
+  return !decode_hashes(ctx_, ids) && ctx_.store.fetches_ahead_at(ids);
 }
 
 std::uint8_t* SlotLookup::run(int out_slot, StepMarks& marks, ExchangeTraffic& step,
@@ -72,7 +68,7 @@ SlotLookup::Fetch SlotLookup::begin(StepMarks& marks, ExchangeTraffic& step, boo
   fetch.hashing = plan.hashing(gathers_slots ? plan.group_blocks() : plan.my_block(), slots);
   fetch.ids = plan.ids_per_layer();  // as hashing() leaves it
   fetch.slot_tokens = plan.slot_tokens();
-  fetch.decode_hashes = decode_hashes(fetch.ids) && !by_parts;
+  fetch.decode_hashes = decode_hashes(ctx_, fetch.ids) && !by_parts;
   if (!fetch.decode_hashes) plan.hash(gathers_slots ? plan.group_blocks() : plan.my_block_in_space(), slots);
   marks.mark(StepPhase::hash, !fetch.decode_hashes);
 

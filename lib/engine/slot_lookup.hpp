@@ -62,9 +62,6 @@ class SlotLookup {
  private:
   // Rows of one layer's partial rows at the plan's slot size: every slot's padded tokens.
   [[nodiscard]] std::int64_t layer_rows() const;
-  // Whether a GPU's decode of a step of `ids` lookups a layer hashes its own keys (from the
-  // plan's slots, where the store reads the tables in place).
-  [[nodiscard]] bool decode_hashes(std::int64_t ids) const;
 
   ExchangeContext ctx_;
   int pad_to_ = 1;

@@ -41,12 +41,10 @@ void require_regular_file(const std::filesystem::path& path, const std::string& 
   if (!S_ISREG(s.st_mode)) throw InputError(path.string() + ": " + what + " is " + kind_of(s.st_mode) + ", not a file");
 }
 
-std::uint64_t sampled_content_digest(const std::filesystem::path& path) {
+std::uint64_t sampled_content_digest(const PreadFile& file, std::uint64_t size) {
   constexpr std::uint64_t k_end_bytes = 1u << 20;
   constexpr std::uint64_t k_sample_bytes = 4096;
   constexpr int k_samples = 62;
-  const PreadFile file(path);
-  const std::uint64_t size = std::filesystem::file_size(path);
   Digest digest;
   digest.add(size);
   std::vector<std::uint8_t> buffer;
@@ -61,7 +59,7 @@ std::uint64_t sampled_content_digest(const std::filesystem::path& path) {
   return digest.value();
 }
 
-FileIdentity::FileIdentity(const PreadFile& file) : path_(file.path()) {
+FileIdentity::FileIdentity(const PreadFile& file) : file_(&file), path_(file.path()) {
   struct stat s {};
   if (::fstat(file.fd(), &s) != 0) throw SystemError(path_ + ": fstat: " + std::strerror(errno));
   device_ = static_cast<std::uint64_t>(s.st_dev);
@@ -72,6 +70,8 @@ FileIdentity::FileIdentity(const PreadFile& file) : path_(file.path()) {
 }
 
 std::uint64_t FileIdentity::state() const {
+  // Not the device: a file of a shared file system may have another device number on each
+  // node, and ranks of the same job must agree on its state.
   return Digest(inode_)
       .add(static_cast<std::uint64_t>(size_))
       .add(static_cast<std::uint64_t>(mtime_ns_))
@@ -79,12 +79,22 @@ std::uint64_t FileIdentity::state() const {
       .value();
 }
 
-void FileIdentity::check_unchanged() const {
+std::uint64_t FileIdentity::sampled_content() const {
+  return sampled_content_digest(*file_, static_cast<std::uint64_t>(size_));
+}
+
+struct stat FileIdentity::stat_same_file(const std::string& when) const {
   struct stat s {};
-  if (::stat(path_.c_str(), &s) != 0)
-    throw InputError(path_ + ": removed under the running job (" + std::strerror(errno) + ")");
+  if (::stat(path_.c_str(), &s) != 0) throw InputError(path_ + ": removed " + when + " (" + std::strerror(errno) + ")");
   if (static_cast<std::uint64_t>(s.st_dev) != device_ || static_cast<std::uint64_t>(s.st_ino) != inode_)
-    throw InputError(path_ + ": replaced under the running job");
+    throw InputError(path_ + ": replaced " + when);
+  return s;
+}
+
+void FileIdentity::check_same_file() const { (void)stat_same_file("while being opened"); }
+
+void FileIdentity::check_unchanged() const {
+  const struct stat s = stat_same_file("under the running job");
   if (static_cast<std::int64_t>(s.st_size) != size_)
     throw InputError(path_ + ": changed under the running job (" + std::to_string(size_) + " bytes when opened, " +
                      std::to_string(static_cast<std::int64_t>(s.st_size)) + " now)");

@@ -4,6 +4,8 @@
 // one the job opened (a file truncated or replaced under a running job is an error, not
 // rows served from a cache).
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -14,18 +16,23 @@ namespace pleshard {
 // a directory, ...)".
 void require_regular_file(const std::filesystem::path& path, const std::string& what);
 
-// A digest of what a file holds, from a sample of it: its size, its first and last MiB (a
-// checkpoint's header, an HDF5 file's metadata) and 4 KiB at 62 evenly spaced places.
-// Equal for copies under any name; SystemError naming the file when it cannot be read.
-[[nodiscard]] std::uint64_t sampled_content_digest(const std::filesystem::path& path);
-
 class PreadFile;
 
-// A file as a job opened it: taken from the open descriptor, so that a file replaced at its
-// path while it was being opened is described as the one read.
+// A digest of what an open file of `size` bytes holds, from a sample of it: its size, its
+// first and last MiB (a checkpoint's header, an HDF5 file's metadata) and 4 KiB at 62 evenly
+// spaced places. Equal for copies under any name; InputError naming the file when it cannot
+// be read.
+[[nodiscard]] std::uint64_t sampled_content_digest(const PreadFile& file, std::uint64_t size);
+
+// A file as a job opened it: taken from the open descriptor, which it reads through for its
+// samples, so that a file replaced at its path while it was being opened or since is
+// described as the one read. The PreadFile outlives it.
 class FileIdentity {
  public:
   explicit FileIdentity(const PreadFile& file);
+  // InputError where the path no longer names the file opened (replaced or removed): a
+  // check that only a replacement fails, not a write or a change of mode.
+  void check_same_file() const;
   // InputError naming the file when it has changed since (its size, modification or change
   // time, or the file the path names). A change time alone moves on a write whose
   // modification time was set back, and also on a rename, a link or a change of mode.
@@ -35,9 +42,16 @@ class FileIdentity {
   // set back), and so do a rename, a link or a change of mode; reading it or another
   // spelling of its path does not.
   [[nodiscard]] std::uint64_t state() const;
+  // sampled_content_digest of the file opened.
+  [[nodiscard]] std::uint64_t sampled_content() const;
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
+  // The path's stat where it still names the file opened; InputError "removed <when>" or
+  // "replaced <when>" otherwise.
+  [[nodiscard]] struct stat stat_same_file(const std::string& when) const;
+
+  const PreadFile* file_;
   std::string path_;
   std::uint64_t device_ = 0;
   std::uint64_t inode_ = 0;

@@ -183,7 +183,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
       qsl.push_back(qsl.back() + static_cast<std::int64_t>(r.tokens.size()));
       ids.push_back(r.id);
     }
-    const std::uint64_t identity = checkpoint.content_identity();
+    // Read from every rank's files: a file that fails a rank's read fails the job on all.
+    const std::uint64_t identity = collective_try(comms.world(), [&] { return checkpoint.content_identity(); });
     const OutputSource source{"pleshard run", identity, options.requests_source, options.requests_sha256,
                               options.part_tokens};
     const EmbeddingFileSpec spec{
@@ -191,8 +192,8 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
     JobOutputOptions out_options{
         options.out, job_fingerprint(config, requests, options, identity), options.overwrite, options.inputs, {}};
     for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
-    out_options.input_state = checkpoint.file_state();
-    out_options.input_name = checkpoint.path();
+    out_options.checkpoint_state = checkpoint.file_state();
+    out_options.checkpoint_name = checkpoint.path();
     for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
     out_options.part_rows.push_back(qsl.back());
     output = std::make_unique<JobOutput>(comms, out_options, spec, writer);

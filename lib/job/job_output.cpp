@@ -36,20 +36,20 @@ void append_hex(std::string& text, std::span<const std::uint64_t> values) {
 }
 
 // "<fingerprint> <parts done> <digest of each part, hex>" and on a second line
-// "inputs <count> <input state, hex>...", written whole or not at all.
+// "checkpoint <count> <file state, hex>...", written whole or not at all.
 void write_record(const fs::path& record, const std::string& fingerprint, std::span<const std::uint64_t> digests,
-                  std::span<const std::uint64_t> input_states) {
+                  std::span<const std::uint64_t> checkpoint_states) {
   std::string text = fingerprint;
   append_hex(text, digests);
-  text += "\ninputs";
-  append_hex(text, input_states);
+  text += "\ncheckpoint";
+  append_hex(text, checkpoint_states);
   write_text_file(record, text + "\n");
 }
 
 struct Record {
   std::string fingerprint;
   std::optional<std::vector<std::uint64_t>> digests;  // of the parts done; none where unreadable
-  std::vector<std::uint64_t> input_states;            // the ranks' checkpoint file states that wrote them
+  std::vector<std::uint64_t> checkpoint_states;       // of the ranks that wrote them, sorted
 };
 
 // "<count> <hex>..." to the end of `line`, nullopt where the words are not exactly that.
@@ -67,7 +67,7 @@ std::optional<std::vector<std::uint64_t>> read_hex(std::istringstream& line) {
 }
 
 // A first line that cannot be read whole names no digests (the job starts afresh); a second
-// that cannot (or none: an older record), no input states (its parts are computed again).
+// that cannot (or none: an older record), no checkpoint states (its parts are computed again).
 Record read_record(const fs::path& record) {
   if (!fs::is_regular_file(record))
     throw InputError(record.string() + ": the progress record's place holds something that is not a file; remove it");
@@ -80,8 +80,10 @@ Record read_record(const fs::path& record) {
   r.digests = read_hex(first);
   std::getline(in, text);
   std::istringstream second(text);
-  if (std::string word; second >> word && word == "inputs")
-    r.input_states = read_hex(second).value_or(std::vector<std::uint64_t>{});
+  if (std::string word; second >> word && word == "checkpoint") {
+    r.checkpoint_states = read_hex(second).value_or(std::vector<std::uint64_t>{});
+    std::sort(r.checkpoint_states.begin(), r.checkpoint_states.end());  // as written, unless edited
+  }
   return r;
 }
 
@@ -134,7 +136,7 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
 
   // Every rank's checkpoint file state, for the record and the check of a resume.
   std::vector<std::uint64_t> states(root ? static_cast<std::size_t>(comms.topology().world) : 0);
-  watched_gather(&options_.input_state, states.data(), 1, MPI_UINT64_T, 0, comms.world(),
+  watched_gather(&options_.checkpoint_state, states.data(), 1, MPI_UINT64_T, 0, comms.world(),
                  "every rank's checkpoint file state");
   std::sort(states.begin(), states.end());
   states.erase(std::unique(states.begin(), states.end()), states.end());
@@ -165,14 +167,15 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       else if (fs::exists(partial_))
         part_digests_ = *found.digests;
       done = static_cast<std::int64_t>(part_digests_.size());
-      input_states_ = found.input_states;
+      checkpoint_states_ = found.checkpoint_states;
       // Resumed only by ranks whose checkpoint files are each as some rank of the job found them.
-      if (done > 0 && !std::includes(input_states_.begin(), input_states_.end(), states.begin(), states.end())) {
+      if (done > 0 &&
+          !std::includes(checkpoint_states_.begin(), checkpoint_states_.end(), states.begin(), states.end())) {
         const std::string parts = std::to_string(done) + " completed parts";
-        log_warning(input_states_.empty()
+        log_warning(checkpoint_states_.empty()
                         ? record_.string() + ": records no state of the checkpoint's files (an older or damaged " +
                               "record): computing its " + parts + " again"
-                        : options_.input_name + ": the checkpoint's files are not as they were when the " + parts +
+                        : options_.checkpoint_name + ": the checkpoint's files are not as they were when the " + parts +
                               " of " + partial_.string() + " were written (written in place, replaced, copied " +
                               "over, renamed, linked or their mode changed since): computing them again");
         done = 0;
@@ -193,8 +196,8 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       // Room for every row now rather than a full disk hours into the job.
       require_free_space(partial_, spec.row_bytes() + (1u << 20), "the output");
       offsets = create_embedding_file(partial_, file_spec);
-      input_states_ = states;
-      write_record(record_, options_.fingerprint, {}, input_states_);
+      checkpoint_states_ = states;
+      write_record(record_, options_.fingerprint, {}, checkpoint_states_);
     }
   });
   watched_bcast(&complete, 1, MPI_INT64_T, 0, comms.world(), what);
@@ -221,7 +224,7 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
                   "was changed); resuming from there");
       done = intact;
       part_digests_.resize(static_cast<std::size_t>(done));
-      write_record(record_, options_.fingerprint, part_digests_, input_states_);
+      write_record(record_, options_.fingerprint, part_digests_, checkpoint_states_);
     });
     watched_bcast(&done, 1, MPI_INT64_T, 0, comms.world(), what);
   }
@@ -305,7 +308,7 @@ void JobOutput::finish_part(std::size_t parts) {
     if (comms_.topology().rank != 0) return;
     part_digests_.push_back(digest);
     if (part_digests_.size() != parts) throw SystemError("JobOutput: parts finished out of order");
-    write_record(record_, options_.fingerprint, part_digests_, input_states_);
+    write_record(record_, options_.fingerprint, part_digests_, checkpoint_states_);
     if (fault_plan().kill_after_parts == parts) {
       std::fprintf(stderr, "pleshard: fault injection: killed after part %zu\n", parts);
       std::raise(SIGKILL);

@@ -37,8 +37,8 @@ struct JobOutputOptions {
   // First output row of each part, then the row count: the rows each part's digest covers.
   std::vector<std::int64_t> part_rows;
   // This rank's PleCheckpoint::file_state(), and the checkpoint's name for messages.
-  std::uint64_t input_state = 0;
-  std::string input_name;
+  std::uint64_t checkpoint_state = 0;
+  std::string checkpoint_name;
 };
 
 class JobOutput {
@@ -84,9 +84,9 @@ class JobOutput {
   std::optional<OutputClaim> claim_;
   std::size_t parts_done_ = 0;
   bool complete_ = false;
-  std::vector<std::uint64_t> part_digests_;  // of the parts done (rank 0)
-  std::vector<std::uint64_t> input_states_;  // every rank's input_state that wrote them, sorted (rank 0)
-  std::uint64_t part_digest_ = 0;            // of this rank's rows of the part being written
+  std::vector<std::uint64_t> part_digests_;       // of the parts done (rank 0)
+  std::vector<std::uint64_t> checkpoint_states_;  // those of the ranks that wrote them, sorted (rank 0)
+  std::uint64_t part_digest_ = 0;                 // of this rank's rows of the part being written
   std::unique_ptr<EmbeddingRows> rows_;
   std::exception_ptr failure_;
   double write_seconds_ = 0;

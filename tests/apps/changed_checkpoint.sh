@@ -17,7 +17,7 @@ cp "$ckpt/config.json" "$work/config.json"
 # must exit non-zero within 30 s with MESSAGE, leaving no output.
 changed_under_job() {
   local what=$1 message=$2; shift 2
-  rm -f "$work/out.h5"
+  rm -f "$work/out.h5" "$work/out.h5.partial" "$work/out.h5.progress"
   "$app" ckpt convert --checkpoint "$ckpt" --out "$work/ckpt.h5" --kind hdf5 >/dev/null || { echo "FAIL: convert"; exit 1; }
   "$mpiexec" -n 3 --oversubscribe "$app" run --checkpoint "$work/ckpt.h5" --config "$work/config.json" --storage disk \
     --synthetic 3000 --step-tokens 4 --etp 3 --out "$work/out.h5" >"$work/out" 2>"$work/err" &

@@ -74,7 +74,8 @@ job big g.h5 >log 2>&1 || { cat log; fail "the rerun over a checkpoint copied ba
 grep -q "computing them again" log || { cat log; fail "a checkpoint copied over the one read was not noticed"; }
 cmp -s g.h5 f-whole.h5 || fail "the output recomputed over a copied checkpoint differs"
 # The checkpoint's directory moved: the same files, resumed. A file of it renamed away and
-# back: its change time moved, so its parts are computed again.
+# back: its change time moved (as ext4, xfs, btrfs and tmpfs move it; POSIX leaves it
+# open), so its parts are computed again.
 killed i.h5
 mv model moved && mv moved model
 job model i.h5 >log 2>&1 || { cat log; fail "the rerun after the directory moved"; }

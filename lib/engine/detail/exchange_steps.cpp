@@ -39,6 +39,10 @@ std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::s
   return wait_for_rows(c, most, marks);
 }
 
+bool decode_hashes(const ExchangeContext& c, std::int64_t ids) {
+  return c.space.on_device() && c.store.reads_in_place(ids);
+}
+
 std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most, StepMarks& marks) {
   const std::span<const kernels::DecodeTask> fetched = c.store.wait();
   marks.mark(StepPhase::fetch, !c.store.reads_in_place(most));

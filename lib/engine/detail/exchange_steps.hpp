@@ -31,6 +31,10 @@ namespace pleshard::detail {
 // layer, the fetch phase marked as fetch_rows marks it.
 [[nodiscard]] std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most,
                                                                  StepMarks& marks);
+// Whether a GPU's decode of a step of `ids` lookups a layer hashes its own keys from the
+// plan (where the store reads the tables in place, so the keys need not be written first):
+// one launch a step instead of the hash's, the block's copy and the decode's.
+[[nodiscard]] bool decode_hashes(const ExchangeContext& c, std::int64_t ids);
 // Decodes the rows a fetch handed out (RowStore::wait), layer d's into out + d * layer_bytes
 // (entries in query order, head_dim values each), and marks the decode phase. `hash`: the
 // step's hashing left to the decode (the queries are the plan's ids, not written yet, and

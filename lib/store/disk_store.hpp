@@ -7,10 +7,10 @@
 // into the step space, where the step's decode reads them. submit() starts the reads (on
 // the store's worker thread where the format reads its files itself) and returns once the
 // rest of the staging (the rows' block scales, and each id's key where the plan was made on
-// the host) is done beside them; wait() waits for the reads and stages the rows. Alone, every table is held whole
-// (each rank reads the rows of its own tokens), so nothing needs combining across ranks;
-// beside tables of other tiers (store/placement.hpp) a rank reads its range of rows, as they
-// hold theirs, and the exchange combines them.
+// the host) is done beside them; wait() waits for the reads and stages the rows. Alone,
+// every table is held whole (each rank reads the rows of its own tokens), so nothing needs
+// combining across ranks; beside tables of other tiers (store/placement.hpp) a rank reads
+// its range of rows, as they hold theirs, and the exchange combines them.
 //
 // Block-scaled rows keep their codes and block scales in separate tensors, so each row would
 // be two random reads; the scales (a ninth of an NVFP4 table's bytes at 160 values a row, a

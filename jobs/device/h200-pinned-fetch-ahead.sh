@@ -9,7 +9,7 @@
 #   --no-fetch-ahead and a baseline build (BASELINE_APP, where given), taking turns, three
 #   rounds ($AB_ROUNDS); one line per run (ab.txt);
 # - group: ETP groups of several ranks sharing the GPU (2 ranks --etp 2, 4 ranks --etp 4
-#   --tp 2), pinned, gather-reduce and reduce-scatter, --host-reads gather and auto: the
+#   --tp 2), pinned, gather-reduce, reduce-scatter and owner, --host-reads gather and auto: the
 #   output against the same job with --no-fetch-ahead (byte for byte), the steps fetched
 #   ahead and tokens/s of both (group.txt).
 #   [CORPUS=...] [PARTS="tests ab group"] [BASELINE_APP=...] jobs/device/h200-pinned-fetch-ahead.sh
@@ -55,7 +55,7 @@ if part group; then
        --step-tokens 512 --quiet --json)
   for layout in "2 --etp 2" "4 --etp 4 --tp 2"; do
     read -r n lay <<<"$layout"
-    for exchange in gather-reduce reduce-scatter; do
+    for exchange in gather-reduce reduce-scatter owner; do
       for reads in gather auto; do
         for which in ahead whole; do
           more=()

@@ -24,6 +24,22 @@ void Exchange::finish(int /*out_slot*/, StepMarks& /*marks*/, std::vector<Embedd
   throw SystemError(std::string("the ") + name() + " exchange runs a step whole");
 }
 
+void HalvedExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
+  submit(tokens, marks);
+  complete(out_slot, marks, views, {});
+}
+
+void HalvedExchange::begin(std::int64_t tokens, StepMarks& marks) {
+  if (!begins_ahead()) Exchange::begin(tokens, marks);
+  submit(tokens, marks);
+}
+
+void HalvedExchange::finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                            const std::function<void()>& fetched) {
+  if (!begins_ahead()) Exchange::finish(out_slot, marks, views, fetched);
+  complete(out_slot, marks, views, fetched);
+}
+
 ExchangeTraffic& ExchangeTraffic::operator+=(const ExchangeTraffic& o) {
   steps += o.steps;
   tokens += o.tokens;

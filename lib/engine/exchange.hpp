@@ -203,6 +203,23 @@ class Exchange {
   ExchangeTraffic traffic_;
 };
 
+// An exchange whose steps are the same two halves whether begun ahead or not: submit() up to
+// the fetch's submit, complete() the rest of the oldest step submitted, calling `fetched`
+// (where given) once the next step may begin. run() is both at once; begin() and finish()
+// are them, where begins_ahead().
+class HalvedExchange : public Exchange {
+ public:
+  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) final;
+  void begin(std::int64_t tokens, StepMarks& marks) final;
+  void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+              const std::function<void()>& fetched) final;
+
+ protected:
+  virtual void submit(std::int64_t tokens, StepMarks& marks) = 0;
+  virtual void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                        const std::function<void()>& fetched) = 0;
+};
+
 // Tokens [first, first + count) that TP rank `tp_rank` keeps of `tokens` under sequence
 // parallelism: slices of ceil(tokens / tp) tokens.
 [[nodiscard]] RowRange sequence_slice(std::int64_t tokens, int tp, int tp_rank);

@@ -33,7 +33,8 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
       // A gateway receives its node's ids, merged, for its owners.
       service_(context, OwnerGroup::of(context.comms.etp_cross, context.comms.etp_cross_host),
                {context.topology.etp, context.topology.etp_rank()}, max_ids_, node_.size * max_ids_, false),
-      routing_(context, service_, max_ids_, false) {
+      routing_(context, service_, max_ids_, false),
+      begun_("hierarchical") {
   const OwnerGroup& cross = service_.group();
   if (node_.size < 2 || node_.size * cross.size != ctx_.topology.etp ||
       ctx_.topology.etp_rank() != cross.rank * node_.size + node_.rank)
@@ -59,40 +60,51 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
   for (auto& buffer : host_expand_) buffer = words(gateway);
 }
 
-void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
+void HierarchicalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   const std::size_t layers = layers_.size();
-  const auto per_node = static_cast<std::size_t>(node_.size);          // P
-  const auto nodes = static_cast<std::size_t>(service_.group().size);  // N
-  ExchangeTraffic step{1, tokens};
-  const int upload = next_upload_;
+  Begun b;
+  b.tokens = tokens;
+  b.step = {1, tokens};
+  b.upload = next_upload_;
   next_upload_ ^= 1;
 
   // 1. My tokens' ids of every layer, hashed and planned on the host, where the gateways
   // merge them.
   routing_.plan(tokens, marks);
-  const RowRange slice = routing_.slice();
-  const std::int64_t n = routing_.lookups();
-  step.ids = n * static_cast<std::int64_t>(layers);
+  b.slice = routing_.slice();
+  b.lookups = routing_.lookups();
+  b.step.ids = b.lookups * static_cast<std::int64_t>(layers);
 
   // 2. Level 1: my ids to my node's gateways, merged there per owner.
-  route_to_gateways(step);
+  route_to_gateways(b.step);
 
-  // 3. Level 2: each gateway's merged ids to their owners, one per node.
+  // 3. Level 2: each gateway's merged ids to their owners, one per node, whose fetch starts.
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     queries[d] = service_.receive_ids_on_host(d, layers_[d].sent_ids.data());
-    service_.count_traffic(d, 1, step);  // level 2 crosses nodes
+    service_.count_traffic(d, 1, b.step);  // level 2 crosses nodes
   }
   marks.mark(StepPhase::gather);
+  service_.submit(queries);
+  begun_.push(b);  // once submitted: a failed submit begins nothing
+}
+
+void HierarchicalExchange::complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                                    const std::function<void()>& fetched) {
+  Begun b = begun_.pop();
+  const std::size_t layers = layers_.size();
+  const auto per_node = static_cast<std::size_t>(node_.size);          // P
+  const auto nodes = static_cast<std::size_t>(service_.group().size);  // N
 
   // 4. The rows asked of me, as stored, packed and sent back to the gateways; there each
   // source's rows are picked out of the merged ones and sent on.
-  const std::span<const kernels::DecodeTask> fetched = service_.serve(queries, marks);
-  return_to_sources(fetched, upload, step);
+  const std::span<const kernels::DecodeTask> served = service_.serve(marks);
+  return_to_sources(served, b.upload, b.step);
   marks.mark(StepPhase::combine);
 
   // 5. My embeddings from the rows that came back, ordered by gateway then node: each id
-  // keyed to its distinct row's place there.
+  // keyed to its distinct row's place there, in the space before the next step may begin
+  // (its routing and merges rewrite everything here but the rows and those keys).
   std::vector<kernels::DecodeTask> tasks(layers);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
@@ -109,20 +121,21 @@ void HierarchicalExchange::run(std::int64_t tokens, int out_slot, StepMarks& mar
         next[g] += l.to_gateway[g * nodes + m];
       }
     const std::int64_t* mine = routing_.keys(static_cast<int>(d));  // on the host
-    l.keys.resize(static_cast<std::size_t>(n));
+    l.keys.resize(static_cast<std::size_t>(b.lookups));
     for (std::size_t i = 0; i < l.keys.size(); ++i)
       l.keys[i] = mine[i] < 0 ? -1 : place[static_cast<std::size_t>(mine[i])];
     auto* keys = ctx_.workspace.at<std::int64_t>(l.keys_region);
     ctx_.space.copy_from_host(keys, l.keys.data(), l.keys.size() * sizeof(std::int64_t));
     const auto* rows = ctx_.workspace.at<std::uint8_t>(l.received_rows);
     auto* out = l.out.at(ctx_.workspace, out_slot);
-    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, rows, static_cast<std::int64_t>(place.size())), keys, n,
-                out};
-    views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
+    tasks[d] = {kernels::packed_rows_view(served[d].rows, rows, static_cast<std::int64_t>(place.size())), keys,
+                b.lookups, out};
+    views[d] = {out, b.slice.begin, b.slice.size(), ctx_.width, ctx_.dtype};
   }
+  if (fetched) fetched();
   decode_step(ctx_.space, tasks, ctx_.dtype);
   marks.mark(StepPhase::decode);
-  traffic_ += step;
+  traffic_ += b.step;
 }
 
 void HierarchicalExchange::route_to_gateways(ExchangeTraffic& step) {

@@ -8,11 +8,15 @@
 // network once per node rather than once per rank. The gateways merge on the host, so this
 // form routes my ids on the host (engine/owner_routing.hpp) and merges there
 // (engine/owner_requests.hpp); with one rank per node it is the flat form
-// (engine/owner_exchange.hpp), which make_exchange builds instead.
+// (engine/owner_exchange.hpp), which make_exchange builds instead. Where the store fetches
+// ahead, a step runs in two halves as the flat form's do: the next step begins once this
+// one's rows are back and its keys are in the space.
 
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "engine/begun_steps.hpp"
 #include "engine/exchange.hpp"
 #include "engine/owner_requests.hpp"
 #include "engine/owner_routing.hpp"
@@ -20,18 +24,39 @@
 
 namespace pleshard {
 
-class HierarchicalExchange final : public Exchange {
+class HierarchicalExchange final : public HalvedExchange {
  public:
   // Over the context's node and cross communicators: the ETP group in node-major blocks of
   // one size (the engine checks the layout) of several ranks each (make_exchange builds the
   // flat form for one rank a node); SystemError otherwise.
   explicit HierarchicalExchange(const ExchangeContext& context);
   [[nodiscard]] const char* name() const override { return "hierarchical"; }
-  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return service_.max_served(); }
   [[nodiscard]] bool capturable() const override { return false; }
+  // Where the store fetches ahead; at every slot size, every rank alike (OwnerExchange's).
+  [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
+  [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }
+  void abandon() override { begun_.clear(); }
+
+ protected:
+  // The step routed to its gateways, merged, the merged ids sent to their owners, and my
+  // store's fetch of the rows asked of me submitted.
+  void submit(std::int64_t tokens, StepMarks& marks) override;
+  // The rest of the oldest step submitted: its rows served, back through the gateways and
+  // keyed, `fetched` called where given (the next step begun), then my decode.
+  void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                const std::function<void()>& fetched) override;
 
  private:
+  // What a step submitted leaves its completion.
+  struct Begun {
+    std::int64_t tokens = 0;
+    RowRange slice;            // my embeddings handed out
+    std::int64_t lookups = 0;  // a layer's
+    int upload = 0;            // its turn of host_expand_
+    ExchangeTraffic step;
+  };
+
   struct Layer {
     std::vector<std::int64_t> to_gateway, from_sources;       // level 1: [gateway or source][node] ids
     std::vector<std::int64_t> gateway_totals, source_totals;  // level 1: summed over nodes
@@ -60,6 +85,7 @@ class HierarchicalExchange final : public Exchange {
   // row of each source's id.
   std::unique_ptr<HostBuffer> host_expand_[2];
   int next_upload_ = 0;
+  BegunSteps<Begun> begun_;
 };
 
 }  // namespace pleshard

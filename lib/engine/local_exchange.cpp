@@ -21,22 +21,6 @@ std::int64_t LocalExchange::max_query_ids() const {
   return ctx_.plan.shape().max_slot_tokens * ctx_.plan.shape().heads;
 }
 
-void LocalExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
-  submit(tokens, marks);
-  complete(out_slot, marks, views, {});
-}
-
-void LocalExchange::begin(std::int64_t tokens, StepMarks& marks) {
-  if (!begins_ahead()) Exchange::begin(tokens, marks);
-  submit(tokens, marks);
-}
-
-void LocalExchange::finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
-                           const std::function<void()>& fetched) {
-  if (!begins_ahead()) Exchange::finish(out_slot, marks, views, fetched);
-  complete(out_slot, marks, views, fetched);
-}
-
 bool LocalExchange::decodes_hashing(RowRange slice, std::int64_t slot_tokens) const {
   return slice == RowRange{0, slot_tokens} && decode_hashes(ctx_, slice.size() * ctx_.plan.shape().heads);
 }

@@ -19,12 +19,11 @@ namespace pleshard {
 // one's are decoded. Where the
 // rows are a group's one copy (ExchangeContext::group_copy), the step's hash counts the
 // lookups outside my part (engine/peer_row_tally.hpp).
-class LocalExchange final : public Exchange {
+class LocalExchange final : public HalvedExchange {
  public:
   // `name`: the strategy's (peer-read), or "local" where the tier's tables are whole.
   explicit LocalExchange(const ExchangeContext& context, const char* name = "local");
   [[nodiscard]] const char* name() const override { return name_; }
-  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override;
   // Where the store fetches ahead. A step here runs no collective, nor does the engine agree
   // on its size (one slot: EngineSession::local), so the ranks of a group that reads one copy
@@ -35,13 +34,15 @@ class LocalExchange final : public Exchange {
   // does not fetch ahead at its size or its decode hashes (it reads my block, which the next
   // begin() repacks).
   [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }
-  void begin(std::int64_t tokens, StepMarks& marks) override;
-  void finish(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
-              const std::function<void()>& fetched) override;
   void abandon() override { begun_.clear(); }
 
  protected:
   [[nodiscard]] ExchangeTraffic device_counted() const override;
+  // The step's ids and its fetch's submit.
+  void submit(std::int64_t tokens, StepMarks& marks) override;
+  // The rest of the oldest step submitted.
+  void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                const std::function<void()>& fetched) override;
 
  private:
   // What a step begun leaves its finish. A decode that hashes reads my block and the hash
@@ -59,12 +60,6 @@ class LocalExchange final : public Exchange {
   // Whether a step's decode of my tokens `slice` of a slot hashes its own keys: I look up
   // every token of the slot, and the GPU's decode can (decode_hashes).
   [[nodiscard]] bool decodes_hashing(RowRange slice, std::int64_t slot_tokens) const;
-  // The step's ids and its fetch's submit.
-  void submit(std::int64_t tokens, StepMarks& marks);
-  // The rest of the oldest step submitted.
-  void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
-                const std::function<void()>& fetched);
-
   ExchangeContext ctx_;
   const char* name_;
   std::unique_ptr<PeerRowTally> peer_rows_;  // one copy: the lookups outside my part

@@ -22,7 +22,8 @@ OwnerExchange::OwnerExchange(const ExchangeContext& context, OwnerGroup group, c
       node_ranks_(group.size == context.topology.etp ? static_cast<std::size_t>(std::max(1, context.node_ranks)) : 1),
       service_(context, group, {group.size, group.rank}, max_ids_, std::max(max_ids_, group.size * max_slots_),
                context.space.on_device(), max_slots_),
-      routing_(context, service_, max_ids_, true, max_slots_) {
+      routing_(context, service_, max_ids_, true, max_slots_),
+      begun_(name) {
   // The engine has checked the layout, agreed on every rank: my store holds my part of the
   // group's balanced ranges.
   for (int d = 0; d < ctx_.store.layers(); ++d) {
@@ -49,75 +50,91 @@ bool OwnerExchange::fixed(std::int64_t slots) const {
 
 bool OwnerExchange::capturable() const { return fixed(max_ids_); }
 
-void OwnerExchange::run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) {
+void OwnerExchange::submit(std::int64_t tokens, StepMarks& marks) {
   const std::size_t layers = layers_.size();
-  ExchangeTraffic step{1, tokens};
-  const std::int64_t slots = slots_of(ctx_.plan.slot_tokens());
-  const bool fixed = this->fixed(slots);  // agreed: every rank has the same slot
+  Begun b;
+  b.tokens = tokens;
+  b.step = {1, tokens};
+  b.slots = slots_of(ctx_.plan.slot_tokens());
+  b.fixed = fixed(b.slots);  // agreed: every rank has the same slot
 
   // 1. My tokens' ids of every layer and their row plans: distinct ids, grouped by owner,
   // and each lookup's key among them. A step captured in a CUDA graph (never under sequence
   // parallelism) plans its whole slot: the graph serves every step of that slot size.
   const std::int64_t planned = ctx_.space.capturing() ? ctx_.plan.slot_tokens() : tokens;
-  routing_.plan(planned, marks, fixed);
-  const RowRange slice = detail::my_slice(ctx_.topology, tokens);  // the embeddings handed out
-  const std::int64_t n = routing_.lookups();
+  routing_.plan(planned, marks, b.fixed);
+  b.slice = detail::my_slice(ctx_.topology, tokens);  // the embeddings handed out
+  b.lookups = routing_.lookups();
+  b.planned_in_space = routing_.in_space();
   // Every owner's distinct ids fit its entries: at most my lookups, at most a slot's.
-  if (fixed && n > slots)
-    throw SystemError("owner exchange: " + std::to_string(n) + " lookups a layer for fixed-size messages of " +
-                      std::to_string(slots) + " entries");
-  step.ids = slice.size() * ctx_.plan.shape().heads * static_cast<std::int64_t>(layers);
+  if (b.fixed && b.lookups > b.slots)
+    throw SystemError("owner exchange: " + std::to_string(b.lookups) + " lookups a layer for fixed-size messages of " +
+                      std::to_string(b.slots) + " entries");
+  b.step.ids = b.slice.size() * ctx_.plan.shape().heads * static_cast<std::int64_t>(layers);
 
   // 2. What the host needs to size the messages: how many distinct ids each owner is asked
   // for, per layer, then how many each peer asks of me; or, in fixed-size messages, `slots`
   // between every two ranks.
-  if (fixed) {
-    service_.fixed_counts(slots, step);
+  if (b.fixed) {
+    service_.fixed_counts(b.slots, b.step);
   } else {
-    service_.exchange_counts(routing_.owner_counts(), node_ranks_, step);
+    service_.exchange_counts(routing_.owner_counts(), node_ranks_, b.step);
   }
 
   // 3. The distinct ids to their owners as owner-local indexes, from where they were planned
   // (over the data communicator from the space, over MPI from the host), widened into my
-  // store's queries.
+  // store's queries, whose fetch starts.
   std::vector<RowQuery> queries(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     const std::uint8_t* sent =
-        fixed ? routing_.local_ids_in_slots(static_cast<int>(d), slots) : routing_.local_ids(static_cast<int>(d));
-    queries[d] = routing_.in_space() ? service_.receive_ids_in_space(d, sent) : service_.receive_ids_on_host(d, sent);
-    service_.count_traffic(d, node_ranks_, step);
+        b.fixed ? routing_.local_ids_in_slots(static_cast<int>(d), b.slots) : routing_.local_ids(static_cast<int>(d));
+    queries[d] = b.planned_in_space ? service_.receive_ids_in_space(d, sent) : service_.receive_ids_on_host(d, sent);
+    service_.count_traffic(d, node_ranks_, b.step);
   }
   marks.mark(StepPhase::gather);
+  service_.submit(queries);
+  begun_.push(b);  // once submitted: a failed submit begins nothing
+}
+
+void OwnerExchange::complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                             const std::function<void()>& fetched) {
+  const Begun b = begun_.pop();
+  const std::size_t layers = layers_.size();
 
   // 4. The rows asked of me, as stored, packed and sent back.
-  const std::span<const kernels::DecodeTask> fetched = service_.serve(queries, marks);
+  const std::span<const kernels::DecodeTask> served = service_.serve(marks);
   marks.mark(StepPhase::combine);
 
   // 5. My embeddings: the rows come back owner by owner, the order of my distinct ids, so
   // the plan's keys index them as they are (copied into the space from a plan on the host);
-  // in fixed-size messages, each owner's in its block of `slots`.
+  // in fixed-size messages, each owner's in its block of `slots`. Where the next step begins
+  // before this decode, its plan rewrites the routing's keys: they are kept here first.
   std::vector<kernels::DecodeTask> tasks(layers);
   views.resize(layers);
   for (std::size_t d = 0; d < layers; ++d) {
     Layer& l = layers_[d];
     const std::int64_t* keys = routing_.keys(static_cast<int>(d));
-    if (fixed) {
-      auto* in_space_keys = ctx_.workspace.at<std::int64_t>(l.keys);
-      routing_.keys_in_slots(static_cast<int>(d), slots, in_space_keys);
-      keys = in_space_keys;
-    } else if (!routing_.in_space() && ctx_.space.on_device()) {
-      auto* in_space_keys = ctx_.workspace.at<std::int64_t>(l.keys);
-      ctx_.space.copy_from_host(in_space_keys, keys, static_cast<std::size_t>(n) * sizeof(std::int64_t));
-      keys = in_space_keys;
+    auto* kept = ctx_.workspace.at<std::int64_t>(l.keys);
+    const auto key_bytes = static_cast<std::size_t>(b.lookups) * sizeof(std::int64_t);
+    if (b.fixed) {
+      routing_.keys_in_slots(static_cast<int>(d), b.slots, kept);
+      keys = kept;
+    } else if (!b.planned_in_space && ctx_.space.on_device()) {
+      ctx_.space.copy_from_host(kept, keys, key_bytes);
+      keys = kept;
+    } else if (fetched) {
+      ctx_.space.copy(kept, keys, key_bytes);
+      keys = kept;
     }
     auto* out = l.out.at(ctx_.workspace, out_slot);
-    tasks[d] = {kernels::packed_rows_view(fetched[d].rows, service_.returned(d), service_.returned_count(d)), keys, n,
-                out};
-    views[d] = {out, slice.begin, slice.size(), ctx_.width, ctx_.dtype};
+    tasks[d] = {kernels::packed_rows_view(served[d].rows, service_.returned(d), service_.returned_count(d)), keys,
+                b.lookups, out};
+    views[d] = {out, b.slice.begin, b.slice.size(), ctx_.width, ctx_.dtype};
   }
+  if (fetched) fetched();
   decode_step(ctx_.space, tasks, ctx_.dtype);
   marks.mark(StepPhase::decode);
-  traffic_ += step;
+  traffic_ += b.step;
 }
 
 StrategyDescriptor owner_strategy() {

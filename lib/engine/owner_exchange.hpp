@@ -15,16 +15,23 @@
 // possible count — my sequence slice's lookups — whether filled or not, so no count crosses
 // to the host and nothing waits for the stream; where every step goes so and the GPU plans
 // them, the steps are captured.
+// Where the store fetches ahead (the pinned tier's host gathers, the disk tier's reads), a
+// step also runs in two halves (Exchange::begins_ahead): the next step's routing, counts,
+// ids and fetch begin once this step's rows are served and back, so that its fetch runs
+// beside this step's decode; at every slot size, on every rank of the group alike, as their
+// collectives must.
 
+#include <functional>
 #include <vector>
 
+#include "engine/begun_steps.hpp"
 #include "engine/exchange.hpp"
 #include "engine/owner_routing.hpp"
 #include "engine/owner_service.hpp"
 
 namespace pleshard {
 
-class OwnerExchange final : public Exchange {
+class OwnerExchange final : public HalvedExchange {
  public:
   // Owners are the ranks of `group`, each holding its balanced part of every table: my ETP
   // group (the whole of it in the same order), or the nodes' group of peer reads (one rank
@@ -32,13 +39,25 @@ class OwnerExchange final : public Exchange {
   // one with one rank per node is this).
   OwnerExchange(const ExchangeContext& context, OwnerGroup group, const char* name = "owner");
   [[nodiscard]] const char* name() const override { return name_; }
-  void run(std::int64_t tokens, int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views) override;
   [[nodiscard]] std::int64_t max_query_ids() const override { return service_.max_served(); }
   // Where every step goes in fixed-size messages, planned in the space.
   [[nodiscard]] bool capturable() const override;
+  // Where the store fetches ahead. The next step begins after this one's rows have come
+  // back and its keys are copied out of the routing's plan, so its decode reads nothing the
+  // next begin() rewrites, whatever the store reads in place: so at every slot size.
+  [[nodiscard]] bool begins_ahead() const override { return ctx_.store.fetches_ahead(); }
+  [[nodiscard]] bool begins_beside_decode(std::int64_t /*slot_tokens*/) const override { return begins_ahead(); }
+  void abandon() override { begun_.clear(); }
 
  protected:
   [[nodiscard]] ExchangeTraffic device_counted() const override { return service_.counted_in_space(); }
+  // The step routed, its counts and ids exchanged, and my store's fetch of the rows asked of
+  // me submitted.
+  void submit(std::int64_t tokens, StepMarks& marks) override;
+  // The rest of the oldest step submitted: its rows served and back, `fetched` called where
+  // given (the next step begun), then my decode.
+  void complete(int out_slot, StepMarks& marks, std::vector<EmbeddingView>& views,
+                const std::function<void()>& fetched) override;
 
  private:
   // Entries per owner of a step whose slot is `slot_tokens` tokens, in fixed-size messages:
@@ -50,8 +69,22 @@ class OwnerExchange final : public Exchange {
   [[nodiscard]] bool fixed(std::int64_t slots) const;
 
   struct Layer {
-    Workspace::Region keys;  // my ids' rows among those that come back, copied from a plan on the host
-    RegionRing out;          // my embeddings, per output slot
+    // My ids' rows among those that come back, where the decode cannot read them in the
+    // routing's plan: copied from a plan on the host, written for fixed-size messages, or
+    // kept from the next step's plan.
+    Workspace::Region keys;
+    RegionRing out;  // my embeddings, per output slot
+  };
+  // What a step submitted leaves its completion, once the next step's begin() may have packed
+  // the plan and routed anew.
+  struct Begun {
+    std::int64_t tokens = 0;
+    RowRange slice;            // my embeddings handed out
+    std::int64_t lookups = 0;  // a layer's, planned
+    std::int64_t slots = 0;    // entries per owner, in fixed-size messages
+    bool fixed = false;        // the step goes in fixed-size messages
+    bool planned_in_space = false;
+    ExchangeTraffic step;
   };
 
   ExchangeContext ctx_;
@@ -62,6 +95,7 @@ class OwnerExchange final : public Exchange {
   OwnerService service_;
   OwnerRouting routing_;
   std::vector<Layer> layers_;
+  BegunSteps<Begun> begun_;
 };
 
 }  // namespace pleshard

@@ -183,8 +183,14 @@ ExchangeTraffic OwnerService::counted_in_space() const {
   return peer_rows_ != nullptr ? peer_rows_->counted() : ExchangeTraffic{};
 }
 
-std::span<const kernels::DecodeTask> OwnerService::serve(std::span<const RowQuery> queries, StepMarks& marks) {
-  const std::span<const kernels::DecodeTask> fetched = detail::fetch_rows(ctx_, queries, marks);
+void OwnerService::submit(std::span<const RowQuery> queries) {
+  ctx_.store.submit(queries);
+  most_asked_ = 0;
+  for (const RowQuery& q : queries) most_asked_ = std::max(most_asked_, q.count);
+}
+
+std::span<const kernels::DecodeTask> OwnerService::serve(StepMarks& marks) {
+  const std::span<const kernels::DecodeTask> fetched = detail::wait_for_rows(ctx_, most_asked_, marks);
   std::vector<kernels::PackTask> packs(layers_.size());
   for (std::size_t d = 0; d < layers_.size(); ++d)
     packs[d] = {fetched[d].rows, fetched[d].keys, fetched[d].count,

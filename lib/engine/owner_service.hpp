@@ -94,10 +94,13 @@ class OwnerService {
   void count_traffic(std::size_t layer, std::size_t ranks_per_node, ExchangeTraffic& step) const;
   // The rows from peers of ids received in the space, counted as they were widened.
   [[nodiscard]] ExchangeTraffic counted_in_space() const;
-  // My store's rows of every layer's query (the receive_ids_* results), packed as stored and
-  // sent back; the rows I asked for arrive in returned(layer). The store's tasks, for packing
-  // again at a gateway (valid until the store's next submit).
-  std::span<const kernels::DecodeTask> serve(std::span<const RowQuery> queries, StepMarks& marks);
+  // My store's rows of every layer's query (the receive_ids_* results): submit() starts their
+  // fetch, serve() waits for them, packs them as stored and sends them back; the rows I asked
+  // for arrive in returned(layer). serve() returns the store's tasks, for packing again at a
+  // gateway (valid until the store's next submit). Once serve() returns, the step needs
+  // nothing of the counts or ids here, so the next step's may be exchanged.
+  void submit(std::span<const RowQuery> queries);
+  std::span<const kernels::DecodeTask> serve(StepMarks& marks);
   // The rows that came back to me: one packed row of pitch(layer) bytes for each id I asked
   // for, so returned_count(layer) is also how many ids I send (sum(to_owner(layer))).
   [[nodiscard]] const std::uint8_t* returned(std::size_t layer) const;
@@ -126,7 +129,8 @@ class OwnerService {
   OwnerRanges ranges_;
   std::int64_t max_served_ = 0;
   std::int64_t slots_per_owner_ = 0;
-  bool fixed_ = false;  // the step's messages are fixed-size: ids sent plus one, 0 where empty
+  bool fixed_ = false;           // the step's messages are fixed-size: ids sent plus one, 0 where empty
+  std::int64_t most_asked_ = 0;  // the last submit's largest query
   std::vector<Layer> layers_;
   std::unique_ptr<PeerRowTally> peer_rows_;  // under peer reads between nodes
   // The ids asked of me, widened on the host and copied into the space by a step nothing

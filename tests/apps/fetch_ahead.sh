@@ -9,7 +9,11 @@
 # gathered between this step's fetch and its decode, on every rank alike — also where one
 # rank (injected) would not begin ahead at some step sizes —, and as two groups under
 # sequence parallelism (--etp 2 --tp 2: one DP rank each, combined by a reduce-scatter
-# over TP after the next step's begin). Then a read
+# over TP after the next step's begin); and the owner exchange, whose next step routes,
+# sends its ids and submits its fetch once this step's rows are back (its keys kept from the
+# next plan), in both layouts and in fixed-size messages, and in two levels over two nodes
+# (simulated: --exchange hierarchical, and peer-read's owner exchange between the nodes).
+# Then a read
 # that fails in a fetch begun ahead (one rank's third step, begun inside its second;
 # injected) ends the job on every rank within seconds, with one message naming the
 # checkpoint, and no output left.
@@ -63,6 +67,13 @@ ahead_and_plain 4 "one group of 2 DP ranks x TP 2, gather-reduce" "${placed[@]}"
 ahead_and_plain 4 "one group of 2 DP ranks x TP 2, reduce-scatter" "${placed[@]}" --etp 4 --tp 2 \
   --exchange reduce-scatter
 ahead_and_plain 4 "two groups of TP 2, sequence parallel" "${placed[@]}" --etp 2 --tp 2 --exchange gather-reduce
+ahead_and_plain 4 "one group of 2 DP ranks x TP 2, owner" "${placed[@]}" --etp 4 --tp 2 --exchange owner
+ahead_and_plain 4 "two groups of TP 2, sequence parallel, owner" "${placed[@]}" --etp 2 --tp 2 --exchange owner
+ahead_and_plain 3 "one group of 3, owner, decode steps, the small ones in fixed-size messages" "${placed[@]}" \
+  --etp 3 --exchange owner --decode-tokens 3 --owner-fixed-below 100
+PLESHARD_RANKS_PER_NODE=2 ahead_and_plain 4 "two nodes of 2, hierarchical, 2 DP ranks x TP 2, decode steps" \
+  "${placed[@]}" --etp 4 --tp 2 --exchange hierarchical --decode-tokens 3
+PLESHARD_RANKS_PER_NODE=2 ahead_and_plain 4 "two nodes of 2, peer-read" "${placed[@]}" --etp 4 --exchange peer-read
 
 # One rank answers that steps of some slot sizes may not begin beside a decode (injected;
 # decode steps of a few tokens give sizes of every kind): its group begins those steps
@@ -83,15 +94,23 @@ echo "fetch ahead: one rank refusing some sizes: $steps steps, $ahead fetched ah
 [ "$ahead" -ge 1 ] && [ "$ahead" -lt $((steps - 1)) ] ||
   { echo "FAIL: expected some steps, not all, fetched ahead"; exit 1; }
 
-start=$(date +%s)
-PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 timeout 60 \
-  "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --out "$work/failed.h5" >"$work/out" 2>"$work/err"
-rc=$?
-took=$(( $(date +%s) - start ))
-echo "fetch ahead: a failed read on rank 1: exit $rc after $took s"
-[ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
-[ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
-[ "$(grep -cF "pleshard: rank 1: error: $ckpt: reading a step's rows: Input/output error" "$work/err")" -eq 1 ] ||
-  { echo "FAIL: not one message naming the file"; cat "$work/err"; exit 1; }
-[ ! -e "$work/failed.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+# failed_read N WHAT ARGS...: rank 1's third read fails, in a fetch begun inside its second step.
+failed_read() {
+  local n=$1 what=$2; shift 2
+  local start rc took
+  start=$(date +%s)
+  rm -f "$work"/failed.h5*  # and the first run's progress, kept for a resume
+  PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 timeout 60 \
+    "$mpiexec" -n "$n" --oversubscribe "$app" "$@" --out "$work/failed.h5" >"$work/out" 2>"$work/err"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  echo "fetch ahead: $what: a failed read on rank 1: exit $rc after $took s"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
+  [ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
+  [ "$(grep -cF "pleshard: rank 1: error: $ckpt: reading a step's rows: Input/output error" "$work/err")" -eq 1 ] ||
+    { echo "FAIL: not one message naming the file"; cat "$work/err"; exit 1; }
+  [ ! -e "$work/failed.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+}
+failed_read 3 "disk, 3 ranks" "${job[@]}"
+failed_read 4 "owner" "${placed[@]}" --etp 4 --tp 2 --exchange owner
 echo "fetch ahead: identical, and every rank ended"

@@ -31,14 +31,6 @@ std::vector<std::int64_t> starts_of(const std::vector<std::int64_t>& counts) {
   return starts;
 }
 
-std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c, std::span<const RowQuery> queries,
-                                                StepMarks& marks) {
-  c.store.submit(queries);
-  std::int64_t most = 0;
-  for (const RowQuery& q : queries) most = std::max(most, q.count);
-  return wait_for_rows(c, most, marks);
-}
-
 bool decode_hashes(const ExchangeContext& c, std::int64_t ids) {
   return c.space.on_device() && c.store.reads_in_place(ids);
 }

@@ -23,12 +23,9 @@ namespace pleshard::detail {
 // My tokens of a step of `tokens`: my sequence slice under sequence parallelism (all of them
 // where TP is one rank), else all.
 [[nodiscard]] RowRange my_slice(const Topology& topology, std::int64_t tokens);
-// The store's rows of every layer's query (submit, then wait), the fetch phase marked where
-// it enqueued work (StepMarks::mark): tasks valid until the store's next submit.
-[[nodiscard]] std::span<const kernels::DecodeTask> fetch_rows(const ExchangeContext& c,
-                                                              std::span<const RowQuery> queries, StepMarks& marks);
 // The rows of the store's last submit (RowStore::wait), of queries of at most `most` ids a
-// layer, the fetch phase marked as fetch_rows marks it.
+// layer, the fetch phase marked where it enqueued work (StepMarks::mark): tasks valid until
+// the store's next submit.
 [[nodiscard]] std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std::int64_t most,
                                                                  StepMarks& marks);
 // Whether a GPU's decode of a step of `ids` lookups a layer hashes its own keys from the

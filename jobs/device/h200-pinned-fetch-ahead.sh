@@ -11,7 +11,8 @@
 # - group: ETP groups of several ranks sharing the GPU (2 ranks --etp 2, 4 ranks --etp 4
 #   --tp 2), pinned, gather-reduce, reduce-scatter and owner, --host-reads gather and auto: the
 #   output against the same job with --no-fetch-ahead (byte for byte), the steps fetched
-#   ahead and tokens/s of both (group.txt).
+#   ahead and tokens/s of both (group.txt); then gather-reduce and owner with each decode
+#   held back 2 ms (PLESHARD_FAULT_DECODE_DELAY_US).
 #   [CORPUS=...] [PARTS="tests ab group"] [BASELINE_APP=...] jobs/device/h200-pinned-fetch-ahead.sh
 # Results go to $OUT (default ./out).
 set -uo pipefail
@@ -53,25 +54,33 @@ fi
 if part group; then
   job=(run --config jobs/example/config.json --checkpoint synthetic --storage pinned --synthetic 200
        --step-tokens 512 --quiet --json)
+  # pair N LAYOUT EXCHANGE READS [WHAT]: the job fetching ahead and whole, byte for byte.
+  pair() {
+    local n=$1 lay=$2 exchange=$3 reads=$4 what=${5:-}
+    for which in ahead whole; do
+      more=()
+      [ "$which" = whole ] && more=(--no-fetch-ahead)
+      rm -f "/tmp/group-$which.h5"
+      mpirun -n "$n" --oversubscribe "$app" "${job[@]}" $lay --exchange "$exchange" --host-reads "$reads" \
+        --out "/tmp/group-$which.h5" "${more[@]}" >"$out/run.json" 2>"$out/last.log" ||
+        { rc=1; echo "FAILED: -n $n $lay $exchange $reads $which $what"; tail -3 "$out/last.log"; continue; }
+      python3 -c 'import json,sys; r=json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+print(sys.argv[2], *[f"{k}={r.get(k, 0):.4g}" for k in ["tokens_per_s","steps","steps_fetched_ahead"]])' \
+        "$out/run.json" "-n $n $lay --exchange $exchange --host-reads $reads $which $what" | tee -a "$out/group.txt"
+    done
+    cmp -s /tmp/group-ahead.h5 /tmp/group-whole.h5 && echo "  identical" | tee -a "$out/group.txt" ||
+      { rc=1; echo "  FAILED: the outputs differ" | tee -a "$out/group.txt"; }
+  }
   for layout in "2 --etp 2" "4 --etp 4 --tp 2"; do
     read -r n lay <<<"$layout"
     for exchange in gather-reduce reduce-scatter owner; do
-      for reads in gather auto; do
-        for which in ahead whole; do
-          more=()
-          [ "$which" = whole ] && more=(--no-fetch-ahead)
-          rm -f "/tmp/group-$which.h5"
-          mpirun -n "$n" --oversubscribe "$app" "${job[@]}" $lay --exchange "$exchange" --host-reads "$reads" \
-            --out "/tmp/group-$which.h5" "${more[@]}" >"$out/run.json" 2>"$out/last.log" ||
-            { rc=1; echo "FAILED: -n $n $lay $exchange $reads $which"; tail -3 "$out/last.log"; continue; }
-          python3 -c 'import json,sys; r=json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
-print(sys.argv[2], *[f"{k}={r.get(k, 0):.4g}" for k in ["tokens_per_s","steps","steps_fetched_ahead"]])' \
-            "$out/run.json" "-n $n $lay --exchange $exchange --host-reads $reads $which" | tee -a "$out/group.txt"
-        done
-        cmp -s /tmp/group-ahead.h5 /tmp/group-whole.h5 && echo "  identical" | tee -a "$out/group.txt" ||
-          { rc=1; echo "  FAILED: the outputs differ" | tee -a "$out/group.txt"; }
-      done
+      for reads in gather auto; do pair "$n" "$lay" "$exchange" "$reads"; done
     done
+  done
+  # Each decode held back 2 ms on the GPU's stream (a test fault), so that the next step's
+  # routing, ids and gathers run while this step's keys and rows wait for their decode.
+  for exchange in gather-reduce owner; do
+    PLESHARD_FAULT_DECODE_DELAY_US=2000 pair 4 "--etp 4 --tp 2" "$exchange" gather "(each decode held 2 ms)"
   done
 fi
 exit $rc

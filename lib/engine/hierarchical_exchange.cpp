@@ -133,8 +133,7 @@ void HierarchicalExchange::complete(int out_slot, StepMarks& marks, std::vector<
     views[d] = {out, b.slice.begin, b.slice.size(), ctx_.width, ctx_.dtype};
   }
   if (fetched) fetched();
-  decode_step(ctx_.space, tasks, ctx_.dtype);
-  marks.mark(StepPhase::decode);
+  detail::decode_tasks(ctx_, tasks, marks);
   traffic_ += b.step;
 }
 

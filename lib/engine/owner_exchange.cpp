@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 #include "engine/detail/exchange_steps.hpp"
 #include "engine/exchange_strategy.hpp"
-#include "exec/step_kernels.hpp"
 #include "kernels/common/row_pack.hpp"
 
 namespace pleshard {
@@ -132,8 +131,7 @@ void OwnerExchange::complete(int out_slot, StepMarks& marks, std::vector<Embeddi
     views[d] = {out, b.slice.begin, b.slice.size(), ctx_.width, ctx_.dtype};
   }
   if (fetched) fetched();
-  decode_step(ctx_.space, tasks, ctx_.dtype);
-  marks.mark(StepPhase::decode);
+  detail::decode_tasks(ctx_, tasks, marks);
   traffic_ += b.step;
 }
 

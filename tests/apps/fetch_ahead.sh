@@ -12,7 +12,8 @@
 # over TP after the next step's begin); and the owner exchange, whose next step routes,
 # sends its ids and submits its fetch once this step's rows are back (its keys kept from the
 # next plan), in both layouts and in fixed-size messages, and in two levels over two nodes
-# (simulated: --exchange hierarchical, and peer-read's owner exchange between the nodes).
+# (simulated: --exchange hierarchical, and peer-read's owner exchange between the nodes),
+# also with every decode held back.
 # Then a read
 # that fails in a fetch begun ahead (one rank's third step, begun inside its second;
 # injected) ends the job on every rank within seconds, with one message naming the
@@ -74,6 +75,15 @@ ahead_and_plain 3 "one group of 3, owner, decode steps, the small ones in fixed-
 PLESHARD_RANKS_PER_NODE=2 ahead_and_plain 4 "two nodes of 2, hierarchical, 2 DP ranks x TP 2, decode steps" \
   "${placed[@]}" --etp 4 --tp 2 --exchange hierarchical --decode-tokens 3
 PLESHARD_RANKS_PER_NODE=2 ahead_and_plain 4 "two nodes of 2, peer-read" "${placed[@]}" --etp 4 --exchange peer-read
+# Each decode held back 20 ms (a test fault; on a GPU, on its stream), so that the next step
+# begun ahead runs its routing, ids and fetch while this step's keys and rows wait for it.
+PLESHARD_FAULT_DECODE_DELAY_US=20000 ahead_and_plain 4 "owner, each decode held 20 ms" "${placed[@]}" --etp 4 \
+  --tp 2 --exchange owner
+held=$(python3 "$here/report_field.py" "$work/ahead.json" phase_decode_s)
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 0.02 * 35 else 1)" "$held" ||
+  { echo "FAIL: the decode delay did not hold the owner exchange's decodes (decode phase $held s)"; exit 1; }
+PLESHARD_RANKS_PER_NODE=2 PLESHARD_FAULT_DECODE_DELAY_US=20000 ahead_and_plain 4 \
+  "two nodes of 2, hierarchical, each decode held 20 ms" "${placed[@]}" --etp 4 --exchange hierarchical
 
 # One rank answers that steps of some slot sizes may not begin beside a decode (injected;
 # decode steps of a few tokens give sizes of every kind): its group begins those steps

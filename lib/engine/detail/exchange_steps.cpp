@@ -41,17 +41,32 @@ std::span<const kernels::DecodeTask> wait_for_rows(const ExchangeContext& c, std
   return fetched;
 }
 
+namespace {
+
+// The test fault's decode delay, on the space's stream (FaultPlan::decode_delay_us).
+void hold_decode(const ExchangeContext& c) {
+  if (const std::uint64_t delay = fault_plan().decode_delay_us; delay != 0) c.space.inject_delay(1e-6 * delay);
+}
+
+}  // namespace
+
 void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
                  std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash,
                  const kernels::PinnedBlock& pinned) {
   std::vector<kernels::DecodeTask> tasks(fetched.begin(), fetched.end());
   for (std::size_t d = 0; d < tasks.size(); ++d) tasks[d].out = out + d * layer_bytes;
-  if (const std::uint64_t delay = fault_plan().decode_delay_us; delay != 0) c.space.inject_delay(1e-6 * delay);
-  if (hash != nullptr) {
-    hash_and_decode_step(c.space, *hash, tasks, c.dtype, pinned);
-  } else {
-    decode_step(c.space, tasks, c.dtype);
+  if (hash == nullptr) {
+    decode_tasks(c, tasks, marks);
+    return;
   }
+  hold_decode(c);
+  hash_and_decode_step(c.space, *hash, tasks, c.dtype, pinned);
+  marks.mark(StepPhase::decode);
+}
+
+void decode_tasks(const ExchangeContext& c, std::span<const kernels::DecodeTask> tasks, StepMarks& marks) {
+  hold_decode(c);
+  decode_step(c.space, tasks, c.dtype);
   marks.mark(StepPhase::decode);
 }
 

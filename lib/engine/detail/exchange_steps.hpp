@@ -39,6 +39,11 @@ namespace pleshard::detail {
 void decode_rows(const ExchangeContext& c, std::span<const kernels::DecodeTask> fetched, std::uint8_t* out,
                  std::size_t layer_bytes, StepMarks& marks, const kernels::StepHash* hash = nullptr,
                  const kernels::PinnedBlock& pinned = {});
+// Decodes rows keyed and placed as `tasks` say (each its own `out`), and marks the decode
+// phase; both decodes hold the step back first by the test fault's decode delay
+// (FaultPlan::decode_delay_us), widening the window in which a step begun ahead runs
+// before this decode.
+void decode_tasks(const ExchangeContext& c, std::span<const kernels::DecodeTask> tasks, StepMarks& marks);
 // The element a combine of owned bits moves for the output dtype.
 [[nodiscard]] Element owned_element(OutDtype dtype);
 // Bytes a rank sends to the others in collectives of `ranks` ranks over `bytes` (nccl-tests'

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <iterator>
 #include <set>
@@ -12,6 +13,7 @@
 #include <mpi.h>
 
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/host_memory.hpp"
@@ -20,6 +22,7 @@
 #include "core/mpi_check.hpp"
 #include "core/numa_home.hpp"
 #include "core/option_names.hpp"
+#include "core/same_on_every_rank.hpp"
 #include "core/watched_collectives.hpp"
 #include "dist/communicator_factory.hpp"
 #include "dist/gpu_binding.hpp"
@@ -157,33 +160,33 @@ void check_engine_options(const EngineOptions& options, int tables) {
 }
 
 // The options that shape what ranks send each other — the step's buffers, the exchange, how
-// its messages are sized and where they are planned, the output — the same on every rank:
-// ranks that differ would wait on messages of other sizes, or never sent. One line on every
-// rank naming the first that differs.
+// its messages are sized and where they are planned, the tables' tiers and copies, the row
+// cache, the output — the same on every rank (core/same_on_every_rank.hpp).
 void require_same_options(MPI_Comm world, const EngineOptions& options) {
   const auto as = [](const char* field, Option option) {
     return std::string(field) + " (" + option_name(option) + ")";
   };
-  const std::pair<std::string, std::int64_t> shaping[] = {
-      {as("max_tokens", Option::step_tokens), options.max_tokens},
-      {as("exchange", Option::exchange), options.exchange.id()},
-      {as("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
-      {as("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
-      {as("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
-      {as("dtype", Option::out_dtype), static_cast<std::int64_t>(options.dtype)},
-      {"output_slots", options.output_slots}};
-  constexpr std::size_t count = std::size(shaping);
-  std::int64_t lowest[count];
-  std::int64_t highest[count];
-  for (std::size_t i = 0; i < count; ++i) lowest[i] = highest[i] = shaping[i].second;
-  const std::string what = "the engine options of every rank";
-  watched_allreduce(lowest, static_cast<int>(count), MPI_INT64_T, MPI_MIN, world, what);
-  watched_allreduce(highest, static_cast<int>(count), MPI_INT64_T, MPI_MAX, world, what);
-  for (std::size_t i = 0; i < count; ++i)
-    if (lowest[i] != highest[i])
-      throw InputError(std::string("the engine's ") + shaping[i].first + " differs between ranks (from " +
-                       std::to_string(lowest[i]) + " to " + std::to_string(highest[i]) +
-                       "): every rank must be given the same");
+  Digest placement;
+  for (const StorageTier tier : options.placement) placement.add(static_cast<std::uint64_t>(tier));
+  const CacheOptions& cache = options.cache;
+  require_same_on_every_rank(
+      world,
+      {{as("max_tokens", Option::step_tokens), options.max_tokens},
+       {as("exchange", Option::exchange), options.exchange.id()},
+       {as("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
+       {as("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
+       {as("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
+       {as("dtype", Option::out_dtype), static_cast<std::int64_t>(options.dtype)},
+       {"output_slots", options.output_slots},
+       {as("tier", Option::storage), static_cast<std::int64_t>(options.tier)},
+       {as("placement", Option::placement), static_cast<std::int64_t>(placement.value()), false},
+       {as("auto_placement", Option::placement), options.auto_placement ? 1 : 0},
+       {as("share_tables", Option::no_shared_tables), options.share_tables ? 1 : 0},
+       {as("cache.rows", Option::cache_rows), cache.rows},
+       {as("cache.gb", Option::cache_gb), std::bit_cast<std::int64_t>(cache.gb), false},
+       {as("cache.static_share", Option::cache_static), std::bit_cast<std::int64_t>(cache.static_share), false},
+       {as("cache.profile", Option::cache_profile), cache.profile.empty() ? 0 : 1}},
+      "the engine's options");
 }
 
 }  // namespace

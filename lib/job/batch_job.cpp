@@ -9,7 +9,9 @@
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
+#include "core/option_names.hpp"
 #include "core/rank_reduction.hpp"
+#include "core/same_on_every_rank.hpp"
 #include "core/watched_collectives.hpp"
 #include "core/watched_wait.hpp"
 #include "exec/space_event.hpp"
@@ -73,6 +75,26 @@ double percentile(std::vector<double> values, double q) {
 }
 
 }  // namespace
+
+void require_same_job(MPI_Comm world, const std::vector<Request>& requests, const BatchJobOptions& options) {
+  Digest digest;
+  for (const Request& r : requests) {
+    digest.add(r.id);
+    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
+  }
+  const auto as = [](const char* field, Option option) {
+    return std::string(field) + " (" + option_name(option) + ")";
+  };
+  require_same_on_every_rank(
+      world,
+      {{"the number of requests", static_cast<std::int64_t>(requests.size())},
+       {"the requests' ids and tokens", static_cast<std::int64_t>(digest.value()), false},
+       {as("decode_tokens", Option::decode_tokens), options.schedule.decode_tokens},
+       {as("part_tokens", Option::part_tokens), options.part_tokens},
+       {"the output file (--out)", static_cast<std::int64_t>(Digest().add(options.out.string()).value()), false},
+       {"overwrite (--overwrite)", options.overwrite ? 1 : 0}},
+      "the job");
+}
 
 EngineOptions engine_options(const BatchJobOptions& options) {
   EngineOptions engine;
@@ -161,6 +183,7 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                              const std::vector<Request>& requests, const BatchJobOptions& options) {
   const Topology& topo = comms.topology();
   const bool world_root = topo.rank == 0;
+  require_same_job(comms.world(), requests, options);
   WaitContext phase("placing and loading the tables");
   PleEngine engine(comms, config, checkpoint, engine_options(options));
   phase.enter("opening the output");

@@ -412,6 +412,13 @@ TEST(Layouts, OptionsThatShapeTheMessagesAgreeOnEveryRank) {
       {"owner_fixed_below", [](EngineOptions& o) { o.owner_fixed_below = 1000; }},
       {"max_tokens", [](EngineOptions& o) { o.max_tokens = 17; }},
       {"exchange", [](EngineOptions& o) { o.exchange = ExchangeStrategy::gather_reduce; }},
+      {"placement",
+       [](EngineOptions& o) {
+         o.placement = {StorageTier::host, StorageTier::disk};
+       }},
+      {"share_tables", [](EngineOptions& o) { o.share_tables = false; }},
+      {"cache.rows", [](EngineOptions& o) { o.cache.rows = 100; }},
+      {"cache.static_share", [](EngineOptions& o) { o.cache.static_share = 0.25; }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -45,6 +45,14 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<R
 
 namespace {
 
+// The requests' ids and tokens, in order, into `digest`.
+void add_requests(Digest& digest, const std::vector<Request>& requests) {
+  for (const Request& r : requests) {
+    digest.add(r.id);
+    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
+  }
+}
+
 // Identifies a job's output by what decides its bytes: the config and its token map, the
 // checkpoint's content (not its path: the same job under another spelling resumes, a
 // replaced checkpoint does not), the requests and the layout-independent output settings.
@@ -53,10 +61,7 @@ std::string job_fingerprint(const ModelConfig& config, const std::vector<Request
   Digest digest(static_cast<std::uint64_t>(options.part_tokens));
   digest.add(to_json(config).dump()).add(token_map_sha256(config));
   digest.add(checkpoint_identity).add(std::string_view(to_string(options.dtype)));
-  for (const auto& r : requests) {
-    digest.add(r.id);
-    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
-  }
+  add_requests(digest, requests);
   return identity_hex(digest.value());
 }
 
@@ -78,10 +83,7 @@ double percentile(std::vector<double> values, double q) {
 
 void require_same_job(MPI_Comm world, const std::vector<Request>& requests, const BatchJobOptions& options) {
   Digest digest;
-  for (const Request& r : requests) {
-    digest.add(r.id);
-    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
-  }
+  add_requests(digest, requests);
   const auto as = [](const char* field, Option option) {
     return std::string(field) + " (" + option_name(option) + ")";
   };

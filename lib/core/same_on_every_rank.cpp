@@ -5,6 +5,10 @@
 
 namespace pleshard {
 
+std::string setting_name(const char* field, Option option) {
+  return std::string(field) + " (" + option_name(option) + ")";
+}
+
 void require_same_on_every_rank(MPI_Comm comm, const std::vector<RankSetting>& settings, const std::string& what) {
   std::vector<std::int64_t> lowest, highest;
   for (const RankSetting& s : settings) lowest.push_back(s.value);

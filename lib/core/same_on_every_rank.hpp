@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include "core/option_names.hpp"
+
 namespace pleshard {
 
 struct RankSetting {
@@ -17,6 +19,10 @@ struct RankSetting {
   std::int64_t value = 0;  // the setting, or a digest of it
   bool printable = true;   // whether the message shows the values (not for digests)
 };
+
+// A setting's name as the message gives it: `field` and the option that sets it, in the
+// front end's spelling ("max_tokens (--step-tokens)").
+[[nodiscard]] std::string setting_name(const char* field, Option option);
 
 // Collective over `comm`: returns where every rank has the same values (given in the same
 // order on every rank); otherwise throws InputError on every rank, naming `what`'s first

@@ -163,29 +163,27 @@ void check_engine_options(const EngineOptions& options, int tables) {
 // its messages are sized and where they are planned, the tables' tiers and copies, the row
 // cache, the output — the same on every rank (core/same_on_every_rank.hpp).
 void require_same_options(MPI_Comm world, const EngineOptions& options) {
-  const auto as = [](const char* field, Option option) {
-    return std::string(field) + " (" + option_name(option) + ")";
-  };
   Digest placement;
   for (const StorageTier tier : options.placement) placement.add(static_cast<std::uint64_t>(tier));
   const CacheOptions& cache = options.cache;
   require_same_on_every_rank(
       world,
-      {{as("max_tokens", Option::step_tokens), options.max_tokens},
-       {as("exchange", Option::exchange), options.exchange.id()},
-       {as("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
-       {as("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
-       {as("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
-       {as("dtype", Option::out_dtype), static_cast<std::int64_t>(options.dtype)},
+      {{setting_name("max_tokens", Option::step_tokens), options.max_tokens},
+       {setting_name("exchange", Option::exchange), options.exchange.id()},
+       {setting_name("cuda_graphs", Option::cuda_graph), options.cuda_graphs ? 1 : 0},
+       {setting_name("owner_fixed_below", Option::owner_fixed_below), options.owner_fixed_below},
+       {setting_name("owner_gpu_plan_from", Option::owner_gpu_plan_from), options.owner_gpu_plan_from},
+       {setting_name("dtype", Option::out_dtype), static_cast<std::int64_t>(options.dtype)},
        {"output_slots", options.output_slots},
-       {as("tier", Option::storage), static_cast<std::int64_t>(options.tier)},
-       {as("placement", Option::placement), static_cast<std::int64_t>(placement.value()), false},
-       {as("auto_placement", Option::placement), options.auto_placement ? 1 : 0},
-       {as("share_tables", Option::no_shared_tables), options.share_tables ? 1 : 0},
-       {as("cache.rows", Option::cache_rows), cache.rows},
-       {as("cache.gb", Option::cache_gb), std::bit_cast<std::int64_t>(cache.gb), false},
-       {as("cache.static_share", Option::cache_static), std::bit_cast<std::int64_t>(cache.static_share), false},
-       {as("cache.profile", Option::cache_profile), cache.profile.empty() ? 0 : 1}},
+       {setting_name("tier", Option::storage), static_cast<std::int64_t>(options.tier)},
+       {setting_name("placement", Option::placement), static_cast<std::int64_t>(placement.value()), false},
+       {setting_name("auto_placement", Option::placement), options.auto_placement ? 1 : 0},
+       {setting_name("share_tables", Option::no_shared_tables), options.share_tables ? 1 : 0},
+       {setting_name("cache.rows", Option::cache_rows), cache.rows},
+       {setting_name("cache.gb", Option::cache_gb), std::bit_cast<std::int64_t>(cache.gb), false},
+       {setting_name("cache.static_share", Option::cache_static), std::bit_cast<std::int64_t>(cache.static_share),
+        false},
+       {setting_name("cache.profile", Option::cache_profile), cache.profile.empty() ? 0 : 1}},
       "the engine's options");
 }
 

@@ -63,7 +63,6 @@ HierarchicalExchange::HierarchicalExchange(const ExchangeContext& context)
 void HierarchicalExchange::submit(std::int64_t tokens, StepMarks& marks) {
   const std::size_t layers = layers_.size();
   Begun b;
-  b.tokens = tokens;
   b.step = {1, tokens};
   b.upload = next_upload_;
   next_upload_ ^= 1;

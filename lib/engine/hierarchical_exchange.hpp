@@ -50,7 +50,6 @@ class HierarchicalExchange final : public HalvedExchange {
  private:
   // What a step submitted leaves its completion.
   struct Begun {
-    std::int64_t tokens = 0;
     RowRange slice;            // my embeddings handed out
     std::int64_t lookups = 0;  // a layer's
     int upload = 0;            // its turn of host_expand_

@@ -52,7 +52,6 @@ bool OwnerExchange::capturable() const { return fixed(max_ids_); }
 void OwnerExchange::submit(std::int64_t tokens, StepMarks& marks) {
   const std::size_t layers = layers_.size();
   Begun b;
-  b.tokens = tokens;
   b.step = {1, tokens};
   b.slots = slots_of(ctx_.plan.slot_tokens());
   b.fixed = fixed(b.slots);  // agreed: every rank has the same slot

@@ -78,7 +78,6 @@ class OwnerExchange final : public HalvedExchange {
   // What a step submitted leaves its completion, once the next step's begin() may have packed
   // the plan and routed anew.
   struct Begun {
-    std::int64_t tokens = 0;
     RowRange slice;            // my embeddings handed out
     std::int64_t lookups = 0;  // a layer's, planned
     std::int64_t slots = 0;    // entries per owner, in fixed-size messages

@@ -79,24 +79,25 @@ double percentile(std::vector<double> values, double q) {
   return values[at];
 }
 
-}  // namespace
-
+// What decides the job's steps and output — the requests, their schedule, the parts, the
+// output file — the same on every rank (core/same_on_every_rank.hpp), checked before the
+// engine's first collective: ranks that step through other schedules would cross their
+// collectives and wait out the collective timeout.
 void require_same_job(MPI_Comm world, const std::vector<Request>& requests, const BatchJobOptions& options) {
   Digest digest;
   add_requests(digest, requests);
-  const auto as = [](const char* field, Option option) {
-    return std::string(field) + " (" + option_name(option) + ")";
-  };
   require_same_on_every_rank(
       world,
       {{"the number of requests", static_cast<std::int64_t>(requests.size())},
        {"the requests' ids and tokens", static_cast<std::int64_t>(digest.value()), false},
-       {as("decode_tokens", Option::decode_tokens), options.schedule.decode_tokens},
-       {as("part_tokens", Option::part_tokens), options.part_tokens},
+       {setting_name("decode_tokens", Option::decode_tokens), options.schedule.decode_tokens},
+       {setting_name("part_tokens", Option::part_tokens), options.part_tokens},
        {"the output file (--out)", static_cast<std::int64_t>(Digest().add(options.out.string()).value()), false},
        {"overwrite (--overwrite)", options.overwrite ? 1 : 0}},
       "the job");
 }
+
+}  // namespace
 
 EngineOptions engine_options(const BatchJobOptions& options) {
   EngineOptions engine;

@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "ckpt/ple_checkpoint.hpp"
 #include "dist/topology.hpp"
 #include "engine/ple_engine.hpp"
@@ -164,13 +162,6 @@ void add_engine_report(BatchJobReport& report, const PleEngine& engine);
 void reduce_report(BatchJobReport& report, const PleEngine& engine, MPI_Comm world);
 
 // Collective over comms.world(); every rank passes the same requests.
-// Collective over `world`: InputError on every rank unless every rank has the same requests,
-// schedule (--decode-tokens), parts (--part-tokens) and output (--out, --overwrite) — ranks
-// that step through other schedules would cross their collectives and wait out the
-// collective timeout. run_batch_job checks it first; a caller that opens the checkpoint
-// collectively before may check it earlier.
-void require_same_job(MPI_Comm world, const std::vector<Request>& requests, const BatchJobOptions& options);
-
 [[nodiscard]] BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& config,
                                            const PleCheckpoint& checkpoint, const std::vector<Request>& requests,
                                            const BatchJobOptions& options);

@@ -113,7 +113,6 @@ BatchJobReport run_job(MPI_Comm world, const RunJobInputs& in) {
     if (std::filesystem::is_directory(in.checkpoint)) job.inputs.push_back(in.checkpoint);
     return l;
   });
-  require_same_job(world, loaded.requests, loaded.setup.job);  // before the checkpoint's collectives
   phase.enter("opening the checkpoint");
   const Communicators comms(world, loaded.setup.topology);
   const auto checkpoint = open_engine_checkpoint(comms, in, loaded.setup);

@@ -25,6 +25,7 @@ here=$(dirname "$0")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source "$here/fault_checks.sh"
 # ahead_and_plain N WHAT ARGS...: the job on N ranks fetching ahead and with --no-fetch-ahead,
 # byte for byte the same output; every step but the first fetched ahead, none without.
 # Leaves the first run's report in $work/ahead.json.
@@ -107,19 +108,11 @@ echo "fetch ahead: one rank refusing some sizes: $steps steps, $ahead fetched ah
 # failed_read N WHAT ARGS...: rank 1's third read fails, in a fetch begun inside its second step.
 failed_read() {
   local n=$1 what=$2; shift 2
-  local start rc took
-  start=$(date +%s)
   rm -f "$work"/failed.h5*  # and the first run's progress, kept for a resume
-  PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 timeout 60 \
-    "$mpiexec" -n "$n" --oversubscribe "$app" "$@" --out "$work/failed.h5" >"$work/out" 2>"$work/err"
-  rc=$?
-  took=$(( $(date +%s) - start ))
-  echo "fetch ahead: $what: a failed read on rank 1: exit $rc after $took s"
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
-  [ "$took" -le 30 ] || { echo "FAIL: took $took s"; exit 1; }
-  [ "$(grep -cF "pleshard: rank 1: error: $ckpt: reading a step's rows: Input/output error" "$work/err")" -eq 1 ] ||
-    { echo "FAIL: not one message naming the file"; cat "$work/err"; exit 1; }
-  [ ! -e "$work/failed.h5" ] || { echo "FAIL: an output was left"; exit 1; }
+  PLESHARD_FAULT_DISK_READ_FAILURE=2 PLESHARD_FAULT_DISK_READ_FAILURE_RANK=1 ended_by_fault \
+    "fetch ahead: $what: a failed read on rank 1" 30 "$mpiexec" -n "$n" --oversubscribe "$app" "$@" --out "$work/failed.h5"
+  one_message "fetch ahead: $what" "pleshard: rank 1: error: $ckpt: reading a step's rows: Input/output error"
+  no_output "fetch ahead: $what" "$work/failed.h5"
 }
 failed_read 3 "disk, 3 ranks" "${job[@]}"
 failed_read 4 "owner" "${placed[@]}" --etp 4 --tp 2 --exchange owner

@@ -18,6 +18,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+source "$(dirname "$0")/fault_checks.sh"
 mkdir -p "$work/tmpfs" "$work/plain"
 cases=("plain 2" "plain 3")
 mount -t tmpfs -o size=4m tmpfs "$work/tmpfs" 2>/dev/null && { mounted=1; cases+=("tmpfs 2" "tmpfs 3"); }
@@ -27,20 +28,13 @@ for case in "${cases[@]}"; do
   fault=()
   [ "$where" = plain ] && fault=(-x PLESHARD_FAULT_WRITE_LIMIT=3000000)  # 3 MB per rank
   # About 40 MB of embeddings: more than either allows.
-  start=$(date +%s)
-  timeout 120 "$mpiexec" -n "$ranks" --oversubscribe "${fault[@]}" "$app" run --checkpoint "$ckpt" --synthetic 60 \
-    --synthetic-min-tokens 200 --synthetic-max-tokens 400 --step-tokens 256 --part-tokens 4000 --quiet \
-    --etp "$ranks" --out "$work/$where/out.h5" >"$work/out" 2>"$work/err"
-  rc=$?
-  took=$(( $(date +%s) - start ))
-  echo "full disk: $ranks ranks, $where: exit $rc after $took s"
-  [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAIL: exit $rc"; cat "$work/err"; exit 1; }
-  [ "$took" -le 60 ] || { echo "FAIL: took $took s"; exit 1; }
+  ended_by_fault "full disk: $ranks ranks, $where" 60 "$mpiexec" -n "$ranks" --oversubscribe "${fault[@]}" "$app" run \
+    --checkpoint "$ckpt" --synthetic 60 --synthetic-min-tokens 200 --synthetic-max-tokens 400 --step-tokens 256 \
+    --part-tokens 4000 --quiet --etp "$ranks" --out "$work/$where/out.h5"
   expected="out.h5.partial: cannot write embeddings"
   [ "$where" = tmpfs ] && expected="out.h5.partial: the output needs [0-9]* bytes, the file system has [0-9]* free"
-  grep -q "$expected" "$work/err" || { echo "FAIL: no message naming the output"; cat "$work/err"; exit 1; }
-  [ ! -e "$work/$where/out.h5" ] || { echo "FAIL: an output that looks complete was left"; exit 1; }
-  [ "$(grep -c 'error:' "$work/err")" -eq 1 ] || { echo "FAIL: not one message:"; cat "$work/err"; exit 1; }
+  one_message "full disk: $ranks ranks, $where" "$expected"
+  no_output "full disk: $ranks ranks, $where" "$work/$where/out.h5"
 done
 sed 's/"ngram_vocab_size_base": [0-9]*/"ngram_vocab_size_base": 20000/' "$ckpt/config.json" >"$work/big.json"
 # An HDF5 checkpoint's disk is reserved before its first row, so that space that runs out

@@ -9,25 +9,18 @@ app=$1; ckpt=$2; mpiexec=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/fault_checks.sh"
 job=(run --checkpoint "$ckpt" --synthetic 20 --synthetic-max-tokens 100 --step-tokens 64 --etp 1 --quiet)
 segments() { find /dev/shm -maxdepth 1 -name 'pleshard*' 2>/dev/null | sort; }  # pleshard-seg.<hex>, older forms too
 
 killed() {  # killed TIER: the shared load of TIER, its maker killed
-  local tier=$1 before rc start elapsed
+  local tier=$1 before
   before=$(segments)
-  start=$(date +%s)
-  set +e
-  PLESHARD_FAULT_KILL_IN_SHARED_LOAD=1 timeout 120 "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" \
-    --storage "$tier" --out "$work/$tier.h5" >"$work/$tier.log" 2>&1
-  rc=$?
-  set -e
-  elapsed=$(( $(date +%s) - start ))
-  [ $rc -ne 0 ] || { echo "FAIL: $tier: the killed job exited 0"; cat "$work/$tier.log"; exit 1; }
-  [ $rc -ne 124 ] || { echo "FAIL: $tier: the job outlived its killed rank"; cat "$work/$tier.log"; exit 1; }
-  [ "$elapsed" -le 60 ] || { echo "FAIL: $tier: ${elapsed} s to end"; exit 1; }
-  [ ! -e "$work/$tier.h5" ] || { echo "FAIL: $tier: an output file was left"; exit 1; }
-  [ "$(segments)" = "$before" ] || { echo "FAIL: $tier: a segment was left:"; segments; exit 1; }
-  grep -qiE "signal 9|killed" "$work/$tier.log" || { echo "FAIL: $tier: no word of the kill"; cat "$work/$tier.log"; exit 1; }
+  PLESHARD_FAULT_KILL_IN_SHARED_LOAD=1 ended_by_fault "shared load kill: $tier" 60 \
+    "$mpiexec" -n 3 --oversubscribe "$app" "${job[@]}" --storage "$tier" --out "$work/$tier.h5"
+  no_output "shared load kill: $tier" "$work/$tier.h5"
+  [ "$(segments)" = "$before" ] || { segments; fail "$tier: a segment was left"; }
+  grep -qiE "signal 9|killed" "$work/err" "$work/out" || fail "$tier: no word of the kill"
   tiers+=("$tier")
 }
 tiers=()

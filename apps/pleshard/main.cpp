@@ -14,10 +14,12 @@
 
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
 #include "core/kokkos_runtime.hpp"
 #include "core/rank_threads.hpp"
+#include "core/same_on_every_rank.hpp"
 #include "core/version.hpp"
 #include "core/watched_collectives.hpp"
 #include "engine_option_cli.hpp"
@@ -130,6 +132,16 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
     }
   });
   if (parse_exit >= 0) return parse_exit;
+  // Ranks given different commands would cross their collectives: refused on every rank.
+  try {
+    require_same_on_every_rank(
+        MPI_COMM_WORLD,
+        {{"the command", static_cast<std::int64_t>(Digest().add(app::command_given(cli)).value()), false}},
+        "the command line");
+  } catch (const InputError& e) {
+    if (rank == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
+    return 2;
+  }
   try {
     // The rank's threads, agreed once the command is known and before Kokkos starts on them.
     const RankThreads rank_threads =

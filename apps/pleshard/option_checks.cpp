@@ -137,13 +137,17 @@ std::string with_values_quoted(std::string message, const std::vector<std::strin
   return message;
 }
 
-std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args) {
-  // The command given: the subcommands parsed so far, the last the innermost.
+std::string command_given(const CLI::App& app) {
+  // The subcommands parsed so far, the last the innermost.
   const CLI::App* cmd = &app;
   for (std::vector<const CLI::App*> parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); });
        !parsed.empty(); parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }))
     cmd = parsed.front();
-  return "pleshard: error: " + with_values_quoted(e.what(), args) + "; see " + command_path(cmd) + " --help";
+  return command_path(cmd);
+}
+
+std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args) {
+  return "pleshard: error: " + with_values_quoted(e.what(), args) + "; see " + command_given(app) + " --help";
 }
 
 }  // namespace pleshard::app

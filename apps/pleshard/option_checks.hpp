@@ -27,6 +27,10 @@ namespace pleshard::app {
 // options before unknown ones, so a typo would read as a missing option without this.
 [[nodiscard]] std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args);
 
+// The command `app` parsed, as a user types it: "pleshard ckpt make" (the innermost
+// subcommand parsed; "pleshard" where none was).
+[[nodiscard]] std::string command_given(const CLI::App& app);
+
 // CLI11's parse error `e` of the command line `args` (argv without the program), as every
 // error of pleshard's reads: "pleshard: error: --part-tokens: 0 is out of range: ...; see
 // pleshard run --help" (the command given, or the one that was being parsed).

@@ -45,7 +45,8 @@ void require_same(MPI_Comm comm, const std::vector<std::pair<const char*, std::s
 
 // The arguments every rank must pass alike: the layout and the engine's settings (`run` gets
 // them alike from one command line; Python ranks each pass their own). Paths may differ: a
-// node may keep its copy of a checkpoint elsewhere (what they hold is compared once read).
+// node may keep its copy of a checkpoint elsewhere (what they hold is compared once read, by
+// the engine: EngineSession).
 // An AgreedError on every rank naming the first that differs, before anything is opened.
 void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
   const EngineInputs& in = args.inputs;
@@ -78,23 +79,6 @@ void require_same_arguments(MPI_Comm comm, const EngineArguments& args) {
                "every rank of an engine passes the same");
 }
 
-// What the ranks' configs, token maps and checkpoints hold: the same model on every rank.
-void require_same_model(MPI_Comm comm, const ModelConfig& config, const PleCheckpoint& checkpoint) {
-  std::string tables;
-  for (const PleTableInfo& t : checkpoint.tables())
-    tables += std::string(to_string(t.layout.format)) + " " + std::to_string(t.layout.head_dim) + " " +
-              std::to_string(t.layout.rows) + " " + exact(static_cast<double>(t.global_scale)) + ";";
-  std::string map;
-  if (config.token_map != nullptr) {
-    map = std::to_string(Digest().add(config.token_map->ids()).value());
-  }
-  require_same(comm,
-               {{"config (its values)", to_json(config).dump()},
-                {"token_map (its ids)", map},
-                {"checkpoint (its tables' formats, widths and rows)", tables}},
-               "every rank of an engine serves the same model");
-}
-
 std::uint64_t digest_of(const TokenBatch& batch) {
   return Digest()
       .add(std::span<const std::int64_t>(batch.tokens))
@@ -115,7 +99,6 @@ PythonEngine::PythonEngine(const EngineArguments& args) : args_(args) {
     config_ = setup.config;
     comms_ = std::make_unique<Communicators>(comm_, setup.topology);
     checkpoint_ = open_engine_checkpoint(*comms_, args.inputs, setup);
-    require_same_model(comm_, config_, *checkpoint_);
     EngineOptions options = engine_options(setup.job);
     options.output_slots = args.output_slots;
     options.fetch_ahead = false;  // the module names no next step (NextStep)

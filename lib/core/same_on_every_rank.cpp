@@ -1,5 +1,6 @@
 #include "core/same_on_every_rank.hpp"
 
+#include "core/collective.hpp"
 #include "core/error.hpp"
 #include "core/watched_collectives.hpp"
 
@@ -20,8 +21,10 @@ void require_same_on_every_rank(MPI_Comm comm, const std::vector<RankSetting>& s
     if (lowest[i] == highest[i]) continue;
     const std::string values =
         settings[i].printable ? " (from " + std::to_string(lowest[i]) + " to " + std::to_string(highest[i]) + ")" : "";
-    throw InputError(what + ": " + settings[i].name + " differs between ranks" + values +
-                     ": every rank must be given the same");
+    // Every rank knows: agreed, so that one message is printed for all (bad input).
+    throw AgreedError(
+        what + ": " + settings[i].name + " differs between ranks" + values + ": every rank must be given the same", 0,
+        true);
   }
 }
 

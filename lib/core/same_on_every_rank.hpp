@@ -25,8 +25,8 @@ struct RankSetting {
 [[nodiscard]] std::string setting_name(const char* field, Option option);
 
 // Collective over `comm`: returns where every rank has the same values (given in the same
-// order on every rank); otherwise throws InputError on every rank, naming `what`'s first
-// setting that differs and, where printable, its lowest and highest values.
+// order on every rank); otherwise throws AgreedError (bad input) on every rank, naming
+// `what`'s first setting that differs and, where printable, its lowest and highest values.
 void require_same_on_every_rank(MPI_Comm comm, const std::vector<RankSetting>& settings, const std::string& what);
 
 }  // namespace pleshard

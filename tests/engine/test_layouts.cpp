@@ -15,6 +15,7 @@
 
 #include "ckpt/checkpoint_fixtures.hpp"
 #include "ckpt/synthetic.hpp"
+#include "core/collective.hpp"
 #include "core/error.hpp"
 #include "engine/embed.hpp"
 #include "engine/ple_engine.hpp"
@@ -430,7 +431,8 @@ TEST(Layouts, OptionsThatShapeTheMessagesAgreeOnEveryRank) {
     try {
       PleEngine engine(comms, config, *checkpoint, options);
       ADD_FAILURE() << "accepted";
-    } catch (const InputError& e) {
+    } catch (const AgreedError& e) {
+      EXPECT_TRUE(e.input());
       EXPECT_NE(std::string(e.what()).find(c.name), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("differs between ranks"), std::string::npos) << e.what();
     }

@@ -116,7 +116,7 @@ with tempfile.TemporaryDirectory() as scratch:
     path = os.path.join(scratch, "config.json")
     with open(path, "w") as f:
         json.dump(mine, f)
-    expect_error(ValueError, "config (its values): the ranks passed different values; every rank of an engine serves "
-                 "the same model", pleshard.Engine, checkpoint="synthetic", config=path, comm=world)
+    expect_error(ValueError, "the model: the model config (its values) differs between ranks: every rank must be "
+                 "given the same", pleshard.Engine, checkpoint="synthetic", config=path, comm=world)
 if rank == 0:
     print(f"{ranks} ranks: a rank's other config is a ValueError on every rank")

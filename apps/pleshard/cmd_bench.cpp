@@ -134,7 +134,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks (validated; JSON lines)");
   bench->require_subcommand(1);
   CLI::App* hash = bench->add_subcommand("hash", "n-gram hashing kernels: tokens/s and ids/s");
-  hash->add_option("--config", o->config, "Model config.json (default: built-in, 16 heads)");
+  hash->add_option("--config", o->config, "Model config.json (default: built-in, 16 heads)")->check(path_given());
   hash->add_option("--tokens", o->hash.batch_tokens, "Batch sizes in tokens")
       ->check(step_tokens_option())
       ->capture_default_str();
@@ -208,9 +208,11 @@ void add_bench_command(CLI::App& app, Action& action) {
 
   CLI::App* step = bench->add_subcommand("step", "Whole engine steps of every PLE layer: p50/p99 latency, tokens/s");
   step->add_option("--config", o->config,
-                   "Model config.json (default: Qwen3.8-Flash-Next's PLE shape over --rows rows)");
+                   "Model config.json (default: Qwen3.8-Flash-Next's PLE shape over --rows rows)")
+      ->check(path_given());
   step->add_option("--checkpoint", o->step.checkpoint,
-                   "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)");
+                   "Checkpoint to serve (default: synthetic tables generated where the tier keeps them)")
+      ->check(path_given());
   step->add_option("--rows", o->step_rows, "Rows of the built-in config's table (at least)")->capture_default_str();
   step->add_option("--format", o->step_format, "Row format of synthetic tables")
       ->check(CLI::IsMember(row_format_name_list()))
@@ -231,7 +233,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   step->add_option("--modes", o->modes, "eager, graph (CUDA graph replay, where allowed)")
       ->check(CLI::IsMember({"eager", "graph"}))
       ->capture_default_str();
-  step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)");
+  step->add_option("--requests", o->step.requests, "Token stream: JSONL or .h5 requests (default: synthetic)")
+      ->check(path_given());
   step->add_option("--min-seconds", o->step.min_seconds, "Least time spent per case")
       ->check(finite_in(0, 1e6, "a finite number of seconds >= 0"))
       ->capture_default_str();
@@ -290,8 +293,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   });
 
   CLI::App* load = bench->add_subcommand("load", "A checkpoint into the storage tiers, against its files' read rate");
-  load->add_option("--checkpoint", o->load.checkpoint, "Checkpoint directory or file")->required();
-  load->add_option("--config", o->load.config, "Model config.json (default: beside the checkpoint)");
+  load->add_option("--checkpoint", o->load.checkpoint, "Checkpoint directory or file")->required()->check(path_given());
+  load->add_option("--config", o->load.config, "Model config.json (default: beside the checkpoint)")
+      ->check(path_given());
   CLI::Option* load_storage =
       load->add_option("--storage", o->tiers,
                        "Storage tiers: " + storage_tier_help() + " (default: device where a GPU is present, else host)")
@@ -322,6 +326,7 @@ void add_bench_command(CLI::App& app, Action& action) {
   lookup
       ->add_option("--disk-dir", o->lookup.disk_dir,
                    "Where the disk tier's checkpoint is written (an existing directory)")
+      ->check(path_given())
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   lookup->add_option("--formats", o->formats, "Row formats")

@@ -197,7 +197,7 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   CLI::App* convert =
       ckpt->add_subcommand("convert", "Convert between safetensors and HDF5 (bytes copied, never re-encoded)");
   convert->add_option("--checkpoint", o->checkpoint, "Source checkpoint")->required()->check(path_given());
-  convert->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
+  convert->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
   convert->add_option("--out", o->out, "Output: a directory (safetensors) or a .h5 file")
       ->required()
       ->check(path_given());
@@ -227,8 +227,9 @@ void add_ckpt_command(CLI::App& app, Action& action) {
   for (CLI::App* cmd : {inspect_cmd, verify_cmd}) {
     cmd->add_option("--checkpoint", o->checkpoint,
                     "Checkpoint directory or file, or synthetic (the tables ckpt make would write for --config)")
-        ->required();
-    cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)");
+        ->required()
+        ->check(path_given());
+    cmd->add_option("--config", o->config, "Model config.json (default: beside the checkpoint)")->check(path_given());
     add_token_map_option(*cmd, o->token_map);
     add_common(cmd);
   }

@@ -8,6 +8,7 @@
 #include "hash/batch_json.hpp"
 #include "hash/ngram_ids.hpp"
 #include "model/model_config.hpp"
+#include "option_checks.hpp"
 
 namespace pleshard::app {
 
@@ -40,11 +41,12 @@ void print_ids(const std::vector<std::int64_t>& ids, int heads) {
 void add_ids_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<IdsOptions>();
   CLI::App* cmd = app.add_subcommand("ids", "Print the n-gram row ids of every token of a batch");
-  cmd->add_option("--config", options->config, "Model config.json")->required();
+  cmd->add_option("--config", options->config, "Model config.json")->required()->check(path_given());
   cmd->add_option("--ple-index", options->ple_index, "PLE index d (0-based)")->required();
   cmd->add_option("--batch", options->batch,
                   "BATCH.json: {\"requests\": [{\"context\": [N-1 ints], \"tokens\": [ints]}]}")
-      ->required();
+      ->required()
+      ->check(path_given());
   add_token_map_option(*cmd, options->token_map);
   cmd->callback([&action, options] {
     action = [options] {

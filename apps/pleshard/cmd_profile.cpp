@@ -7,12 +7,16 @@
 #include <string>
 
 #include "ckpt/named_checkpoint.hpp"
+#include "ckpt/same_model.hpp"
 #include "cli.hpp"
 #include "core/collective.hpp"
+#include "core/digest.hpp"
 #include "core/error.hpp"
+#include "core/same_on_every_rank.hpp"
 #include "engine_option_cli.hpp"
 #include "io/durable_file.hpp"
 #include "io/output_target.hpp"
+#include "io/requests.hpp"
 #include "job/run_job.hpp"
 #include "option_checks.hpp"
 #include "profile/miss_curve.hpp"
@@ -137,6 +141,15 @@ void add_profile_command(CLI::App& app, Action& action) {
         }
         return i;
       });
+      // Each rank counts its share of the corpus into one profile: the same corpus and model
+      // on every rank, whatever the files' paths.
+      require_same_model(MPI_COMM_WORLD, in.config, *in.checkpoint);
+      Digest corpus;
+      add_requests(corpus, in.requests);
+      require_same_on_every_rank(
+          MPI_COMM_WORLD,
+          {{"the corpus (its requests' ids and tokens)", static_cast<std::int64_t>(corpus.value()), false}},
+          "the profile");
       ProfileOptions options;
       if (!o->quiet)
         options.progress = [start](std::int64_t done, std::int64_t total) {

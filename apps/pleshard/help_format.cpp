@@ -2,9 +2,6 @@
 
 namespace pleshard::app {
 
-namespace {
-
-// "INT", "PATH", or "{host,device}": a value's type without the validators' ranges.
 std::string value_name(const CLI::Option* opt) {
   const std::string type = opt->get_type_name();
   const std::size_t colon = type.find(':');
@@ -14,6 +11,8 @@ std::string value_name(const CLI::Option* opt) {
   if (checks.starts_with("PATH")) return "PATH";
   return base == "UINT" ? "INT" : base;
 }
+
+namespace {
 
 std::string names_of(const std::set<CLI::Option*>& options) {
   std::string names;

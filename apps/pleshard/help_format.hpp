@@ -11,6 +11,10 @@
 
 namespace pleshard::app {
 
+// "INT", "FLOAT", "PATH", "TEXT", or "{host,device}": an option's value as --help names it,
+// CLI11's type name less its validators' ranges.
+[[nodiscard]] std::string value_name(const CLI::Option* opt);
+
 class PlainHelp : public CLI::Formatter {
  public:
   [[nodiscard]] std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;

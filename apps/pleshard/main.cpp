@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,50 +13,18 @@
 
 #include "cli.hpp"
 #include "core/collective.hpp"
-#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/fault_plan.hpp"
 #include "core/kokkos_runtime.hpp"
 #include "core/rank_threads.hpp"
-#include "core/same_on_every_rank.hpp"
 #include "core/version.hpp"
 #include "core/watched_collectives.hpp"
 #include "engine_option_cli.hpp"
 #include "help_format.hpp"
 #include "option_checks.hpp"
+#include "same_command_line.hpp"
 
 namespace {
-
-// What a rank makes of its own command line before anything runs: go on, answered (--help,
-// --version: exit 0), or refused (bad usage: exit 2).
-enum class Answer : int { go_on = 0, answered = 1, refused = 2 };
-
-// `mine`, agreed over every rank before any rank acts on it: ranks launched as several
-// programs (MPMD) may be given different arguments, and a rank that left at a usage error
-// while the others went on would leave them in a collective it never joins (MPI then aborts
-// the job with a message about the collective, not the usage). The gravest answer holds on
-// every rank; the lowest rank that gave it speaks (`speak`, given whether it is that rank).
-// Returns the command's exit code, or -1 to go on.
-int agree_on(Answer mine, const char* what, const std::function<void(bool)>& speak) {
-  struct {
-    int answer;
-    int rank;
-  } agreed{static_cast<int>(mine), pleshard::app::world_rank()};
-  pleshard::watched_allreduce(&agreed, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, what);
-  if (agreed.answer == static_cast<int>(Answer::go_on)) return -1;
-  speak(agreed.rank == pleshard::app::world_rank());
-  return agreed.answer == static_cast<int>(Answer::answered) ? 0 : 2;
-}
-
-// `line` ("pleshard: error: ...") as rank `rank` prints it: naming the rank where it is not
-// rank 0, the one that speaks for every rank given the same arguments.
-void print_error_line(const std::string& line, int rank) {
-  const std::string plain = "pleshard: error: ";
-  if (rank != 0 && line.starts_with(plain))
-    std::fprintf(stderr, "pleshard: rank %d: error: %s\n", rank, line.substr(plain.size()).c_str());
-  else
-    std::fprintf(stderr, "%s\n", line.c_str());
-}
 
 // --threads N on every command that runs (CLI11 checks it there, and each --help shows it):
 // the engine option table's entry.
@@ -107,7 +74,7 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
   const std::vector<std::string> words(args.begin() + 1, args.end());
   cli.failure_message(
       [&words](const CLI::App* app, const CLI::Error& e) { return app::usage_error(*app, e, words) + "\n"; });
-  Answer parsed = Answer::go_on;
+  app::Answer parsed = app::Answer::go_on;
   std::exception_ptr parse_error;  // CLI11's answer: --help, --version, or the usage error
   try {
     cli.parse(static_cast<int>(args.size()), args.data());
@@ -115,10 +82,10 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
       throw CLI::ValidationError("--threads and --kokkos-threads", "the same count by two names: give one");
   } catch (const CLI::ParseError& e) {
     parse_error = std::current_exception();
-    parsed = e.get_exit_code() == 0 ? Answer::answered : Answer::refused;
+    parsed = e.get_exit_code() == 0 ? app::Answer::answered : app::Answer::refused;
   }
-  const int parse_exit = agree_on(parsed, "every rank's command line", [&](bool speaker) {
-    if (!speaker) return;
+  const int parse_exit = app::agree_on(parsed, "every rank's command line", [&](const app::Speaker& speaker) {
+    if (!speaker.me) return;
     try {
       std::rethrow_exception(parse_error);
     } catch (const CLI::ParseError& e) {
@@ -128,17 +95,13 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
       }
       // An unknown option first: a typo must not read as the option it misspells missing.
       const std::string unknown = app::unknown_argument(cli, words);
-      print_error_line(unknown.empty() ? app::usage_error(cli, e, words) : "pleshard: error: " + unknown, rank);
+      app::print_error_line(unknown.empty() ? app::usage_error(cli, e, words) : "pleshard: error: " + unknown, speaker);
     }
   });
   if (parse_exit >= 0) return parse_exit;
-  // Ranks given different commands would cross their collectives: refused on every rank.
   try {
-    require_same_on_every_rank(
-        MPI_COMM_WORLD,
-        {{"the command", static_cast<std::int64_t>(Digest().add(app::command_given(cli)).value()), false}},
-        "the command line");
-  } catch (const InputError& e) {
+    app::require_same_command_line(cli);
+  } catch (const AgreedError& e) {
     if (rank == 0) std::fprintf(stderr, "pleshard: error: %s\n", e.what());
     return 2;
   }
@@ -156,9 +119,11 @@ int run_cli(const std::vector<char*>& args, int argc, char** argv, std::optional
       kokkos_error = e.what();
     }
     const int kokkos_exit =
-        agree_on(kokkos ? Answer::go_on : Answer::refused, "every rank's Kokkos options", [&](bool speaker) {
-          if (speaker) print_error_line("pleshard: error: Kokkos options: " + kokkos_error, rank);
-        });
+        app::agree_on(kokkos ? app::Answer::go_on : app::Answer::refused, "every rank's Kokkos options",
+                      [&](const app::Speaker& speaker) {
+                        if (speaker.me)
+                          app::print_error_line("pleshard: error: Kokkos options: " + kokkos_error, speaker);
+                      });
     if (kokkos_exit >= 0) return kokkos_exit;
     return action();
   } catch (const AgreedError& e) {
@@ -196,9 +161,11 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       // Where the others parse their command lines: agreed with theirs.
       const std::string message = e.what();
-      code = agree_on(Answer::refused, "every rank's command line", [&](bool speaker) {
-        if (speaker) print_error_line("pleshard: error: " + message, rank);
-      });
+      code = pleshard::app::agree_on(pleshard::app::Answer::refused, "every rank's command line",
+                                     [&](const pleshard::app::Speaker& speaker) {
+                                       if (speaker.me)
+                                         pleshard::app::print_error_line("pleshard: error: " + message, speaker);
+                                     });
     }
   }
   // MPI_Finalize waits for every rank, blocking: a watched barrier first, so that a rank

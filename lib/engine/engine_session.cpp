@@ -11,8 +11,8 @@
 #include <vector>
 
 #include <mpi.h>
-#include <nlohmann/json.hpp>
 
+#include "ckpt/same_model.hpp"
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/enum_names.hpp"
@@ -30,8 +30,6 @@
 #include "engine/exchange_strategy.hpp"
 #include "engine/table_placement.hpp"
 #include "kernels/gpu_device.hpp"
-#include "model/model_config.hpp"
-#include "model/token_map.hpp"
 #include "profile/row_profile.hpp"
 #include "store/row_store_factory.hpp"
 #include "store/tier_memory.hpp"
@@ -188,22 +186,6 @@ void require_same_options(MPI_Comm world, const EngineOptions& options) {
         false},
        {setting_name("cache.profile", Option::cache_profile), cache.profile.empty() ? 0 : 1}},
       "the engine's options");
-}
-
-// What the ranks serve — the config's values, the token map its family hashes through, the
-// checkpoint's content (PleCheckpoint::content_identity, whatever its path: a node may keep
-// its copy elsewhere) — the same model on every rank: ranks that load other tables, or
-// another width, into one group's shared copy or exchange would write a blend of both.
-void require_same_model(MPI_Comm world, const ModelConfig& config, const PleCheckpoint& checkpoint) {
-  const std::uint64_t content = collective_try(world, [&] { return checkpoint.content_identity(); });
-  const std::uint64_t map = config.token_map != nullptr ? Digest().add(config.token_map->ids()).value() : 0;
-  require_same_on_every_rank(
-      world,
-      {{"the model config (its values)", static_cast<std::int64_t>(Digest().add(to_json(config).dump()).value()),
-        false},
-       {"the token map (its ids)", static_cast<std::int64_t>(map), false},
-       {"the checkpoint (its tables and a sample of its files' bytes)", static_cast<std::int64_t>(content), false}},
-      "the model");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "io/json_values.hpp"
 #include "kernels/common/ngram_hash.hpp"
@@ -154,6 +155,13 @@ std::int64_t total_tokens(const std::vector<Request>& requests) {
   return std::accumulate(requests.begin(), requests.end(), std::int64_t{0}, [](std::int64_t sum, const Request& r) {
     return sum + static_cast<std::int64_t>(r.tokens.size());
   });
+}
+
+void add_requests(Digest& digest, const std::vector<Request>& requests) {
+  for (const Request& r : requests) {
+    digest.add(r.id);
+    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
+  }
 }
 
 }  // namespace pleshard

@@ -10,6 +10,8 @@
 
 namespace pleshard {
 
+class Digest;
+
 struct Request {
   std::string id;
   std::vector<std::int64_t> tokens;
@@ -35,6 +37,9 @@ void check_token_ranges(const std::vector<Request>& requests, std::int64_t vocab
 
 // InputError naming both requests when two share an id.
 void check_unique_ids(const std::vector<Request>& requests);
+
+// The requests' ids and tokens, in order, into `digest`.
+void add_requests(Digest& digest, const std::vector<Request>& requests);
 
 struct SyntheticRequestsSpec {
   std::int64_t count = 64;

@@ -1,6 +1,7 @@
 #include "job/batch_job.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -45,14 +46,6 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parts(const std::vector<R
 
 namespace {
 
-// The requests' ids and tokens, in order, into `digest`.
-void add_requests(Digest& digest, const std::vector<Request>& requests) {
-  for (const Request& r : requests) {
-    digest.add(r.id);
-    digest.add({reinterpret_cast<const std::uint8_t*>(r.tokens.data()), r.tokens.size() * sizeof(r.tokens[0])});
-  }
-}
-
 // Identifies a job's output by what decides its bytes: the config and its token map, the
 // checkpoint's content (not its path: the same job under another spelling resumes, a
 // replaced checkpoint does not), the requests and the layout-independent output settings.
@@ -79,6 +72,14 @@ double percentile(std::vector<double> values, double q) {
   return values[at];
 }
 
+// `out` as a path from the root, its . and .. resolved ("" stays "": no output).
+std::filesystem::path out_file(const std::filesystem::path& out) {
+  if (out.empty()) return out;
+  std::error_code error;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(out), error);
+  return error ? std::filesystem::absolute(out) : resolved;
+}
+
 // What decides the job's steps and output — the requests, their schedule, the parts, the
 // output file — the same on every rank (core/same_on_every_rank.hpp), checked before the
 // engine's first collective: ranks that step through other schedules would cross their
@@ -86,15 +87,16 @@ double percentile(std::vector<double> values, double q) {
 void require_same_job(MPI_Comm world, const std::vector<Request>& requests, const BatchJobOptions& options) {
   Digest digest;
   add_requests(digest, requests);
-  require_same_on_every_rank(
-      world,
-      {{"the number of requests", static_cast<std::int64_t>(requests.size())},
-       {"the requests' ids and tokens", static_cast<std::int64_t>(digest.value()), false},
-       {setting_name("decode_tokens", Option::decode_tokens), options.schedule.decode_tokens},
-       {setting_name("part_tokens", Option::part_tokens), options.part_tokens},
-       {"the output file (--out)", static_cast<std::int64_t>(Digest().add(options.out.string()).value()), false},
-       {"overwrite (--overwrite)", options.overwrite ? 1 : 0}},
-      "the job");
+  require_same_on_every_rank(world,
+                             {{"the number of requests", static_cast<std::int64_t>(requests.size())},
+                              {"the requests' ids and tokens", static_cast<std::int64_t>(digest.value()), false},
+                              {setting_name("decode_tokens", Option::decode_tokens), options.schedule.decode_tokens},
+                              {setting_name("part_tokens", Option::part_tokens), options.part_tokens},
+                              // The file itself, however spelled (out/x.h5, ./out/x.h5), from each rank's directory.
+                              {"the output file (--out)",
+                               static_cast<std::int64_t>(Digest().add(out_file(options.out).string()).value()), false},
+                              {"overwrite (--overwrite)", options.overwrite ? 1 : 0}},
+                             "the job");
 }
 
 }  // namespace
@@ -215,11 +217,14 @@ BatchJobReport run_batch_job(const Communicators& comms, const ModelConfig& conf
                               options.part_tokens};
     const EmbeddingFileSpec spec{
         qsl, ids, layers, config.ple_embed_dim, options.dtype, {}, describe_output(config, options.dtype, source)};
-    JobOutputOptions out_options{
-        options.out, job_fingerprint(config, requests, options, identity), options.overwrite, options.inputs, {}};
+    JobOutputOptions out_options{.out = options.out,
+                                 .fingerprint = job_fingerprint(config, requests, options, identity),
+                                 .overwrite = options.overwrite,
+                                 .inputs = options.inputs,
+                                 .part_rows = {},
+                                 .checkpoint_state = checkpoint.file_state(),
+                                 .checkpoint_name = checkpoint.path()};
     for (const std::string& file : checkpoint.files()) out_options.inputs.emplace_back(file);
-    out_options.checkpoint_state = checkpoint.file_state();
-    out_options.checkpoint_name = checkpoint.path();
     for (const auto& part : parts) out_options.part_rows.push_back(qsl[part.first]);
     out_options.part_rows.push_back(qsl.back());
     output = std::make_unique<JobOutput>(comms, out_options, spec, writer);

@@ -61,9 +61,9 @@ const CLI::App& command_of(const CLI::App& cli) {
 // whether it was given.
 std::string effective_value(const CLI::Option& option) {
   if (value_name(&option) == "PATH") return option.count() > 0 ? "given" : "not given";
-  if (option.count() == 0) return "default " + option.get_default_str();
+  if (option.count() == 0) return option.get_default_str();  // as given, where it is given as its default
   std::string value;
-  for (const std::string& r : option.results()) value += r + '\x1f';
+  for (const std::string& r : option.results()) value += (value.empty() ? "" : "\x1f") + r;
   return value;
 }
 

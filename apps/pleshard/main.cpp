@@ -149,23 +149,27 @@ int main(int argc, char** argv) {
   {
     const int rank = pleshard::app::world_rank();
     std::optional<std::size_t> kokkos_threads;
-    try {
-      kokkos_threads = pleshard::kokkos_threads_option(argc, argv);
-      // The faults the shell tests ask for, read once here; the job asks the plan.
-      pleshard::set_fault_plan(pleshard::fault_plan_from_environment(rank));
-      // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
-      std::vector<char*> args;
-      for (int i = 0; i < argc; ++i)
-        if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
-      code = run_cli(args, argc, argv, kokkos_threads);
-    } catch (const std::exception& e) {
-      // Where the others parse their command lines: agreed with theirs.
-      const std::string message = e.what();
-      code = pleshard::app::agree_on(pleshard::app::Answer::refused, "every rank's command line",
-                                     [&](const pleshard::app::Speaker& speaker) {
-                                       if (speaker.me)
-                                         pleshard::app::print_error_line("pleshard: error: " + message, speaker);
-                                     });
+    if (!pleshard::app::same_build_on_every_rank()) {
+      code = 2;
+    } else {
+      try {
+        kokkos_threads = pleshard::kokkos_threads_option(argc, argv);
+        // The faults the shell tests ask for, read once here; the job asks the plan.
+        pleshard::set_fault_plan(pleshard::fault_plan_from_environment(rank));
+        // The --kokkos-* arguments belong to Kokkos; the subcommands see the rest.
+        std::vector<char*> args;
+        for (int i = 0; i < argc; ++i)
+          if (i == 0 || !std::string_view(argv[i]).starts_with("--kokkos-")) args.push_back(argv[i]);
+        code = run_cli(args, argc, argv, kokkos_threads);
+      } catch (const std::exception& e) {
+        // Where the others parse their command lines: agreed with theirs.
+        const std::string message = e.what();
+        code = pleshard::app::agree_on(pleshard::app::Answer::refused, "every rank's command line",
+                                       [&](const pleshard::app::Speaker& speaker) {
+                                         if (speaker.me)
+                                           pleshard::app::print_error_line("pleshard: error: " + message, speaker);
+                                       });
+      }
     }
   }
   // MPI_Finalize waits for every rank, blocking: a watched barrier first, so that a rank

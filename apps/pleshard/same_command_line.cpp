@@ -12,11 +12,27 @@
 #include "core/collective.hpp"
 #include "core/digest.hpp"
 #include "core/same_on_every_rank.hpp"
+#include "core/version.hpp"
 #include "core/watched_collectives.hpp"
 #include "help_format.hpp"
 #include "option_checks.hpp"
 
 namespace pleshard::app {
+
+bool same_build_on_every_rank() {
+  const BuildVersion build = build_version();
+  const std::uint64_t mine = Digest().add(version_string()).add(build.commit).value();
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  std::vector<std::uint64_t> builds(static_cast<std::size_t>(ranks));
+  watched_allgather(&mine, builds.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, "every rank's pleshard build");
+  if (std::all_of(builds.begin(), builds.end(), [&](std::uint64_t b) { return b == builds.front(); })) return true;
+  if (world_rank() == 0)
+    std::fprintf(stderr,
+                 "pleshard: error: the ranks run different pleshard builds (pleshard --version): every rank "
+                 "must run the same\n");
+  return false;
+}
 
 int agree_on(Answer mine, const char* what, const std::function<void(const Speaker&)>& speak) {
   int ranks = 1;

@@ -13,6 +13,11 @@
 
 namespace pleshard::app {
 
+// The job's first collective (over MPI_COMM_WORLD), of a form kept from one build to the
+// next: whether every rank runs the same build (its version and commit); rank 0 says where
+// not. Ranks of two builds would otherwise disagree on every later message.
+[[nodiscard]] bool same_build_on_every_rank();
+
 // What a rank makes of its own command line before anything runs: go on, answered (--help,
 // --version: exit 0), or refused (bad usage: exit 2).
 enum class Answer : int { go_on = 0, answered = 1, refused = 2 };

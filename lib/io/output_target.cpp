@@ -193,13 +193,17 @@ OutputClaim OutputClaim::first(const fs::path& path, const std::string& what) {
 OutputClaim OutputClaim::join(const fs::path& path) {
   const fs::path lock = claim_lock_path(path);
   const int fd = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) throw InputError(lock.string() + ": cannot open the output's lock file: " + std::strerror(errno));
+  if (fd < 0)
+    throw InputError(lock.string() + ": cannot open the lock file the first rank made: " + std::strerror(errno) +
+                     " (is the output's directory on a file system every rank shares?)");
   OutputClaim claim(lock, fd, false);
   const LockResult result = lock_byte(fd, F_RDLCK, 1);
   if (result == LockResult::unsupported) return OutputClaim(lock, -1, false);
   if (result == LockResult::busy) throw InputError(path.string() + ": the output was claimed by another job");
   return claim;
 }
+
+std::string OutputClaim::holder() const { return fd_ >= 0 ? read_holder_once(fd_) : std::string(); }
 
 OutputClaim::OutputClaim(OutputClaim&& other) noexcept
     : lock_(std::move(other.lock_)), fd_(std::exchange(other.fd_, -1)), first_(other.first_) {}

@@ -54,6 +54,10 @@ class OutputClaim {
   // The file system could not lock (some network file systems): the claim holds nothing.
   [[nodiscard]] bool held() const { return fd_ >= 0; }
   [[nodiscard]] const std::filesystem::path& lock_path() const { return lock_; }
+  // Who holds the claim, as the first rank wrote it into the lock file ("pid 12 on node3
+  // (pleshard run)"; empty where the claim holds nothing): ranks that read another holder
+  // than the first rank's see another file at the same path (a node's own disk).
+  [[nodiscard]] std::string holder() const;
 
  private:
   OutputClaim(std::filesystem::path lock, int fd, bool first) : lock_(std::move(lock)), fd_(fd), first_(first) {}

@@ -130,8 +130,18 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
   });
   const std::string what = "the output's state from rank 0";
   watched_bcast(&held, 1, MPI_INT, 0, comms.world(), what);
+  // Every rank must open the files rank 0 opens: one file system under --out, not each
+  // node's own disk at the same path (rows written there would be lost, or mixed into
+  // another job's files). The holder rank 0 wrote into the lock file tells.
+  std::uint64_t holder = root && held != 0 ? Digest().add(claim_->holder()).value() : 0;
+  watched_bcast(&holder, 1, MPI_UINT64_T, 0, comms.world(), what);
   collective_try(comms.world(), [&] {
-    if (!root && held != 0) claim_.emplace(OutputClaim::join(out));
+    if (root || held == 0) return;
+    claim_.emplace(OutputClaim::join(out));
+    if (claim_->held() && Digest().add(claim_->holder()).value() != holder)
+      throw InputError(claim_->lock_path().string() + ": rank " + std::to_string(comms.topology().rank) +
+                       " finds another job's lock file than rank 0 made (is the output's directory on a file "
+                       "system every rank shares?)");
   });
 
   // Every rank's checkpoint file state, for the record and the check of a resume.

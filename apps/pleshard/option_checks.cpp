@@ -137,14 +137,16 @@ std::string with_values_quoted(std::string message, const std::vector<std::strin
   return message;
 }
 
-std::string command_given(const CLI::App& app) {
+const CLI::App& command_parsed(const CLI::App& app) {
   // The subcommands parsed so far, the last the innermost.
   const CLI::App* cmd = &app;
   for (std::vector<const CLI::App*> parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); });
        !parsed.empty(); parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }))
     cmd = parsed.front();
-  return command_path(cmd);
+  return *cmd;
 }
+
+std::string command_given(const CLI::App& app) { return command_path(&command_parsed(app)); }
 
 std::string usage_error(const CLI::App& app, const CLI::Error& e, const std::vector<std::string>& args) {
   return "pleshard: error: " + with_values_quoted(e.what(), args) + "; see " + command_given(app) + " --help";

@@ -27,6 +27,9 @@ namespace pleshard::app {
 // options before unknown ones, so a typo would read as a missing option without this.
 [[nodiscard]] std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& args);
 
+// The innermost subcommand `app` parsed (`app` itself where none was).
+[[nodiscard]] const CLI::App& command_parsed(const CLI::App& app);
+
 // The command `app` parsed, as a user types it: "pleshard ckpt make" (the innermost
 // subcommand parsed; "pleshard" where none was).
 [[nodiscard]] std::string command_given(const CLI::App& app);

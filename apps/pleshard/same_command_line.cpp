@@ -64,15 +64,6 @@ void print_error_line(const std::string& line, const Speaker& speaker) {
 
 namespace {
 
-// The innermost command parsed.
-const CLI::App& command_of(const CLI::App& cli) {
-  const CLI::App* cmd = &cli;
-  for (auto parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }); !parsed.empty();
-       parsed = cmd->get_subcommands([](const CLI::App* c) { return c->parsed(); }))
-    cmd = parsed.front();
-  return *cmd;
-}
-
 // An option's value as the command takes it: what was given, else its default; a path by
 // whether it was given.
 std::string effective_value(const CLI::Option& option) {
@@ -91,7 +82,7 @@ void require_same_command_line(const CLI::App& cli) {
       "the command line");
   // The same command on every rank: the same options, in the same order.
   std::vector<RankSetting> options;
-  for (const CLI::Option* option : command_of(cli).get_options()) {
+  for (const CLI::Option* option : command_parsed(cli).get_options()) {
     const std::string name = option->get_name();
     if (name == "--threads") continue;
     options.push_back({name, static_cast<std::int64_t>(Digest().add(effective_value(*option)).value()), false});

@@ -120,23 +120,26 @@ JobOutput::JobOutput(const Communicators& comms, const JobOutputOptions& options
       token_bytes_(static_cast<std::size_t>(spec.width) * kernels::out_bytes(spec.dtype)) {
   const bool root = comms.topology().rank == 0;
   const fs::path& out = options_.out;
-  // The place and the claim on it first: nothing is read or removed there before.
-  int held = 0;
+  // The place and the claim on it first: nothing is read or removed there before. Every
+  // rank must then open the files rank 0 opens: one file system under --out, not each node's
+  // own disk at the same path (rows written there would be lost, or mixed into another job's
+  // files). The holder rank 0 wrote into the lock file tells: {held, its holder's digest}.
+  std::uint64_t claim[2] = {0, 0};
   collective_try(comms.world(), [&] {
     if (!root) return;
     check_output_target({out, OutputKind::file, "--out"}, options_.inputs);
     claim_.emplace(OutputClaim::first(out, "pleshard run"));
-    held = claim_->held() ? 1 : 0;
+    if (claim_->held()) {
+      claim[0] = 1;
+      claim[1] = Digest().add(claim_->holder()).value();
+    }
   });
   const std::string what = "the output's state from rank 0";
-  watched_bcast(&held, 1, MPI_INT, 0, comms.world(), what);
-  // Every rank must open the files rank 0 opens: one file system under --out, not each
-  // node's own disk at the same path (rows written there would be lost, or mixed into
-  // another job's files). The holder rank 0 wrote into the lock file tells.
-  std::uint64_t holder = root && held != 0 ? Digest().add(claim_->holder()).value() : 0;
-  watched_bcast(&holder, 1, MPI_UINT64_T, 0, comms.world(), what);
+  watched_bcast(claim, 2, MPI_UINT64_T, 0, comms.world(), what);
+  const bool held = claim[0] != 0;
+  const std::uint64_t holder = claim[1];
   collective_try(comms.world(), [&] {
-    if (root || held == 0) return;
+    if (root || !held) return;
     claim_.emplace(OutputClaim::join(out));
     if (claim_->held() && Digest().add(claim_->holder()).value() != holder)
       throw InputError(claim_->lock_path().string() + ": rank " + std::to_string(comms.topology().rank) +
